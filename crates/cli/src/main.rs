@@ -1,0 +1,3 @@
+//! The `rein` binary.
+
+fn main() {}

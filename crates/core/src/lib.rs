@@ -1,0 +1,1 @@
+//! rein's agent: the loop, sessions, configuration and system prompt.

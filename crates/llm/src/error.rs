@@ -1,0 +1,70 @@
+//! The one error type of the model layer, and the one place that decides what is retried.
+
+use std::time::Duration;
+
+/// Why a model call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    /// 429: too many requests.
+    #[error("rate limited: {message}")]
+    RateLimited {
+        /// How long the server asked us to wait, if it said.
+        retry_after: Option<Duration>,
+        /// The server's message.
+        message: String,
+    },
+    /// 529 or an `overloaded_error`.
+    #[error("the provider is overloaded: {message}")]
+    Overloaded {
+        /// How long the server asked us to wait, if it said.
+        retry_after: Option<Duration>,
+        /// The server's message.
+        message: String,
+    },
+    /// No response, or no data on an open stream, within the time limit.
+    #[error("timed out: {0}")]
+    Timeout(String),
+    /// The connection could not be made or was lost.
+    #[error("connection failed: {0}")]
+    Connection(String),
+    /// A 5xx other than 529.
+    #[error("server error {status}: {message}")]
+    Server {
+        /// The HTTP status.
+        status: u16,
+        /// The server's message.
+        message: String,
+    },
+    /// The prompt does not fit the model's context window.
+    #[error("the conversation is too long for the model: {0}")]
+    ContextTooLong(String),
+    /// 401 or 403: the key is missing, wrong or lacks access.
+    #[error("authentication failed: {0}")]
+    Auth(String),
+    /// Any other 4xx: the request itself is wrong.
+    #[error("bad request ({status}): {message}")]
+    BadRequest {
+        /// The HTTP status.
+        status: u16,
+        /// The server's message.
+        message: String,
+    },
+    /// The response did not follow the wire format.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+}
+
+impl LlmError {
+    /// Whether retrying the same request may succeed.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::RateLimited { .. }
+            | LlmError::Overloaded { .. }
+            | LlmError::Timeout(_)
+            | LlmError::Connection(_)
+            | LlmError::Server { .. }
+            | LlmError::Protocol(_) => true,
+            LlmError::ContextTooLong(_) | LlmError::Auth(_) | LlmError::BadRequest { .. } => false,
+        }
+    }
+}

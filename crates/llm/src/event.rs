@@ -1,0 +1,96 @@
+//! What a provider's stream yields, and what a finished response reports.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// One event of a streamed model response, the same for every provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamEvent {
+    /// A piece of the answer's text.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A piece of the model's reasoning.
+    ReasoningDelta {
+        /// The new reasoning text.
+        text: String,
+    },
+    /// The signature closing a reasoning block (Anthropic thinking).
+    ReasoningSignature {
+        /// The opaque signature.
+        signature: String,
+    },
+    /// A piece of a tool call; id and name may come only with the first piece of an index.
+    ToolCallDelta {
+        /// Which call this piece belongs to (not necessarily starting at 0).
+        index: usize,
+        /// The call's id, when this piece carries it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The tool's name, when this piece carries it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// More of the JSON arguments.
+        arguments_fragment: String,
+    },
+    /// The call at `index` has received all of its arguments.
+    ToolCallEnd {
+        /// Which call is complete.
+        index: usize,
+    },
+    /// Token usage, from whichever chunk carried it.
+    Usage(Usage),
+    /// The attempt failed and is being retried; anything streamed so far must be discarded.
+    Retry {
+        /// The number of the retry about to run, from 1.
+        attempt: u32,
+        /// How long rein waits before it.
+        wait: Duration,
+        /// What went wrong, for the person.
+        reason: String,
+    },
+    /// The response is complete.
+    Finish {
+        /// Why the model stopped.
+        stop_reason: StopReason,
+    },
+}
+
+/// Why the model stopped producing output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// A natural end of the answer.
+    EndTurn,
+    /// The model wants tool results.
+    ToolUse,
+    /// The output token limit was reached.
+    MaxTokens,
+    /// Any other reason the provider gave, verbatim.
+    Other(String),
+}
+
+/// Tokens counted by the provider for one call, or a sum over calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input tokens, including cached ones.
+    pub prompt_tokens: u64,
+    /// Output tokens.
+    pub completion_tokens: u64,
+    /// Input tokens served from the provider's prompt cache.
+    pub cached_prompt_tokens: u64,
+    /// Input tokens written to the provider's prompt cache (Anthropic).
+    pub cache_creation_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Self) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cached_prompt_tokens += other.cached_prompt_tokens;
+        self.cache_creation_tokens += other.cache_creation_tokens;
+    }
+}

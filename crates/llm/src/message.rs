@@ -1,0 +1,88 @@
+//! The provider-neutral conversation: what rein stores in sessions and sends to every provider.
+
+use serde::{Deserialize, Serialize};
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person, or rein speaking for them.
+    User,
+    /// The model.
+    Assistant,
+    /// Results of the assistant's tool calls; holds only [`Part::ToolResult`] parts.
+    Tool,
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// What was said, in order.
+    pub parts: Vec<Part>,
+}
+
+/// One piece of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// The model's reasoning, kept apart from its answer.
+    Reasoning {
+        /// The reasoning text.
+        text: String,
+        /// Anthropic's signature for a thinking block, needed to send it back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// A tool call made by the assistant.
+    ToolCall(ToolCall),
+    /// The result of one tool call.
+    ToolResult(ToolResult),
+}
+
+/// A tool call requested by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id for the call; the result refers to it.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, as parsed.
+    pub arguments: ToolArguments,
+}
+
+/// A tool call's arguments: valid JSON, or the raw text the model sent when it was not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolArguments {
+    /// Arguments that parsed as JSON (empty arguments are `{}`).
+    Json {
+        /// The parsed value.
+        value: serde_json::Value,
+    },
+    /// Arguments that were not valid JSON, kept so the model can be told what was wrong.
+    Invalid {
+        /// Exactly what the model sent.
+        raw: String,
+        /// Why it did not parse.
+        error: String,
+    },
+}
+
+/// The result of one tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The id of the call this answers.
+    pub call_id: String,
+    /// What the tool returned, as text for the model.
+    pub content: String,
+    /// Whether the call failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}

@@ -1,0 +1,47 @@
+//! The provider abstraction: a request in, a stream of events out.
+
+use std::pin::Pin;
+
+use futures::Stream;
+use serde::{Deserialize, Serialize};
+
+use crate::{LlmError, Message, StreamEvent};
+
+/// A boxed stream of events from one model call (retries included).
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
+
+/// A tool as the model sees it; rendered into each wire format by the provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the parameters object.
+    pub parameters: serde_json::Value,
+}
+
+/// Everything one model call needs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Request {
+    /// The model's name as the provider knows it.
+    pub model: String,
+    /// The system prompt.
+    pub system: String,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// The tools the model may call.
+    pub tools: Vec<ToolSpec>,
+    /// Sampling temperature, when set.
+    pub temperature: Option<f32>,
+    /// The output token limit, when set.
+    pub max_tokens: Option<u32>,
+}
+
+/// A model endpoint.
+pub trait Provider: Send + Sync {
+    /// Starts one model call; the request is serialised before this returns, so the stream
+    /// does not borrow it. Transient failures are retried inside the stream, announced by
+    /// [`StreamEvent::Retry`].
+    fn stream(&self, request: &Request) -> EventStream;
+}

@@ -1,0 +1,1 @@
+//! A scriptable mock model server for rein's tests and benchmarks.

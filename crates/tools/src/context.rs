@@ -1,0 +1,114 @@
+//! What a tool call runs in: the workspace, the current directory, cancellation and the
+//! record of files read and changed.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use tokio_util::sync::CancellationToken;
+
+/// Tool results above this many characters are offloaded to a file (see the output budget).
+pub const DEFAULT_OUTPUT_BUDGET_CHARS: usize = 30_000;
+/// How long a bash command may run when the model does not say.
+pub const BASH_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What rein knew about a file when the model last read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    /// A hash of the whole content at read time.
+    pub content_hash: u64,
+    /// The modification time at read time.
+    pub mtime: Option<SystemTime>,
+}
+
+/// Settings a tool context is built from.
+#[derive(Debug, Clone)]
+pub struct ToolConfig {
+    /// The directory the agent works in; file tools refuse paths outside it.
+    pub workspace_root: PathBuf,
+    /// Directories outside the workspace that file tools may still touch.
+    pub extra_allowed_dirs: Vec<PathBuf>,
+    /// Where large tool outputs are written in full.
+    pub offload_dir: PathBuf,
+    /// Tool results above this many characters are offloaded.
+    pub output_budget_chars: usize,
+    /// The bash timeout when the model gives none.
+    pub bash_default_timeout: Duration,
+    /// The home directory, for `~` expansion (passed in, never read from the environment here).
+    pub home_dir: Option<PathBuf>,
+}
+
+/// Shared state for the tool calls of one agent. Cheap to clone: clones share the state.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    config: Arc<ToolConfig>,
+    cwd: Arc<Mutex<PathBuf>>,
+    reads: Arc<Mutex<HashMap<PathBuf, FileStamp>>>,
+    changed: Arc<Mutex<BTreeSet<PathBuf>>>,
+    cancel: CancellationToken,
+}
+
+impl ToolContext {
+    /// A fresh context: current directory at the workspace root, nothing read or changed.
+    pub fn new(config: ToolConfig) -> Self {
+        let cwd = config.workspace_root.clone();
+        ToolContext {
+            config: Arc::new(config),
+            cwd: Arc::new(Mutex::new(cwd)),
+            reads: Arc::default(),
+            changed: Arc::default(),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// The same shared state with another cancellation token (one per turn).
+    pub fn with_cancel(&self, cancel: CancellationToken) -> Self {
+        ToolContext { cancel, ..self.clone() }
+    }
+
+    /// The settings this context was built from.
+    pub fn config(&self) -> &ToolConfig {
+        &self.config
+    }
+
+    /// The workspace root.
+    pub fn workspace_root(&self) -> &Path {
+        &self.config.workspace_root
+    }
+
+    /// The token that cancels the running call.
+    pub fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// The current directory (changed by `cd` in bash).
+    pub fn cwd(&self) -> PathBuf {
+        self.cwd.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Sets the current directory.
+    pub fn set_cwd(&self, dir: PathBuf) {
+        *self.cwd.lock().unwrap_or_else(PoisonError::into_inner) = dir;
+    }
+
+    /// Records that the model has read `path` (canonical) as it is now.
+    pub fn record_read(&self, path: PathBuf, stamp: FileStamp) {
+        self.reads.lock().unwrap_or_else(PoisonError::into_inner).insert(path, stamp);
+    }
+
+    /// What rein knew of `path` (canonical) when the model last read it.
+    pub fn read_stamp(&self, path: &Path) -> Option<FileStamp> {
+        self.reads.lock().unwrap_or_else(PoisonError::into_inner).get(path).copied()
+    }
+
+    /// Records that a tool wrote or edited `path`.
+    pub fn record_change(&self, path: PathBuf) {
+        self.changed.lock().unwrap_or_else(PoisonError::into_inner).insert(path);
+    }
+
+    /// Every file written or edited through this context, sorted.
+    pub fn changed_files(&self) -> Vec<PathBuf> {
+        self.changed.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().collect()
+    }
+}
