@@ -52,6 +52,9 @@ pub enum LlmError {
     /// The response did not follow the wire format.
     #[error("protocol error: {0}")]
     Protocol(String),
+    /// A replay cassette has no response left, or a recording could not be written.
+    #[error("cassette: {0}")]
+    Cassette(String),
 }
 
 impl LlmError {
@@ -64,7 +67,10 @@ impl LlmError {
             | LlmError::Connection(_)
             | LlmError::Server { .. }
             | LlmError::Protocol(_) => true,
-            LlmError::ContextTooLong(_) | LlmError::Auth(_) | LlmError::BadRequest { .. } => false,
+            LlmError::ContextTooLong(_)
+            | LlmError::Auth(_)
+            | LlmError::BadRequest { .. }
+            | LlmError::Cassette(_) => false,
         }
     }
 }

@@ -41,7 +41,8 @@ pub enum StreamEvent {
         /// Which call is complete.
         index: usize,
     },
-    /// Token usage, from whichever chunk carried it.
+    /// Token usage of the call so far, from whichever chunk carried it; a later one
+    /// replaces an earlier one.
     Usage(Usage),
     /// The attempt failed and is being retried; anything streamed so far must be discarded.
     Retry {
@@ -73,8 +74,10 @@ pub enum StopReason {
     Other(String),
 }
 
-/// Tokens counted by the provider for one call, or a sum over calls.
+/// Tokens counted by the provider for one call, or a sum over calls. Missing fields read as
+/// zero, so a hand-written cassette can give only what it cares about.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Usage {
     /// Input tokens, including cached ones.
     pub prompt_tokens: u64,

@@ -1,13 +1,47 @@
 //! rein's model layer: one provider-neutral conversation model, mapped to and from the
 //! OpenAI Chat Completions and Anthropic Messages wire formats, streamed over SSE, with
 //! classified errors, retries, usage accounting, pricing and offline replay.
+//!
+//! The agent builds a provider with [`build_provider`] from a [`ProviderConfig`], calls
+//! [`Provider::stream`], and feeds every event into one [`Assembler`], which yields each tool
+//! call as soon as its arguments are complete and, at the end, the assistant [`Message`].
 
+pub mod anthropic;
+pub mod assemble;
+mod classify;
+mod config;
+mod decode;
+mod driver;
 pub mod error;
 pub mod event;
+mod http;
+mod infer;
 pub mod message;
+mod network;
+pub mod openai;
+pub mod pricing;
 pub mod provider;
+mod record;
+pub mod replay;
+mod retry;
+mod serde_util;
+pub mod sse;
+mod tls;
+mod toolspec;
 
+pub use anthropic::AnthropicProvider;
+pub use assemble::{AssembledResponse, Assembler, parse_arguments};
+pub use classify::{is_context_too_long, parse_retry_after, retry_hint_in_message};
+pub use config::{ConfigError, ProviderConfig, build_provider};
+pub use decode::StreamDecoder;
 pub use error::LlmError;
 pub use event::{StopReason, StreamEvent, Usage};
+pub use infer::{ProviderKind, UnknownProvider, infer_provider};
 pub use message::{Message, Part, Role, ToolArguments, ToolCall, ToolResult};
+pub use network::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, NetworkConfig};
+pub use openai::OpenAiProvider;
+pub use pricing::{Price, cost_usd, price_for};
 pub use provider::{EventStream, Provider, Request, ToolSpec};
+pub use replay::{CassetteError, RecordingProvider, ReplayProvider};
+pub use retry::RetryPolicy;
+pub use toolspec::{tool_to_wire, tools_to_wire};

@@ -1,0 +1,247 @@
+//! The conversation in Anthropic's Messages format, both ways.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::toolspec::AnthropicTool;
+use crate::{LlmError, Message, Part, Request, Role, ToolArguments, ToolCall, ToolResult};
+
+/// The API version rein speaks, sent as `anthropic-version`.
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The output limit sent when the request sets none (the API requires one).
+const DEFAULT_MAX_TOKENS: u32 = 8192;
+/// The output limit of the original Claude 3 models, which reject more.
+const CLAUDE_3_MAX_TOKENS: u32 = 4096;
+
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    system: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<AnthropicTool<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    Text {
+        text: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+static EMPTY_OBJECT: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| Value::Object(serde_json::Map::new()));
+
+/// The output limit for `model` when the request sets none.
+fn default_max_tokens(model: &str) -> u32 {
+    let m = model.to_ascii_lowercase();
+    let original_claude_3 = ["claude-3-opus", "claude-3-sonnet", "claude-3-haiku"]
+        .iter()
+        .any(|p| m.starts_with(p));
+    if original_claude_3 {
+        CLAUDE_3_MAX_TOKENS
+    } else {
+        DEFAULT_MAX_TOKENS
+    }
+}
+
+/// Serialises a streaming request body.
+pub(crate) fn request_body(request: &Request) -> Vec<u8> {
+    let body = WireRequest {
+        model: &request.model,
+        max_tokens: request
+            .max_tokens
+            .unwrap_or_else(|| default_max_tokens(&request.model)),
+        system: &request.system,
+        messages: wire_messages(&request.messages),
+        tools: request.tools.iter().map(AnthropicTool::from).collect(),
+        stream: true,
+        temperature: request.temperature,
+    };
+    serde_json::to_vec(&body).unwrap_or_default()
+}
+
+fn block(part: &Part) -> Option<Block<'_>> {
+    match part {
+        Part::Text { text } if text.is_empty() => None, // the API rejects empty text blocks
+        Part::Text { text } => Some(Block::Text { text }),
+        // Thinking can only be sent back with its signature; unsigned reasoning stays local.
+        Part::Reasoning { text, signature } => {
+            signature.as_deref().map(|signature| Block::Thinking {
+                thinking: text,
+                signature,
+            })
+        }
+        Part::ToolCall(call) => Some(Block::ToolUse {
+            id: &call.id,
+            name: &call.name,
+            input: match &call.arguments {
+                ToolArguments::Json { value } if value.is_object() => value,
+                // `input` must be an object; the tool result tells the model what was wrong.
+                ToolArguments::Json { .. } | ToolArguments::Invalid { .. } => &EMPTY_OBJECT,
+            },
+        }),
+        Part::ToolResult(result) => Some(Block::ToolResult {
+            tool_use_id: &result.call_id,
+            content: &result.content,
+            is_error: result.is_error,
+        }),
+    }
+}
+
+/// Maps the conversation; tool results and user text that follow each other form one user
+/// message (results first, as the API requires), since roles must alternate.
+fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
+    let mut out: Vec<WireMessage<'_>> = Vec::with_capacity(messages.len());
+    for message in messages {
+        let role = match message.role {
+            Role::User | Role::Tool => "user",
+            Role::Assistant => "assistant",
+        };
+        let blocks = message.parts.iter().filter_map(block);
+        match out.last_mut() {
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => out.push(WireMessage {
+                role,
+                content: blocks.collect(),
+            }),
+        }
+    }
+    out.retain(|m| !m.content.is_empty());
+    for m in &mut out {
+        // A stable sort keeps the order within results and within the rest.
+        m.content
+            .sort_by_key(|b| !matches!(b, Block::ToolResult { .. }));
+    }
+    out
+}
+
+/// Reads Anthropic's `system` and `messages` back into the neutral conversation; tool results
+/// in a user message become a [`Role::Tool`] message before the user's text.
+pub fn messages_from_anthropic(
+    system: &Value,
+    messages: &Value,
+) -> Result<(String, Vec<Message>), LlmError> {
+    let bad = |what: &str| LlmError::Protocol(format!("not an Anthropic message list: {what}"));
+    let system = match system {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let list = messages.as_array().ok_or_else(|| bad("not an array"))?;
+    let mut out = Vec::new();
+    for m in list {
+        let role = m.get("role").and_then(Value::as_str);
+        let blocks: Vec<Value> = match m.get("content") {
+            Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],
+            Some(Value::Array(a)) => a.clone(),
+            _ => return Err(bad("a message has no content")),
+        };
+        let mut results = Vec::new();
+        let mut parts = Vec::new();
+        for b in &blocks {
+            let s = |k: &str| {
+                b.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            match b.get("type").and_then(Value::as_str) {
+                Some("text") => parts.push(Part::Text { text: s("text") }),
+                Some("thinking") => parts.push(Part::Reasoning {
+                    text: s("thinking"),
+                    signature: b
+                        .get("signature")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                }),
+                Some("tool_use") => parts.push(Part::ToolCall(ToolCall {
+                    id: s("id"),
+                    name: s("name"),
+                    arguments: ToolArguments::Json {
+                        value: b
+                            .get("input")
+                            .cloned()
+                            .unwrap_or_else(|| EMPTY_OBJECT.clone()),
+                    },
+                })),
+                Some("tool_result") => results.push(Part::ToolResult(ToolResult {
+                    call_id: s("tool_use_id"),
+                    content: tool_result_text(b.get("content")),
+                    is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                })),
+                _ => {}
+            }
+        }
+        match role {
+            Some("user") => {
+                if !results.is_empty() {
+                    out.push(Message {
+                        role: Role::Tool,
+                        parts: results,
+                    });
+                }
+                if !parts.is_empty() {
+                    out.push(Message {
+                        role: Role::User,
+                        parts,
+                    });
+                }
+            }
+            Some("assistant") => out.push(Message {
+                role: Role::Assistant,
+                parts,
+            }),
+            other => return Err(bad(&format!("unknown role {other:?}"))),
+        }
+    }
+    Ok((system, out))
+}
+
+fn tool_result_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+#[path = "wire_tests.rs"]
+mod tests;

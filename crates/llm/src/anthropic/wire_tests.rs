@@ -1,0 +1,189 @@
+use serde_json::{Value, json};
+
+use super::*;
+use crate::ToolSpec;
+
+fn body_of(request: &Request) -> Value {
+    serde_json::from_slice(&request_body(request)).unwrap()
+}
+
+fn call(id: &str, arguments: ToolArguments) -> Part {
+    Part::ToolCall(ToolCall {
+        id: id.into(),
+        name: "read_file".into(),
+        arguments,
+    })
+}
+
+fn result(id: &str, is_error: bool) -> Part {
+    Part::ToolResult(ToolResult {
+        call_id: id.into(),
+        content: format!("result of {id}"),
+        is_error,
+    })
+}
+
+fn conversation() -> Vec<Message> {
+    vec![
+        Message {
+            role: Role::User,
+            parts: vec![Part::Text { text: "hi".into() }],
+        },
+        Message {
+            role: Role::Assistant,
+            parts: vec![
+                Part::Reasoning {
+                    text: "think".into(),
+                    signature: Some("sig".into()),
+                },
+                Part::Text {
+                    text: "Reading.".into(),
+                },
+                call(
+                    "toolu_1",
+                    ToolArguments::Json {
+                        value: json!({"file_path": "a"}),
+                    },
+                ),
+                call(
+                    "toolu_2",
+                    ToolArguments::Json {
+                        value: json!({"file_path": "b"}),
+                    },
+                ),
+            ],
+        },
+        Message {
+            role: Role::Tool,
+            parts: vec![result("toolu_1", false), result("toolu_2", true)],
+        },
+    ]
+}
+
+#[test]
+fn maps_the_conversation_to_messages() {
+    let request = Request {
+        model: "claude-sonnet-4-5".into(),
+        system: "be brief".into(),
+        messages: conversation(),
+        tools: vec![ToolSpec::new(
+            "read_file",
+            "Reads.",
+            json!({"type": "object"}),
+        )],
+        temperature: None,
+        max_tokens: None,
+    };
+    let body = body_of(&request);
+    assert_eq!(body["system"], "be brief");
+    assert_eq!(body["max_tokens"], 8192);
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "think", "signature": "sig"},
+                {"type": "text", "text": "Reading."},
+                {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"file_path": "a"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "read_file", "input": {"file_path": "b"}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "result of toolu_1"},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "result of toolu_2", "is_error": true}
+            ]}
+        ])
+    );
+}
+
+#[test]
+fn results_and_following_text_share_one_user_message_results_first() {
+    let request = Request {
+        messages: vec![
+            Message {
+                role: Role::Assistant,
+                parts: vec![call("t", ToolArguments::Json { value: json!({}) })],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![Part::Text {
+                    text: "also".into(),
+                }],
+            },
+            Message {
+                role: Role::Tool,
+                parts: vec![result("t", false)],
+            },
+        ],
+        ..Request::default()
+    };
+    let body = body_of(&request);
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[1]["content"][0]["type"], "tool_result");
+    assert_eq!(messages[1]["content"][1]["text"], "also");
+}
+
+#[test]
+fn drops_what_the_api_would_reject() {
+    let request = Request {
+        model: "claude-3-haiku-20240307".into(),
+        messages: vec![
+            Message {
+                role: Role::User,
+                parts: vec![Part::Text {
+                    text: String::new(),
+                }],
+            },
+            Message {
+                role: Role::Assistant,
+                parts: vec![
+                    Part::Reasoning {
+                        text: "unsigned".into(),
+                        signature: None,
+                    },
+                    call(
+                        "t",
+                        ToolArguments::Invalid {
+                            raw: "{oops".into(),
+                            error: "e".into(),
+                        },
+                    ),
+                ],
+            },
+        ],
+        ..Request::default()
+    };
+    let body = body_of(&request);
+    assert_eq!(body["max_tokens"], 4096);
+    assert!(body.get("system").is_none());
+    assert_eq!(
+        body["messages"],
+        json!([{"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t", "name": "read_file", "input": {}}
+        ]}])
+    );
+}
+
+#[test]
+fn round_trips_through_the_wire_format() {
+    let request = Request {
+        system: "sys".into(),
+        messages: conversation(),
+        ..Request::default()
+    };
+    let body = body_of(&request);
+    let (system, messages) = messages_from_anthropic(&body["system"], &body["messages"]).unwrap();
+    assert_eq!(system, "sys");
+    assert_eq!(messages, conversation());
+}
+
+#[test]
+fn reading_a_wire_list_rejects_what_is_not_one() {
+    assert!(messages_from_anthropic(&Value::Null, &json!("x")).is_err());
+    assert!(messages_from_anthropic(&Value::Null, &json!([{"role": "user"}])).is_err());
+    assert!(
+        messages_from_anthropic(&Value::Null, &json!([{"role": "bot", "content": "x"}])).is_err()
+    );
+}

@@ -1,0 +1,184 @@
+//! Building a provider from one configuration value.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::{
+    AnthropicProvider, NetworkConfig, OpenAiProvider, Provider, ProviderKind, RetryPolicy,
+};
+
+/// Everything needed to talk to one model endpoint.
+#[derive(Clone, PartialEq)]
+pub struct ProviderConfig {
+    /// Which wire format the endpoint speaks.
+    pub kind: ProviderKind,
+    /// The endpoint; `None` means the provider's public API.
+    pub base_url: Option<String>,
+    /// The API key; local servers often need none.
+    pub api_key: Option<String>,
+    /// Proxies, trust and time limits.
+    pub network: NetworkConfig,
+    /// How failed calls are retried.
+    pub retry: RetryPolicy,
+}
+
+impl ProviderConfig {
+    /// A configuration for `kind`'s public endpoint with default network and retry settings.
+    pub fn new(kind: ProviderKind) -> Self {
+        Self {
+            kind,
+            base_url: None,
+            api_key: None,
+            network: NetworkConfig::default(),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The endpoint in use: the configured base URL, or the provider's default.
+    pub fn base_url(&self) -> &str {
+        self.base_url
+            .as_deref()
+            .unwrap_or_else(|| self.kind.default_base_url())
+    }
+}
+
+// Written by hand so that the key never reaches a log line.
+impl fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("network", &self.network)
+            .field("retry", &self.retry)
+            .finish()
+    }
+}
+
+/// Why a provider could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The extra CA file could not be used.
+    #[error("the CA file {path} cannot be used: {message}")]
+    CaFile {
+        /// The file named in the configuration.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A proxy URL is not valid.
+    #[error("the proxy {url:?} is not valid: {message}")]
+    Proxy {
+        /// The proxy as configured.
+        url: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The base URL is not an http(s) URL.
+    #[error("the base URL {url:?} is not valid: {message}")]
+    BaseUrl {
+        /// The URL as configured.
+        url: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The API key cannot be sent in an HTTP header.
+    #[error("the API key contains characters that cannot be sent in an HTTP header")]
+    ApiKey,
+    /// The HTTP client could not be set up.
+    #[error("the HTTP client could not be set up: {0}")]
+    Client(String),
+}
+
+/// Builds the provider `config` describes.
+pub fn build_provider(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ConfigError> {
+    Ok(match config.kind {
+        ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(config)?),
+        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)?),
+    })
+}
+
+/// Checks that `url` is an http(s) URL and returns it without a trailing slash.
+pub(crate) fn checked_base_url(url: &str) -> Result<String, ConfigError> {
+    let trimmed = url.trim().trim_end_matches('/');
+    let bad = |message: &str| ConfigError::BaseUrl {
+        url: url.to_owned(),
+        message: message.to_owned(),
+    };
+    let rest = trimmed
+        .strip_prefix("https://")
+        .or_else(|| trimmed.strip_prefix("http://"))
+        .ok_or_else(|| bad("it must start with http:// or https://"))?;
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err(bad("it has no host"));
+    }
+    reqwest::Url::parse(trimmed).map_err(|e| bad(&e.to_string()))?;
+    Ok(trimmed.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_hides_the_key() {
+        let mut config = ProviderConfig::new(ProviderKind::OpenAi);
+        config.api_key = Some("sk-secret-123".into());
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("sk-secret-123"), "{shown}");
+        assert!(shown.contains("<redacted>"));
+    }
+
+    #[test]
+    fn base_urls_are_checked() {
+        assert_eq!(
+            checked_base_url("https://api.example.com/v1/").unwrap(),
+            "https://api.example.com/v1"
+        );
+        for bad in [
+            "api.example.com",
+            "ftp://x",
+            "https://",
+            "http:///v1",
+            "https://exa mple.com",
+        ] {
+            assert!(
+                matches!(checked_base_url(bad), Err(ConfigError::BaseUrl { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_ca_file_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = ProviderConfig::new(ProviderKind::OpenAi);
+        config.network.ca_file = Some(dir.path().join("nope.pem"));
+        let err = build_provider(&config).err().unwrap();
+        assert!(err.to_string().contains("nope.pem"), "{err}");
+    }
+
+    #[test]
+    fn a_file_without_certificates_is_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.pem");
+        std::fs::write(&path, "not a certificate\n").unwrap();
+        let mut config = ProviderConfig::new(ProviderKind::Anthropic);
+        config.network.ca_file = Some(path);
+        assert!(matches!(
+            build_provider(&config),
+            Err(ConfigError::CaFile { .. })
+        ));
+    }
+
+    #[test]
+    fn a_bad_proxy_is_rejected() {
+        let mut config = ProviderConfig::new(ProviderKind::OpenAi);
+        config.network.https_proxy = Some("http://[::1".into());
+        assert!(matches!(
+            build_provider(&config),
+            Err(ConfigError::Proxy { .. })
+        ));
+    }
+}

@@ -1,0 +1,152 @@
+//! Which wire format a model speaks: chosen by `--provider`, or inferred.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The two wire formats rein speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions and everything compatible with it.
+    OpenAi,
+    /// The Anthropic Messages API.
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// The endpoint used when no base URL is configured.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::Anthropic => "https://api.anthropic.com",
+        }
+    }
+
+    /// The name used on the command line and in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A provider name that is neither `openai` nor `anthropic`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown provider {0:?}: expected \"openai\" or \"anthropic\"")]
+pub struct UnknownProvider(pub String);
+
+impl FromStr for ProviderKind {
+    type Err = UnknownProvider;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "openai" | "openai-compatible" => Ok(ProviderKind::OpenAi),
+            "anthropic" | "claude" => Ok(ProviderKind::Anthropic),
+            _ => Err(UnknownProvider(s.to_owned())),
+        }
+    }
+}
+
+/// Infers the provider when `--provider` is absent: a model starting with `claude`, or a base
+/// URL on anthropic.com, means Anthropic; anything else is OpenAI-compatible.
+pub fn infer_provider(model: &str, base_url: Option<&str>) -> ProviderKind {
+    let claude_model = model.trim().to_ascii_lowercase().starts_with("claude");
+    let anthropic_host = base_url.is_some_and(|url| {
+        let host = url_host(url);
+        host == "anthropic.com" || host.ends_with(".anthropic.com")
+    });
+    if claude_model || anthropic_host {
+        ProviderKind::Anthropic
+    } else {
+        ProviderKind::OpenAi
+    }
+}
+
+/// The lower-cased host of a URL, without scheme, credentials, port or path.
+fn url_host(url: &str) -> String {
+    let rest = url.trim().split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if host_port.starts_with('[') {
+        host_port.split(']').next().unwrap_or_default()
+    } else {
+        host_port.split(':').next().unwrap_or_default()
+    };
+    host.trim_end_matches('.').to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_models_mean_anthropic() {
+        assert_eq!(
+            infer_provider("claude-sonnet-4-5", None),
+            ProviderKind::Anthropic
+        );
+        assert_eq!(
+            infer_provider("Claude-3-opus", None),
+            ProviderKind::Anthropic
+        );
+        assert_eq!(infer_provider("gpt-4o", None), ProviderKind::OpenAi);
+        assert_eq!(infer_provider("deepseek-chat", None), ProviderKind::OpenAi);
+    }
+
+    #[test]
+    fn an_anthropic_base_url_means_anthropic() {
+        for url in [
+            "https://api.anthropic.com",
+            "https://api.anthropic.com/v1/",
+            "HTTPS://API.ANTHROPIC.COM:443",
+            "https://user:pw@api.anthropic.com",
+        ] {
+            assert_eq!(
+                infer_provider("my-model", Some(url)),
+                ProviderKind::Anthropic,
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn look_alike_hosts_and_other_endpoints_are_openai() {
+        for url in [
+            "https://anthropic.com.evil.example",
+            "https://notanthropic.com/v1",
+            "http://127.0.0.1:8080/v1?x=anthropic.com",
+            "https://openrouter.ai/api/v1",
+        ] {
+            assert_eq!(
+                infer_provider("anthropic/claude-sonnet-4.5", Some(url)),
+                ProviderKind::OpenAi,
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_claude_model_means_anthropic_whatever_the_url() {
+        assert_eq!(
+            infer_provider("claude-haiku-4-5", Some("http://127.0.0.1:9000")),
+            ProviderKind::Anthropic
+        );
+    }
+
+    #[test]
+    fn parses_provider_names() {
+        assert_eq!("openai".parse(), Ok(ProviderKind::OpenAi));
+        assert_eq!(" Anthropic ".parse(), Ok(ProviderKind::Anthropic));
+        assert_eq!(
+            "gemini".parse::<ProviderKind>(),
+            Err(UnknownProvider("gemini".into()))
+        );
+        assert_eq!(ProviderKind::Anthropic.to_string(), "anthropic");
+    }
+}

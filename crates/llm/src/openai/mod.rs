@@ -1,0 +1,120 @@
+//! The OpenAI-compatible Chat Completions client.
+
+pub(crate) mod stream;
+pub mod wire;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+
+use crate::config::checked_base_url;
+use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
+use crate::http::HttpClient;
+use crate::openai::wire::{MaxTokensField, request_body, with_usage_option};
+use crate::{ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request};
+
+/// A Chat Completions endpoint (OpenAI, DeepSeek, Qwen, Kimi, OpenRouter, vLLM, llama.cpp,
+/// Ollama, LM Studio, ...), streamed over SSE.
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    shared: Arc<Shared>,
+    settings: CallSettings,
+}
+
+#[derive(Debug)]
+struct Shared {
+    http: HttpClient,
+    url: String,
+    headers: HeaderMap,
+    max_field: MaxTokensField,
+    /// Set once a server has rejected `stream_options` and accepted the request without it.
+    omit_usage_option: AtomicBool,
+}
+
+impl OpenAiProvider {
+    /// Builds the client for `config`'s endpoint.
+    pub fn new(config: &ProviderConfig) -> Result<Self, ConfigError> {
+        let base = checked_base_url(config.base_url())?;
+        let url = if base.ends_with("/chat/completions") {
+            base.clone()
+        } else {
+            format!("{base}/chat/completions")
+        };
+        let mut headers = HeaderMap::new();
+        if let Some(key) = config.api_key.as_deref().filter(|k| !k.trim().is_empty()) {
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.trim()))
+                .map_err(|_| ConfigError::ApiKey)?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        // OpenAI's own reasoning models refuse `max_tokens`; most other servers only know it.
+        let max_field = if base.contains("://api.openai.com") {
+            MaxTokensField::MaxCompletionTokens
+        } else {
+            MaxTokensField::MaxTokens
+        };
+        let http = HttpClient::new(&config.network)?;
+        let settings = CallSettings {
+            kind: ProviderKind::OpenAi,
+            retry: config.retry.clone(),
+            idle_timeout: http.idle_timeout(),
+        };
+        Ok(Self {
+            shared: Arc::new(Shared {
+                http,
+                url,
+                headers,
+                max_field,
+                omit_usage_option: AtomicBool::new(false),
+            }),
+            settings,
+        })
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn stream(&self, request: &Request) -> EventStream {
+        let body = request_body(request, self.shared.max_field);
+        let opener = Attempt {
+            shared: self.shared.clone(),
+            body: Bytes::from(body),
+        };
+        call_stream(Arc::new(opener), self.settings.clone())
+    }
+}
+
+struct Attempt {
+    shared: Arc<Shared>,
+    /// The body without `stream_options`.
+    body: Bytes,
+}
+
+impl Opener for Attempt {
+    fn open(&self) -> BoxFuture<'static, Result<ByteStream, LlmError>> {
+        let shared = self.shared.clone();
+        let body = self.body.clone();
+        Box::pin(async move {
+            let post = |body: Bytes| shared.http.post(&shared.url, shared.headers.clone(), body);
+            if shared.omit_usage_option.load(Ordering::Relaxed) {
+                return post(body).await;
+            }
+            match post(Bytes::from(with_usage_option(&body))).await {
+                Err(LlmError::BadRequest {
+                    status: 400,
+                    message,
+                }) => {
+                    tracing::info!(%message, "the server refused the request; retrying without stream_options");
+                    let retried = post(body).await;
+                    if retried.is_ok() {
+                        shared.omit_usage_option.store(true, Ordering::Relaxed);
+                    }
+                    retried
+                }
+                other => other,
+            }
+        })
+    }
+}

@@ -1,0 +1,167 @@
+use serde_json::{Value, json};
+
+use super::*;
+use crate::ToolSpec;
+
+fn conversation() -> Vec<Message> {
+    vec![
+        Message {
+            role: Role::User,
+            parts: vec![Part::Text {
+                text: "fix main.py".into(),
+            }],
+        },
+        Message {
+            role: Role::Assistant,
+            parts: vec![
+                Part::Reasoning {
+                    text: "look first".into(),
+                    signature: None,
+                },
+                Part::Text {
+                    text: "Reading it.".into(),
+                },
+                Part::ToolCall(ToolCall {
+                    id: "call_1".into(),
+                    name: "read_file".into(),
+                    arguments: ToolArguments::Json {
+                        value: json!({"file_path": "main.py"}),
+                    },
+                }),
+                Part::ToolCall(ToolCall {
+                    id: "call_2".into(),
+                    name: "grep".into(),
+                    arguments: ToolArguments::Invalid {
+                        raw: "{\"pattern\":".into(),
+                        error: "EOF".into(),
+                    },
+                }),
+            ],
+        },
+        Message {
+            role: Role::Tool,
+            parts: vec![
+                Part::ToolResult(ToolResult {
+                    call_id: "call_1".into(),
+                    content: "import os".into(),
+                    is_error: false,
+                }),
+                Part::ToolResult(ToolResult {
+                    call_id: "call_2".into(),
+                    content: "bad arguments".into(),
+                    is_error: true,
+                }),
+            ],
+        },
+    ]
+}
+
+fn body_of(request: &Request, field: MaxTokensField) -> Value {
+    serde_json::from_slice(&request_body(request, field)).unwrap()
+}
+
+#[test]
+fn maps_the_conversation_to_chat_completions() {
+    let request = Request {
+        model: "gpt-4o".into(),
+        system: "be brief".into(),
+        messages: conversation(),
+        tools: vec![ToolSpec::new(
+            "read_file",
+            "Reads.",
+            json!({"type": "object"}),
+        )],
+        temperature: Some(0.5),
+        max_tokens: Some(100),
+    };
+    let body: Value = serde_json::from_slice(&with_usage_option(&request_body(
+        &request,
+        MaxTokensField::MaxTokens,
+    )))
+    .unwrap();
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "fix main.py"},
+            {"role": "assistant", "content": "Reading it.", "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"file_path\":\"main.py\"}"}},
+                {"id": "call_2", "type": "function", "function": {"name": "grep", "arguments": "{\"pattern\":"}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "import os"},
+            {"role": "tool", "tool_call_id": "call_2", "content": "bad arguments"}
+        ])
+    );
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(body["max_tokens"], 100);
+    assert_eq!(body["temperature"], 0.5);
+    assert_eq!(body["tools"][0]["function"]["name"], "read_file");
+}
+
+#[test]
+fn options_are_left_out_when_unset_or_refused() {
+    let request = Request {
+        model: "m".into(),
+        max_tokens: Some(7),
+        ..Request::default()
+    };
+    let body = body_of(&request, MaxTokensField::MaxCompletionTokens);
+    let keys: Vec<&str> = body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        vec!["max_completion_tokens", "messages", "model", "stream"]
+    );
+    assert_eq!(body["messages"], json!([]));
+}
+
+#[test]
+fn an_assistant_message_of_only_tool_calls_has_null_content() {
+    let request = Request {
+        messages: vec![Message {
+            role: Role::Assistant,
+            parts: vec![Part::ToolCall(ToolCall {
+                id: "c".into(),
+                name: "glob".into(),
+                arguments: ToolArguments::Json { value: json!({}) },
+            })],
+        }],
+        ..Request::default()
+    };
+    let body = body_of(&request, MaxTokensField::MaxTokens);
+    assert_eq!(body["messages"][0]["content"], Value::Null);
+}
+
+#[test]
+fn round_trips_through_the_wire_format() {
+    let request = Request {
+        system: "sys".into(),
+        messages: conversation(),
+        ..Request::default()
+    };
+    let body = body_of(&request, MaxTokensField::MaxTokens);
+    let (system, messages) = messages_from_openai(&body["messages"]).unwrap();
+    assert_eq!(system, "sys");
+    let mut expected = conversation();
+    // Reasoning is not sent to OpenAI-compatible servers, and results carry no error flag.
+    expected[1].parts.remove(0);
+    if let Part::ToolResult(r) = &mut expected[2].parts[1] {
+        r.is_error = false;
+    }
+    if let Part::ToolCall(c) = &mut expected[1].parts[2] {
+        c.arguments = crate::assemble::parse_arguments("{\"pattern\":");
+    }
+    assert_eq!(messages, expected);
+}
+
+#[test]
+fn reading_a_wire_list_rejects_what_is_not_one() {
+    assert!(messages_from_openai(&json!({"role": "user"})).is_err());
+    assert!(messages_from_openai(&json!([{"content": "x"}])).is_err());
+    assert!(messages_from_openai(&json!([{"role": "wizard", "content": "x"}])).is_err());
+}
