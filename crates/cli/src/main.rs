@@ -1,3 +1,49 @@
-//! The `rein` binary.
+//! The `rein` binary: parses the command line and hands over to the one-shot, headless or
+//! demo runner. Only this crate touches the terminal.
 
-fn main() {}
+mod args;
+mod demo;
+mod exit;
+mod input;
+mod interrupt;
+mod no_key;
+mod render;
+mod report;
+mod run;
+mod setup;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::exit::Exit;
+
+fn main() -> ExitCode {
+    let args = match args::Args::try_parse() {
+        Ok(args) => args,
+        Err(err) => {
+            // --help and --version print to stdout and succeed; real mistakes exit 2.
+            let _ = err.print();
+            return if err.use_stderr() {
+                Exit::Usage.into()
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            render::error(&format!("cannot start the async runtime: {err}"));
+            return Exit::Runtime.into();
+        }
+    };
+    let exit = runtime.block_on(run::run(args));
+    // Tool tasks still winding down must not hold the process open.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    exit.into()
+}

@@ -1,1 +1,6 @@
 //! rein's agent: the loop, sessions, configuration and system prompt.
+
+pub mod agent;
+pub mod config;
+pub mod prompt;
+pub mod session;

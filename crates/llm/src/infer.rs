@@ -4,9 +4,11 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The two wire formats rein speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// OpenAI Chat Completions and everything compatible with it.
+    #[serde(rename = "openai")]
     OpenAi,
     /// The Anthropic Messages API.
     Anthropic,

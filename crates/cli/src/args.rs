@@ -1,0 +1,134 @@
+//! The command line, as DESIGN.md fixes it.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// rein: a terminal AI coding agent.
+#[derive(Debug, Parser)]
+#[command(
+    name = "rein",
+    version,
+    disable_version_flag = true,
+    about = "rein, a terminal AI coding agent: it reads, edits and runs your code through a language model.",
+    after_help = "Examples:\n  rein --demo                          watch rein fix a bug offline\n  rein -p \"read main.py and fix the broken import\"\n  git diff | rein -p - --output-format json\n  rein -c                              continue the newest session here\n\nEnvironment: REIN_API_KEY (or OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY), REIN_MODEL,\nREIN_BASE_URL (or OPENAI_BASE_URL), REIN_HOME (default ~/.rein). A .env file is read too."
+)]
+pub(crate) struct Args {
+    /// The model to use (e.g. gpt-4o, deepseek-chat, claude-sonnet-4-5).
+    #[arg(short = 'm', long)]
+    pub(crate) model: Option<String>,
+
+    /// The API's base URL (e.g. http://localhost:11434/v1 for Ollama).
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+
+    /// The API key (prefer the environment: flags are visible to other users of the machine).
+    #[arg(long, value_name = "KEY", hide_env_values = true)]
+    pub(crate) api_key: Option<String>,
+
+    /// The wire format; inferred from the model and base URL when absent.
+    #[arg(long, value_enum)]
+    pub(crate) provider: Option<ProviderArg>,
+
+    /// Run one request and exit; `-` (or a piped stdin) reads it from stdin.
+    #[arg(short = 'p', long = "prompt", value_name = "TEXT")]
+    pub(crate) prompt: Option<String>,
+
+    /// Resume the session with this id.
+    #[arg(
+        short = 'r',
+        long = "resume",
+        value_name = "ID",
+        conflicts_with = "continue_session"
+    )]
+    pub(crate) resume: Option<String>,
+
+    /// Continue the newest session of the current directory.
+    #[arg(short = 'c', long = "continue")]
+    pub(crate) continue_session: bool,
+
+    /// How to report a one-shot run.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub(crate) output_format: Option<OutputFormat>,
+
+    /// What rein may do without asking.
+    #[arg(long, value_enum, value_name = "MODE", default_value = "default")]
+    pub(crate) permission_mode: PermissionMode,
+
+    /// Model responses allowed in one turn (default 50).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_rounds: Option<u32>,
+
+    /// Play the model's side back from a cassette instead of calling a model.
+    #[arg(long, value_name = "FILE", conflicts_with = "record")]
+    pub(crate) replay: Option<PathBuf>,
+
+    /// Record the model's responses of this run into a cassette.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record: Option<PathBuf>,
+
+    /// Watch rein fix a small project, offline: no API key needed.
+    #[arg(long, conflicts_with_all = ["prompt", "resume", "continue_session", "replay", "record"])]
+    pub(crate) demo: bool,
+
+    /// Print the version.
+    #[arg(short = 'v', long, action = clap::ArgAction::Version)]
+    version: Option<bool>,
+}
+
+/// `--provider`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProviderArg {
+    /// OpenAI-compatible Chat Completions.
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+/// `--output-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// The final answer on stdout; progress on stderr.
+    Text,
+    /// One JSON object at the end.
+    Json,
+    /// Every event as a JSON line, then the final object.
+    StreamJson,
+}
+
+/// `--permission-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum PermissionMode {
+    /// Ask before edits and commands (one-shot runs allow them: there is no one to ask).
+    Default,
+    /// Edits without asking; commands ask.
+    AcceptEdits,
+    /// Read-only: no edits, no commands.
+    Plan,
+    /// Everything without asking.
+    Yolo,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn short_v_prints_the_version() {
+        let err = Args::try_parse_from(["rein", "-v"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::DisplayVersion);
+    }
+
+    #[test]
+    fn resume_and_continue_conflict() {
+        let err = Args::try_parse_from(["rein", "-r", "x", "-c"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict);
+    }
+}

@@ -1,0 +1,128 @@
+//! `rein --demo`: rein fixes a small Python project in a temporary directory, with the model's
+//! side played back from a recording shipped in the binary. No network, no key.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use rein_core::agent::{Agent, AgentParts, AgentSettings};
+use rein_core::prompt::{self, PromptInputs};
+use rein_llm::replay::ReplayProvider;
+use rein_tools::{ToolConfig, ToolContext};
+use tokio_util::sync::CancellationToken;
+
+use crate::args::PermissionMode;
+use crate::exit::Exit;
+use crate::{interrupt, render, setup};
+
+/// The sample project, copied into a fresh directory for each demo.
+const PROJECT: [(&str, &str); 2] = [
+    ("main.py", include_str!("../demo/project/main.py")),
+    ("utils.py", include_str!("../demo/project/utils.py")),
+];
+/// The model's recorded replies.
+const CASSETTE: &str = include_str!("../demo/fix-import.jsonl");
+/// The request the recording answers.
+const REQUEST: &str = "read main.py and fix the broken import";
+
+/// Runs the demo.
+pub(crate) async fn run() -> Exit {
+    let dir = match tempfile::Builder::new().prefix("rein-demo-").tempdir() {
+        Ok(dir) => dir.keep(),
+        Err(e) => {
+            render::error(&format!("cannot create a directory for the demo: {e}"));
+            return Exit::Runtime;
+        }
+    };
+    let workspace = match write_project(&dir) {
+        Ok(workspace) => workspace,
+        Err(e) => {
+            render::error(&format!(
+                "cannot write the demo project to {}: {e}",
+                dir.display()
+            ));
+            return Exit::Runtime;
+        }
+    };
+    let provider = match ReplayProvider::parse(CASSETTE, "the demo recording") {
+        Ok(provider) => provider,
+        Err(e) => {
+            render::error(&e.to_string());
+            return Exit::Runtime;
+        }
+    };
+    let style = render::Style::for_stderr();
+    render::notice(&format!(
+        "{}\nA copy of a small Python project is in {}; its main.py has a broken import.\n\
+         The model's side is played back from a recording (offline, no API key), but every tool\n\
+         call is real: rein reads, edits and runs the files there.\n\n{} {REQUEST}\n",
+        style.bold("rein demo"),
+        workspace.display(),
+        style.bold(">"),
+    ));
+
+    let registry = Arc::new(setup::registry(PermissionMode::Default));
+    let tool_ctx = ToolContext::new(ToolConfig::new(
+        &workspace,
+        workspace.join(".rein-tool-output"),
+    ));
+    let specs = registry.specs();
+    let tools: Vec<(&str, &str)> = specs
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.description.lines().next().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let date = prompt::utc_date(SystemTime::now());
+    let system_prompt = prompt::build_system_prompt(&PromptInputs {
+        cwd: &workspace,
+        os: std::env::consts::OS,
+        shell: "bash",
+        date: &date,
+        is_git_repo: false,
+        tools: &tools,
+        project_instructions: None,
+    });
+    let mut agent = Agent::new(AgentParts {
+        provider: Arc::new(provider),
+        registry,
+        tool_ctx,
+        system_prompt,
+        settings: AgentSettings {
+            model: "demo".into(),
+            temperature: None,
+            max_tokens: None,
+            max_rounds: 10,
+        },
+        history: Vec::new(),
+        transcript: None,
+    });
+    let cancel = CancellationToken::new();
+    interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
+    let progress = render::TextProgress::new();
+    let outcome = agent.run_turn(REQUEST, &progress, cancel).await;
+    if let Some(error) = &outcome.error {
+        render::error(&error.to_string());
+    }
+    render::notice("");
+    render::stdout_line(&outcome.text);
+    render::notice(&format!(
+        "\nThe fixed project is in {} (try: cd {} && python3 main.py).\n\
+         To use rein on your own code, set an API key (see rein --help) and run: rein -p \"your request\"",
+        workspace.display(),
+        workspace.display()
+    ));
+    agent.tool_context().processes().kill_all().await;
+    Exit::for_stop(outcome.stop)
+}
+
+/// Writes the sample project into `dir`, returning its canonical path.
+fn write_project(dir: &Path) -> std::io::Result<std::path::PathBuf> {
+    for (name, content) in PROJECT {
+        std::fs::write(dir.join(name), content)?;
+    }
+    dir.canonicalize()
+}

@@ -1,0 +1,49 @@
+//! Exit statuses, as DESIGN.md fixes them.
+
+use std::process::ExitCode;
+
+use rein_core::agent::TurnStop;
+
+/// How rein ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// The work is done.
+    Done,
+    /// An API or configuration failure.
+    Runtime,
+    /// The command line was wrong (or nothing to do without a key).
+    Usage,
+    /// The turn stopped at the round limit.
+    MaxRounds,
+    /// The person interrupted.
+    Interrupted,
+}
+
+impl Exit {
+    /// The status for a turn that ended this way.
+    pub(crate) fn for_stop(stop: TurnStop) -> Exit {
+        match stop {
+            TurnStop::EndTurn | TurnStop::MaxTokens => Exit::Done,
+            TurnStop::MaxRounds => Exit::MaxRounds,
+            TurnStop::Cancelled => Exit::Interrupted,
+            TurnStop::Error => Exit::Runtime,
+        }
+    }
+
+    /// The process exit status.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Exit::Done => 0,
+            Exit::Runtime => 1,
+            Exit::Usage => 2,
+            Exit::MaxRounds => 3,
+            Exit::Interrupted => 130,
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        ExitCode::from(exit.code())
+    }
+}

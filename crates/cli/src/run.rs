@@ -1,0 +1,99 @@
+//! One run of rein: the one-shot and headless modes.
+
+use std::time::Instant;
+
+use rein_core::agent::{EventSink, TurnStop};
+use tokio_util::sync::CancellationToken;
+
+use crate::args::{Args, OutputFormat};
+use crate::exit::Exit;
+use crate::report::RunReport;
+use crate::setup::{self, SetupError};
+use crate::{demo, input, interrupt, render};
+
+/// Runs what the command line asks for and returns how rein should exit.
+pub(crate) async fn run(args: Args) -> Exit {
+    if args.demo {
+        return demo::run().await;
+    }
+    let prompt = match input::one_shot_prompt(args.prompt.as_deref()) {
+        Ok(Some(prompt)) => prompt,
+        Ok(None) => {
+            render::notice(
+                "rein: interactive mode is not available yet; give a request with -p \"...\" (or pipe it in).\n\
+                 Try `rein --demo` to watch rein work offline, or `rein --help`.",
+            );
+            return Exit::Usage;
+        }
+        Err(message) => {
+            render::error(&message);
+            return Exit::Usage;
+        }
+    };
+    let started = Instant::now();
+    let prepared = match setup::prepare(&args) {
+        Ok(prepared) => prepared,
+        Err(SetupError::Usage(message)) => {
+            render::notice(&message);
+            return Exit::Usage;
+        }
+        Err(SetupError::Runtime(message)) => {
+            render::error(&message);
+            return Exit::Runtime;
+        }
+    };
+    let mut agent = prepared.agent;
+    for warning in &prepared.warnings {
+        render::notice(&format!("rein: warning: {warning}"));
+    }
+    let cancel = CancellationToken::new();
+    interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
+
+    let format = args.output_format.unwrap_or(OutputFormat::Text);
+    let sink: Box<dyn EventSink> = match format {
+        OutputFormat::Text => Box::new(render::TextProgress::new()),
+        OutputFormat::Json => Box::new(|_| {}),
+        OutputFormat::StreamJson => Box::new(render::StreamJson),
+    };
+    let outcome = agent.run_turn(&prompt, sink.as_ref(), cancel).await;
+    let changed = agent.tool_context().changed_files();
+    let report = RunReport::new(
+        &prepared.session_id,
+        agent.model(),
+        &outcome,
+        &changed,
+        &prepared.cwd,
+        started.elapsed(),
+    );
+    match format {
+        OutputFormat::Text => {
+            if !outcome.text.is_empty() {
+                render::stdout_line(&outcome.text);
+            }
+            match outcome.stop {
+                TurnStop::EndTurn => {}
+                TurnStop::MaxTokens => {
+                    render::notice("rein: the answer was cut at the model's output token limit");
+                }
+                TurnStop::MaxRounds => render::notice(&format!(
+                    "rein: stopped after {} rounds (the limit); continue with: rein -c -p \"continue\"",
+                    outcome.rounds
+                )),
+                TurnStop::Cancelled => render::notice("rein: interrupted"),
+                TurnStop::Error => {
+                    let message = outcome
+                        .error
+                        .as_ref()
+                        .map_or_else(|| "the turn failed".to_owned(), ToString::to_string);
+                    render::error(&message);
+                }
+            }
+        }
+        OutputFormat::Json | OutputFormat::StreamJson => {
+            render::stdout_line(&report.to_json_line());
+        }
+    }
+    // Servers and other background processes the commands started end with rein.
+    agent.tool_context().processes().kill_all().await;
+    Exit::for_stop(outcome.stop)
+}

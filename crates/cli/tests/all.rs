@@ -1,0 +1,14 @@
+//! Whole-binary tests: the real `rein` in temp directories, rein-testkit as the model.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+mod support;
+
+mod demo;
+mod env;
+mod fix_import;
+mod headless;
+mod interrupt;
+mod parallel;
+mod rounds;
+mod sessions;

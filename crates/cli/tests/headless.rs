@@ -1,0 +1,255 @@
+//! One-shot and headless modes: output formats, stdin, the missing-key message.
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rein_testkit::{MockServer, MockToolCall, MockUsage, Script, Turn};
+use serde_json::json;
+
+use crate::support::{Env, final_json, run, stderr, stdout, wait_output};
+
+fn write_then_answer() -> Script {
+    Script::new()
+        .reply(
+            Turn::new()
+                .tool_call(MockToolCall::new(
+                    "w1",
+                    "write_file",
+                    json!({"file_path": "notes/todo.txt", "content": "one\ntwo\n"}).to_string(),
+                ))
+                .tool_call(MockToolCall::new(
+                    "r1",
+                    "read_file",
+                    json!({"file_path": "README"}).to_string(),
+                ))
+                .usage(MockUsage::new(1000, 50).cached(600)),
+        )
+        .reply(Turn::text("Wrote the notes.").usage(MockUsage::new(1200, 20).cached(1000)))
+}
+
+#[test]
+fn json_output_is_one_object_with_the_documented_fields() {
+    let env = Env::new();
+    env.write("README", "hello\n");
+    let server = MockServer::start(write_then_answer());
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "take notes", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "exactly one line: {text}");
+    let report = final_json(&out);
+    assert_eq!(report["type"], "result");
+    assert_eq!(report["result"], "Wrote the notes.");
+    assert_eq!(report["stop_reason"], "end_turn");
+    assert_eq!(report["rounds"], 2);
+    assert_eq!(
+        report["usage"],
+        json!({"prompt": 2200, "completion": 70, "cached": 1600})
+    );
+    // gpt-4o is priced: a number, not null.
+    assert!(report["cost_usd"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        report["files_changed"],
+        json!(["notes/todo.txt"]),
+        "read files are not listed"
+    );
+    assert!(report["duration_ms"].as_u64().is_some());
+    let id = report["session_id"].as_str().unwrap();
+    assert!(
+        env.session_files()
+            .iter()
+            .any(|p| p.file_stem().unwrap() == id)
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work.join("notes/todo.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+}
+
+#[test]
+fn an_unpriced_model_has_a_null_cost() {
+    let env = Env::new();
+    let server =
+        MockServer::start(Script::new().reply(Turn::text("hi").usage(MockUsage::new(10, 2))));
+    let out = run(env.rein_openai(&server).args([
+        "-m",
+        "my-local-model",
+        "-p",
+        "hi",
+        "--output-format",
+        "json",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = final_json(&out);
+    assert_eq!(report["cost_usd"], serde_json::Value::Null);
+    assert_eq!(server.requests()[0].body["model"], "my-local-model");
+}
+
+#[test]
+fn stream_json_writes_every_event_then_the_result() {
+    let env = Env::new();
+    env.write("README", "hello\n");
+    let server = MockServer::start(write_then_answer());
+    let out =
+        run(env
+            .rein_openai(&server)
+            .args(["-p", "take notes", "--output-format", "stream-json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    for expected in [
+        "tool_call_started",
+        "tool_result",
+        "usage",
+        "text_delta",
+        "response_finished",
+        "turn_finished",
+    ] {
+        assert!(
+            types.contains(&expected),
+            "{expected} missing from {types:?}"
+        );
+    }
+    assert_eq!(*types.last().unwrap(), "result");
+    let started = lines
+        .iter()
+        .find(|l| l["type"] == "tool_call_started")
+        .unwrap();
+    assert_eq!(started["name"], "write_file");
+    assert_eq!(started["arguments"]["file_path"], "notes/todo.txt");
+    let result = lines.iter().find(|l| l["type"] == "tool_result").unwrap();
+    assert_eq!(result["is_error"], false);
+    assert!(result["duration_ms"].is_u64());
+    let last = lines.last().unwrap();
+    assert_eq!(last["result"], "Wrote the notes.");
+    assert_eq!(last["files_changed"], json!(["notes/todo.txt"]));
+}
+
+#[test]
+fn the_prompt_can_come_from_stdin() {
+    let env = Env::new();
+    for args in [vec!["-p", "-"], vec![]] {
+        let server = MockServer::start(Script::new().reply(Turn::text("ok")));
+        let mut child = env
+            .rein_openai(&server)
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"explain this diff\n")
+            .unwrap();
+        let out = wait_output(child, Duration::from_secs(30));
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            server.requests()[0].body["messages"][1]["content"],
+            "explain this diff\n"
+        );
+    }
+}
+
+#[test]
+fn a_given_prompt_never_waits_for_stdin() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("ok")));
+    // stdin is an open pipe that never closes: rein must not read it.
+    let mut child = env
+        .rein_openai(&server)
+        .args(["-p", "hi"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _keep_open = child.stdin.take();
+    let out = wait_output(child, Duration::from_secs(30));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "ok");
+}
+
+#[test]
+fn without_a_key_rein_explains_what_to_set_and_exits_2() {
+    let env = Env::new();
+    let out = run(env.rein().args(["-p", "fix it"]));
+    assert_eq!(out.status.code(), Some(2));
+    let message = stderr(&out);
+    for needle in [
+        "OPENAI_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "REIN_API_KEY",
+        "http://localhost:11434/v1",
+        "rein --demo",
+    ] {
+        assert!(
+            message.contains(needle),
+            "{needle} missing from:\n{message}"
+        );
+    }
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn a_local_server_needs_no_key() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("local ok")));
+    let out = run(env.rein().args([
+        "--base-url",
+        &server.openai_base_url(),
+        "-m",
+        "qwen2.5-coder",
+        "-p",
+        "hi",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "local ok");
+    assert_eq!(server.requests()[0].header("authorization"), None);
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let env = Env::new();
+    let out = run(env.rein().args(["--output-format", "yaml", "-p", "x"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("yaml"));
+    let out = run(env.rein().args(["-v"]));
+    assert!(out.status.success());
+    assert!(stdout(&out).contains(env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn record_then_replay_needs_no_network() {
+    let env = Env::new();
+    env.write("README", "hello\n");
+    let cassette = env.home.join("run.jsonl");
+    let server = MockServer::start(write_then_answer());
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "take notes", "--record"])
+        .arg(&cassette));
+    assert!(out.status.success(), "{}", stderr(&out));
+    drop(server);
+    std::fs::remove_dir_all(env.work.join("notes")).unwrap();
+
+    // No key, no server: the cassette plays the model's side.
+    let out = run(env
+        .rein()
+        .args(["-p", "take notes", "--output-format", "json", "--replay"])
+        .arg(&cassette));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(final_json(&out)["result"], "Wrote the notes.");
+    assert_eq!(
+        std::fs::read_to_string(env.work.join("notes/todo.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+}

@@ -1,0 +1,120 @@
+//! Ctrl+C and the processes rein's commands start.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use rein_testkit::{MockServer, MockToolCall, Script, Turn};
+use serde_json::json;
+
+use crate::support::{
+    Env, openai_history_is_valid, process_alive, run, signal, stderr, wait_for_file, wait_output,
+};
+
+fn assert_gone(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while process_alive(pid) {
+        assert!(Instant::now() < deadline, "process {pid} is still running");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Each line of the session file is JSON, and its last event says how the turn ended.
+fn assert_session_ended(env: &Env, stop: &str) {
+    let files = env.session_files();
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let last = lines.last().unwrap();
+    assert_eq!(last["kind"], "turn_finished", "{text}");
+    assert_eq!(last["stop_reason"], stop);
+}
+
+#[test]
+fn sigint_mid_stream_exits_130_with_a_valid_session() {
+    let env = Env::new();
+    let server = MockServer::start(
+        Script::new().reply(Turn::text("partial").chunks(["par", "tial"]).stall_after(2)),
+    );
+    let child = env
+        .rein_openai(&server)
+        .args(["-p", "talk"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    server
+        .wait_for_requests(1, Duration::from_secs(30))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    signal(child.id(), "INT");
+    let out = wait_output(child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_session_ended(&env, "cancelled");
+}
+
+#[test]
+fn sigint_mid_tool_kills_the_command_and_its_children() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::new().tool_call(MockToolCall::new(
+        "slow",
+        "bash",
+        json!({"command": "sleep 60 & echo $! > child.pid; echo $$ > shell.pid; wait"}).to_string(),
+    ))));
+    let child = env
+        .rein_openai(&server)
+        .args(["-p", "run it"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let grandchild: u32 = wait_for_file(&env.work.join("child.pid"), Duration::from_secs(30))
+        .trim()
+        .parse()
+        .unwrap();
+    let shell: u32 = wait_for_file(&env.work.join("shell.pid"), Duration::from_secs(30))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(process_alive(grandchild));
+    signal(child.id(), "INT");
+    let out = wait_output(child, Duration::from_secs(15));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_gone(grandchild);
+    assert_gone(shell);
+    assert_session_ended(&env, "cancelled");
+
+    // The interrupted call has its result: a strict API accepts the continued session.
+    let strict = MockServer::start(Script::new().reply(rein_testkit::Reply::dynamic(|request| {
+        match openai_history_is_valid(&request.body) {
+            Ok(()) => Turn::text("continued").into(),
+            Err(problem) => rein_testkit::Reply::http(400, problem),
+        }
+    })));
+    let out = run(env.rein_openai(&strict).args(["-c", "-p", "go on"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn background_processes_end_when_rein_exits() {
+    let env = Env::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "bg",
+                "bash",
+                json!({"command": "sleep 60 > /dev/null 2>&1 & echo $! > server.pid"}).to_string(),
+            )))
+            .reply(Turn::text("started a background job")),
+    );
+    let out = run(env.rein_openai(&server).args(["-p", "start it"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pid: u32 = std::fs::read_to_string(env.work.join("server.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_gone(pid);
+}

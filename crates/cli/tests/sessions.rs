@@ -1,0 +1,151 @@
+//! Sessions: resume, continue after a crash, and the lock.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use rein_testkit::{MockServer, MockToolCall, Reply, Script, Turn};
+use serde_json::json;
+
+use crate::support::{
+    Env, final_json, openai_history_is_valid, run, signal, stderr, stdout, wait_for_file,
+    wait_output,
+};
+
+/// A mock that answers only requests whose history is valid, like the real APIs.
+fn strict_mock(answer: &'static str) -> MockServer {
+    MockServer::start(Script::new().reply(Reply::dynamic(move |request| match openai_history_is_valid(&request.body) {
+        Ok(()) => Turn::text(answer).into(),
+        Err(problem) => Reply::http(
+            400,
+            json!({"error": {"message": format!("invalid history: {problem}"), "type": "invalid_request_error"}}).to_string(),
+        ),
+    })))
+}
+
+#[test]
+fn resume_by_id_sends_the_earlier_history_with_the_sessions_model() {
+    let env = Env::new();
+    let first = MockServer::start(Script::new().reply(Turn::text("The answer is 42.")));
+    let out = run(env.rein_openai(&first).args([
+        "-m",
+        "model-one",
+        "-p",
+        "what is the answer?",
+        "--output-format",
+        "json",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = final_json(&out)["session_id"].as_str().unwrap().to_owned();
+
+    let second = MockServer::start(Script::new().reply(Turn::text("You asked about the answer.")));
+    // REIN_MODEL says gpt-4o, but a resumed session keeps its model unless -m is given.
+    let out = run(env
+        .rein_openai(&second)
+        .args(["-r", &id, "-p", "what did I ask?"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body = &second.requests()[0].body;
+    assert_eq!(body["model"], "model-one");
+    let contents: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        contents,
+        [
+            "what is the answer?",
+            "The answer is 42.",
+            "what did I ask?"
+        ]
+    );
+
+    let out = run(env
+        .rein_openai(&second)
+        .args(["-r", "../../etc/passwd", "-p", "x"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("session"), "{}", stderr(&out));
+}
+
+#[test]
+fn continue_after_kill_9_mid_tool_sends_a_valid_history() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::new().tool_call(MockToolCall::new(
+        "slow",
+        "bash",
+        json!({"command": "echo $$ > started.pid; sleep 3"}).to_string(),
+    ))));
+    let child = env
+        .rein_openai(&server)
+        .args(["-p", "run the slow thing"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rein_pid = child.id();
+    wait_for_file(&env.work.join("started.pid"), Duration::from_secs(30));
+    signal(rein_pid, "KILL");
+    let _ = wait_output(child, Duration::from_secs(10));
+
+    let strict = strict_mock("resumed fine");
+    let out = run(env.rein_openai(&strict).args(["-c", "-p", "go on"]));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "resumed fine");
+    let body = &strict.requests()[0].body;
+    let tool_result = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool_result["content"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted"),
+        "{tool_result}"
+    );
+}
+
+#[test]
+fn continue_without_a_session_says_so() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new());
+    let out = run(env.rein_openai(&server).args(["-c", "-p", "go on"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no session to continue"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_session_in_use_is_refused() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("thinking...").stall_after(1)));
+    let first = env
+        .rein_openai(&server)
+        .args(["-p", "think long"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    server
+        .wait_for_requests(1, Duration::from_secs(30))
+        .unwrap();
+    let files = env.session_files();
+    assert_eq!(files.len(), 1);
+    let id = files[0].file_stem().unwrap().to_str().unwrap().to_owned();
+
+    let other = MockServer::start(Script::new().reply(Turn::text("no")));
+    let out = run(env.rein_openai(&other).args(["-r", &id, "-p", "me too"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("in use"), "{}", stderr(&out));
+    assert_eq!(other.request_count(), 0);
+
+    signal(first.id(), "INT");
+    let out = wait_output(first, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(130));
+}

@@ -1,0 +1,183 @@
+//! Runs the real binary in a temp workspace with its own REIN_HOME and HOME.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+/// A workspace, a home and a rein home, all temporary.
+pub(crate) struct Env {
+    _root: TempDir,
+    pub(crate) home: PathBuf,
+    pub(crate) rein_home: PathBuf,
+    pub(crate) work: PathBuf,
+}
+
+impl Env {
+    pub(crate) fn new() -> Self {
+        let root = TempDir::new().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let home = base.join("home");
+        let rein_home = base.join("rein-home");
+        let work = home.join("project");
+        std::fs::create_dir_all(&work).unwrap();
+        Env {
+            _root: root,
+            home,
+            rein_home,
+            work,
+        }
+    }
+
+    pub(crate) fn write(&self, name: &str, content: &str) -> PathBuf {
+        let path = self.work.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    pub(crate) fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.work.join(name)).unwrap()
+    }
+
+    /// `rein` with a clean environment: only PATH, HOME, REIN_HOME and TMPDIR are set.
+    pub(crate) fn rein(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rein"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("REIN_HOME", &self.rein_home)
+            .env("TMPDIR", self.home.parent().unwrap())
+            .current_dir(&self.work)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// `rein` pointed at an OpenAI-compatible mock.
+    pub(crate) fn rein_openai(&self, server: &rein_testkit::MockServer) -> Command {
+        let mut cmd = self.rein();
+        cmd.env("OPENAI_API_KEY", "sk-test")
+            .env("REIN_BASE_URL", server.openai_base_url())
+            .env("REIN_MODEL", "gpt-4o");
+        cmd
+    }
+
+    /// The session files written so far.
+    pub(crate) fn session_files(&self) -> Vec<PathBuf> {
+        let dir = self.rein_home.join("sessions");
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+        files.sort();
+        files
+    }
+}
+
+/// Runs a command to completion, failing the test if it takes longer than a minute.
+pub(crate) fn run(cmd: &mut Command) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_output(child, Duration::from_secs(60))
+}
+
+/// Waits for `child` with a time limit, killing it if it overruns.
+pub(crate) fn wait_output(mut child: std::process::Child, limit: Duration) -> Output {
+    let deadline = Instant::now() + limit;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "rein did not finish in {limit:?}\nstdout: {}\nstderr: {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+pub(crate) fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The last line of stdout, parsed as JSON.
+pub(crate) fn final_json(out: &Output) -> serde_json::Value {
+    let text = stdout(out);
+    let last = text
+        .lines()
+        .last()
+        .unwrap_or_else(|| panic!("no output; stderr: {}", stderr(out)));
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("not JSON ({e}): {last}"))
+}
+
+/// Whether a process is still running (a zombie counts as gone).
+pub(crate) fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
+            !matches!(state, Some(Some('Z' | 'X')))
+        }
+        Err(_) => false,
+    }
+}
+
+/// Sends a signal to a process.
+pub(crate) fn signal(pid: u32, sig: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Waits until `path` exists and holds something.
+pub(crate) fn wait_for_file(path: &Path, limit: Duration) -> String {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && !text.trim().is_empty()
+        {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} did not appear",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Every tool call in an OpenAI request body has a result right after it.
+pub(crate) fn openai_history_is_valid(body: &serde_json::Value) -> Result<(), String> {
+    let messages = body["messages"].as_array().ok_or("no messages")?;
+    for (i, message) in messages.iter().enumerate() {
+        let Some(calls) = message["tool_calls"].as_array() else {
+            continue;
+        };
+        for (k, call) in calls.iter().enumerate() {
+            let id = &call["id"];
+            let answer = messages.get(i + 1 + k).ok_or("a tool call has no result")?;
+            if answer["role"] != "tool" || &answer["tool_call_id"] != id {
+                return Err(format!("tool call {id} is not answered in order: {answer}"));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! What the agent tells the outside world. Core never prints: front-ends render these.
+
+use std::time::Duration;
+
+use rein_llm::Usage;
+use serde::Serialize;
+
+/// One thing that happened during a turn, in the order it happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A piece of the model's answer.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A piece of the model's reasoning.
+    ReasoningDelta {
+        /// The new reasoning text.
+        text: String,
+    },
+    /// The model call failed and is being retried: text streamed since the last request
+    /// started must be discarded.
+    Retry {
+        /// The number of the retry about to run, from 1.
+        attempt: u32,
+        /// How long rein waits before it.
+        #[serde(rename = "wait_ms", serialize_with = "as_millis")]
+        wait: Duration,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A model response finished; the next events belong to its tool calls.
+    ResponseFinished {
+        /// The round this response was, from 1.
+        round: u32,
+        /// The text of the response (empty when it only called tools).
+        text: String,
+        /// How many tool calls it made.
+        tool_calls: usize,
+    },
+    /// A tool call started running.
+    ToolCallStarted {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The arguments: the JSON the model sent, or its raw text when it was not JSON.
+        arguments: serde_json::Value,
+    },
+    /// A tool call finished.
+    ToolResult {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// A one-line summary for display.
+        summary: String,
+        /// The full result the model sees.
+        content: String,
+        /// Whether the call failed.
+        is_error: bool,
+        /// How long the call ran.
+        #[serde(rename = "duration_ms", serialize_with = "as_millis")]
+        duration: Duration,
+    },
+    /// Tokens used by one model call, and the sum over the session so far.
+    Usage {
+        /// This call.
+        call: Usage,
+        /// Every call of this agent so far.
+        total: Usage,
+    },
+    /// Something the person should know that is not an error of the turn.
+    Warning {
+        /// What happened.
+        message: String,
+    },
+    /// The turn ended.
+    TurnFinished {
+        /// Why it ended.
+        stop_reason: TurnStop,
+    },
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStop {
+    /// The model answered without calling a tool.
+    EndTurn,
+    /// The model's answer was cut at its output token limit.
+    MaxTokens,
+    /// The round limit was reached.
+    MaxRounds,
+    /// The person interrupted.
+    Cancelled,
+    /// The model could not be reached or refused the request, or rein itself failed.
+    Error,
+}
+
+impl TurnStop {
+    /// The name used in JSON output and session files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnStop::EndTurn => "end_turn",
+            TurnStop::MaxTokens => "max_tokens",
+            TurnStop::MaxRounds => "max_rounds",
+            TurnStop::Cancelled => "cancelled",
+            TurnStop::Error => "error",
+        }
+    }
+}
+
+/// Where the agent sends its events.
+pub trait EventSink: Send + Sync {
+    /// Receives one event; must not block for long (the agent waits for it).
+    fn emit(&self, event: AgentEvent);
+}
+
+impl<F: Fn(AgentEvent) + Send + Sync> EventSink for F {
+    fn emit(&self, event: AgentEvent) {
+        self(event);
+    }
+}
+
+fn as_millis<S: serde::Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}

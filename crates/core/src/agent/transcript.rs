@@ -1,0 +1,36 @@
+//! Where the agent records what has become final, so a session can be resumed.
+
+use rein_llm::{Message, Usage};
+
+use super::TurnStop;
+
+/// A record of the conversation (the session file). Each call must make its record durable
+/// before returning, so a crash loses at most what is still streaming.
+pub trait Transcript: Send {
+    /// Records a finished message.
+    fn record_message(&mut self, message: &Message) -> std::io::Result<()>;
+    /// Records the tokens one call of `model` used.
+    fn record_usage(&mut self, model: &str, usage: &Usage) -> std::io::Result<()>;
+    /// Records the end of a turn.
+    fn record_turn_end(&mut self, stop: TurnStop) -> std::io::Result<()>;
+}
+
+impl Transcript for crate::session::Session {
+    fn record_message(&mut self, message: &Message) -> std::io::Result<()> {
+        self.append_message(message).map_err(std::io::Error::other)
+    }
+
+    fn record_usage(&mut self, model: &str, usage: &Usage) -> std::io::Result<()> {
+        let model = model.to_owned();
+        self.append_event(&crate::session::SessionEvent::Usage {
+            model,
+            usage: *usage,
+        })
+        .map_err(std::io::Error::other)
+    }
+
+    fn record_turn_end(&mut self, stop: TurnStop) -> std::io::Result<()> {
+        self.append_event(&crate::session::SessionEvent::TurnFinished { stop_reason: stop })
+            .map_err(std::io::Error::other)
+    }
+}

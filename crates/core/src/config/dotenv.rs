@@ -1,0 +1,158 @@
+//! The environment as rein sees it: the caller's lookup, with gaps filled from the nearest
+//! `.env` file. The process environment is never modified.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::ConfigError;
+use super::layer::Sourced;
+use super::setting::Source;
+
+const DOTENV_FILE: &str = ".env";
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Variables from the caller's lookup, then from a `.env` file.
+pub(crate) struct Env<'a> {
+    lookup: &'a dyn Fn(&str) -> Option<String>,
+    dotenv: Option<(PathBuf, HashMap<String, String>)>,
+}
+
+impl<'a> Env<'a> {
+    /// Finds and reads the `.env` for `cwd`; see [`find_dotenv`] for the search.
+    pub(crate) fn load(
+        lookup: &'a dyn Fn(&str) -> Option<String>,
+        cwd: &Path,
+        home_dir: Option<&Path>,
+        project_root: &Path,
+    ) -> Result<Self, ConfigError> {
+        let dotenv = match find_dotenv(cwd, home_dir, project_root) {
+            Some(path) => {
+                let vars = read_dotenv(&path)?;
+                Some((path, vars))
+            }
+            None => None,
+        };
+        Ok(Env { lookup, dotenv })
+    }
+
+    /// A variable's value and where it came from; an empty value counts as unset.
+    pub(crate) fn get(&self, var: &str) -> Option<Sourced<String>> {
+        if let Some(value) = (self.lookup)(var).filter(|value| !value.is_empty()) {
+            return Some(Sourced::new(value, Source::Env(var.to_owned())));
+        }
+        let (file, vars) = self.dotenv.as_ref()?;
+        let value = vars.get(var).filter(|value| !value.is_empty())?;
+        Some(Sourced::new(
+            value.clone(),
+            Source::DotEnv {
+                var: var.to_owned(),
+                file: file.clone(),
+            },
+        ))
+    }
+
+    /// The `.env` file in use, if any.
+    pub(crate) fn dotenv_file(&self) -> Option<&Path> {
+        self.dotenv.as_ref().map(|(path, _)| path.as_path())
+    }
+}
+
+/// The nearest `.env` from `cwd` upward: up to the home directory when `cwd` is inside it,
+/// otherwise up to the project root, so a stray `/tmp/.env` is never picked up.
+pub(crate) fn find_dotenv(
+    cwd: &Path,
+    home_dir: Option<&Path>,
+    project_root: &Path,
+) -> Option<PathBuf> {
+    let stop = match home_dir {
+        Some(home) if cwd.starts_with(home) => home,
+        _ => project_root,
+    };
+    for dir in cwd.ancestors() {
+        let candidate = dir.join(DOTENV_FILE);
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        if dir == stop {
+            break;
+        }
+    }
+    None
+}
+
+/// Parses a `.env` file with dotenvy's iterator (never touching the process environment).
+/// When a variable appears twice, the first wins, as with dotenvy's own loading.
+fn read_dotenv(path: &Path) -> Result<HashMap<String, String>, ConfigError> {
+    let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = bytes.strip_prefix(UTF8_BOM).unwrap_or(&bytes);
+    let mut vars = HashMap::new();
+    for item in dotenvy::from_read_iter(text) {
+        let (key, value) = item.map_err(|err| ConfigError::DotEnv {
+            path: path.to_path_buf(),
+            message: describe(&err, text),
+        })?;
+        vars.entry(key).or_insert(value);
+    }
+    Ok(vars)
+}
+
+/// Says which line is wrong without echoing it: the value may be a secret.
+fn describe(err: &dotenvy::Error, text: &[u8]) -> String {
+    match err {
+        dotenvy::Error::LineParse(line, _) => {
+            let first = line.lines().next().unwrap_or("");
+            let number = String::from_utf8_lossy(text)
+                .lines()
+                .position(|candidate| candidate.trim_end() == first.trim_end())
+                .map_or_else(String::new, |index| format!("line {} ", index + 1));
+            let name = first.split('=').next().unwrap_or("").trim();
+            let name = if name.is_empty() || name.contains(char::is_whitespace) {
+                String::new()
+            } else {
+                format!(" (setting {name})")
+            };
+            format!("{number}is not a valid NAME=value line{name}")
+        }
+        dotenvy::Error::Io(err) if err.kind() == io::ErrorKind::InvalidData => {
+            "the file is not valid UTF-8".to_owned()
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_errors_name_the_line_but_not_the_value() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(".env");
+        std::fs::write(&path, "A=1\nSECRET_KEY=\"sk-abc\nB=2\n").unwrap();
+        let err = read_dotenv(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("line 2") && err.contains("SECRET_KEY"),
+            "{err}"
+        );
+        assert!(!err.contains("sk-abc"), "{err}");
+    }
+
+    #[test]
+    fn bom_comments_quotes_and_first_wins() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(".env");
+        std::fs::write(
+            &path,
+            "\u{feff}# comment\nA=1\nB=\"two words\"\nA=3\nexport C=x\n",
+        )
+        .unwrap();
+        let vars = read_dotenv(&path).unwrap();
+        assert_eq!(vars["A"], "1");
+        assert_eq!(vars["B"], "two words");
+        assert_eq!(vars["C"], "x");
+    }
+}

@@ -1,0 +1,265 @@
+//! One layer of settings (a file, the environment, the flags), validated, and how layers
+//! stack.
+
+use std::time::Duration;
+
+use super::defaults::BASH_MAX_TIMEOUT;
+use super::{ApiKey, ConfigError, Overrides, ProviderKind, Setting, Source};
+
+/// A value and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Sourced<T> {
+    pub(crate) value: T,
+    pub(crate) source: Source,
+}
+
+impl<T> Sourced<T> {
+    pub(crate) fn new(value: T, source: Source) -> Self {
+        Sourced { value, source }
+    }
+}
+
+/// The settings one layer sets; `None` leaves the value of the layers below.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Layer {
+    pub(crate) model: Option<Sourced<String>>,
+    pub(crate) provider: Option<Sourced<ProviderKind>>,
+    pub(crate) base_url: Option<Sourced<String>>,
+    pub(crate) api_key_env: Option<Sourced<String>>,
+    pub(crate) temperature: Option<Sourced<f32>>,
+    pub(crate) max_tokens: Option<Sourced<u32>>,
+    pub(crate) context_window: Option<Sourced<u64>>,
+    pub(crate) max_rounds: Option<Sourced<u32>>,
+    pub(crate) retries: Option<Sourced<u32>>,
+    pub(crate) tool_output_budget: Option<Sourced<usize>>,
+    pub(crate) bash_timeout: Option<Sourced<Duration>>,
+}
+
+impl Layer {
+    /// Puts `above` on top of this layer: what it sets wins.
+    pub(crate) fn stack(&mut self, above: Layer) {
+        let Layer {
+            model,
+            provider,
+            base_url,
+            api_key_env,
+            temperature,
+            max_tokens,
+            context_window,
+            max_rounds,
+            retries,
+            tool_output_budget,
+            bash_timeout,
+        } = above;
+        fn over<T>(below: &mut Option<T>, above: Option<T>) {
+            if above.is_some() {
+                *below = above;
+            }
+        }
+        over(&mut self.model, model);
+        over(&mut self.provider, provider);
+        over(&mut self.base_url, base_url);
+        over(&mut self.api_key_env, api_key_env);
+        over(&mut self.temperature, temperature);
+        over(&mut self.max_tokens, max_tokens);
+        over(&mut self.context_window, context_window);
+        over(&mut self.max_rounds, max_rounds);
+        over(&mut self.retries, retries);
+        over(&mut self.tool_output_budget, tool_output_budget);
+        over(&mut self.bash_timeout, bash_timeout);
+    }
+
+    /// The flags as a layer, validated like any other; also returns the `--api-key` value.
+    pub(crate) fn from_overrides(
+        flags: &Overrides,
+    ) -> Result<(Layer, Option<ApiKey>), ConfigError> {
+        let flag = |setting: Setting| Source::Flag(setting.flag());
+        let invalid = |setting: Setting| {
+            move |reason: String| ConfigError::InvalidValue {
+                key: setting.key().to_owned(),
+                origin: flag(setting).to_string(),
+                reason,
+            }
+        };
+        let mut layer = Layer::default();
+        if let Some(model) = &flags.model {
+            let model = check_model(model).map_err(invalid(Setting::Model))?;
+            layer.model = Some(Sourced::new(model, flag(Setting::Model)));
+        }
+        if let Some(provider) = flags.provider {
+            layer.provider = Some(Sourced::new(provider, flag(Setting::Provider)));
+        }
+        if let Some(url) = &flags.base_url {
+            let url = check_base_url(url).map_err(invalid(Setting::BaseUrl))?;
+            layer.base_url = Some(Sourced::new(url, flag(Setting::BaseUrl)));
+        }
+        if let Some(var) = &flags.api_key_env {
+            let var = check_api_key_env(var).map_err(invalid(Setting::ApiKeyEnv))?;
+            layer.api_key_env = Some(Sourced::new(var, flag(Setting::ApiKeyEnv)));
+        }
+        if let Some(value) = flags.temperature {
+            let value =
+                check_temperature(f64::from(value)).map_err(invalid(Setting::Temperature))?;
+            layer.temperature = Some(Sourced::new(value, flag(Setting::Temperature)));
+        }
+        if let Some(value) = flags.max_tokens {
+            at_least(u64::from(value), 1).map_err(invalid(Setting::MaxTokens))?;
+            layer.max_tokens = Some(Sourced::new(value, flag(Setting::MaxTokens)));
+        }
+        if let Some(value) = flags.context_window_tokens {
+            at_least(value, 1).map_err(invalid(Setting::ContextWindow))?;
+            layer.context_window = Some(Sourced::new(value, flag(Setting::ContextWindow)));
+        }
+        if let Some(value) = flags.max_rounds {
+            at_least(u64::from(value), 1).map_err(invalid(Setting::MaxRounds))?;
+            layer.max_rounds = Some(Sourced::new(value, flag(Setting::MaxRounds)));
+        }
+        if let Some(value) = flags.retries {
+            layer.retries = Some(Sourced::new(value, flag(Setting::Retries)));
+        }
+        if let Some(value) = flags.tool_output_budget_chars {
+            at_least(value as u64, 1).map_err(invalid(Setting::ToolOutputBudget))?;
+            layer.tool_output_budget = Some(Sourced::new(value, flag(Setting::ToolOutputBudget)));
+        }
+        if let Some(value) = flags.bash_default_timeout {
+            let value = check_bash_timeout(value).map_err(invalid(Setting::BashTimeout))?;
+            layer.bash_timeout = Some(Sourced::new(value, flag(Setting::BashTimeout)));
+        }
+        let key = match &flags.api_key {
+            Some(key) if key.expose().trim().is_empty() => {
+                return Err(invalid(Setting::ApiKey)("the key is empty".to_owned()));
+            }
+            other => other.clone(),
+        };
+        Ok((layer, key))
+    }
+}
+
+pub(crate) fn check_model(model: &str) -> Result<String, String> {
+    let model = model.trim();
+    if model.is_empty() {
+        return Err("the model name is empty".to_owned());
+    }
+    Ok(model.to_owned())
+}
+
+pub(crate) fn check_base_url(url: &str) -> Result<String, String> {
+    let url = url.trim();
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    match rest {
+        Some(host) if !host.is_empty() && !url.contains(char::is_whitespace) => {
+            Ok(url.trim_end_matches('/').to_owned())
+        }
+        _ => Err(format!("\"{url}\" is not an http:// or https:// URL")),
+    }
+}
+
+pub(crate) fn check_api_key_env(var: &str) -> Result<String, String> {
+    let valid = !var.is_empty()
+        && !var.starts_with(|c: char| c.is_ascii_digit())
+        && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(var.to_owned())
+    } else {
+        Err(format!(
+            "\"{var}\" is not an environment variable name (letters, digits and _)"
+        ))
+    }
+}
+
+pub(crate) fn check_temperature(value: f64) -> Result<f32, String> {
+    if value.is_finite() && (0.0..=2.0).contains(&value) {
+        Ok(value as f32)
+    } else {
+        Err(format!("{value} is outside 0 to 2"))
+    }
+}
+
+pub(crate) fn check_bash_timeout(value: Duration) -> Result<Duration, String> {
+    if value.is_zero() || value > BASH_MAX_TIMEOUT {
+        Err(format!(
+            "{} s is outside 1 to {} seconds",
+            value.as_secs_f64(),
+            BASH_MAX_TIMEOUT.as_secs()
+        ))
+    } else {
+        Ok(value)
+    }
+}
+
+pub(crate) fn at_least(value: u64, min: u64) -> Result<(), String> {
+    if value < min {
+        Err(format!("{value} is less than {min}"))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_must_be_http_and_lose_their_trailing_slash() {
+        assert_eq!(
+            check_base_url("http://127.0.0.1:11434/v1/").unwrap(),
+            "http://127.0.0.1:11434/v1"
+        );
+        assert!(
+            check_base_url("api.openai.com")
+                .unwrap_err()
+                .contains("http")
+        );
+        assert!(check_base_url("https://").is_err());
+    }
+
+    #[test]
+    fn variable_names_are_checked() {
+        assert!(check_api_key_env("MY_KEY_2").is_ok());
+        assert!(check_api_key_env("my-key").is_err());
+        assert!(check_api_key_env("2KEY").is_err());
+        assert!(check_api_key_env("").is_err());
+    }
+
+    #[test]
+    fn flags_are_validated_like_files() {
+        let flags = Overrides {
+            max_rounds: Some(0),
+            ..Overrides::default()
+        };
+        let err = Layer::from_overrides(&flags).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "invalid value for \"max_rounds\" in flag --max-rounds: 0 is less than 1"
+        );
+        let flags = Overrides {
+            temperature: Some(3.5),
+            ..Overrides::default()
+        };
+        let err = Layer::from_overrides(&flags).unwrap_err().to_string();
+        assert!(err.contains("0 to 2"), "{err}");
+        let flags = Overrides {
+            bash_default_timeout: Some(Duration::ZERO),
+            ..Overrides::default()
+        };
+        assert!(Layer::from_overrides(&flags).is_err());
+    }
+
+    #[test]
+    fn a_later_layer_wins_only_where_it_sets_something() {
+        let mut below = Layer {
+            model: Some(Sourced::new("a".to_owned(), Source::Default)),
+            retries: Some(Sourced::new(1, Source::Default)),
+            ..Layer::default()
+        };
+        let above = Layer {
+            model: Some(Sourced::new("b".to_owned(), Source::Flag("--model"))),
+            ..Layer::default()
+        };
+        below.stack(above);
+        assert_eq!(below.model.unwrap().value, "b");
+        assert_eq!(below.retries.unwrap().value, 1);
+    }
+}

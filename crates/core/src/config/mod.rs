@@ -1,0 +1,269 @@
+//! Layered configuration: built-in defaults < `$REIN_HOME/config.toml` < the project's
+//! `.rein/config.toml` < environment (with a `.env` filling gaps) < flags.
+//!
+//! Nothing here reads the process environment: the caller passes an env lookup, the
+//! directories and the flag overrides, and gets back a resolved [`Config`] that says where
+//! every setting came from. The reference for users is `docs/config.md`.
+
+mod defaults;
+mod dotenv;
+mod error;
+mod file;
+mod layer;
+mod project;
+mod resolve;
+mod setting;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use defaults::{
+    ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL,
+    BASH_DEFAULT_TIMEOUT, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, DEFAULT_CONTEXT_WINDOW_TOKENS,
+    DEFAULT_MAX_ROUNDS, DEFAULT_RETRIES, DEFAULT_TOOL_OUTPUT_BUDGET_CHARS, OPENAI_BASE_URL,
+    OPENAI_DEFAULT_MODEL, context_window_for_model,
+};
+pub use error::ConfigError;
+pub use project::{ProjectRoot, find_project_root};
+pub use setting::{Setting, Source};
+
+/// The model API rein talks to (one type for the whole of rein).
+pub use rein_llm::ProviderKind;
+
+/// An API key, kept in memory only: it is not serialisable and its `Debug` is redacted.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        ApiKey(key.into())
+    }
+
+    /// The key itself, for the request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// Settings given on the command line; `None` means the flag was not given.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// `-m/--model`.
+    pub model: Option<String>,
+    /// `--provider openai|anthropic`.
+    pub provider: Option<ProviderKind>,
+    /// `--base-url`.
+    pub base_url: Option<String>,
+    /// `--api-key`: the key itself.
+    pub api_key: Option<ApiKey>,
+    /// `--api-key-env`: the variable to read the key from.
+    pub api_key_env: Option<String>,
+    /// `--temperature`.
+    pub temperature: Option<f32>,
+    /// `--max-tokens`.
+    pub max_tokens: Option<u32>,
+    /// `--context-window`, in tokens.
+    pub context_window_tokens: Option<u64>,
+    /// `--max-rounds N`.
+    pub max_rounds: Option<u32>,
+    /// `--retries`.
+    pub retries: Option<u32>,
+    /// `--tool-output-budget`, in characters.
+    pub tool_output_budget_chars: Option<usize>,
+    /// `--bash-timeout`.
+    pub bash_default_timeout: Option<Duration>,
+}
+
+impl Overrides {
+    /// Fills in what a resumed session implies (`-r ID`, `-c`): its model, unless `-m` was
+    /// given, and with it its provider, unless `--provider` was given. A model given on the
+    /// command line keeps its own inferred provider.
+    pub fn resume_session(&mut self, model: &str, provider: ProviderKind) {
+        if self.model.is_none() {
+            self.model = Some(model.to_owned());
+            self.provider.get_or_insert(provider);
+        }
+    }
+}
+
+/// Everything [`load_config`] reads; the caller gathers it from the process.
+pub struct ConfigInputs<'a> {
+    /// rein's home (`$REIN_HOME`, default `~/.rein`; see [`default_rein_home`]).
+    pub rein_home: &'a Path,
+    /// The working directory.
+    pub cwd: &'a Path,
+    /// The user's home directory: the upper bound of the `.env` search.
+    pub home_dir: Option<&'a Path>,
+    /// Looks up an environment variable (the process environment, or a map in tests).
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// The command-line flags.
+    pub overrides: &'a Overrides,
+}
+
+impl fmt::Debug for ConfigInputs<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConfigInputs")
+            .field("rein_home", &self.rein_home)
+            .field("cwd", &self.cwd)
+            .field("home_dir", &self.home_dir)
+            .field("overrides", &self.overrides)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The resolved configuration: every setting has a value and a [`Source`].
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The model API.
+    pub provider: ProviderKind,
+    /// The model's name as the provider knows it.
+    pub model: String,
+    /// The API's base URL (OpenAI: up to `/v1`; Anthropic: without `/v1`).
+    pub base_url: String,
+    /// The API key, when one was found; a local server may need none.
+    pub api_key: Option<ApiKey>,
+    /// The variable the key is read from, when configured (otherwise the default order).
+    pub api_key_env: Option<String>,
+    /// Sampling temperature; `None` leaves it to the provider.
+    pub temperature: Option<f32>,
+    /// The output token limit; `None` leaves it to the provider.
+    pub max_tokens: Option<u32>,
+    /// The model's context window, in tokens.
+    pub context_window_tokens: u64,
+    /// The most model calls one request may take.
+    pub max_rounds: u32,
+    /// Retries of a transient API failure.
+    pub retries: u32,
+    /// Tool results above this many characters are offloaded to a file.
+    pub tool_output_budget_chars: usize,
+    /// The bash timeout when the model gives none.
+    pub bash_default_timeout: Duration,
+    /// rein's home directory.
+    pub rein_home: PathBuf,
+    /// The project root: the nearest ancestor with `.git`, else the working directory.
+    pub project_root: PathBuf,
+    /// Whether the working directory is inside a git repository.
+    pub is_git_repo: bool,
+    /// The config files that were read, in layer order.
+    pub files: Vec<PathBuf>,
+    /// The `.env` file that filled gaps in the environment, if one was found.
+    pub dotenv_file: Option<PathBuf>,
+    sources: BTreeMap<Setting, Source>,
+}
+
+impl Config {
+    /// The API key, when one was found.
+    pub fn api_key(&self) -> Option<&str> {
+        self.api_key.as_ref().map(ApiKey::expose)
+    }
+
+    /// Where a setting's value came from.
+    pub fn source(&self, setting: Setting) -> &Source {
+        self.sources.get(&setting).unwrap_or(&Source::Default)
+    }
+
+    /// The variables searched for the API key, in order (for a "no API key" message).
+    pub fn api_key_variables(&self) -> Vec<String> {
+        resolve::key_variables(self.provider, self.api_key_env.as_deref())
+    }
+
+    /// Where session files live.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.rein_home.join("sessions")
+    }
+}
+
+/// Loads and resolves the configuration; see the module documentation for the layers.
+pub fn load_config(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
+    resolve::load(inputs)
+}
+
+/// rein's home: `$REIN_HOME` (a leading `~/` means the home directory), else `~/.rein`;
+/// `None` when neither is known.
+pub fn default_rein_home(
+    env: &dyn Fn(&str) -> Option<String>,
+    home_dir: Option<&Path>,
+) -> Option<PathBuf> {
+    match env("REIN_HOME").filter(|value| !value.is_empty()) {
+        Some(value) => Some(expand_tilde(&value, home_dir)),
+        None => home_dir.map(|home| home.join(".rein")),
+    }
+}
+
+/// Replaces a leading `~` or `~/` with the home directory, when it is known.
+fn expand_tilde(value: &str, home_dir: Option<&Path>) -> PathBuf {
+    match (value.strip_prefix('~'), home_dir) {
+        (Some(""), Some(home)) => home.to_path_buf(),
+        (Some(rest), Some(home)) if rest.starts_with('/') => {
+            home.join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rein_home_prefers_the_variable_and_expands_tilde() {
+        let home = Path::new("/home/ann");
+        let set = |name: &str| (name == "REIN_HOME").then(|| "~/custom".to_owned());
+        assert_eq!(
+            default_rein_home(&set, Some(home)),
+            Some(PathBuf::from("/home/ann/custom"))
+        );
+        let unset = |_: &str| None;
+        assert_eq!(
+            default_rein_home(&unset, Some(home)),
+            Some(PathBuf::from("/home/ann/.rein"))
+        );
+        assert_eq!(default_rein_home(&unset, None), None);
+    }
+
+    #[test]
+    fn provider_names_parse_and_bad_ones_are_explained() {
+        assert_eq!(
+            "Anthropic".parse::<ProviderKind>(),
+            Ok(ProviderKind::Anthropic)
+        );
+        assert_eq!("openai".parse::<ProviderKind>(), Ok(ProviderKind::OpenAi));
+        let err = "gemini".parse::<ProviderKind>().unwrap_err().to_string();
+        assert!(
+            err.contains("\"gemini\"") && err.contains("openai"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn api_key_debug_is_redacted() {
+        let key = ApiKey::new("sk-secret-123");
+        assert_eq!(format!("{key:?}"), "ApiKey(<redacted>)");
+        assert_eq!(key.expose(), "sk-secret-123");
+    }
+
+    #[test]
+    fn resuming_takes_the_sessions_model_unless_one_was_given() {
+        let mut none = Overrides::default();
+        none.resume_session("claude-sonnet-4-5", ProviderKind::Anthropic);
+        assert_eq!(none.model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(none.provider, Some(ProviderKind::Anthropic));
+
+        let mut given = Overrides {
+            model: Some("gpt-4o".into()),
+            ..Overrides::default()
+        };
+        given.resume_session("claude-sonnet-4-5", ProviderKind::Anthropic);
+        assert_eq!(given.model.as_deref(), Some("gpt-4o"));
+        assert_eq!(given.provider, None);
+    }
+}

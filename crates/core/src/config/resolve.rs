@@ -1,0 +1,328 @@
+//! Stacking the layers and filling what none of them set: the provider, the key, the base
+//! URL and the model are inferred from each other and from which API keys are present.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::defaults::{
+    ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL,
+    BASH_DEFAULT_TIMEOUT, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, DEFAULT_MAX_ROUNDS,
+    DEFAULT_RETRIES, DEFAULT_TOOL_OUTPUT_BUDGET_CHARS, OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL,
+    context_window_for_model,
+};
+use super::dotenv::Env;
+use super::file::read_layer;
+use super::layer::{Layer, Sourced, check_base_url, check_model};
+use super::{
+    ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Setting, Source, find_project_root,
+};
+
+const REIN_API_KEY: &str = "REIN_API_KEY";
+const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
+const DEEPSEEK_API_KEY: &str = "DEEPSEEK_API_KEY";
+const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
+const ANTHROPIC_KEY_PREFIX: &str = "sk-ant-";
+
+/// Reads every layer and resolves the result.
+pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
+    let project = find_project_root(inputs.cwd);
+    let env = Env::load(inputs.env, inputs.cwd, inputs.home_dir, &project.dir)?;
+    let (files, from_files) = read_files(inputs.rein_home, &project.dir)?;
+    let from_env = env_layer(&env)?;
+    let (from_flags, flag_key) = Layer::from_overrides(inputs.overrides)?;
+
+    // OPENAI_BASE_URL sits in the environment layer but only applies to OpenAI, which is
+    // not known until everything else is stacked; keep the layers' URLs apart until then.
+    let base_urls = BaseUrls {
+        above_files: from_flags
+            .base_url
+            .clone()
+            .or_else(|| from_env.base_url.clone()),
+        from_files: from_files.base_url.clone(),
+    };
+    let mut stacked = from_files;
+    stacked.stack(from_env);
+    stacked.stack(from_flags);
+    let endpoint = resolve_endpoint(&stacked, base_urls, flag_key, &env)?;
+
+    let max_tokens = stacked
+        .max_tokens
+        .or_else(|| match endpoint.provider.value {
+            ProviderKind::Anthropic => {
+                Some(Sourced::new(ANTHROPIC_DEFAULT_MAX_TOKENS, Source::Default))
+            }
+            ProviderKind::OpenAi => None,
+        });
+    let context_window = or_default(
+        stacked.context_window,
+        context_window_for_model(&endpoint.model.value),
+    );
+    let max_rounds = or_default(stacked.max_rounds, DEFAULT_MAX_ROUNDS);
+    let retries = or_default(stacked.retries, DEFAULT_RETRIES);
+    let budget = or_default(stacked.tool_output_budget, DEFAULT_TOOL_OUTPUT_BUDGET_CHARS);
+    let bash_timeout = or_default(stacked.bash_timeout, BASH_DEFAULT_TIMEOUT);
+
+    let source = |value: Option<&Source>| value.cloned().unwrap_or(Source::Default);
+    let sources = BTreeMap::from([
+        (Setting::Provider, endpoint.provider.source.clone()),
+        (Setting::Model, endpoint.model.source.clone()),
+        (Setting::BaseUrl, endpoint.base_url.source.clone()),
+        (
+            Setting::ApiKey,
+            source(endpoint.key.as_ref().map(|(_, s)| s)),
+        ),
+        (
+            Setting::ApiKeyEnv,
+            source(stacked.api_key_env.as_ref().map(|s| &s.source)),
+        ),
+        (
+            Setting::Temperature,
+            source(stacked.temperature.as_ref().map(|s| &s.source)),
+        ),
+        (
+            Setting::MaxTokens,
+            source(max_tokens.as_ref().map(|s| &s.source)),
+        ),
+        (Setting::ContextWindow, context_window.source),
+        (Setting::MaxRounds, max_rounds.source),
+        (Setting::Retries, retries.source),
+        (Setting::ToolOutputBudget, budget.source),
+        (Setting::BashTimeout, bash_timeout.source),
+    ]);
+
+    Ok(Config {
+        provider: endpoint.provider.value,
+        model: endpoint.model.value,
+        base_url: endpoint.base_url.value,
+        api_key: endpoint.key.map(|(key, _)| key),
+        api_key_env: stacked.api_key_env.map(|s| s.value),
+        temperature: stacked.temperature.map(|s| s.value),
+        max_tokens: max_tokens.map(|s| s.value),
+        context_window_tokens: context_window.value,
+        max_rounds: max_rounds.value,
+        retries: retries.value,
+        tool_output_budget_chars: budget.value,
+        bash_default_timeout: bash_timeout.value,
+        rein_home: inputs.rein_home.to_path_buf(),
+        project_root: project.dir,
+        is_git_repo: project.is_git_repo,
+        files,
+        dotenv_file: env.dotenv_file().map(Into::into),
+        sources,
+    })
+}
+
+fn or_default<T>(value: Option<Sourced<T>>, default: T) -> Sourced<T> {
+    value.unwrap_or_else(|| Sourced::new(default, Source::Default))
+}
+
+/// The user's and the project's config files (the ones that exist) and their stacked layer.
+fn read_files(rein_home: &Path, project_root: &Path) -> Result<(Vec<PathBuf>, Layer), ConfigError> {
+    let mut files = Vec::new();
+    let mut layer = Layer::default();
+    let user = rein_home.join("config.toml");
+    if let Some(found) = read_layer(&user, Source::UserFile(user.clone()))? {
+        layer.stack(found);
+        files.push(user.clone());
+    }
+    let project = project_root.join(".rein").join("config.toml");
+    // With REIN_HOME at the project's `.rein`, the two layers are one file.
+    if project != user
+        && let Some(found) = read_layer(&project, Source::ProjectFile(project.clone()))?
+    {
+        layer.stack(found);
+        files.push(project);
+    }
+    Ok((files, layer))
+}
+
+/// Base URLs set explicitly, before `OPENAI_BASE_URL` is placed between them.
+struct BaseUrls {
+    /// From `--base-url` or `REIN_BASE_URL`.
+    above_files: Option<Sourced<String>>,
+    /// From the config files.
+    from_files: Option<Sourced<String>>,
+}
+
+/// Where requests go, as who, to which model.
+struct Endpoint {
+    provider: Sourced<ProviderKind>,
+    model: Sourced<String>,
+    base_url: Sourced<String>,
+    key: Option<(ApiKey, Source)>,
+}
+
+fn resolve_endpoint(
+    stacked: &Layer,
+    base_urls: BaseUrls,
+    flag_key: Option<ApiKey>,
+    env: &Env<'_>,
+) -> Result<Endpoint, ConfigError> {
+    let provider = match &stacked.provider {
+        Some(provider) => provider.clone(),
+        None => Sourced::new(
+            infer_provider(stacked, flag_key.as_ref(), env),
+            Source::Default,
+        ),
+    };
+    let key = find_key(provider.value, stacked.api_key_env.as_ref(), flag_key, env);
+    let openai_base_url = match provider.value {
+        ProviderKind::OpenAi => env_base_url(env, OPENAI_BASE_URL_VAR)?,
+        ProviderKind::Anthropic => None,
+    };
+    let explicit_base_url = base_urls
+        .above_files
+        .or(openai_base_url)
+        .or(base_urls.from_files);
+    let key_from_deepseek_var = key.as_ref().is_some_and(|(_, source)| {
+        matches!(source, Source::Env(var) | Source::DotEnv { var, .. } if var == DEEPSEEK_API_KEY)
+    });
+    let deepseek = provider.value == ProviderKind::OpenAi
+        && match &explicit_base_url {
+            Some(url) => on_domain(&url.value, "deepseek.com"),
+            None => key_from_deepseek_var,
+        };
+    let (default_url, default_model) = match provider.value {
+        ProviderKind::Anthropic => (ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MODEL),
+        ProviderKind::OpenAi if deepseek => (DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL),
+        ProviderKind::OpenAi => (OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL),
+    };
+    Ok(Endpoint {
+        base_url: or_default(explicit_base_url, default_url.to_owned()),
+        model: or_default(stacked.model.clone(), default_model.to_owned()),
+        provider,
+        key,
+    })
+}
+
+const OPENAI_BASE_URL_VAR: &str = "OPENAI_BASE_URL";
+
+/// `REIN_MODEL`, `REIN_PROVIDER` and `REIN_BASE_URL`.
+fn env_layer(env: &Env<'_>) -> Result<Layer, ConfigError> {
+    let mut layer = Layer::default();
+    if let Some(model) = env.get("REIN_MODEL") {
+        let value = check_model(&model.value).map_err(|reason| invalid(&model, reason))?;
+        layer.model = Some(Sourced::new(value, model.source));
+    }
+    if let Some(provider) = env.get("REIN_PROVIDER") {
+        let value = provider
+            .value
+            .parse()
+            .map_err(|e: rein_llm::UnknownProvider| invalid(&provider, e.to_string()))?;
+        layer.provider = Some(Sourced::new(value, provider.source));
+    }
+    layer.base_url = env_base_url(env, "REIN_BASE_URL")?;
+    Ok(layer)
+}
+
+fn env_base_url(env: &Env<'_>, var: &str) -> Result<Option<Sourced<String>>, ConfigError> {
+    let Some(url) = env.get(var) else {
+        return Ok(None);
+    };
+    let value = check_base_url(&url.value).map_err(|reason| invalid(&url, reason))?;
+    Ok(Some(Sourced::new(value, url.source)))
+}
+
+fn invalid(value: &Sourced<String>, reason: String) -> ConfigError {
+    let key = match &value.source {
+        Source::Env(var) | Source::DotEnv { var, .. } => var.clone(),
+        other => other.to_string(),
+    };
+    ConfigError::InvalidValue {
+        key,
+        origin: value.source.to_string(),
+        reason,
+    }
+}
+
+/// Which API to use when no layer names one; documented in `docs/config.md`.
+fn infer_provider(layers: &Layer, flag_key: Option<&ApiKey>, env: &Env<'_>) -> ProviderKind {
+    let anthropic_if = |yes: bool| {
+        if yes {
+            ProviderKind::Anthropic
+        } else {
+            ProviderKind::OpenAi
+        }
+    };
+    if layers.base_url.is_some() || layers.model.is_some() {
+        let model = layers.model.as_ref().map_or("", |m| m.value.as_str());
+        return rein_llm::infer_provider(model, layers.base_url.as_ref().map(|u| u.value.as_str()));
+    }
+    if let Some(var) = &layers.api_key_env {
+        return anthropic_if(var.value == ANTHROPIC_API_KEY);
+    }
+    let generic_key = flag_key
+        .map(|key| key.expose().to_owned())
+        .or_else(|| env.get(REIN_API_KEY).map(|k| k.value));
+    if let Some(key) = generic_key {
+        return anthropic_if(key.starts_with(ANTHROPIC_KEY_PREFIX));
+    }
+    let openai_hint = [OPENAI_API_KEY, DEEPSEEK_API_KEY, OPENAI_BASE_URL_VAR];
+    if openai_hint.iter().any(|var| env.get(var).is_some()) {
+        return ProviderKind::OpenAi;
+    }
+    anthropic_if(env.get(ANTHROPIC_API_KEY).is_some())
+}
+
+/// The variables the key is read from, in order.
+pub(crate) fn key_variables(provider: ProviderKind, api_key_env: Option<&str>) -> Vec<String> {
+    let order: &[&str] = match (api_key_env, provider) {
+        (Some(var), _) => return vec![var.to_owned()],
+        (None, ProviderKind::OpenAi) => &[REIN_API_KEY, OPENAI_API_KEY, DEEPSEEK_API_KEY],
+        (None, ProviderKind::Anthropic) => &[REIN_API_KEY, ANTHROPIC_API_KEY],
+    };
+    order.iter().map(|var| (*var).to_owned()).collect()
+}
+
+fn find_key(
+    provider: ProviderKind,
+    api_key_env: Option<&Sourced<String>>,
+    flag_key: Option<ApiKey>,
+    env: &Env<'_>,
+) -> Option<(ApiKey, Source)> {
+    if let Some(key) = flag_key {
+        return Some((key, Source::Flag(Setting::ApiKey.flag())));
+    }
+    key_variables(provider, api_key_env.map(|var| var.value.as_str()))
+        .iter()
+        .find_map(|var| env.get(var))
+        .map(|found| (ApiKey::new(found.value.trim()), found.source))
+}
+
+/// Whether the URL's host is `domain` or one of its subdomains.
+fn on_domain(url: &str, domain: &str) -> bool {
+    let host = host(url);
+    host == domain
+        || host
+            .strip_suffix(domain)
+            .is_some_and(|sub| sub.ends_with('.'))
+}
+
+/// The host of an http(s) URL, lowercased.
+fn host(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit('@').next().unwrap_or(authority);
+    host_port
+        .split(':')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_extracted() {
+        assert_eq!(host("https://API.Anthropic.com/v1"), "api.anthropic.com");
+        assert_eq!(host("http://user:pw@127.0.0.1:8080/v1"), "127.0.0.1");
+        assert!(on_domain("https://api.anthropic.com", "anthropic.com"));
+        assert!(!on_domain(
+            "https://anthropic.com.evil.test/v1",
+            "anthropic.com"
+        ));
+        assert!(!on_domain("https://notanthropic.com/v1", "anthropic.com"));
+    }
+}

@@ -1,0 +1,142 @@
+//! The settings rein knows, and where a value can come from.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// One configurable setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Setting {
+    /// `model`.
+    Model,
+    /// `provider`.
+    Provider,
+    /// `base_url`.
+    BaseUrl,
+    /// The API key itself (flag or environment only, never a file).
+    ApiKey,
+    /// `api_key_env`.
+    ApiKeyEnv,
+    /// `temperature`.
+    Temperature,
+    /// `max_tokens`.
+    MaxTokens,
+    /// `context_window`.
+    ContextWindow,
+    /// `max_rounds`.
+    MaxRounds,
+    /// `retries`.
+    Retries,
+    /// `tool_output_budget_chars`.
+    ToolOutputBudget,
+    /// `bash_timeout_secs`.
+    BashTimeout,
+}
+
+impl Setting {
+    /// Every setting that may appear in a config file.
+    pub const FILE_KEYS: [Setting; 11] = [
+        Setting::Model,
+        Setting::Provider,
+        Setting::BaseUrl,
+        Setting::ApiKeyEnv,
+        Setting::Temperature,
+        Setting::MaxTokens,
+        Setting::ContextWindow,
+        Setting::MaxRounds,
+        Setting::Retries,
+        Setting::ToolOutputBudget,
+        Setting::BashTimeout,
+    ];
+
+    /// The key in a config file (`api_key` for the key, which files may not hold).
+    pub fn key(self) -> &'static str {
+        match self {
+            Setting::Model => "model",
+            Setting::Provider => "provider",
+            Setting::BaseUrl => "base_url",
+            Setting::ApiKey => "api_key",
+            Setting::ApiKeyEnv => "api_key_env",
+            Setting::Temperature => "temperature",
+            Setting::MaxTokens => "max_tokens",
+            Setting::ContextWindow => "context_window",
+            Setting::MaxRounds => "max_rounds",
+            Setting::Retries => "retries",
+            Setting::ToolOutputBudget => "tool_output_budget_chars",
+            Setting::BashTimeout => "bash_timeout_secs",
+        }
+    }
+
+    /// The command-line flag that sets it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Setting::Model => "--model",
+            Setting::Provider => "--provider",
+            Setting::BaseUrl => "--base-url",
+            Setting::ApiKey => "--api-key",
+            Setting::ApiKeyEnv => "--api-key-env",
+            Setting::Temperature => "--temperature",
+            Setting::MaxTokens => "--max-tokens",
+            Setting::ContextWindow => "--context-window",
+            Setting::MaxRounds => "--max-rounds",
+            Setting::Retries => "--retries",
+            Setting::ToolOutputBudget => "--tool-output-budget",
+            Setting::BashTimeout => "--bash-timeout",
+        }
+    }
+
+    /// The setting a config-file key names.
+    pub fn from_file_key(key: &str) -> Option<Setting> {
+        Setting::FILE_KEYS
+            .into_iter()
+            .find(|setting| setting.key() == key)
+    }
+}
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// rein's built-in default, or inferred from other settings.
+    Default,
+    /// `$REIN_HOME/config.toml`.
+    UserFile(PathBuf),
+    /// The project's `.rein/config.toml`.
+    ProjectFile(PathBuf),
+    /// An environment variable.
+    Env(String),
+    /// A variable from a `.env` file.
+    DotEnv {
+        /// The variable.
+        var: String,
+        /// The file.
+        file: PathBuf,
+    },
+    /// A command-line flag.
+    Flag(&'static str),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("built-in default"),
+            Source::UserFile(path) | Source::ProjectFile(path) => {
+                write!(f, "{}", path.display())
+            }
+            Source::Env(var) => write!(f, "environment variable {var}"),
+            Source::DotEnv { var, file } => write!(f, "{var} in {}", file.display()),
+            Source::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_key_round_trips() {
+        for setting in Setting::FILE_KEYS {
+            assert_eq!(Setting::from_file_key(setting.key()), Some(setting));
+        }
+        assert_eq!(Setting::from_file_key("api_key"), None);
+    }
+}

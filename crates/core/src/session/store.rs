@@ -1,0 +1,373 @@
+//! The session directory: creating, finding, loading and resuming sessions.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use rein_llm::{Message, Part, Role, Usage};
+
+use super::SessionError;
+use super::id::{SESSION_FILE_EXTENSION, SessionId};
+use super::record::{
+    Line, LineRef, LoadWarning, Parsed, SESSION_FORMAT_VERSION, SessionEvent, SessionHeader,
+    parse_line,
+};
+use super::repair::{Entry, RecordedEvent, repair};
+use super::time::UtcTime;
+use super::writer::{Session, lock};
+use crate::config::ProviderKind;
+
+/// The longest header line read when scanning; a longer first line is not a header.
+const MAX_HEADER_BYTES: u64 = 64 * 1024;
+/// How many fresh ids to try if one is taken (it never should be).
+const CREATE_ATTEMPTS: usize = 16;
+
+/// The sessions under `$REIN_HOME/sessions/`.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    dir: PathBuf,
+}
+
+/// What a new session records in its header.
+#[derive(Debug, Clone, Copy)]
+pub struct NewSession<'a> {
+    /// The model.
+    pub model: &'a str,
+    /// The provider.
+    pub provider: ProviderKind,
+    /// The working directory, as `-c` will later compare it.
+    pub cwd: &'a Path,
+}
+
+/// A session's history as loaded, after repair.
+#[derive(Debug, Clone)]
+pub struct LoadedSession {
+    /// The header.
+    pub header: SessionHeader,
+    /// The messages, valid to send: every tool call has exactly one result right after it.
+    pub messages: Vec<Message>,
+    /// The events, in order.
+    pub events: Vec<RecordedEvent>,
+    /// What loading had to work around, for the caller to show.
+    pub warnings: Vec<LoadWarning>,
+}
+
+impl LoadedSession {
+    /// The model last used: that of the last recorded model call, else the header's. This
+    /// is the model `-r`/`-c` resume with.
+    pub fn model(&self) -> &str {
+        self.events
+            .iter()
+            .rev()
+            .find_map(|recorded| match &recorded.event {
+                SessionEvent::Usage { model, .. } => Some(model.as_str()),
+                SessionEvent::TurnFinished { .. } => None,
+            })
+            .unwrap_or(&self.header.model)
+    }
+
+    /// The tokens used by every model call recorded in the session.
+    pub fn total_usage(&self) -> Usage {
+        let mut total = Usage::default();
+        for recorded in &self.events {
+            match &recorded.event {
+                SessionEvent::Usage { usage, .. } => total += *usage,
+                SessionEvent::TurnFinished { .. } => {}
+            }
+        }
+        total
+    }
+}
+
+/// A session found by [`SessionStore::list`] or [`SessionStore::newest_for_cwd`].
+#[derive(Debug, Clone)]
+pub struct SessionSummary {
+    /// The header.
+    pub header: SessionHeader,
+    /// The file.
+    pub path: PathBuf,
+    /// When the file was last written.
+    pub modified: SystemTime,
+}
+
+impl SessionStore {
+    /// The store of `rein_home` (sessions live in its `sessions` directory).
+    pub fn new(rein_home: impl Into<PathBuf>) -> Self {
+        SessionStore {
+            dir: rein_home.into().join("sessions"),
+        }
+    }
+
+    /// Where the session files are.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Starts a session: a new id, its file created and locked, the header written.
+    pub fn create(&self, new: NewSession<'_>) -> Result<Session, SessionError> {
+        create_private_dir(&self.dir).map_err(|source| self.io_error(&self.dir, source))?;
+        let now = SystemTime::now();
+        let mut attempts = 0;
+        let (id, path, file) = loop {
+            let id = SessionId::generate(now);
+            let path = self.dir.join(id.file_name());
+            match create_private_file(&path) {
+                Ok(file) => break (id, path, file),
+                Err(err)
+                    if err.kind() == io::ErrorKind::AlreadyExists && attempts < CREATE_ATTEMPTS =>
+                {
+                    attempts += 1;
+                }
+                Err(source) => return Err(self.io_error(&path, source)),
+            }
+        };
+        lock(&file, id.as_str(), &path)?;
+        let header = SessionHeader {
+            format: SESSION_FORMAT_VERSION,
+            id: id.as_str().to_owned(),
+            model: new.model.to_owned(),
+            provider: new.provider,
+            cwd: new.cwd.to_path_buf(),
+            created: UtcTime::from_system(now).rfc3339(),
+            rein_version: env!("CARGO_PKG_VERSION").to_owned(),
+        };
+        let mut session = Session::new(file, path.clone(), header.clone());
+        if let Err(err) = session.append(&LineRef::Header(&header)) {
+            // A file without a header is no session; do not leave it behind.
+            drop(session);
+            let _ = fs::remove_file(&path);
+            return Err(err);
+        }
+        Ok(session)
+    }
+
+    /// Resumes a session: locks it, loads and repairs its history, and records the repair in
+    /// the file (a cut-off last line is removed, interrupted tool calls get their results
+    /// appended), so the file itself is valid from now on.
+    pub fn open(&self, id: &str) -> Result<(Session, LoadedSession), SessionError> {
+        let (id, path) = self.existing(id)?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| self.not_found_or(&id, &path, source))?;
+        lock(&file, id.as_str(), &path)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|source| self.io_error(&path, source))?;
+        let (loaded, complete_len, synthetic) = parse_file(&bytes, &path)?;
+        if complete_len < bytes.len() {
+            file.set_len(complete_len as u64)
+                .map_err(|source| self.io_error(&path, source))?;
+        }
+        let mut session = Session::new(file, path, loaded.header.clone());
+        if !synthetic.is_empty() {
+            let parts = synthetic.into_iter().map(Part::ToolResult).collect();
+            session.append_message(&Message {
+                role: Role::Tool,
+                parts,
+            })?;
+        }
+        Ok((session, loaded))
+    }
+
+    /// Reads a session without locking or changing it (to show it, for example).
+    pub fn load(&self, id: &str) -> Result<LoadedSession, SessionError> {
+        let (id, path) = self.existing(id)?;
+        let bytes = fs::read(&path).map_err(|source| self.not_found_or(&id, &path, source))?;
+        parse_file(&bytes, &path).map(|(loaded, _, _)| loaded)
+    }
+
+    /// Every session whose header can be read, most recently written first.
+    pub fn list(&self) -> Result<Vec<SessionSummary>, SessionError> {
+        let mut sessions: Vec<SessionSummary> = self
+            .files_newest_first()?
+            .into_iter()
+            .filter_map(|(path, modified)| {
+                read_header(&path).map(|header| SessionSummary {
+                    header,
+                    path,
+                    modified,
+                })
+            })
+            .collect();
+        sessions.sort_by(|a, b| {
+            b.modified
+                .cmp(&a.modified)
+                .then_with(|| b.header.id.cmp(&a.header.id))
+        });
+        Ok(sessions)
+    }
+
+    /// The most recently written session of `cwd` (for `-c`). Reads only first lines, in
+    /// order of modification, stopping at the first match.
+    pub fn newest_for_cwd(&self, cwd: &Path) -> Result<Option<SessionSummary>, SessionError> {
+        for (path, modified) in self.files_newest_first()? {
+            if let Some(header) = read_header(&path)
+                && header.cwd == cwd
+            {
+                return Ok(Some(SessionSummary {
+                    header,
+                    path,
+                    modified,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Session files and their modification times, newest first (ties: larger name first).
+    fn files_newest_first(&self) -> Result<Vec<(PathBuf, SystemTime)>, SessionError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(self.io_error(&self.dir, source)),
+        };
+        let mut files: Vec<(PathBuf, SystemTime)> = entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let path = entry.path();
+                let is_session = path
+                    .extension()
+                    .is_some_and(|ext| ext == SESSION_FILE_EXTENSION);
+                let metadata = entry
+                    .metadata()
+                    .ok()
+                    .filter(|m| m.is_file() && is_session)?;
+                Some((path, metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
+            })
+            .collect();
+        files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+        Ok(files)
+    }
+
+    /// The checked id and its file, which must exist.
+    fn existing(&self, id: &str) -> Result<(SessionId, PathBuf), SessionError> {
+        let id = SessionId::parse(id)?;
+        let path = self.dir.join(id.file_name());
+        if !path.is_file() {
+            return Err(SessionError::NotFound {
+                id: id.to_string(),
+                dir: self.dir.clone(),
+            });
+        }
+        Ok((id, path))
+    }
+
+    fn not_found_or(&self, id: &SessionId, path: &Path, source: io::Error) -> SessionError {
+        if source.kind() == io::ErrorKind::NotFound {
+            SessionError::NotFound {
+                id: id.to_string(),
+                dir: self.dir.clone(),
+            }
+        } else {
+            self.io_error(path, source)
+        }
+    }
+
+    fn io_error(&self, path: &Path, source: io::Error) -> SessionError {
+        SessionError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Parses a whole file: the loaded session, the length of its complete lines, and the
+/// synthetic tool results the repair added.
+fn parse_file(
+    bytes: &[u8],
+    path: &Path,
+) -> Result<(LoadedSession, usize, Vec<rein_llm::ToolResult>), SessionError> {
+    let corrupt = |reason: String| SessionError::Corrupt {
+        path: path.to_path_buf(),
+        reason,
+    };
+    // Only lines ending in a newline are complete: rein writes each with its newline at once.
+    let complete_len = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |last| last + 1);
+    if complete_len == 0 {
+        return Err(corrupt("the header line is incomplete".to_owned()));
+    }
+    let mut lines = bytes[..complete_len]
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l));
+    let mut warnings = Vec::new();
+
+    let header = match lines.next().map(|(number, line)| parse_line(line, number)) {
+        Some(Parsed::Line(Line::Header(header))) => header,
+        Some(Parsed::Line(_)) => return Err(corrupt("the first line is not a header".to_owned())),
+        Some(Parsed::Skipped(warning)) => return Err(corrupt(warning.to_string())),
+        None => return Err(corrupt("the file is empty".to_owned())),
+    };
+    let mut entries = Vec::new();
+    let mut line_count = 1;
+    for (number, line) in lines {
+        line_count = number;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match parse_line(line, number) {
+            Parsed::Line(Line::Message(message)) => entries.push(Entry::Message {
+                line: number,
+                message,
+            }),
+            Parsed::Line(Line::Event(event)) => entries.push(Entry::Event(event)),
+            Parsed::Line(Line::Header(_)) => warnings.push(LoadWarning::MalformedLine {
+                line: number,
+                reason: "a second header".to_owned(),
+            }),
+            Parsed::Skipped(warning) => warnings.push(warning),
+        }
+    }
+    if complete_len < bytes.len() {
+        // `split` yields an empty piece after the final newline: the cut line is that one.
+        warnings.push(LoadWarning::TruncatedLastLine { line: line_count });
+    }
+    let repaired = repair(entries);
+    warnings.extend(repaired.warnings);
+    let loaded = LoadedSession {
+        header,
+        messages: repaired.messages,
+        events: repaired.events,
+        warnings,
+    };
+    Ok((loaded, complete_len, repaired.synthetic))
+}
+
+/// The header of a session file, or `None` if it has none this rein can read.
+fn read_header(path: &Path) -> Option<SessionHeader> {
+    let file = File::open(path).ok()?;
+    let mut reader = BufReader::with_capacity(4096, file.take(MAX_HEADER_BYTES));
+    let mut line = Vec::new();
+    reader.read_until(b'\n', &mut line).ok()?;
+    if line.pop() != Some(b'\n') {
+        return None;
+    }
+    match parse_line(&line, 1) {
+        Parsed::Line(Line::Header(header)) => Some(header),
+        Parsed::Line(Line::Message(_) | Line::Event(_)) | Parsed::Skipped(_) => None,
+    }
+}
+
+/// Creates the directory readable by its owner only: sessions hold whole conversations.
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Creates a new file (never an existing one) readable by its owner only, for appending.
+fn create_private_file(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.append(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}

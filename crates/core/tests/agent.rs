@@ -1,0 +1,528 @@
+//! The agent loop against the mock model server, with real tools in a temp directory.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rein_core::agent::{Agent, AgentEvent, AgentParts, AgentSettings, TurnStop};
+use rein_llm::{Message, Part, ProviderConfig, ProviderKind, RetryPolicy, Role, build_provider};
+use rein_testkit::{MockServer, MockToolCall, Reply, Script, Turn};
+use rein_tools::{
+    Tool, ToolConfig, ToolContext, ToolError, ToolKind, ToolOutput, ToolRegistry, async_trait,
+};
+use serde_json::Value;
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
+
+/// A read-only tool that sleeps, recording when each call ran.
+#[derive(Default)]
+struct SlowLook {
+    spans: Arc<Mutex<Vec<(String, Instant, Instant)>>>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct SlowLookArgs {
+    label: String,
+    millis: u64,
+}
+
+#[async_trait]
+impl Tool for SlowLook {
+    type Args = SlowLookArgs;
+    fn name(&self) -> &'static str {
+        "slow_look"
+    }
+    fn description(&self) -> &'static str {
+        "Looks slowly."
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::ReadOnly
+    }
+    async fn run(&self, args: SlowLookArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let start = Instant::now();
+        tokio::time::sleep(Duration::from_millis(args.millis)).await;
+        self.spans
+            .lock()
+            .unwrap()
+            .push((args.label.clone(), start, Instant::now()));
+        Ok(ToolOutput::success(format!("looked at {}", args.label)))
+    }
+}
+
+struct Fixture {
+    dir: TempDir,
+    events: Arc<Mutex<Vec<AgentEvent>>>,
+    spans: Arc<Mutex<Vec<(String, Instant, Instant)>>>,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        Fixture {
+            dir: TempDir::new().unwrap(),
+            events: Arc::default(),
+            spans: Arc::default(),
+        }
+    }
+
+    fn agent(&self, server: &MockServer, max_rounds: u32) -> Agent {
+        let mut config = ProviderConfig::new(ProviderKind::OpenAi);
+        config.base_url = Some(server.openai_base_url());
+        config.api_key = Some("test-key".into());
+        config.retry = RetryPolicy {
+            base_delay: Duration::from_millis(5),
+            ..RetryPolicy::default()
+        };
+        let mut registry = ToolRegistry::builtin();
+        registry.register(rein_tools::bash::BashTool);
+        registry.register(SlowLook {
+            spans: Arc::clone(&self.spans),
+        });
+        let workspace = self.dir.path().canonicalize().unwrap();
+        let offload = workspace.join(".offload");
+        Agent::new(AgentParts {
+            provider: build_provider(&config).unwrap(),
+            registry: Arc::new(registry),
+            tool_ctx: ToolContext::new(ToolConfig::new(workspace, offload)),
+            system_prompt: "You are a test.".into(),
+            settings: AgentSettings {
+                model: "gpt-4o".into(),
+                temperature: None,
+                max_tokens: None,
+                max_rounds,
+            },
+            history: Vec::new(),
+            transcript: None,
+        })
+    }
+
+    async fn run(
+        &self,
+        agent: &mut Agent,
+        input: &str,
+        cancel: CancellationToken,
+    ) -> rein_core::agent::TurnOutcome {
+        let events = Arc::clone(&self.events);
+        let sink = move |e: AgentEvent| events.lock().unwrap().push(e);
+        agent.run_turn(input, &sink, cancel).await
+    }
+
+    fn events(&self) -> Vec<AgentEvent> {
+        self.events.lock().unwrap().clone()
+    }
+}
+
+fn call(id: &str, name: &str, args: Value) -> MockToolCall {
+    MockToolCall::new(id, name, args.to_string()).split_every(7)
+}
+
+/// Every tool call in the history is answered exactly once, right after it.
+fn assert_history_valid(history: &[Message]) {
+    for (i, message) in history.iter().enumerate() {
+        let calls: Vec<&str> = message
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::ToolCall(c) => Some(c.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        if calls.is_empty() {
+            continue;
+        }
+        let next = history
+            .get(i + 1)
+            .expect("tool calls without a results message");
+        assert_eq!(next.role, Role::Tool);
+        let answered: Vec<&str> = next
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::ToolResult(r) => Some(r.call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(answered, calls, "each call answered once, in call order");
+    }
+    for message in history {
+        assert!(
+            !message.parts.is_empty(),
+            "an empty message was kept: {history:#?}"
+        );
+    }
+}
+
+fn tool_results(history: &[Message]) -> Vec<(String, bool)> {
+    history
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            Part::ToolResult(r) => Some((r.content.clone(), r.is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn read_only_calls_run_together_and_answer_in_call_order() {
+    let fx = Fixture::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(
+                Turn::new()
+                    .tool_call(call(
+                        "c1",
+                        "slow_look",
+                        serde_json::json!({"label": "one", "millis": 400}),
+                    ))
+                    .tool_call(call(
+                        "c2",
+                        "slow_look",
+                        serde_json::json!({"label": "two", "millis": 50}),
+                    ))
+                    .tool_call(call(
+                        "c3",
+                        "slow_look",
+                        serde_json::json!({"label": "three", "millis": 200}),
+                    )),
+            )
+            .reply(Turn::text("done")),
+    );
+    let mut agent = fx.agent(&server, 10);
+    let outcome = fx.run(&mut agent, "look", CancellationToken::new()).await;
+    assert_eq!(outcome.stop, TurnStop::EndTurn);
+    assert_eq!(outcome.text, "done");
+    assert_eq!(outcome.rounds, 2);
+
+    let spans = fx.spans.lock().unwrap().clone();
+    assert_eq!(spans.len(), 3);
+    let latest_start = spans.iter().map(|s| s.1).max().unwrap();
+    let earliest_end = spans.iter().map(|s| s.2).min().unwrap();
+    assert!(
+        latest_start < earliest_end,
+        "all three calls were running at once: {spans:?}"
+    );
+
+    let results = tool_results(agent.history());
+    let contents: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(
+        contents,
+        ["looked at one", "looked at two", "looked at three"]
+    );
+    assert_history_valid(agent.history());
+
+    // The second request carries the results, in call order.
+    let second = &server.requests()[1].body;
+    let tool_ids: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(tool_ids, ["c1", "c2", "c3"]);
+}
+
+#[tokio::test]
+async fn a_read_only_call_starts_before_the_response_finishes() {
+    let fx = Fixture::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(
+                Turn::text("Looking.")
+                    .tool_call(call(
+                        "c1",
+                        "slow_look",
+                        serde_json::json!({"label": "a", "millis": 10}),
+                    ))
+                    .tool_call(call(
+                        "c2",
+                        "slow_look",
+                        serde_json::json!({"label": "b", "millis": 10}),
+                    ))
+                    .chunk_delay(Duration::from_millis(30)),
+            )
+            .reply(Turn::text("ok")),
+    );
+    let mut agent = fx.agent(&server, 10);
+    fx.run(&mut agent, "look", CancellationToken::new()).await;
+    let events = fx.events();
+    let first_start = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::ToolCallStarted { id, .. } if id == "c1"))
+        .unwrap();
+    let finished = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::ResponseFinished { round: 1, .. }))
+        .unwrap();
+    assert!(
+        first_start < finished,
+        "c1 started while the response streamed: {events:#?}"
+    );
+}
+
+#[tokio::test]
+async fn edits_run_alone_and_in_order() {
+    let fx = Fixture::new();
+    std::fs::write(fx.dir.path().join("a.txt"), "old line\n").unwrap();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(call("r1", "read_file", serde_json::json!({"file_path": "a.txt"}))))
+            .reply(
+                Turn::new()
+                    .tool_call(call(
+                        "e1",
+                        "edit_file",
+                        serde_json::json!({"file_path": "a.txt", "old_string": "old line", "new_string": "new line"}),
+                    ))
+                    .tool_call(call("r2", "read_file", serde_json::json!({"file_path": "a.txt"})))
+                    .tool_call(call("b1", "bash", serde_json::json!({"command": "cat a.txt"}))),
+            )
+            .reply(Turn::text("edited")),
+    );
+    let mut agent = fx.agent(&server, 10);
+    let outcome = fx.run(&mut agent, "edit", CancellationToken::new()).await;
+    assert_eq!(outcome.stop, TurnStop::EndTurn);
+    assert_eq!(
+        std::fs::read_to_string(fx.dir.path().join("a.txt")).unwrap(),
+        "new line\n"
+    );
+    let results = tool_results(agent.history());
+    assert!(
+        results[2].0.contains("new line"),
+        "the read after the edit sees it: {results:?}"
+    );
+    assert!(
+        results[3].0.contains("new line"),
+        "bash after the edit sees it: {results:?}"
+    );
+    assert_eq!(agent.tool_context().changed_files().len(), 1);
+    assert_history_valid(agent.history());
+}
+
+#[tokio::test]
+async fn the_round_limit_stops_the_turn_with_every_call_answered() {
+    let fx = Fixture::new();
+    let look = || {
+        Turn::new().tool_call(call(
+            "c",
+            "slow_look",
+            serde_json::json!({"label": "x", "millis": 1}),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(look())
+            .reply(look())
+            .reply(look())
+            .reply(look()),
+    );
+    let mut agent = fx.agent(&server, 3);
+    let outcome = fx.run(&mut agent, "loop", CancellationToken::new()).await;
+    assert_eq!(outcome.stop, TurnStop::MaxRounds);
+    assert_eq!(outcome.rounds, 3);
+    assert_eq!(server.request_count(), 3);
+    assert_history_valid(agent.history());
+    assert!(matches!(
+        fx.events().last(),
+        Some(AgentEvent::TurnFinished {
+            stop_reason: TurnStop::MaxRounds
+        })
+    ));
+}
+
+#[tokio::test]
+async fn malformed_arguments_and_unknown_tools_are_explained_to_the_model() {
+    let fx = Fixture::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(
+                Turn::new()
+                    .tool_call(MockToolCall::new(
+                        "c1",
+                        "read_file",
+                        r#"{"file_path": "a.txt""#,
+                    ))
+                    .tool_call(call("c2", "teleport", serde_json::json!({"to": "mars"}))),
+            )
+            .reply(Turn::text("sorry")),
+    );
+    let mut agent = fx.agent(&server, 10);
+    let outcome = fx.run(&mut agent, "go", CancellationToken::new()).await;
+    assert_eq!(outcome.stop, TurnStop::EndTurn);
+    let results = tool_results(agent.history());
+    assert!(
+        results[0].1 && results[0].0.contains("not valid JSON"),
+        "{results:?}"
+    );
+    assert!(
+        results[0].0.contains(r#"{"file_path": "a.txt""#),
+        "the raw text is shown: {results:?}"
+    );
+    assert!(
+        results[1].1 && results[1].0.contains("read_file"),
+        "the tools are listed: {results:?}"
+    );
+    assert_history_valid(agent.history());
+}
+
+#[tokio::test]
+async fn a_call_failing_three_times_gets_a_change_approach_note() {
+    let fx = Fixture::new();
+    let missing = || {
+        Turn::new().tool_call(call(
+            "c",
+            "read_file",
+            serde_json::json!({"file_path": "nope.txt"}),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(missing())
+            .reply(missing())
+            .reply(missing())
+            .reply(Turn::text("giving up")),
+    );
+    let mut agent = fx.agent(&server, 10);
+    fx.run(&mut agent, "read", CancellationToken::new()).await;
+    let results = tool_results(agent.history());
+    assert_eq!(results.len(), 3);
+    assert!(
+        !results[1].0.contains("change your approach")
+            && !results[1].0.contains("Change your approach")
+    );
+    assert!(
+        results[2].1 && results[2].0.contains("Change your approach"),
+        "{results:?}"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_mid_stream_keeps_the_history_valid() {
+    let fx = Fixture::new();
+    let server = MockServer::start(
+        Script::new().reply(
+            Turn::text("partial answer")
+                .chunks(["partial ", "answer"])
+                .stall_after(2),
+        ),
+    );
+    let mut agent = fx.agent(&server, 10);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let outcome = fx.run(&mut agent, "talk", cancel).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(outcome.stop, TurnStop::Cancelled);
+    assert_history_valid(agent.history());
+    assert_eq!(agent.history().last().unwrap().role, Role::Assistant);
+}
+
+#[tokio::test]
+async fn cancelling_mid_tool_kills_the_command_and_answers_every_call() {
+    let fx = Fixture::new();
+    let server = MockServer::start(
+        Script::new().reply(
+            Turn::new()
+                .tool_call(call(
+                    "b1",
+                    "bash",
+                    serde_json::json!({"command": "echo started; sleep 30"}),
+                ))
+                .tool_call(call(
+                    "r1",
+                    "read_file",
+                    serde_json::json!({"file_path": "x"}),
+                )),
+        ),
+    );
+    let mut agent = fx.agent(&server, 10);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let outcome = fx.run(&mut agent, "run", cancel).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the sleep was killed"
+    );
+    assert_eq!(outcome.stop, TurnStop::Cancelled);
+    let results = tool_results(agent.history());
+    assert_eq!(results.len(), 2);
+    assert!(
+        results[0].1 && results[0].0.contains("started"),
+        "partial output kept: {results:?}"
+    );
+    assert!(
+        results[1].1 && results[1].0.contains("Not run"),
+        "{results:?}"
+    );
+    assert_history_valid(agent.history());
+}
+
+#[tokio::test]
+async fn a_model_error_ends_the_turn_with_the_error() {
+    let fx = Fixture::new();
+    let server = MockServer::start(Script::new().reply(Reply::unauthorized()));
+    let mut agent = fx.agent(&server, 10);
+    let outcome = fx.run(&mut agent, "hi", CancellationToken::new()).await;
+    assert_eq!(outcome.stop, TurnStop::Error);
+    assert!(matches!(
+        outcome.error,
+        Some(rein_core::agent::TurnError::Model(
+            rein_llm::LlmError::Auth(_)
+        ))
+    ));
+    assert_eq!(server.request_count(), 1, "auth errors are not retried");
+}
+
+#[tokio::test]
+async fn empty_responses_are_never_sent_back() {
+    let fx = Fixture::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().reasoning("thinking only"))
+            .reply(Turn::text("second")),
+    );
+    let mut agent = fx.agent(&server, 10);
+    fx.run(&mut agent, "one", CancellationToken::new()).await;
+    fx.run(&mut agent, "two", CancellationToken::new()).await;
+    let second = &server.requests()[1].body;
+    for message in second["messages"].as_array().unwrap() {
+        if message["role"] == "assistant" {
+            let content = message["content"].as_str().unwrap_or_default();
+            assert!(
+                !content.is_empty() || message.get("tool_calls").is_some(),
+                "{message}"
+            );
+        }
+    }
+    assert_history_valid(agent.history());
+}
+
+#[tokio::test]
+async fn a_retried_stream_does_not_duplicate_text() {
+    let fx = Fixture::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(
+                Turn::text("Hello world")
+                    .chunks(["Hello", " world"])
+                    .cut_after(2),
+            )
+            .reply(Turn::text("Hello world").chunks(["Hello", " world"])),
+    );
+    let mut agent = fx.agent(&server, 10);
+    let outcome = fx.run(&mut agent, "hi", CancellationToken::new()).await;
+    assert_eq!(outcome.text, "Hello world");
+    assert!(
+        fx.events()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Retry { .. }))
+    );
+}
