@@ -8,6 +8,8 @@ use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::bash::ProcessTracker;
+
 /// Tool results above this many characters are offloaded to a file (see the output budget).
 pub const DEFAULT_OUTPUT_BUDGET_CHARS: usize = 30_000;
 /// How long a bash command may run when the model does not say.
@@ -39,6 +41,21 @@ pub struct ToolConfig {
     pub home_dir: Option<PathBuf>,
 }
 
+impl ToolConfig {
+    /// Settings with the defaults: no extra allowed directories, the default output budget and
+    /// bash timeout, and no home directory (so `~` is not expanded).
+    pub fn new(workspace_root: impl Into<PathBuf>, offload_dir: impl Into<PathBuf>) -> Self {
+        ToolConfig {
+            workspace_root: workspace_root.into(),
+            extra_allowed_dirs: Vec::new(),
+            offload_dir: offload_dir.into(),
+            output_budget_chars: DEFAULT_OUTPUT_BUDGET_CHARS,
+            bash_default_timeout: BASH_DEFAULT_TIMEOUT,
+            home_dir: None,
+        }
+    }
+}
+
 /// Shared state for the tool calls of one agent. Cheap to clone: clones share the state.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -47,6 +64,7 @@ pub struct ToolContext {
     reads: Arc<Mutex<HashMap<PathBuf, FileStamp>>>,
     changed: Arc<Mutex<BTreeSet<PathBuf>>>,
     cancel: CancellationToken,
+    processes: ProcessTracker,
 }
 
 impl ToolContext {
@@ -59,12 +77,16 @@ impl ToolContext {
             reads: Arc::default(),
             changed: Arc::default(),
             cancel: CancellationToken::new(),
+            processes: ProcessTracker::new(),
         }
     }
 
     /// The same shared state with another cancellation token (one per turn).
     pub fn with_cancel(&self, cancel: CancellationToken) -> Self {
-        ToolContext { cancel, ..self.clone() }
+        ToolContext {
+            cancel,
+            ..self.clone()
+        }
     }
 
     /// The settings this context was built from.
@@ -82,9 +104,18 @@ impl ToolContext {
         &self.cancel
     }
 
+    /// The process groups bash commands started; end them all with
+    /// [`ProcessTracker::kill_all`] when a turn is cancelled or rein exits.
+    pub fn processes(&self) -> &ProcessTracker {
+        &self.processes
+    }
+
     /// The current directory (changed by `cd` in bash).
     pub fn cwd(&self) -> PathBuf {
-        self.cwd.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.cwd
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Sets the current directory.
@@ -94,21 +125,36 @@ impl ToolContext {
 
     /// Records that the model has read `path` (canonical) as it is now.
     pub fn record_read(&self, path: PathBuf, stamp: FileStamp) {
-        self.reads.lock().unwrap_or_else(PoisonError::into_inner).insert(path, stamp);
+        self.reads
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path, stamp);
     }
 
     /// What rein knew of `path` (canonical) when the model last read it.
     pub fn read_stamp(&self, path: &Path) -> Option<FileStamp> {
-        self.reads.lock().unwrap_or_else(PoisonError::into_inner).get(path).copied()
+        self.reads
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+            .copied()
     }
 
     /// Records that a tool wrote or edited `path`.
     pub fn record_change(&self, path: PathBuf) {
-        self.changed.lock().unwrap_or_else(PoisonError::into_inner).insert(path);
+        self.changed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path);
     }
 
     /// Every file written or edited through this context, sorted.
     pub fn changed_files(&self) -> Vec<PathBuf> {
-        self.changed.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().collect()
+        self.changed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
     }
 }

@@ -1,8 +1,31 @@
 //! rein's machine tools: the [`Tool`] trait, the context tools run in, and the built-in
 //! file and shell tools.
 
+pub mod bash;
 pub mod context;
 pub mod tool;
 
+mod args;
+mod atomic;
+mod blocking;
+mod budget;
+mod diff;
+pub mod edit;
+pub mod glob;
+pub mod grep;
+pub mod paths;
+pub mod read_file;
+mod registry;
+mod schema;
+mod stamp;
+mod text_style;
+mod walk;
+pub mod write_file;
+
+pub use args::parse_arguments_json;
+pub use async_trait::async_trait;
+pub use budget::apply_output_budget;
 pub use context::{FileStamp, ToolConfig, ToolContext};
+pub use registry::{ToolRegistry, ToolSpec};
+pub use schema::parameters_schema;
 pub use tool::{DynTool, Tool, ToolError, ToolKind, ToolOutput};

@@ -1,0 +1,302 @@
+//! Paths as the dangerous-command checker sees them: resolved lexically (no file system
+//! access), with unquoted globs and an unknown home directory marked.
+
+use std::path::Path;
+
+/// Stands for an unquoted glob character in expanded text.
+pub(crate) const GLOB_MARK: char = '\u{E000}';
+/// Stands for the home directory when its path is not known.
+pub(crate) const HOME_MARK: char = '\u{E001}';
+
+/// Where an absolute path starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Anchor {
+    /// The file system root.
+    Root,
+    /// The home directory (path unknown), `above` levels up.
+    Home {
+        /// How many `..` went above the home directory.
+        above: usize,
+    },
+}
+
+/// A lexically normalised absolute path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AbsPath {
+    /// Where it starts.
+    pub(crate) anchor: Anchor,
+    /// The components below the anchor, without `.` and `..`.
+    pub(crate) components: Vec<String>,
+}
+
+impl AbsPath {
+    /// The path of a real directory (the workspace root, the home directory).
+    pub(crate) fn from_path(path: &Path) -> Option<AbsPath> {
+        let text = path.to_str()?;
+        resolve(text, None)
+    }
+
+    /// The path as a shell would print it; an unknown home is written `~`.
+    pub(crate) fn display(&self) -> String {
+        let mut out = match self.anchor {
+            Anchor::Root => String::new(),
+            Anchor::Home { above } => {
+                let mut s = String::from("~");
+                for _ in 0..above {
+                    s.push_str("/..");
+                }
+                s
+            }
+        };
+        for component in &self.components {
+            out.push('/');
+            out.push_str(&component.replace(GLOB_MARK, "*"));
+        }
+        if out.is_empty() { "/".to_owned() } else { out }
+    }
+
+    /// The text a variable holding this path expands to.
+    pub(crate) fn as_text(&self) -> String {
+        match self.anchor {
+            Anchor::Root => self.display(),
+            Anchor::Home { .. } => {
+                let display = self.display();
+                format!("{HOME_MARK}{}", display.trim_start_matches('~'))
+            }
+        }
+    }
+
+    fn push(&mut self, component: &str) {
+        match component {
+            "" | "." => {}
+            ".." => {
+                if self.components.pop().is_none()
+                    && let Anchor::Home { above } = &mut self.anchor
+                {
+                    *above += 1;
+                }
+            }
+            other => self.components.push(other.to_owned()),
+        }
+    }
+}
+
+/// Resolves expanded text against the current directory (when known).
+pub(crate) fn resolve(text: &str, cwd: Option<&AbsPath>) -> Option<AbsPath> {
+    let (mut path, rest) = if let Some(rest) = text.strip_prefix(HOME_MARK) {
+        (
+            AbsPath {
+                anchor: Anchor::Home { above: 0 },
+                components: Vec::new(),
+            },
+            rest,
+        )
+    } else if text.starts_with('/') {
+        (
+            AbsPath {
+                anchor: Anchor::Root,
+                components: Vec::new(),
+            },
+            text,
+        )
+    } else {
+        (cwd?.clone(), text)
+    };
+    for component in rest.split('/') {
+        path.push(component);
+    }
+    Some(path)
+}
+
+/// Which protected place a path names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Protected {
+    /// `/`
+    Root,
+    /// A system directory directly under `/`.
+    TopLevel(String),
+    /// The home directory.
+    Home(String),
+    /// A directory that contains the home directory.
+    HomeAncestor(String),
+    /// The workspace root.
+    Workspace(String),
+    /// A directory that contains the workspace root.
+    WorkspaceAncestor(String),
+}
+
+impl Protected {
+    /// What losing it means, for the refusal message.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Protected::Root => "/ (the whole file system)".to_owned(),
+            Protected::TopLevel(path) => format!("the system directory {path}"),
+            Protected::Home(path) => format!("your home directory ({path})"),
+            Protected::HomeAncestor(path) => format!("{path}, which contains your home directory"),
+            Protected::Workspace(path) => format!("the workspace root ({path})"),
+            Protected::WorkspaceAncestor(path) => format!("{path}, which contains the workspace"),
+        }
+    }
+}
+
+/// How much a command's effect on a directory matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// Deleting: the workspace root is protected too.
+    Delete,
+    /// Changing permissions or owners: only the system, the home directory and above.
+    Permissions,
+}
+
+/// The protected place `path` names (or, for a trailing glob like `/*`, whose contents it
+/// names), if any.
+pub(crate) fn protection(
+    path: &AbsPath,
+    home: Option<&AbsPath>,
+    workspace: Option<&AbsPath>,
+    scope: Scope,
+) -> Option<(Protected, Contents)> {
+    let mut components = path.components.as_slice();
+    let mut contents = Contents::Itself;
+    while let Some((last, rest)) = components.split_last()
+        && is_match_all_glob(last)
+    {
+        components = rest;
+        contents = Contents::Everything;
+    }
+    if components.iter().any(|c| c.contains(GLOB_MARK)) {
+        return None;
+    }
+    let dir = AbsPath {
+        anchor: path.anchor.clone(),
+        components: components.to_vec(),
+    };
+    let display = dir.display();
+    if let Anchor::Home { above } = dir.anchor {
+        return match (above, dir.components.is_empty()) {
+            (0, true) => Some((Protected::Home(display), contents)),
+            (1.., true) => Some((Protected::HomeAncestor(display), contents)),
+            (_, false) => None,
+        };
+    }
+    if dir.components.is_empty() {
+        return Some((Protected::Root, contents));
+    }
+    let contains = |place: Option<&AbsPath>| {
+        place.is_some_and(|p| p.anchor == Anchor::Root && p.components.starts_with(&dir.components))
+    };
+    if contains(home) {
+        let is_home = home.is_some_and(|h| h.components.len() == dir.components.len());
+        let protected = if is_home {
+            Protected::Home(display)
+        } else {
+            Protected::HomeAncestor(display)
+        };
+        return Some((protected, contents));
+    }
+    if scope == Scope::Delete && contains(workspace) {
+        let is_root = workspace.is_some_and(|w| w.components.len() == dir.components.len());
+        let protected = if is_root {
+            Protected::Workspace(display)
+        } else {
+            Protected::WorkspaceAncestor(display)
+        };
+        return Some((protected, contents));
+    }
+    if let [top] = dir.components.as_slice()
+        && SYSTEM_DIRS.contains(&top.as_str())
+    {
+        return Some((Protected::TopLevel(display), contents));
+    }
+    None
+}
+
+/// Directories under `/` that hold the system; other top-level names (`/app`, `/data`) are
+/// ordinary directories.
+const SYSTEM_DIRS: [&str; 21] = [
+    "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt", "opt",
+    "proc", "root", "run", "sbin", "srv", "sys", "tmp", "usr", "var",
+];
+
+/// Whether a command acts on a directory itself or on everything in it (`dir/*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Contents {
+    /// The directory itself.
+    Itself,
+    /// Everything in it, through a glob.
+    Everything,
+}
+
+/// `*`, `.*`, `**`: a component that matches (nearly) every name.
+fn is_match_all_glob(component: &str) -> bool {
+    component.contains(GLOB_MARK) && component.chars().all(|c| c == GLOB_MARK || c == '.')
+}
+
+/// Whether writing to `path` writes straight to a disk or to kernel memory.
+pub(crate) fn is_block_device(path: &AbsPath) -> bool {
+    const DISK_PREFIXES: [&str; 14] = [
+        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "loop", "md", "dm-", "nbd", "rbd", "zd", "sr",
+        "ubd",
+    ];
+    const DISK_DIRS: [&str; 3] = ["disk", "mapper", "block"];
+    const MEMORY: [&str; 4] = ["mem", "kmem", "port", "root"];
+    if path.anchor != Anchor::Root {
+        return false;
+    }
+    match path.components.as_slice() {
+        [dev, name] if dev == "dev" => {
+            DISK_PREFIXES.iter().any(|p| name.starts_with(p)) || MEMORY.contains(&name.as_str())
+        }
+        [dev, dir, ..] if dev == "dev" => DISK_DIRS.contains(&dir.as_str()),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn abs(text: &str) -> AbsPath {
+        resolve(text, None).unwrap_or_else(|| panic!("{text} is not absolute"))
+    }
+
+    #[test]
+    fn dot_dot_never_climbs_above_root() {
+        assert_eq!(abs("/tmp/../../").display(), "/");
+        assert_eq!(abs("//usr/./bin/").display(), "/usr/bin");
+    }
+
+    #[test]
+    fn protection_of_places_and_their_contents() {
+        let home = abs("/home/me");
+        let ws = abs("/home/me/proj");
+        let check =
+            |p: &str| protection(&abs(p), Some(&home), Some(&ws), Scope::Delete).map(|(p, _)| p);
+        assert_eq!(check("/"), Some(Protected::Root));
+        assert_eq!(check(&format!("/{GLOB_MARK}")), Some(Protected::Root));
+        assert_eq!(check("/usr"), Some(Protected::TopLevel("/usr".into())));
+        assert_eq!(check("/home/me/"), Some(Protected::Home("/home/me".into())));
+        assert_eq!(
+            check("/home"),
+            Some(Protected::HomeAncestor("/home".into()))
+        );
+        assert_eq!(
+            check("/home/me/proj/."),
+            Some(Protected::Workspace("/home/me/proj".into()))
+        );
+        assert_eq!(check("/home/me/proj/build"), None);
+        assert_eq!(check("/app"), None);
+        assert_eq!(check("/home/me/.cache"), None);
+        assert_eq!(check(&format!("/home/me/proj/{GLOB_MARK}.o")), None);
+    }
+
+    #[test]
+    fn block_devices() {
+        assert!(is_block_device(&abs("/dev/sda")));
+        assert!(is_block_device(&abs("/dev/../dev/nvme0n1p1")));
+        assert!(is_block_device(&abs("/dev/disk/by-id/x")));
+        assert!(!is_block_device(&abs("/dev/null")));
+        assert!(!is_block_device(&abs("/dev/ttyUSB0")));
+        assert!(!is_block_device(&abs("/dev/shm/x")));
+    }
+}

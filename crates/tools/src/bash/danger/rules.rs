@@ -1,0 +1,338 @@
+//! The rules for particular commands: recursive deletes and permission changes, writes to
+//! disks, shells and interpreters that would run downloaded code.
+
+use super::commands::{Resolution, resolve};
+use super::expand::Expanded;
+use super::expand::display_word;
+use super::paths::{Contents, Scope, is_block_device, protection, resolve as resolve_path};
+use super::script::parse;
+use super::words::{Part, Redirect, RedirectKind, Word};
+use super::{Danger, DangerKind, Shell, Stdin, Walker, refuse};
+
+/// Programs that download.
+pub(super) const FETCHERS: [&str; 2] = ["curl", "wget"];
+
+/// How a command writes to a path, for messages.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum WriteVia<'a> {
+    /// `> path`
+    Redirect,
+    /// A command with the path as an operand (`tee`, `cp`, `shred`).
+    Command(&'a str),
+    /// `dd of=path`
+    DdOutput,
+}
+
+impl Walker {
+    /// `rm -r`, `chmod -R` and friends on a protected directory.
+    pub(super) fn check_recursive(
+        &self,
+        name: &str,
+        args: &[Word],
+        scope: Scope,
+    ) -> Result<(), Danger> {
+        let mut recursive = false;
+        let mut operands = Vec::new();
+        let mut options_done = false;
+        for arg in args {
+            let expanded = self.expand(arg);
+            if let Expanded::Known(text) = &expanded
+                && !options_done
+                && text.starts_with('-')
+                && text.len() > 1
+            {
+                if text == "--" {
+                    options_done = true;
+                } else if let Some(long) = text.strip_prefix("--") {
+                    // GNU tools accept any unambiguous prefix: `--rec` is `--recursive`.
+                    recursive |= long.len() >= 3 && "recursive".starts_with(long);
+                } else {
+                    // `chmod -r` removes read permission; only `rm` takes a lowercase `-r`.
+                    recursive |=
+                        text.contains('R') || (scope == Scope::Delete && text.contains('r'));
+                }
+                continue;
+            }
+            operands.push((arg, expanded));
+        }
+        if !recursive {
+            return Ok(());
+        }
+        let (kind, verb) = match scope {
+            Scope::Delete => (DangerKind::RecursiveDelete, "delete"),
+            Scope::Permissions => (
+                DangerKind::RecursivePermissions,
+                "change the permissions or owner of",
+            ),
+        };
+        let shown = display_command(name, args);
+        for (word, expanded) in operands {
+            let (text, empty_vars) = match expanded {
+                Expanded::Known(text) => (text, Vec::new()),
+                Expanded::IfEmpty { text, vars } => (text, vars),
+                Expanded::Unknown => continue,
+            };
+            if text.is_empty() {
+                continue;
+            }
+            let Some(path) = resolve_path(&text, self.cwd.as_ref()) else {
+                continue;
+            };
+            let Some((place, contents)) =
+                protection(&path, self.home.as_ref(), self.workspace.as_ref(), scope)
+            else {
+                continue;
+            };
+            let what = match contents {
+                Contents::Itself => place.describe(),
+                Contents::Everything => format!("everything in {}", place.describe()),
+            };
+            let target = display_word(word);
+            let reason = if empty_vars.is_empty() {
+                format!("`{shown}` would {verb} {what}")
+            } else {
+                let vars = empty_vars
+                    .iter()
+                    .map(|v| format!("${v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let example = empty_vars
+                    .first()
+                    .map_or_else(String::new, |v| format!("${{{v}:?}}"));
+                format!(
+                    "`{shown}` would {verb} {what} if {vars} were empty or unset; write {target} as \
+                     {example}... so the shell stops instead"
+                )
+            };
+            return refuse(kind, reason);
+        }
+        Ok(())
+    }
+
+    /// A write to the path `word` names, refused when it is a disk.
+    pub(super) fn check_device_write(&self, word: &Word, via: WriteVia<'_>) -> Result<(), Danger> {
+        match self.expand(word) {
+            Expanded::Known(text) => self.check_device_text(&text, via),
+            Expanded::IfEmpty { .. } | Expanded::Unknown => Ok(()),
+        }
+    }
+
+    /// A write to the path `text`, refused when it is a disk.
+    pub(super) fn check_device_text(&self, text: &str, via: WriteVia<'_>) -> Result<(), Danger> {
+        match resolve_path(text, self.cwd.as_ref()) {
+            Some(path) if is_block_device(&path) => {
+                let path = path.display();
+                let action = match via {
+                    WriteVia::Redirect => format!("redirecting output to {path}"),
+                    WriteVia::Command(name) => format!("`{name}` to {path}"),
+                    WriteVia::DdOutput => format!("`dd of={path}`"),
+                };
+                refuse(
+                    DangerKind::DeviceWrite,
+                    format!(
+                        "{action} writes straight to a disk or to memory, destroying what is there"
+                    ),
+                )
+            }
+            Some(_) | None => Ok(()),
+        }
+    }
+
+    /// `bash -c SCRIPT` is checked as a command line; a shell reading its script from a pipe,
+    /// `<(...)` or `$(...)` must not be fed a download.
+    pub(super) fn check_shell(
+        &mut self,
+        name: &str,
+        args: &[Word],
+        redirects: &[Redirect],
+        stdin: Stdin,
+    ) -> Result<(), Danger> {
+        let mut script_mode = false;
+        let mut stdin_flag = false;
+        let mut operand = None;
+        let mut i = 0;
+        while let Some(arg) = args.get(i) {
+            let Some(text) = arg.literal() else {
+                operand = Some(arg);
+                break;
+            };
+            if text == "-" {
+                break;
+            }
+            if text == "--" {
+                operand = args.get(i + 1);
+                break;
+            }
+            if text.len() > 1 && (text.starts_with('-') || text.starts_with('+')) {
+                if text.starts_with("--") {
+                    if text == "--rcfile" || text == "--init-file" {
+                        i += 1;
+                    }
+                } else {
+                    let letters = &text[1..];
+                    script_mode |= text.starts_with('-') && letters.contains('c');
+                    stdin_flag |= letters.contains('s');
+                    if letters.ends_with(['o', 'O']) {
+                        i += 1;
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            operand = Some(arg);
+            break;
+        }
+        if script_mode {
+            let Some(script) = operand else { return Ok(()) };
+            self.refuse_downloaded_code(std::slice::from_ref(script), &format!("{name} -c"))?;
+            let src = self.script_text(script);
+            return self.walk_source(&src, Shell::Subshell);
+        }
+        if let Some(script) = operand {
+            self.refuse_downloaded_code(std::slice::from_ref(script), name)?;
+        }
+        let reads_stdin =
+            stdin_flag || operand.is_none_or(|w| w.literal().is_some_and(|t| t == "/dev/stdin"));
+        if reads_stdin {
+            self.check_stdin_script(name, redirects, stdin)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `python3`, `perl`...: like a shell, they must not run a download fed to them.
+    pub(super) fn check_interpreter(
+        &mut self,
+        name: &str,
+        args: &[Word],
+        redirects: &[Redirect],
+        stdin: Stdin,
+    ) -> Result<(), Danger> {
+        let mut operand = None;
+        for arg in args {
+            match arg.literal() {
+                Some(text) if text == "-" => break,
+                Some(text) if text.starts_with('-') && text.len() > 1 => {
+                    let code_flags = ["-c", "-m", "-e", "-E", "-r", "-p", "--eval", "--print"];
+                    let short_code = !text.starts_with("--")
+                        && text[1..].contains(['c', 'm', 'e', 'E', 'r', 'p']);
+                    if code_flags.contains(&text.as_str()) || short_code {
+                        return Ok(());
+                    }
+                }
+                Some(_) | None => {
+                    operand = Some(arg);
+                    break;
+                }
+            }
+        }
+        match operand {
+            Some(script) => self.refuse_downloaded_code(std::slice::from_ref(script), name),
+            None => self.check_stdin_script(name, redirects, stdin),
+        }
+    }
+
+    /// A shell or interpreter that reads its program from standard input.
+    pub(super) fn check_stdin_script(
+        &mut self,
+        name: &str,
+        redirects: &[Redirect],
+        stdin: Stdin,
+    ) -> Result<(), Danger> {
+        if stdin.from_fetcher {
+            return refuse_piped_download(name);
+        }
+        for redirect in redirects {
+            match redirect.kind {
+                RedirectKind::Read => {
+                    self.refuse_downloaded_code(std::slice::from_ref(&redirect.target), name)?;
+                }
+                RedirectKind::HereDoc => {
+                    if let Some(body) = &redirect.body {
+                        self.walk_source(body, Shell::Subshell)?;
+                    }
+                }
+                RedirectKind::HereString => {
+                    let src = self.script_text(&redirect.target);
+                    self.walk_source(&src, Shell::Subshell)?;
+                }
+                RedirectKind::Write
+                | RedirectKind::Append
+                | RedirectKind::WriteBoth
+                | RedirectKind::ReadWrite
+                | RedirectKind::DupRead
+                | RedirectKind::DupWrite => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `bash <(curl ...)`, `bash -c "$(curl ...)"`, `eval "$(wget -O- ...)"`.
+    pub(super) fn refuse_downloaded_code(
+        &self,
+        words: &[Word],
+        runner: &str,
+    ) -> Result<(), Danger> {
+        for word in words {
+            for part in &word.parts {
+                if let Part::Subst(inner) | Part::ProcSubst(inner) = part
+                    && let Some(fetcher) = runs_fetcher(inner)
+                {
+                    return refuse(
+                        DangerKind::RemoteCode,
+                        format!(
+                            "`{runner}` would run code downloaded by {fetcher} without anyone reading it; \
+                             download it to a file first so it can be inspected"
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `word` is an option (`-x`, `--long`).
+    pub(super) fn is_option(&self, word: &Word) -> bool {
+        matches!(self.expand(word), Expanded::Known(t) if t.starts_with('-') && t.len() > 1)
+    }
+}
+
+pub(super) fn refuse_piped_download(runner: &str) -> Result<(), Danger> {
+    refuse(
+        DangerKind::RemoteCode,
+        format!(
+            "piping a download into `{runner}` runs code from the network without anyone reading it; \
+             download it to a file first so it can be inspected"
+        ),
+    )
+}
+
+/// The downloader a nested command line runs, if any.
+fn runs_fetcher(src: &str) -> Option<&'static str> {
+    let script = parse(src);
+    script
+        .pipelines
+        .iter()
+        .flat_map(|p| &p.commands)
+        .find_map(|c| match resolve(&c.words) {
+            Resolution::Command { name, .. } => FETCHERS.iter().find(|f| **f == name).copied(),
+            Resolution::Assignments(_) | Resolution::SplitString { .. } | Resolution::Nothing => {
+                None
+            }
+        })
+}
+
+/// A command as the model wrote it, roughly and at most about 100 characters, for messages.
+fn display_command(name: &str, args: &[Word]) -> String {
+    const MAX_SHOWN_CHARS: usize = 100;
+    let mut text = name.to_owned();
+    for arg in args {
+        text.push(' ');
+        text.push_str(&display_word(arg));
+        if text.chars().count() > MAX_SHOWN_CHARS {
+            let cut: String = text.chars().take(MAX_SHOWN_CHARS).collect();
+            return format!("{cut}...");
+        }
+    }
+    text
+}

@@ -1,0 +1,337 @@
+//! The `bash` tool: runs a command with `bash -c` in the tracked current directory.
+//!
+//! - Each command starts a new session (so a new process group, and no controlling terminal)
+//!   with stdin closed and an environment in which nothing waits for a person.
+//! - stdout and stderr arrive interleaved through one pipe; the exit code (or the signal) is
+//!   always the last line. A non-zero exit is reported with `is_error` set, with the full
+//!   output: the model needs it either way, and `grep`'s or `diff`'s exit 1 is visible as such.
+//! - Timeout and cancellation end the whole process group (SIGTERM, SIGKILL after 2 s) and
+//!   return what was printed so far. A timeout above [`BASH_MAX_TIMEOUT`] is clamped to it,
+//!   with a notice: the model plainly wanted a long wait, and refusing would only cost a
+//!   round. A timeout of 0 is refused.
+//! - Processes left in the background keep running after the call (a server to query next);
+//!   the [`ProcessTracker`] in the context ends them on turn cancel, exit, or drop.
+//! - `cd` persists, captured by bash itself on exit (see `cwd.rs`), inside the workspace only.
+//! - Dangerous commands are refused before they run ([`check_command`]).
+
+mod cwd;
+mod danger;
+mod output;
+mod process;
+mod signals;
+mod tracker;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+pub use danger::{CheckPlaces, Danger, DangerKind, check_command};
+pub use tracker::{KILL_GRACE, ProcessTracker};
+
+use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use cwd::{CwdChange, CwdFile};
+use process::{Leftovers, RunOutcome, RunSpec, Stop};
+
+/// The longest timeout a command may have.
+pub const BASH_MAX_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Arguments of the `bash` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashArgs {
+    /// The command to run with `bash -c`.
+    pub command: String,
+    /// Seconds before the command is stopped (default 120, at most 600).
+    #[serde(default)]
+    pub timeout: Option<u64>,
+}
+
+/// The `bash` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BashTool;
+
+#[async_trait]
+impl Tool for BashTool {
+    type Args = BashArgs;
+
+    fn name(&self) -> &'static str {
+        "bash"
+    }
+
+    fn description(&self) -> &'static str {
+        include_str!("description.md")
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        run_bash(args, ctx).await
+    }
+}
+
+async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let mut notices = Vec::new();
+    if args.command.trim().is_empty() {
+        return Err(ToolError::Model(
+            "`command` is empty: give the shell command to run".to_owned(),
+        ));
+    }
+    if args.command.contains('\0') {
+        return Err(ToolError::Model(
+            "`command` contains a NUL byte, which bash cannot run".to_owned(),
+        ));
+    }
+    let timeout = effective_timeout(
+        args.timeout,
+        ctx.config().bash_default_timeout,
+        &mut notices,
+    )?;
+    let root = ctx.workspace_root();
+    let root_physical = std::fs::canonicalize(root).map_err(|err| {
+        ToolError::Model(format!(
+            "cannot run commands: the workspace root {} is not usable: {err}",
+            root.display()
+        ))
+    })?;
+    let cwd = current_dir(ctx, &mut notices);
+    let places = CheckPlaces {
+        workspace_root: root_physical.clone(),
+        home_dir: ctx.config().home_dir.clone(),
+        cwd: Some(std::fs::canonicalize(&cwd).unwrap_or_else(|_| cwd.clone())),
+    };
+    check_command(&args.command, &places).map_err(|danger| {
+        ToolError::Model(format!(
+            "Refused to run this command: {danger}. rein does not run commands that could destroy the \
+             system, the user's files or the workspace. Use a narrower command; if this is really \
+             intended, ask the user to run it themselves."
+        ))
+    })?;
+    if ctx.cancel_token().is_cancelled() {
+        return Err(ToolError::Cancelled {
+            partial: "(cancelled before the command started)".to_owned(),
+        });
+    }
+    // bash runs elsewhere: a relative offload directory must mean what it means to rein.
+    let cwd_file_dir = std::path::absolute(&ctx.config().offload_dir);
+    let cwd_file = match cwd_file_dir.and_then(|dir| CwdFile::create(&dir)) {
+        Ok(file) => Some(file),
+        Err(err) => {
+            notices.push(format!(
+                "`cd` is not tracked for this command: cannot use rein's output directory: {err}"
+            ));
+            None
+        }
+    };
+    let spec = RunSpec {
+        command: &args.command,
+        cwd: &cwd,
+        cwd_file: cwd_file
+            .as_ref()
+            .map_or(Path::new("/dev/null"), CwdFile::path),
+        timeout,
+    };
+    let outcome = process::run(spec, ctx.cancel_token(), ctx.processes())
+        .await
+        .map_err(|err| {
+            ToolError::Model(format!("could not start bash in {}: {err}", cwd.display()))
+        })?;
+
+    if outcome.stop == Stop::Exited
+        && let Some(final_dir) = cwd_file.as_ref().and_then(CwdFile::read)
+    {
+        match cwd::judge(&final_dir, root, &root_physical, &cwd) {
+            CwdChange::Same => {}
+            CwdChange::Moved(dir) => {
+                notices.push(format!("current directory is now {}", dir.display()));
+                ctx.set_cwd(dir);
+            }
+            CwdChange::Outside(dir) => notices.push(format!(
+                "the command ended in {}, outside the workspace; the current directory stays {}",
+                dir.display(),
+                cwd.display()
+            )),
+        }
+    }
+    finish(outcome, notices, timeout)
+}
+
+/// The timeout to use; a value above the maximum is clamped with a notice.
+fn effective_timeout(
+    requested: Option<u64>,
+    default: Duration,
+    notices: &mut Vec<String>,
+) -> Result<Duration, ToolError> {
+    let max_secs = BASH_MAX_TIMEOUT.as_secs();
+    match requested {
+        None => Ok(default.min(BASH_MAX_TIMEOUT)),
+        Some(0) => Err(ToolError::Model(format!(
+            "`timeout` must be at least 1 second (at most {max_secs})"
+        ))),
+        Some(secs) if secs > max_secs => {
+            notices.push(format!(
+                "timeout {secs} s is above the maximum; used {max_secs} s"
+            ));
+            Ok(BASH_MAX_TIMEOUT)
+        }
+        Some(secs) => Ok(Duration::from_secs(secs)),
+    }
+}
+
+/// The tracked current directory, or the workspace root (with a notice) if it was deleted.
+fn current_dir(ctx: &ToolContext, notices: &mut Vec<String>) -> PathBuf {
+    let cwd = ctx.cwd();
+    if cwd.is_dir() {
+        return cwd;
+    }
+    let root = ctx.workspace_root().to_path_buf();
+    notices.push(format!(
+        "the current directory {} no longer exists; ran in the workspace root {} instead",
+        cwd.display(),
+        root.display()
+    ));
+    ctx.set_cwd(root.clone());
+    root
+}
+
+fn finish(
+    outcome: RunOutcome,
+    mut notices: Vec<String>,
+    timeout: Duration,
+) -> Result<ToolOutput, ToolError> {
+    let RunOutcome {
+        output,
+        stop,
+        status,
+        leftovers,
+    } = outcome;
+    match leftovers {
+        Leftovers::None => {}
+        Leftovers::Running { pgid } => notices.push(format!(
+            "background processes are still running in process group {pgid}: what they print from now \
+             on is not shown, so send their output to a file to read it later; they are stopped when \
+             the turn is cancelled or the session ends"
+        )),
+    }
+    match stop {
+        Stop::Exited => {}
+        Stop::TimedOut => notices.push(format!(
+            "timed out after {}: the command and every process it started were stopped",
+            format_secs(timeout)
+        )),
+        Stop::Cancelled => notices
+            .push("cancelled: the command and every process it started were stopped".to_owned()),
+    }
+    let mut text = if output.is_empty() {
+        "(no output)".to_owned()
+    } else {
+        output.render()
+    };
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    for notice in &notices {
+        text.push_str(&format!("({notice})\n"));
+    }
+    text.push_str(&status_line(status));
+    match stop {
+        Stop::Cancelled => Err(ToolError::Cancelled { partial: text }),
+        Stop::Exited | Stop::TimedOut => {
+            let success = stop == Stop::Exited && status.is_some_and(|s| s.success());
+            Ok(ToolOutput {
+                content: text,
+                is_error: !success,
+            })
+        }
+    }
+}
+
+/// `exit code: N`, or `killed by signal N (SIGNAME)`.
+fn status_line(status: Option<ExitStatus>) -> String {
+    let Some(status) = status else {
+        return "exit code: unknown (bash could not be reaped)".to_owned();
+    };
+    if let Some(code) = status.code() {
+        return format!("exit code: {code}");
+    }
+    match status.signal() {
+        Some(signal) => match signal_name(signal) {
+            Some(name) => format!("killed by signal {signal} ({name})"),
+            None => format!("killed by signal {signal}"),
+        },
+        None => "exit code: unknown".to_owned(),
+    }
+}
+
+fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        _ => return None,
+    })
+}
+
+fn format_secs(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{:.1} s", duration.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_are_clamped_or_refused() {
+        let default = Duration::from_secs(120);
+        let mut notices = Vec::new();
+        assert_eq!(
+            effective_timeout(None, default, &mut notices).ok(),
+            Some(default)
+        );
+        assert_eq!(
+            effective_timeout(Some(5), default, &mut notices).ok(),
+            Some(Duration::from_secs(5))
+        );
+        assert!(notices.is_empty());
+        assert_eq!(
+            effective_timeout(Some(3600), default, &mut notices).ok(),
+            Some(BASH_MAX_TIMEOUT)
+        );
+        assert_eq!(notices, ["timeout 3600 s is above the maximum; used 600 s"]);
+        assert!(
+            matches!(effective_timeout(Some(0), default, &mut notices), Err(ToolError::Model(m)) if m.contains("at least 1"))
+        );
+    }
+
+    #[test]
+    fn status_lines() {
+        assert_eq!(
+            status_line(Some(ExitStatus::from_raw(3 << 8))),
+            "exit code: 3"
+        );
+        assert_eq!(
+            status_line(Some(ExitStatus::from_raw(9))),
+            "killed by signal 9 (SIGKILL)"
+        );
+        assert_eq!(format_secs(Duration::from_millis(1500)), "1.5 s");
+    }
+}

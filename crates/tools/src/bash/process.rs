@@ -1,0 +1,304 @@
+//! Running one command: spawning bash in its own session, reading its output, and stopping
+//! it (the whole process group) on timeout or cancellation.
+//!
+//! stdout and stderr share one pipe, as with `2>&1`: the kernel keeps the order in which the
+//! writes happened, which two pipes read concurrently cannot guarantee.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::cwd::WRAPPER_SCRIPT;
+use super::output::CappedOutput;
+use super::signals::{Signal, group_alive, signal_group, start_new_session};
+use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
+
+/// Set for every command so that nothing waits for a person or paints colours.
+const CHILD_ENV: [(&str, &str); 9] = [
+    ("NO_COLOR", "1"),
+    ("TERM", "dumb"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("GIT_EDITOR", "true"),
+    ("EDITOR", "true"),
+    ("VISUAL", "true"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    // Python buffers stdout into a pipe; a timeout would lose what a script printed.
+    ("PYTHONUNBUFFERED", "1"),
+];
+
+/// After bash exits, how long to wait for more output from processes it left behind before
+/// returning without them.
+const AFTER_EXIT_IDLE: Duration = Duration::from_millis(100);
+/// After bash exits, the longest time spent reading what its leftovers still print.
+const AFTER_EXIT_MAX: Duration = Duration::from_secs(1);
+/// After a kill, how long to read what is still buffered.
+const AFTER_KILL_IDLE: Duration = Duration::from_millis(50);
+/// How long processes that are exiting get before they count as left running.
+const EXITING_SETTLE: Duration = Duration::from_millis(100);
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// What to run.
+#[derive(Debug)]
+pub(crate) struct RunSpec<'a> {
+    /// The command, as the model wrote it.
+    pub(crate) command: &'a str,
+    /// The directory to run it in.
+    pub(crate) cwd: &'a Path,
+    /// Where bash writes its final directory.
+    pub(crate) cwd_file: &'a Path,
+    /// When to stop it.
+    pub(crate) timeout: Duration,
+}
+
+/// Why the command stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// bash exited by itself.
+    Exited,
+    /// The timeout passed; the group was killed.
+    TimedOut,
+    /// The call was cancelled; the group was killed.
+    Cancelled,
+}
+
+/// Processes the command left running after bash exited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Leftovers {
+    /// None.
+    None,
+    /// Some, in this process group, still tracked.
+    Running {
+        /// The process group.
+        pgid: u32,
+    },
+}
+
+/// What happened.
+#[derive(Debug)]
+pub(crate) struct RunOutcome {
+    /// stdout and stderr, interleaved.
+    pub(crate) output: CappedOutput,
+    /// Why it stopped.
+    pub(crate) stop: Stop,
+    /// bash's exit status, when it was reaped.
+    pub(crate) status: Option<ExitStatus>,
+    /// Background processes still running.
+    pub(crate) leftovers: Leftovers,
+}
+
+/// Runs the command to completion, timeout or cancellation.
+pub(crate) async fn run(
+    spec: RunSpec<'_>,
+    cancel: &CancellationToken,
+    tracker: &ProcessTracker,
+) -> io::Result<RunOutcome> {
+    let (reader, writer) = io::pipe()?;
+    let mut command = tokio::process::Command::new("bash");
+    command
+        .arg("-c")
+        .arg(WRAPPER_SCRIPT)
+        .arg("bash")
+        .arg(spec.cwd_file)
+        .arg(spec.command)
+        .current_dir(spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer)
+        .envs(CHILD_ENV);
+    start_new_session(&mut command);
+    let mut child = command.spawn()?;
+    // The command holds our copies of the pipe's write end: drop it, or the pipe never ends.
+    drop(command);
+    let pgid = child
+        .id()
+        .ok_or_else(|| io::Error::other("bash exited before rein could track it"))?;
+    tracker.register(pgid);
+    let mut guard = AbandonGuard { pgid, armed: true };
+    let mut reader = OutputReader::new(pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?);
+
+    let deadline = tokio::time::sleep(spec.timeout);
+    tokio::pin!(deadline);
+    let mut status = None;
+    let stop = loop {
+        tokio::select! {
+            () = cancel.cancelled() => break Stop::Cancelled,
+            () = &mut deadline => break Stop::TimedOut,
+            () = reader.read_chunk(), if !reader.eof => {}
+            exit = child.wait() => {
+                status = Some(exit?);
+                break Stop::Exited;
+            }
+        }
+    };
+
+    if stop == Stop::Exited {
+        reader
+            .read_while_flowing(AFTER_EXIT_IDLE, AFTER_EXIT_MAX)
+            .await;
+    } else {
+        status = stop_group(pgid, &mut child, &mut reader).await;
+        reader
+            .read_while_flowing(AFTER_KILL_IDLE, AFTER_EXIT_MAX)
+            .await;
+    }
+
+    let leftovers = if still_running(pgid).await {
+        Leftovers::Running { pgid }
+    } else {
+        tracker.forget(pgid);
+        Leftovers::None
+    };
+    guard.armed = false;
+    Ok(RunOutcome {
+        output: reader.finish(),
+        stop,
+        status,
+        leftovers,
+    })
+}
+
+/// Whether the group still has live processes, allowing those that are exiting a moment to
+/// finish: a process closes its files (so the pipe may already have ended) before it becomes
+/// a zombie.
+async fn still_running(pgid: u32) -> bool {
+    let give_up = Instant::now() + EXITING_SETTLE;
+    loop {
+        if !group_alive(pgid) {
+            return false;
+        }
+        if Instant::now() >= give_up {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// SIGTERM to the group, SIGKILL after [`KILL_GRACE`]; keeps reading output and reaps bash.
+async fn stop_group(
+    pgid: u32,
+    child: &mut tokio::process::Child,
+    reader: &mut OutputReader,
+) -> Option<ExitStatus> {
+    let mut ending = Termination::start([pgid]);
+    let mut status = None;
+    let mut poll = tokio::time::interval(EXIT_POLL_INTERVAL);
+    loop {
+        tokio::select! {
+            exit = child.wait(), if status.is_none() => status = exit.ok(),
+            () = reader.read_chunk(), if !reader.eof => {}
+            _ = poll.tick() => {
+                if ending.is_done() {
+                    break;
+                }
+                if ending.grace_over() {
+                    ending.finish();
+                    break;
+                }
+            }
+        }
+    }
+    if status.is_none() {
+        status = tokio::time::timeout(KILL_GRACE, child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
+    }
+    status
+}
+
+/// Reads the shared pipe into a capped buffer.
+struct OutputReader {
+    pipe: pipe::Receiver,
+    output: CappedOutput,
+    buf: Vec<u8>,
+    eof: bool,
+}
+
+impl OutputReader {
+    fn new(pipe: pipe::Receiver) -> Self {
+        OutputReader {
+            pipe,
+            output: CappedOutput::default(),
+            buf: vec![0; READ_CHUNK_BYTES],
+            eof: false,
+        }
+    }
+
+    /// Reads one chunk (cancel-safe: nothing is lost if the future is dropped).
+    async fn read_chunk(&mut self) {
+        match self.pipe.read(&mut self.buf).await {
+            Ok(0) => self.eof = true,
+            Ok(n) => self.output.push(&self.buf[..n]),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            // A broken pipe can only mean there is nothing more to read.
+            Err(_) => self.eof = true,
+        }
+    }
+
+    /// Reads until the pipe ends, stays quiet for `idle`, or `max` has passed.
+    async fn read_while_flowing(&mut self, idle: Duration, max: Duration) {
+        let give_up = Instant::now() + max;
+        while !self.eof && Instant::now() < give_up {
+            let wait_until = (Instant::now() + idle).min(give_up);
+            if tokio::time::timeout_at(wait_until, self.read_chunk())
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+    }
+
+    /// The output so far. If processes still hold the pipe, it is drained in the background
+    /// until they close it: closing it here would kill them with SIGPIPE on their next write,
+    /// and leaving it unread would block them once the pipe buffer is full.
+    fn finish(self) -> CappedOutput {
+        let OutputReader {
+            mut pipe,
+            output,
+            mut buf,
+            eof,
+        } = self;
+        if !eof {
+            tokio::spawn(async move {
+                buf.truncate(8 * 1024);
+                while let Ok(1..) = pipe.read(&mut buf).await {}
+            });
+        }
+        output
+    }
+}
+
+/// Ends the group if the call is dropped before it finishes (the agent gave up on it).
+struct AbandonGuard {
+    pgid: u32,
+    armed: bool,
+}
+
+impl Drop for AbandonGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let pgid = self.pgid;
+        let _ = signal_group(pgid, Signal::Term);
+        let _ = signal_group(pgid, Signal::Cont);
+        // Drop cannot wait: a short-lived thread sends SIGKILL after the grace period.
+        let _ = std::thread::Builder::new()
+            .name("rein-bash-kill".to_owned())
+            .spawn(move || {
+                std::thread::sleep(KILL_GRACE);
+                if group_alive(pgid) {
+                    let _ = signal_group(pgid, Signal::Kill);
+                }
+            });
+    }
+}

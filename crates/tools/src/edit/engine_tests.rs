@@ -1,0 +1,188 @@
+//! The ladder on strings: each rung, each refusal, and the edit/inverse-edit property.
+
+use proptest::prelude::*;
+use proptest::sample::Index;
+
+use super::*;
+
+fn one(text: &str, old: &str, new: &str) -> Result<Edited, Refusal> {
+    apply_edit(text, old, new, Replace::One)
+}
+
+#[test]
+fn exact_rung_replaces_bytes_as_given() {
+    let edited = one("a b c", "b", "B").unwrap();
+    assert_eq!(edited.text, "a B c");
+    assert_eq!(edited.rung, Rung::Exact);
+    assert_eq!(
+        edited.changes,
+        [Change {
+            old: 2..3,
+            new: 2..3
+        }]
+    );
+}
+
+#[test]
+fn crlf_file_gets_crlf_new_text_and_keeps_pairs_whole() {
+    let edited = one("a\r\nb\r\n", "b", "b\nc").unwrap();
+    assert_eq!(edited.text, "a\r\nb\r\nc\r\n");
+    // A leading `\n` stands for the whole line break.
+    let edited = one("a\r\nb\r\n", "\nb", "").unwrap();
+    assert_eq!(edited.text, "a\r\n");
+}
+
+#[test]
+fn lf_rung_maps_positions_back_through_removed_carriage_returns() {
+    let text = "x\r\none\r\ntwo\r\ny";
+    let edited = one(text, "one\ntwo\n", "1\n2\n").unwrap();
+    assert_eq!(edited.rung, Rung::LineEndings);
+    assert_eq!(edited.text, "x\r\n1\r\n2\r\ny");
+}
+
+#[test]
+fn mixed_files_are_left_as_written() {
+    let edited = one("a\r\nb\nc", "c", "c\nd").unwrap();
+    assert_eq!(edited.text, "a\r\nb\nc\nd");
+}
+
+#[test]
+fn trailing_whitespace_rung_keeps_the_final_newline_state() {
+    let edited = one("keep\nlast  \n", "last\n", "new last").unwrap();
+    assert_eq!(edited.rung, Rung::TrailingWhitespace);
+    assert_eq!(edited.text, "keep\nnew last\n");
+    let edited = one("keep\nlast  ", "last\n", "new last\n").unwrap();
+    assert_eq!(edited.text, "keep\nnew last");
+}
+
+#[test]
+fn indentation_rung_reindents_in_a_crlf_file() {
+    let text = "fn f() {\r\n\tif x {\r\n\t\ty();\r\n\t}\r\n}\r\n";
+    let edited = one(text, "if x {\n    y();\n}", "if x {\n    y();\n    z();\n}").unwrap();
+    assert_eq!(edited.rung, Rung::Indentation);
+    assert_eq!(
+        edited.text,
+        "fn f() {\r\n\tif x {\r\n\t\ty();\r\n\t\tz();\r\n\t}\r\n}\r\n"
+    );
+}
+
+#[test]
+fn line_numbers_are_stripped_then_the_ladder_runs_again() {
+    let edited = one("a\n    b\nc\n", "1\ta\n2\tb", "1\tA\n2\tB").unwrap();
+    assert!(edited.stripped_line_numbers);
+    assert_eq!(edited.rung, Rung::Indentation);
+    assert_eq!(edited.text, "A\n    B\nc\n");
+}
+
+#[test]
+fn near_misses_are_never_accepted() {
+    let refusal = one("let total = 1;\n", "let totl = 1;", "x").unwrap_err();
+    assert!(
+        matches!(refusal, Refusal::NotFound { closest: Some(_) }),
+        "{refusal:?}"
+    );
+}
+
+#[test]
+fn ambiguity_is_reported_at_the_rung_that_found_it() {
+    let refusal = one("  a\nb\n\ta\n", "a", "c").unwrap_err();
+    assert_eq!(
+        refusal,
+        Refusal::Ambiguous {
+            rung: Rung::Exact,
+            stripped_line_numbers: false,
+            count: 2,
+            lines: vec![1, 3]
+        }
+    );
+    let refusal = one("  x\n\tx\n", " x ", "y").unwrap_err();
+    assert!(
+        matches!(
+            refusal,
+            Refusal::Ambiguous {
+                rung: Rung::Indentation,
+                count: 2,
+                ..
+            }
+        ),
+        "{refusal:?}"
+    );
+}
+
+#[test]
+fn replace_all_is_exact_and_non_overlapping() {
+    let edited = apply_edit("aaaa", "aa", "b", Replace::All).unwrap();
+    assert_eq!(edited.text, "bb");
+    let refusal = apply_edit("  x  \n", "x \n", "y", Replace::All).unwrap_err();
+    assert!(matches!(refusal, Refusal::NotFound { .. }));
+}
+
+#[test]
+fn identical_strings_are_refused() {
+    assert_eq!(one("a", "a", "a").unwrap_err(), Refusal::Identical);
+}
+
+/// A file in one line-ending style, and a unique substring that never splits `\r\n`.
+fn file_and_substring() -> impl Strategy<Value = (String, String)> {
+    (
+        any::<bool>(),
+        prop::collection::vec("[ab \té{}]{0,6}", 1..10),
+        any::<bool>(),
+        any::<Index>(),
+        any::<Index>(),
+    )
+        .prop_filter_map(
+            "no unique substring",
+            |(crlf, lines, final_newline, at, len)| {
+                let eol = if crlf { "\r\n" } else { "\n" };
+                let mut text = lines.join(eol);
+                if final_newline {
+                    text.push_str(eol);
+                }
+                let bounds: Vec<usize> = text
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .chain([text.len()])
+                    .filter(|&i| !(text[..i].ends_with('\r') && text[i..].starts_with('\n')))
+                    .collect();
+                if bounds.len() < 2 {
+                    return None;
+                }
+                let start = at.index(bounds.len() - 1);
+                let min_end = start + 1 + len.index(bounds.len() - 1 - start);
+                let old = (min_end..bounds.len())
+                    .map(|end| &text[bounds[start]..bounds[end]])
+                    .find(|s| occurrences(&text, s, Replace::One).len() == 1)?
+                    .to_owned();
+                Some((text, old))
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn edit_then_inverse_edit_restores_the_text(
+        (text, old) in file_and_substring(),
+        new in "[ab \n{}]{0,4}§[ab\n ]{0,4}",
+    ) {
+        let forward = one(&text, &old, &new);
+        prop_assert!(forward.is_ok(), "forward: {forward:?}");
+        let forward = forward.unwrap();
+        prop_assert_eq!(forward.rung, Rung::Exact);
+        let back = one(&forward.text, &new, &old);
+        prop_assert!(back.is_ok(), "inverse: {back:?}");
+        prop_assert_eq!(back.unwrap().text, text);
+    }
+
+    #[test]
+    fn replace_all_then_inverse_restores_the_text(
+        (text, old) in file_and_substring(),
+        new in "§[ab]{0,3}",
+    ) {
+        let forward = apply_edit(&text, &old, &new, Replace::All).unwrap();
+        let back = apply_edit(&forward.text, &new, &old, Replace::All).unwrap();
+        prop_assert_eq!(back.text, text);
+    }
+}

@@ -1,0 +1,274 @@
+//! edit_file: replaces one exact piece of a file (or every occurrence), found by the ladder in
+//! [`engine`], keeping the file's byte-order mark, line endings, final newline and permissions,
+//! and answering with a unified diff.
+
+mod closest;
+mod engine;
+mod indent;
+mod lines;
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+pub(crate) use engine::Change;
+use engine::{Edited, Refusal, Replace, Rung, apply_edit};
+
+use crate::atomic::write_atomic;
+use crate::diff::unified_diff;
+use crate::paths::{display_path, resolve};
+use crate::read_file::{BINARY_SNIFF_BYTES, human_size};
+use crate::stamp::{require_fresh_read, stamp_of_bytes};
+use crate::text_style::BOM;
+use crate::write_file::line_count;
+use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+
+/// Files above this size are not edited in memory; the model is pointed elsewhere.
+pub const EDIT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Arguments of edit_file.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    /// File path.
+    pub file_path: String,
+    /// Text to replace (empty: create the file).
+    pub old_string: String,
+    /// Replacement.
+    pub new_string: String,
+    /// Replace every occurrence.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+/// The edit_file tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EditFile;
+
+#[async_trait]
+impl Tool for EditFile {
+    type Args = EditFileArgs;
+
+    fn name(&self) -> &'static str {
+        "edit_file"
+    }
+
+    fn description(&self) -> &'static str {
+        "Replace old_string with new_string in a file (read it first). old_string must occur \
+         once (add context) unless replace_all."
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    async fn run(&self, args: EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let ctx = ctx.clone();
+        crate::blocking::run(move || edit_file(&args, &ctx)).await
+    }
+}
+
+fn edit_file(args: &EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let path = resolve(ctx, &args.file_path)?;
+    let display = display_path(ctx, &path);
+    let io_err = |err: std::io::Error| ToolError::Model(format!("Cannot edit {display}: {err}."));
+    let meta = match std::fs::metadata(&path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            if args.old_string.is_empty() {
+                return create(&path, &display, &args.new_string, ctx);
+            }
+            return Err(ToolError::Model(format!(
+                "File not found: {display}. To create a file, use write_file (or edit_file with an empty old_string)."
+            )));
+        }
+        Err(err) => return Err(io_err(err)),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::Model(format!(
+            "{display} is a directory; give the path of a file."
+        )));
+    }
+    if args.old_string.is_empty() {
+        return Err(ToolError::Model(format!(
+            "{display} already exists, so an empty old_string cannot create it. Give the text to \
+             replace as old_string, or use write_file to replace the whole file."
+        )));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::Model(format!(
+            "{display} is not a regular file; edit_file only edits files."
+        )));
+    }
+    if meta.permissions().readonly() {
+        return Err(ToolError::Model(format!(
+            "{display} is read-only; rein does not change read-only files."
+        )));
+    }
+    if meta.len() > EDIT_MAX_BYTES {
+        return Err(ToolError::Model(format!(
+            "{display} is too large to edit here ({}); change it with a command in bash (e.g. sed).",
+            human_size(meta.len())
+        )));
+    }
+    let bytes = std::fs::read(&path).map_err(io_err)?;
+    require_fresh_read(
+        ctx,
+        &path,
+        &display,
+        stamp_of_bytes(&bytes, meta.modified().ok()),
+    )?;
+    if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)]).is_some() {
+        return Err(ToolError::Model(format!(
+            "{display} is a binary file; edit_file edits text only."
+        )));
+    }
+    let (bom, body) = match bytes.strip_prefix(BOM.as_bytes()) {
+        Some(body) => (true, body),
+        None => (false, bytes.as_slice()),
+    };
+    let text = std::str::from_utf8(body).map_err(|err| {
+        ToolError::Model(format!(
+            "{display} is not valid UTF-8 (at byte {}), so edit_file cannot edit it safely; \
+             rewrite it with write_file or change it with a command.",
+            err.valid_up_to() + if bom { BOM.len() } else { 0 }
+        ))
+    })?;
+    let replace = if args.replace_all {
+        Replace::All
+    } else {
+        Replace::One
+    };
+    let edited = apply_edit(text, &args.old_string, &args.new_string, replace)
+        .map_err(|r| refusal(r, &display))?;
+
+    let new_bytes: Cow<'_, [u8]> = if bom {
+        Cow::Owned([BOM.as_bytes(), edited.text.as_bytes()].concat())
+    } else {
+        Cow::Borrowed(edited.text.as_bytes())
+    };
+    write_atomic(&path, &new_bytes).map_err(io_err)?;
+    let mtime = std::fs::metadata(&path)
+        .ok()
+        .and_then(|m| m.modified().ok());
+    ctx.record_read(path.clone(), stamp_of_bytes(&new_bytes, mtime));
+    ctx.record_change(path);
+
+    let mut out = summary(&edited, &display);
+    out.push_str(&unified_diff(&display, text, &edited.text, &edited.changes));
+    Ok(ToolOutput::success(out))
+}
+
+fn create(
+    path: &Path,
+    display: &str,
+    content: &str,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let io_err = |err: std::io::Error| ToolError::Model(format!("Cannot create {display}: {err}."));
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io_err)?;
+    }
+    write_atomic(path, content.as_bytes()).map_err(io_err)?;
+    let mtime = std::fs::metadata(path).ok().and_then(|m| m.modified().ok());
+    ctx.record_read(
+        path.to_path_buf(),
+        stamp_of_bytes(content.as_bytes(), mtime),
+    );
+    ctx.record_change(path.to_path_buf());
+    Ok(ToolOutput::success(format!(
+        "Created {display} ({} lines)",
+        line_count(content.as_bytes())
+    )))
+}
+
+fn summary(edited: &Edited, display: &str) -> String {
+    let count = edited.changes.len();
+    let what = if count == 1 {
+        "1 occurrence".to_owned()
+    } else {
+        format!("{count} occurrences")
+    };
+    let mut out = format!("Edited {display}: replaced {what}");
+    let how = match edited.rung {
+        Rung::Exact => None,
+        Rung::LineEndings => Some("old_string matched with line endings normalised"),
+        Rung::TrailingWhitespace => Some("old_string matched ignoring trailing whitespace"),
+        Rung::Indentation => Some(
+            "old_string matched ignoring indentation; new_string was re-indented to the file's",
+        ),
+    };
+    let mut notes: Vec<&str> = how.into_iter().collect();
+    if edited.stripped_line_numbers {
+        notes.push("read_file line numbers were removed from the strings");
+    }
+    if !notes.is_empty() {
+        let _ = write!(out, " ({})", notes.join("; "));
+    }
+    out.push('\n');
+    out
+}
+
+fn refusal(refusal: Refusal, display: &str) -> ToolError {
+    let message = match refusal {
+        Refusal::Identical => {
+            "old_string and new_string are the same; there is nothing to change.".to_owned()
+        }
+        Refusal::Ambiguous {
+            rung,
+            stripped_line_numbers,
+            count,
+            lines,
+        } => {
+            let how = match rung {
+                Rung::Exact => String::new(),
+                Rung::LineEndings | Rung::TrailingWhitespace | Rung::Indentation => {
+                    format!(" {}", rung.describe())
+                }
+            };
+            let stripped = if stripped_line_numbers {
+                " (after removing read_file line numbers)"
+            } else {
+                ""
+            };
+            let more = if count > lines.len() { ", ..." } else { "" };
+            let lines: Vec<String> = lines.iter().map(ToString::to_string).collect();
+            format!(
+                "old_string matches {count} places in {display}{how}{stripped}, starting on lines {}{more}. \
+                 Include more surrounding lines so it matches exactly one place, or set replace_all \
+                 to true to change every occurrence.",
+                lines.join(", ")
+            )
+        }
+        Refusal::NotFound { closest } => {
+            let mut message = format!(
+                "old_string was not found in {display}, not even with line endings normalised, \
+                 whitespace at line ends or indentation ignored, or read_file line numbers removed."
+            );
+            match closest {
+                Some(region) => {
+                    let last = region.first_line + region.lines.len() - 1;
+                    let width = last.to_string().len();
+                    let _ = writeln!(
+                        message,
+                        " The most similar part is lines {}-{last}:",
+                        region.first_line
+                    );
+                    for (i, line) in region.lines.iter().enumerate() {
+                        let _ = writeln!(message, "{:>width$}\t{line}", region.first_line + i);
+                    }
+                    message.push_str("Copy the text exactly as it is in the file (without the line numbers) and retry.");
+                }
+                None => message.push_str(
+                    " Nothing in the file resembles it; read the file again with read_file.",
+                ),
+            }
+            message
+        }
+    };
+    ToolError::Model(message)
+}

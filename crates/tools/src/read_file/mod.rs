@@ -1,0 +1,264 @@
+//! read_file: numbered lines of a text file, a window at a time, recording the read.
+
+mod scan;
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+pub(crate) use scan::count_newlines;
+use scan::{Scan, Stop, Window};
+
+use crate::paths::{display_path, resolve};
+use crate::stamp::{full_hash_applies, sampled_stamp};
+use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+
+/// Lines shown when the model gives no limit.
+pub const READ_DEFAULT_LIMIT_LINES: u64 = 2000;
+/// Lines longer than this are cut with a marker.
+pub const READ_MAX_LINE_CHARS: usize = 2000;
+/// A NUL byte in this many leading bytes marks a file as binary.
+pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+/// Room kept in the output budget for the footer and notices.
+const FOOTER_RESERVE_CHARS: usize = 400;
+
+/// Arguments of read_file.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// File path.
+    pub file_path: String,
+    /// First line (from 1).
+    pub offset: Option<u64>,
+    /// Max lines (default 2000).
+    pub limit: Option<u64>,
+}
+
+/// The read_file tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadFile;
+
+#[async_trait]
+impl Tool for ReadFile {
+    type Args = ReadFileArgs;
+
+    fn name(&self) -> &'static str {
+        "read_file"
+    }
+
+    fn description(&self) -> &'static str {
+        "Read a text file; lines come numbered `N<TAB>text`. Page long files with offset/limit."
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::ReadOnly
+    }
+
+    async fn run(&self, args: ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let ctx = ctx.clone();
+        crate::blocking::run(move || read_file(&args, &ctx)).await
+    }
+}
+
+fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    if args.limit == Some(0) {
+        return Err(ToolError::model("limit must be at least 1."));
+    }
+    let path = resolve(ctx, &args.file_path)?;
+    let display = display_path(ctx, &path);
+    let meta = match std::fs::metadata(&path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(not_found(&path, &display));
+        }
+        Err(err) => return Err(ToolError::Model(format!("Cannot read {display}: {err}."))),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::Model(format!(
+            "{display} is a directory. List its files with glob (pattern \"*\", path \"{display}\")."
+        )));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::Model(format!(
+            "{display} is not a regular file (a device, socket or pipe)."
+        )));
+    }
+    let io_err = |err: std::io::Error| ToolError::Model(format!("Cannot read {display}: {err}."));
+    let mut file = File::open(&path).map_err(io_err)?;
+    let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
+    (&mut file)
+        .take(BINARY_SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(io_err)?;
+    if memchr::memchr(0, &head).is_some() {
+        return Err(ToolError::Model(format!(
+            "{display} is a binary file ({}); read_file shows text only.",
+            human_size(meta.len())
+        )));
+    }
+    let window = Window {
+        first_line: args.offset.unwrap_or(1).max(1),
+        limit: args.limit.unwrap_or(READ_DEFAULT_LIMIT_LINES),
+        budget_chars: ctx
+            .config()
+            .output_budget_chars
+            .saturating_sub(FOOTER_RESERVE_CHARS)
+            .max(1),
+        max_line_chars: READ_MAX_LINE_CHARS,
+        read_to_end: full_hash_applies(meta.len()),
+    };
+    let cancel = ctx.cancel_token();
+    let scan = scan::scan(head.as_slice().chain(&file), window, cancel).map_err(|err| {
+        if cancel.is_cancelled() {
+            ToolError::Cancelled {
+                partial: format!("(reading {display} was cancelled)"),
+            }
+        } else {
+            io_err(err)
+        }
+    })?;
+
+    // The stamp covers what the model saw as of this read.
+    let stamp = if full_hash_applies(meta.len()) && scan.total_lines.is_some() {
+        scan.hasher.finish(meta.modified().ok())
+    } else {
+        sampled_stamp(&file, &meta).map_err(io_err)?
+    };
+    ctx.record_read(path.clone(), stamp);
+    render(&scan, window, meta.len())
+}
+
+fn render(scan: &Scan, window: Window, file_len: u64) -> Result<ToolOutput, ToolError> {
+    if scan.total_lines == Some(0) {
+        return Ok(ToolOutput::success("(empty file)"));
+    }
+    let Some(last) = scan.lines.last() else {
+        let total = scan.total_lines.unwrap_or(0);
+        return Err(ToolError::Model(format!(
+            "offset {} is past the end of the file, which has {total} lines.",
+            window.first_line
+        )));
+    };
+    let width = last.number.to_string().len();
+    let mut out = String::new();
+    for line in &scan.lines {
+        out.push_str(&format!("{:>width$}\t{}", line.number, line.text));
+        if line.cut {
+            out.push_str(&format!(
+                " [... line cut at {READ_MAX_LINE_CHARS} characters]"
+            ));
+        }
+        out.push('\n');
+    }
+    let first = scan.lines.first().map_or(window.first_line, |l| l.number);
+    let next = last.number + 1;
+    let why = match scan.stop {
+        Stop::EndOfFile => None,
+        Stop::Limit => Some(""),
+        Stop::Budget => Some("; output size limit reached"),
+    };
+    if let Some(why) = why {
+        match scan.total_lines {
+            Some(total) => out.push_str(&format!(
+                "({total} lines total, showing {first}-{}{why}; continue with offset={next})\n",
+                last.number
+            )),
+            None => out.push_str(&format!(
+                "(showing lines {first}-{} of a {} file{why}; more lines follow; continue with offset={next})\n",
+                last.number,
+                human_size(file_len)
+            )),
+        }
+    }
+    if scan.lossy {
+        out.push_str("(this file is not valid UTF-8: invalid bytes are shown as \u{fffd})\n");
+    }
+    Ok(ToolOutput::success(out))
+}
+
+fn not_found(path: &Path, display: &str) -> ToolError {
+    let Some(parent) = path.parent() else {
+        return ToolError::Model(format!("File not found: {display}."));
+    };
+    if !parent.is_dir() {
+        return ToolError::Model(format!(
+            "File not found: {display} (its directory does not exist either)."
+        ));
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let stem = name.split('.').next().unwrap_or_default().to_owned();
+    let mut similar: Vec<String> = std::fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .take(10_000)
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|candidate| {
+            let lower = candidate.to_lowercase();
+            lower == name || (!stem.is_empty() && lower.split('.').next() == Some(stem.as_str()))
+        })
+        .collect();
+    similar.sort();
+    similar.truncate(5);
+    if similar.is_empty() {
+        ToolError::Model(format!("File not found: {display}."))
+    } else {
+        ToolError::Model(format!(
+            "File not found: {display}. In the same directory: {}.",
+            similar.join(", ")
+        ))
+    }
+}
+
+/// A size for people: `812 B`, `12.3 KB`, `1.0 GB`.
+pub(crate) fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if bytes < 1000 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1000.0;
+    let mut unit = 0;
+    while value >= 1000.0 && unit + 1 < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    #[test]
+    fn a_huge_file_gets_a_footer_without_a_total() {
+        let window = Window {
+            first_line: 1,
+            limit: 2,
+            budget_chars: 10_000,
+            max_line_chars: READ_MAX_LINE_CHARS,
+            read_to_end: false,
+        };
+        let scan = scan::scan(&b"a\nb\nc\n"[..], window, &CancellationToken::new()).unwrap();
+        let out = render(&scan, window, 1_300_000_000).unwrap();
+        assert_eq!(
+            out.content,
+            "1\ta\n2\tb\n(showing lines 1-2 of a 1.3 GB file; more lines follow; continue with offset=3)\n"
+        );
+    }
+
+    #[test]
+    fn sizes_read_like_people_write_them() {
+        assert_eq!(human_size(812), "812 B");
+        assert_eq!(human_size(12_300), "12.3 KB");
+        assert_eq!(human_size(1_000_000_000), "1.0 GB");
+    }
+}

@@ -1,0 +1,15 @@
+//! rein-tools integration tests: one binary, one module per feature.
+
+mod support;
+
+mod bash;
+mod budget;
+mod dangerous;
+mod edit_file;
+mod edit_ladder;
+mod glob;
+mod grep;
+mod paths;
+mod read_file;
+mod registry;
+mod write_file;

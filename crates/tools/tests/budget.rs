@@ -1,0 +1,50 @@
+//! The output budget, end to end: an offloaded result can be read back with read_file.
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::support::Env;
+
+#[tokio::test]
+async fn offloaded_output_is_readable_at_the_offset_given() -> Result<()> {
+    let env = Env::with_config(|c| c.output_budget_chars = 3000)?;
+    let big: String = (1..=3000).map(|i| format!("match line {i}\n")).collect();
+    env.write("big.txt", &big)?;
+    // grep output of 200 lines is over the small budget: it is offloaded.
+    let out = env.ok("grep", json!({"pattern": "match line"})).await?;
+    assert!(out.chars().count() <= 3000, "{}", out.len());
+    let notice = out
+        .lines()
+        .find(|l| l.contains("characters cut"))
+        .expect("a notice");
+    let path = notice
+        .split("file_path=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("a path");
+    let offset: u64 = notice
+        .split("offset=")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .expect("offset")
+        .parse()?;
+    assert!(path.starts_with(env.offload.to_str().unwrap()));
+    let rest = env
+        .ok(
+            "read_file",
+            json!({"file_path": path, "offset": offset, "limit": 1}),
+        )
+        .await?;
+    // The first cut line is the one after the head shown.
+    let head_last = out
+        .lines()
+        .take_while(|l| !l.contains("characters cut"))
+        .last()
+        .unwrap();
+    let head_n: u64 = head_last.rsplit(' ').next().unwrap().parse()?;
+    assert!(
+        rest.contains(&format!("big.txt:{}:match line {}", head_n + 1, head_n + 1)),
+        "{rest}"
+    );
+    Ok(())
+}
