@@ -209,8 +209,7 @@ fn is_loopback(url: &str) -> bool {
 
 /// The tools the model may call; plan mode keeps only those that do not change anything.
 pub(crate) fn registry(mode: PermissionMode) -> ToolRegistry {
-    let mut all = ToolRegistry::builtin();
-    all.register(rein_tools::bash::BashTool);
+    let all = ToolRegistry::builtin();
     match mode {
         PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Yolo => all,
         PermissionMode::Plan => {

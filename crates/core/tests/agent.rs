@@ -72,7 +72,6 @@ impl Fixture {
             ..RetryPolicy::default()
         };
         let mut registry = ToolRegistry::builtin();
-        registry.register(rein_tools::bash::BashTool);
         registry.register(SlowLook {
             spans: Arc::clone(&self.spans),
         });

@@ -92,11 +92,11 @@ impl std::fmt::Debug for AgentParts {
 pub struct Agent {
     provider: Arc<dyn Provider>,
     registry: Arc<ToolRegistry>,
-    tool_specs: Vec<rein_llm::ToolSpec>,
     tool_ctx: ToolContext,
-    system_prompt: String,
     settings: AgentSettings,
-    history: Vec<Message>,
+    /// The next request: system prompt, tools and the whole history. Kept between rounds so
+    /// nothing is rebuilt or copied; each round only appends messages.
+    request: Request,
     usage: Usage,
     guard: LoopGuard,
     transcript: Option<Box<dyn Transcript>>,
@@ -106,7 +106,7 @@ impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")
             .field("settings", &self.settings)
-            .field("messages", &self.history.len())
+            .field("messages", &self.request.messages.len())
             .finish_non_exhaustive()
     }
 }
@@ -120,14 +120,20 @@ impl Agent {
             .into_iter()
             .map(|s| rein_llm::ToolSpec::new(s.name, s.description, s.parameters))
             .collect();
+        let request = Request {
+            model: parts.settings.model.clone(),
+            system: parts.system_prompt,
+            messages: parts.history,
+            tools: tool_specs,
+            temperature: parts.settings.temperature,
+            max_tokens: parts.settings.max_tokens,
+        };
         Agent {
             provider: parts.provider,
             registry: parts.registry,
-            tool_specs,
             tool_ctx: parts.tool_ctx,
-            system_prompt: parts.system_prompt,
             settings: parts.settings,
-            history: parts.history,
+            request,
             usage: Usage::default(),
             guard: LoopGuard::default(),
             transcript: parts.transcript,
@@ -136,7 +142,7 @@ impl Agent {
 
     /// The conversation so far.
     pub fn history(&self) -> &[Message] {
-        &self.history
+        &self.request.messages
     }
 
     /// Tokens used by every model call of this agent.
@@ -222,16 +228,7 @@ impl Agent {
         cancel: &CancellationToken,
         outcome: &mut TurnOutcome,
     ) -> RoundEnd {
-        let request = Request {
-            model: self.settings.model.clone(),
-            system: self.system_prompt.clone(),
-            messages: self.history.clone(),
-            tools: self.tool_specs.clone(),
-            temperature: self.settings.temperature,
-            max_tokens: self.settings.max_tokens,
-        };
-        let mut stream = self.provider.stream(&request);
-        drop(request);
+        let mut stream = self.provider.stream(&self.request);
         let mut assembler = Assembler::new();
         let mut early = EarlyStarts::new();
         loop {
@@ -368,7 +365,7 @@ impl Agent {
         {
             sink.emit(transcript_warning(&e));
         }
-        self.history.push(message);
+        self.request.messages.push(message);
     }
 }
 
