@@ -8,7 +8,9 @@ Scenarios (each run N times, medians reported):
 Figures, per scenario:
   start_ms     process start (just before exec) to the first request fully received
   round_ms     harness time per round: end of one response to the next request,
-               tool execution included (median over every round of every run)
+               tool execution included (median over every round of every run); the
+               median of each round is printed too, with the time the commands the
+               tools run take alone (fix-import runs `python3 main.py` through bash)
   rss_mb       peak resident memory of the rein process
   cpu_ms       user + system CPU time of the rein process
   first_req_kb bytes of the first request body (system prompt + every tool schema)
@@ -71,6 +73,29 @@ SCENARIOS = {
     "fix-import": (fix_import_script, "read main.py and fix the broken import"),
     "read-20": (read_20_script, "read main.py again and again"),
 }
+
+# What the scenario's tool calls run outside rein, so a round's own overhead can be told
+# from the command's time.
+COMMANDS = {"fix-import": "python3 main.py"}
+
+
+def command_alone_ms(command, runs):
+    """Median wall time of `bash -c COMMAND` in the fixed demo project, spawned directly."""
+    with tempfile.TemporaryDirectory(prefix="rein-bench-cmd-") as tmp:
+        work = os.path.join(tmp, "work")
+        shutil.copytree(DEMO, work)
+        main = os.path.join(work, "main.py")
+        with open(main) as f:
+            fixed = f.read().replace("from helpers import", "from utils import")
+        with open(main, "w") as f:
+            f.write(fixed)
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter_ns()
+            subprocess.run(["bash", "-c", command], cwd=work, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times.append((time.perf_counter_ns() - t0) / 1e6)
+        return statistics.median(times)
 
 
 def build():
@@ -161,7 +186,11 @@ def main():
             "rss_mb": statistics.median(r["rss_mb"] for r in runs),
             "cpu_ms": statistics.median(r["cpu_ms"] for r in runs),
             "first_req_kb": runs[0]["first_req_kb"],
+            "round_ms_each": [statistics.median(run["round_ms"][i] for run in runs)
+                              for i in range(len(runs[0]["round_ms"]))],
         }
+        if scenario in COMMANDS:
+            results[scenario]["command_alone_ms"] = command_alone_ms(COMMANDS[scenario], args.runs)
     if args.json:
         print(json.dumps(results, indent=2))
         return
@@ -169,6 +198,12 @@ def main():
     for name, r in results.items():
         print(f"{name:<12} {r['rounds']:>6} {r['start_ms']:>9.2f} {r['round_ms']:>9.3f} {r['round_ms_p90']:>7.3f} "
               f"{r['rss_mb']:>7.1f} {r['cpu_ms']:>7.1f} {r['first_req_kb']:>10.2f}")
+    for name, r in results.items():
+        each = " ".join(f"{ms:.3f}" for ms in r["round_ms_each"])
+        line = f"{name}: median ms of each round: {each}"
+        if "command_alone_ms" in r:
+            line += f" (its command alone: {r['command_alone_ms']:.3f} ms)"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -97,3 +97,43 @@ fn read_only_calls_overlap_and_answer_in_call_order() {
         .collect();
     assert_eq!(result_ids, ["g1", "g2", "g3"]);
 }
+
+#[test]
+fn text_output_says_which_call_each_batched_result_answers() {
+    let env = Env::new();
+    env.write("a.txt", "one\ntwo\n");
+    env.write("b.txt", "one\ntwo\nthree\n");
+    let read = |id: &str, path: &str| {
+        MockToolCall::new(id, "read_file", json!({"file_path": path}).to_string())
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(
+                Turn::new()
+                    .tool_call(read("r1", "a.txt"))
+                    .tool_call(read("r2", "b.txt")),
+            )
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "r3",
+                "read_file",
+                json!({"file_path": "b.txt"}).to_string(),
+            )))
+            .reply(Turn::text("read both")),
+    );
+    let out = run(env.rein_openai(&server).args(["-p", "read them"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "read both");
+    let progress = stderr(&out);
+    let lines: Vec<&str> = progress.lines().map(str::trim).collect();
+    // Both calls start before either result, so each result names its file; a lone call's
+    // result sits right under its own line and needs no label.
+    let expected = [
+        "● read_file a.txt",
+        "● read_file b.txt",
+        "⎿ a.txt: 2 lines",
+        "⎿ b.txt: 3 lines",
+        "● read_file b.txt",
+        "⎿ 3 lines",
+    ];
+    assert_eq!(lines, expected, "{progress}");
+}

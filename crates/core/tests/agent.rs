@@ -221,6 +221,43 @@ async fn read_only_calls_run_together_and_answer_in_call_order() {
 }
 
 #[tokio::test]
+async fn at_most_eight_read_only_calls_run_at_once() {
+    let fx = Fixture::new();
+    let mut turn = Turn::new();
+    for i in 0..12 {
+        turn = turn.tool_call(call(
+            &format!("c{i}"),
+            "slow_look",
+            serde_json::json!({"label": format!("n{i}"), "millis": 150}),
+        ));
+    }
+    let server = MockServer::start(Script::new().reply(turn).reply(Turn::text("done")));
+    let mut agent = fx.agent(&server, 10);
+    let outcome = fx.run(&mut agent, "look", CancellationToken::new()).await;
+    assert_eq!(outcome.stop, TurnStop::EndTurn);
+
+    let spans = fx.spans.lock().unwrap().clone();
+    assert_eq!(spans.len(), 12);
+    // The most calls running at any moment: count the spans covering each start.
+    let busiest = spans
+        .iter()
+        .map(|(_, start, _)| {
+            spans
+                .iter()
+                .filter(|(_, s, e)| s <= start && start < e)
+                .count()
+        })
+        .max()
+        .unwrap();
+    assert_eq!(busiest, 8, "{spans:?}");
+    let results = tool_results(agent.history());
+    let expected: Vec<String> = (0..12).map(|i| format!("looked at n{i}")).collect();
+    let contents: Vec<String> = results.into_iter().map(|r| r.0).collect();
+    assert_eq!(contents, expected);
+    assert_history_valid(agent.history());
+}
+
+#[tokio::test]
 async fn a_read_only_call_starts_before_the_response_finishes() {
     let fx = Fixture::new();
     let server = MockServer::start(

@@ -1,6 +1,7 @@
 //! `--output-format text`: tool lines, narration and retries on stderr as they happen; the
 //! final answer is printed on stdout by the caller.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Mutex;
 
@@ -18,6 +19,18 @@ pub(crate) struct TextProgress {
     /// Text of the response streaming now: narration if tool calls follow, else the answer
     /// (which the caller prints on stdout).
     pending_text: Mutex<String>,
+    /// The calls whose results are still to come, and which of them was printed last.
+    calls: Mutex<OpenCalls>,
+}
+
+/// Calls started but not finished: a result that does not follow its own call's line (the
+/// calls of a read-only batch run together) names its call again.
+#[derive(Debug, Default)]
+struct OpenCalls {
+    /// Call id → its tool name and the argument shown on its line.
+    lines: HashMap<String, (String, String)>,
+    /// The call whose line or result block was the last thing printed.
+    last: Option<String>,
 }
 
 impl TextProgress {
@@ -25,6 +38,7 @@ impl TextProgress {
         TextProgress {
             style: Style::for_stderr(),
             pending_text: Mutex::new(String::new()),
+            calls: Mutex::new(OpenCalls::default()),
         }
     }
 
@@ -63,22 +77,58 @@ impl EventSink for TextProgress {
                 }
             }
             AgentEvent::ToolCallStarted {
-                name, arguments, ..
+                id,
+                name,
+                arguments,
             } => {
                 self.flush_narration();
-                self.write(&format!(
-                    "{} {}\n",
-                    s.bold(&format!("● {name}")),
-                    describe_call(&name, &arguments)
-                ));
+                let described = describe_call(&name, &arguments);
+                self.write(&format!("{} {described}\n", s.bold(&format!("● {name}"))));
+                if let Ok(mut calls) = self.calls.lock() {
+                    calls.lines.insert(id.clone(), (name, described));
+                    calls.last = Some(id);
+                }
             }
             AgentEvent::ToolResult {
+                id,
                 name,
                 content,
                 is_error,
                 summary,
                 ..
-            } => self.write(&result_block(s, &name, &content, &summary, is_error)),
+            } => {
+                // A result right under its own call line needs no label; one that comes
+                // after other calls' lines says which call it answers.
+                let mut label = None;
+                if let Ok(mut calls) = self.calls.lock() {
+                    let line = calls.lines.remove(&id);
+                    if calls.last.as_ref() != Some(&id) {
+                        label = line;
+                    }
+                    calls.last = Some(id);
+                }
+                let text = match result_block(s, &name, &content, &summary, is_error) {
+                    Shown::Line(line) => match label {
+                        Some((_, described)) => {
+                            format!("  {}\n", s.dim(&format!("⎿ {described}: {line}")))
+                        }
+                        None => format!("  {}\n", s.dim(&format!("⎿ {line}"))),
+                    },
+                    Shown::Error(line) => match label {
+                        Some((_, described)) => {
+                            format!("  {}\n", s.error(&format!("✗ {described}: {line}")))
+                        }
+                        None => format!("  {}\n", s.error(&format!("✗ {line}"))),
+                    },
+                    Shown::Block(block) => match label {
+                        Some((name, described)) => {
+                            format!("{}\n{block}", s.dim(&format!("● {name} {described}")))
+                        }
+                        None => block,
+                    },
+                };
+                self.write(&text);
+            }
             AgentEvent::Retry {
                 attempt,
                 wait,
@@ -126,9 +176,19 @@ fn describe_call(name: &str, arguments: &serde_json::Value) -> String {
     shown
 }
 
-fn result_block(s: Style, name: &str, content: &str, summary: &str, is_error: bool) -> String {
+/// How a tool result is shown.
+enum Shown {
+    /// One line (`⎿ 12 lines`).
+    Line(String),
+    /// A failure, in one line.
+    Error(String),
+    /// Lines of a diff or of command output, ready to print.
+    Block(String),
+}
+
+fn result_block(s: Style, name: &str, content: &str, summary: &str, is_error: bool) -> Shown {
     if is_error {
-        return format!("  {}\n", s.error(&format!("✗ {summary}")));
+        return Shown::Error(summary.to_owned());
     }
     let counted = |noun: &str| format!("{} {noun}", content.lines().count());
     let short = match name {
@@ -138,7 +198,7 @@ fn result_block(s: Style, name: &str, content: &str, summary: &str, is_error: bo
         _ => Some(summary.to_owned()),
     };
     if let Some(short) = short {
-        return format!("  {}\n", s.dim(&format!("⎿ {short}")));
+        return Shown::Line(short);
     }
     let lines: Vec<&str> = content.lines().collect();
     let mut out = String::new();
@@ -161,5 +221,5 @@ fn result_block(s: Style, name: &str, content: &str, summary: &str, is_error: bo
             ))
         ));
     }
-    out
+    Shown::Block(out)
 }

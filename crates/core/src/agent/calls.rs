@@ -211,13 +211,16 @@ pub(crate) async fn run_calls(
             next + 1
         };
         let group = &calls[next..group_end];
-        let handles: Vec<JoinHandle<CallOutcome>> = group
-            .iter()
-            .map(|call| early.take(call).unwrap_or_else(|| env.spawn(call, sink)))
-            .collect();
-        // Already-started handles run regardless; `buffered` bounds how many more start.
-        let mut results = futures::stream::iter(handles.into_iter().zip(group))
-            .map(|(handle, call)| async move { join(handle, call).await })
+        // Early starts are a prefix of the group and at most MAX_CONCURRENT_READS long, so
+        // they sit inside the first window; a call not yet started is spawned only when
+        // `buffered` first polls it, which keeps at most that many running at once.
+        let early_handles: Vec<Option<JoinHandle<CallOutcome>>> =
+            group.iter().map(|call| early.take(call)).collect();
+        let mut results = futures::stream::iter(early_handles.into_iter().zip(group))
+            .map(|(handle, call)| async move {
+                let handle = handle.unwrap_or_else(|| env.spawn(call, sink));
+                join(handle, call).await
+            })
             .buffered(MAX_CONCURRENT_READS);
         let mut group_calls = group.iter();
         while let Some(mut outcome) = results.next().await {
