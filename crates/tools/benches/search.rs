@@ -9,7 +9,8 @@
 //! Each case alternates rein and rg runs (the load of the machine drifts) and prints medians
 //! and their ratio.
 //!
-//! Run: `cargo bench -p rein-tools --bench search`
+//! Run: `cargo bench -p rein-tools --bench search [FILTER]`; FILTER keeps the cases whose
+//! name contains it (`glob`, `regex`).
 
 #![expect(
     clippy::expect_used,
@@ -156,6 +157,10 @@ fn median(times: &mut [Duration]) -> Duration {
 }
 
 fn main() {
+    let filter = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .unwrap_or_default();
     for pattern in [LITERAL, REGEX] {
         let (ours, theirs) = (tool_total(pattern), rg_total(pattern));
         assert_eq!(
@@ -190,7 +195,7 @@ fn main() {
         "{:<24} {:>10} {:>10} {:>7}",
         "case (median of 15)", "rein", "rg", "ratio"
     );
-    for case in &cases {
+    for case in cases.iter().filter(|c| c.name.contains(&filter)) {
         // One warm-up each, so both see a warm page cache.
         (case.rein)();
         rg_quiet(&case.rg);

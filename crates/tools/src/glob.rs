@@ -128,7 +128,15 @@ pub(crate) fn find_files(
     let mut found = shared
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    // Files unpacked together share an mtime, so ties are common: compare their paths as
+    // bytes, several times faster than `Path`'s component-wise order.
+    found.sort_unstable_by(|a, b| {
+        b.0.cmp(&a.0).then_with(|| {
+            a.1.as_os_str()
+                .as_encoded_bytes()
+                .cmp(b.1.as_os_str().as_encoded_bytes())
+        })
+    });
     Some(found)
 }
 
