@@ -34,10 +34,11 @@ pub(crate) fn classify_http(status: u16, headers: &HeaderMap, body: &[u8]) -> Ll
     let detail = ErrorDetail::from_body(body);
     let retry_after = retry_after_from_headers(headers, SystemTime::now())
         .or_else(|| retry_hint_in_message(&detail.message));
-    if detail.says_context_too_long() || status == 413 {
-        return LlmError::ContextTooLong(detail.message);
-    }
     match status {
+        413 => LlmError::ContextTooLong(detail.message),
+        // Only a refused request can mean "too long": a 429 saying "too many tokens" is a
+        // tokens-per-minute limit, which waiting does cure.
+        400 | 422 if detail.says_context_too_long() => LlmError::ContextTooLong(detail.message),
         401 | 403 => LlmError::Auth(detail.message),
         408 => LlmError::Timeout(detail.message),
         // A spent quota is not transient: waiting will not bring the money back.
@@ -55,6 +56,7 @@ pub(crate) fn classify_http(status: u16, headers: &HeaderMap, body: &[u8]) -> Ll
         },
         500..=599 => LlmError::Server {
             status,
+            retry_after,
             message: detail.message,
         },
         _ => LlmError::BadRequest {
@@ -68,9 +70,6 @@ pub(crate) fn classify_http(status: u16, headers: &HeaderMap, body: &[u8]) -> Ll
 /// chunk with an `error` field).
 pub(crate) fn classify_in_stream(error: &serde_json::Value) -> LlmError {
     let detail = ErrorDetail::from_value(error);
-    if detail.says_context_too_long() {
-        return LlmError::ContextTooLong(detail.message);
-    }
     let retry_after = retry_hint_in_message(&detail.message);
     let kind = detail.kind.as_deref().unwrap_or_default();
     let code = detail.code.as_deref().unwrap_or_default();
@@ -86,6 +85,9 @@ pub(crate) fn classify_in_stream(error: &serde_json::Value) -> LlmError {
             }
         }
         ("authentication_error" | "permission_error", _) => LlmError::Auth(detail.message),
+        // As over HTTP, the wording counts only once the type has not said the error is a
+        // limit that waiting cures.
+        _ if detail.says_context_too_long() => LlmError::ContextTooLong(detail.message),
         ("invalid_request_error", _) => LlmError::BadRequest {
             status: 400,
             message: detail.message,
@@ -93,6 +95,7 @@ pub(crate) fn classify_in_stream(error: &serde_json::Value) -> LlmError {
         // Anything else mid-stream (api_error, server_error, unknown) is the server's trouble.
         _ => LlmError::Server {
             status: 500,
+            retry_after,
             message: detail.message,
         },
     }
@@ -267,6 +270,45 @@ mod tests {
             );
             assert!(!err.is_retryable());
         }
+    }
+
+    #[test]
+    fn a_tokens_per_minute_limit_is_retried_not_taken_for_a_long_prompt() {
+        let h = HeaderMap::new();
+        let per_minute =
+            br#"{"error":{"message":"Rate limit reached: too many tokens per minute"}}"#;
+        let err = classify_http(429, &h, per_minute);
+        assert!(matches!(err, LlmError::RateLimited { .. }), "{err:?}");
+        assert!(err.is_retryable());
+        let err = classify_http(503, &h, per_minute);
+        assert!(
+            matches!(err, LlmError::Server { status: 503, .. }),
+            "{err:?}"
+        );
+        let long = br#"{"error":{"message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
+        for status in [400, 413, 422] {
+            let err = classify_http(status, &h, long);
+            assert!(
+                matches!(err, LlmError::ContextTooLong(_)),
+                "{status}: {err:?}"
+            );
+        }
+        let in_stream = serde_json::json!({"error":{"type":"rate_limit_error","message":"too many tokens per minute"}});
+        let err = classify_in_stream(&in_stream);
+        assert!(matches!(err, LlmError::RateLimited { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn a_server_error_reads_retry_after() {
+        let err = classify_http(503, &headers(&[("retry-after", "2")]), b"busy");
+        assert_eq!(
+            err,
+            LlmError::Server {
+                status: 503,
+                retry_after: Some(Duration::from_secs(2)),
+                message: "busy".into()
+            }
+        );
     }
 
     #[test]

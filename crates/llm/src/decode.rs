@@ -92,6 +92,17 @@ impl StreamDecoder {
     /// Ends the body: emits the closing events, or an error when the body stopped early.
     pub fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
         let mut emit = Emit { events: out };
+        if let Body::Sse = self.body
+            && !self.is_complete()
+        {
+            // A last event whose blank line never came is still the server's last word: the
+            // format decides below whether the stream was complete with it.
+            let format = &mut self.format;
+            self.sse.finish(&mut |event: SseEvent<'_>| match format {
+                Format::OpenAi(s) => s.event(event, &mut emit),
+                Format::Anthropic(s) => s.event(event, &mut emit),
+            })?;
+        }
         match (&mut self.body, &mut self.format) {
             (Body::Unknown, _) => Err(LlmError::Connection(
                 "the server closed the connection without sending a reply".into(),

@@ -32,6 +32,8 @@ pub enum LlmError {
     Server {
         /// The HTTP status.
         status: u16,
+        /// How long the server asked us to wait, if it said (a 503 often does).
+        retry_after: Option<Duration>,
         /// The server's message.
         message: String,
     },

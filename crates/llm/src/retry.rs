@@ -59,10 +59,10 @@ impl RetryPolicy {
         }
         let server_asked = match error {
             LlmError::RateLimited { retry_after, .. }
-            | LlmError::Overloaded { retry_after, .. } => *retry_after,
+            | LlmError::Overloaded { retry_after, .. }
+            | LlmError::Server { retry_after, .. } => *retry_after,
             LlmError::Timeout(_)
             | LlmError::Connection(_)
-            | LlmError::Server { .. }
             | LlmError::ContextTooLong(_)
             | LlmError::Auth(_)
             | LlmError::BadRequest { .. }
@@ -90,6 +90,7 @@ mod tests {
     fn server_error() -> LlmError {
         LlmError::Server {
             status: 500,
+            retry_after: None,
             message: "boom".into(),
         }
     }
@@ -141,5 +142,11 @@ mod tests {
         };
         assert_eq!(p.delay_for(1, &limited(7)), Some(Duration::from_secs(7)));
         assert_eq!(p.delay_for(1, &limited(3600)), None);
+        let unavailable = LlmError::Server {
+            status: 503,
+            retry_after: Some(Duration::from_secs(7)),
+            message: String::new(),
+        };
+        assert_eq!(p.delay_for(1, &unavailable), Some(Duration::from_secs(7)));
     }
 }

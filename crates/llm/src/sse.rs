@@ -82,6 +82,18 @@ impl SseParser {
         Ok(())
     }
 
+    /// Ends the stream: dispatches an event whose lines all arrived but whose closing blank
+    /// line did not, as some servers end their last event. An unterminated last line is
+    /// dropped, as the specification says: it may have been cut anywhere.
+    pub fn finish(
+        &mut self,
+        on_event: &mut impl FnMut(SseEvent<'_>) -> Result<(), LlmError>,
+    ) -> Result<(), LlmError> {
+        self.partial.clear();
+        self.after_cr = false;
+        self.dispatch(on_event)
+    }
+
     /// Whether bytes of an event that was never finished are held back.
     pub fn has_unfinished_event(&self) -> bool {
         !self.partial.is_empty() || self.has_data
@@ -252,6 +264,33 @@ mod tests {
     }
 
     #[test]
+    fn finish_dispatches_an_event_missing_its_blank_line_but_not_a_cut_line() {
+        let mut parser = SseParser::new();
+        let mut got = Vec::new();
+        let mut collect = |ev: SseEvent<'_>| {
+            got.push(String::from_utf8_lossy(ev.data).into_owned());
+            Ok(())
+        };
+        parser
+            .feed(b"data: 1\n\ndata: 2\ndata: 3\n", &mut collect)
+            .unwrap();
+        parser.finish(&mut collect).unwrap();
+        assert_eq!(got, vec!["1", "2\n3"]);
+
+        let mut parser = SseParser::new();
+        let mut count = 0;
+        let mut counting = |_: SseEvent<'_>| {
+            count += 1;
+            Ok(())
+        };
+        parser
+            .feed(b"data: 1\n\ndata: {\"cut", &mut counting)
+            .unwrap();
+        parser.finish(&mut counting).unwrap();
+        assert_eq!(count, 1);
+    }
+
+    #[test]
     fn an_endless_line_is_a_protocol_error_not_unbounded_memory() {
         let mut parser = SseParser::new();
         let chunk = vec![b'a'; 1024 * 1024];
@@ -310,6 +349,26 @@ mod tests {
             }
             chunks.push(&stream[start..]);
             prop_assert_eq!(parse_chunks(chunks), whole);
+        }
+
+        #[test]
+        fn a_missing_final_blank_line_loses_no_event(stream in arb_stream()) {
+            let whole = parse(&stream);
+            // `arb_stream` ends every line, then adds "\n\n": without those, the last line
+            // still has its end and only the blank line after it is missing.
+            let unfinished = &stream[..stream.len() - 2];
+            let mut parser = SseParser::new();
+            let mut got = Vec::new();
+            let mut collect = |ev: SseEvent<'_>| {
+                got.push((
+                    String::from_utf8_lossy(ev.event).into_owned(),
+                    String::from_utf8_lossy(ev.data).into_owned(),
+                ));
+                Ok(())
+            };
+            parser.feed(unfinished, &mut collect).unwrap();
+            parser.finish(&mut collect).unwrap();
+            prop_assert_eq!(got, whole);
         }
 
         #[test]

@@ -264,12 +264,15 @@ impl AnthropicStream {
             }
             "tool_use" => {
                 self.tool_blocks.push(index);
-                // The start carries `input: {}`; the arguments follow as `input_json_delta`.
+                // A streamed start carries `input: {}` and the arguments follow as
+                // `input_json_delta`; a whole reply carries them here. Input that is not an
+                // object goes through as text, to be parsed (and flagged when invalid) like
+                // streamed arguments, rather than silently becoming `{}`.
                 let initial = match &block.input {
-                    Some(serde_json::Value::Object(map)) if !map.is_empty() => {
-                        serde_json::Value::Object(map.clone()).to_string()
-                    }
-                    _ => String::new(),
+                    None | Some(serde_json::Value::Null) => String::new(),
+                    Some(serde_json::Value::Object(map)) if map.is_empty() => String::new(),
+                    Some(serde_json::Value::String(raw)) => raw.clone(),
+                    Some(value) => value.to_string(),
                 };
                 out.tool_fragment(
                     index,

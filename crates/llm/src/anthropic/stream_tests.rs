@@ -127,6 +127,14 @@ fn anthropic_stream_without_message_stop_is_cut() {
 }
 
 #[test]
+fn anthropic_message_stop_without_its_blank_line_ends_the_stream() {
+    let mut body = anthropic_stream(&["Hi"], &["{\"file_path\": \"a.txt\"}"]);
+    assert_eq!(body.pop(), Some('\n'));
+    let response = whole(ProviderKind::Anthropic, &body).unwrap();
+    assert_eq!(response.message.parts, expected_anthropic_message("Hi"));
+}
+
+#[test]
 fn anthropic_events_without_event_lines_and_unknown_types_are_handled() {
     let body: String = anthropic_stream(&["Hi"], &["{}"])
         .lines()
@@ -154,6 +162,40 @@ fn anthropic_non_streaming_reply_is_accepted() {
     )
     .unwrap_err();
     assert!(matches!(err, LlmError::Auth(_)));
+}
+
+#[test]
+fn anthropic_non_streaming_tool_input_that_is_not_an_object_is_kept_raw() {
+    let reply = |input: serde_json::Value| {
+        json!({"type":"message","role":"assistant","content":[
+            {"type":"tool_use","id":"toolu_9","name":"bash","input":input}],
+            "stop_reason":"tool_use","usage":{"input_tokens":7,"output_tokens":3}})
+        .to_string()
+    };
+    let arguments = |input| {
+        let response = whole(ProviderKind::Anthropic, &reply(input)).unwrap();
+        match response.message.parts.as_slice() {
+            [Part::ToolCall(call)] => call.arguments.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    match arguments(json!("{\"command\": ls")) {
+        ToolArguments::Invalid { raw, error } => {
+            assert_eq!(raw, "{\"command\": ls");
+            assert!(!error.is_empty());
+        }
+        other => panic!("expected invalid arguments, got {other:?}"),
+    }
+    assert_eq!(
+        arguments(json!({"command": "ls"})),
+        ToolArguments::Json {
+            value: json!({"command": "ls"})
+        }
+    );
+    assert_eq!(
+        arguments(json!({})),
+        ToolArguments::Json { value: json!({}) }
+    );
 }
 
 proptest! {

@@ -244,6 +244,17 @@ fn openai_stream_cut_before_the_end_is_a_retryable_error() {
 }
 
 #[test]
+fn openai_done_without_its_blank_line_ends_the_stream() {
+    let body = sse(&[openai_chunk(json!({"content": "Hi"}), None)]) + "data: [DONE]\n";
+    let response = whole(ProviderKind::OpenAi, &body).unwrap();
+    assert_eq!(
+        response.message.parts,
+        vec![Part::Text { text: "Hi".into() }]
+    );
+    assert_eq!(response.stop_reason, StopReason::EndTurn);
+}
+
+#[test]
 fn openai_error_inside_the_stream_is_classified() {
     let body = "data: {\"error\":{\"message\":\"This model's maximum context length is 8192 tokens\",\"code\":\"context_length_exceeded\"}}\n\n";
     let err = whole(ProviderKind::OpenAi, body).unwrap_err();

@@ -1,7 +1,7 @@
 //! The Messages client against the mock server: events, headers, tool results, usage.
 
 use rein_llm::{Message, Part, Role, StopReason, ToolArguments, ToolCall, ToolResult, Usage};
-use rein_testkit::{MockServer, MockToolCall, MockUsage, Script, Turn};
+use rein_testkit::{MockServer, MockToolCall, MockUsage, Reply, Script, Turn};
 use serde_json::json;
 
 use crate::support::{anthropic, request, run};
@@ -154,4 +154,75 @@ async fn malformed_arguments_are_kept_raw_and_flagged() {
     assert!(
         matches!(&outcome.calls()[0].arguments, ToolArguments::Invalid { raw, .. } if raw == r#"{"command": "ls""#)
     );
+}
+
+#[tokio::test]
+async fn a_non_streamed_tool_input_that_is_not_an_object_is_flagged() {
+    // The mock sends arguments that are not JSON as a string `input`.
+    let server = MockServer::start(
+        Script::new().reply(
+            Turn::new()
+                .tool_call(MockToolCall::new("t1", "bash", r#"{"command": "ls""#))
+                .non_streaming(),
+        ),
+    );
+    let outcome = run(
+        &*anthropic(&server.base_url()),
+        &request("claude-sonnet-4-5"),
+    )
+    .await;
+    match &outcome.calls()[0].arguments {
+        ToolArguments::Invalid { raw, error } => {
+            assert_eq!(raw, r#"{"command": "ls""#);
+            assert!(!error.is_empty());
+        }
+        other => panic!("expected invalid arguments, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_message_stop_without_its_blank_line_still_ends_the_stream() {
+    let events = [
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 3, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello"}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ];
+    let mut body: String = events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect();
+    // The server ends the body right after the last event's data line.
+    body.pop();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Reply::http(200, body).header("content-type", "text/event-stream"))
+            .reply(Turn::text("a retry")),
+    );
+    let outcome = run(
+        &*anthropic(&server.base_url()),
+        &request("claude-sonnet-4-5"),
+    )
+    .await;
+    assert_eq!(outcome.text(), "Hello");
+    assert!(outcome.retries().is_empty(), "{:?}", outcome.events);
+    assert_eq!(server.request_count(), 1);
+    assert_eq!(outcome.response().stop_reason, StopReason::EndTurn);
 }

@@ -1,7 +1,7 @@
 //! The Chat Completions client against the mock server: deltas, tool calls, usage, bodies.
 
 use rein_llm::{Part, StopReason, StreamEvent, ToolArguments, Usage};
-use rein_testkit::{MockServer, MockToolCall, MockUsage, Script, Turn, UsageChunk};
+use rein_testkit::{MockServer, MockToolCall, MockUsage, Reply, Script, Turn, UsageChunk};
 use serde_json::json;
 
 use crate::support::{openai, request, run};
@@ -187,4 +187,27 @@ async fn consecutive_calls_reuse_the_connection() {
         connections[0], connections[1],
         "a second TCP connection was opened"
     );
+}
+
+#[tokio::test]
+async fn a_done_without_its_blank_line_still_ends_the_stream() {
+    // No `finish_reason`: only `[DONE]` says the answer is complete, and the server ends the
+    // body right after its line.
+    let mut body: String = ["Hel", "lo"]
+        .iter()
+        .map(|text| {
+            let chunk = json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+            format!("data: {chunk}\n\n")
+        })
+        .collect();
+    body.push_str("data: [DONE]\n");
+    let server = MockServer::start(
+        Script::new()
+            .reply(Reply::http(200, body).header("content-type", "text/event-stream"))
+            .reply(Turn::text("a retry")),
+    );
+    let outcome = run(&*openai(&server.openai_base_url()), &request("m")).await;
+    assert_eq!(outcome.text(), "Hello");
+    assert!(outcome.retries().is_empty(), "{:?}", outcome.events);
+    assert_eq!(server.request_count(), 1);
 }

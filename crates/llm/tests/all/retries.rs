@@ -5,7 +5,7 @@ use std::time::Duration;
 use rein_llm::{LlmError, ProviderKind, StreamEvent, build_provider};
 use rein_testkit::{MockServer, Reply, Script, StreamError, Turn};
 
-use crate::support::{anthropic, config, openai, request, run};
+use crate::support::{anthropic, config, openai, provider_for, request, run};
 
 fn retry_waits(events: &[StreamEvent]) -> Vec<Duration> {
     events
@@ -17,42 +17,94 @@ fn retry_waits(events: &[StreamEvent]) -> Vec<Duration> {
         .collect()
 }
 
+/// Both wire formats, for the tests where the provider must not matter.
+const KINDS: [ProviderKind; 2] = [ProviderKind::OpenAi, ProviderKind::Anthropic];
+
+/// Asserts the second request came after the wait the server asked for.
+fn assert_retried_after(server: &MockServer, wait: Duration, kind: ProviderKind) {
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{kind}");
+    let gap = requests[1].received_at - requests[0].received_at;
+    assert!(gap >= wait, "{kind}: retried after only {gap:?}");
+}
+
 #[tokio::test]
 async fn a_429_with_retry_after_waits_as_asked() {
-    let server = MockServer::start(
-        Script::new()
-            .reply(Reply::rate_limited(1))
-            .reply(Turn::text("ok")),
-    );
-    let outcome = run(&*openai(&server.openai_base_url()), &request("m")).await;
-    assert_eq!(outcome.text(), "ok");
-    assert_eq!(retry_waits(&outcome.events), vec![Duration::from_secs(1)]);
-    let requests = server.requests();
-    assert_eq!(requests.len(), 2);
-    let gap = requests[1].received_at - requests[0].received_at;
-    assert!(gap >= Duration::from_secs(1), "retried after only {gap:?}");
+    for kind in KINDS {
+        let server = MockServer::start(
+            Script::new()
+                .reply(Reply::rate_limited(1))
+                .reply(Turn::text("ok")),
+        );
+        let outcome = run(&*provider_for(kind, &server), &request("m")).await;
+        assert_eq!(outcome.text(), "ok", "{kind}");
+        assert_eq!(
+            retry_waits(&outcome.events),
+            vec![Duration::from_secs(1)],
+            "{kind}"
+        );
+        assert_retried_after(&server, Duration::from_secs(1), kind);
+    }
+}
+
+#[tokio::test]
+async fn a_503_with_retry_after_waits_as_asked() {
+    for kind in KINDS {
+        let server = MockServer::start(
+            Script::new()
+                .reply(
+                    Reply::http(503, r#"{"error":{"message":"Service Unavailable"}}"#)
+                        .header("retry-after", "1"),
+                )
+                .reply(Turn::text("ok")),
+        );
+        let outcome = run(&*provider_for(kind, &server), &request("m")).await;
+        assert_eq!(outcome.text(), "ok", "{kind}");
+        assert_eq!(
+            retry_waits(&outcome.events),
+            vec![Duration::from_secs(1)],
+            "{kind}"
+        );
+        assert_retried_after(&server, Duration::from_secs(1), kind);
+    }
 }
 
 #[tokio::test]
 async fn a_500_then_success() {
-    let server = MockServer::start(
-        Script::new()
-            .reply(Reply::server_error())
-            .reply(Turn::text("recovered")),
-    );
-    let outcome = run(
-        &*anthropic(&server.base_url()),
-        &request("claude-sonnet-4-5"),
-    )
-    .await;
-    assert_eq!(outcome.text(), "recovered");
-    match outcome.retries()[..] {
-        [
-            StreamEvent::Retry {
-                attempt: 1, reason, ..
-            },
-        ] => assert!(reason.contains("500"), "{reason}"),
-        ref other => panic!("{other:?}"),
+    for kind in KINDS {
+        let server = MockServer::start(
+            Script::new()
+                .reply(Reply::server_error())
+                .reply(Turn::text("recovered")),
+        );
+        let outcome = run(&*provider_for(kind, &server), &request("m")).await;
+        assert_eq!(outcome.text(), "recovered", "{kind}");
+        match outcome.retries()[..] {
+            [
+                StreamEvent::Retry {
+                    attempt: 1, reason, ..
+                },
+            ] => assert!(reason.contains("500"), "{kind}: {reason}"),
+            ref other => panic!("{kind}: {other:?}"),
+        }
+        assert_eq!(server.request_count(), 2, "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn a_tokens_per_minute_limit_is_retried_not_taken_for_a_long_prompt() {
+    for kind in KINDS {
+        let server = MockServer::start(
+            Script::new()
+                .reply(Reply::http(
+                    429,
+                    r#"{"error":{"message":"Rate limit reached: too many tokens per minute"}}"#,
+                ))
+                .reply(Turn::text("ok")),
+        );
+        let outcome = run(&*provider_for(kind, &server), &request("m")).await;
+        assert_eq!(outcome.text(), "ok", "{kind}");
+        assert_eq!(outcome.retries().len(), 1, "{kind}");
     }
 }
 
@@ -74,18 +126,13 @@ async fn a_529_overload_is_retried() {
 
 #[tokio::test]
 async fn a_cut_stream_is_retried_whole_and_the_partial_text_discarded() {
-    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+    for kind in KINDS {
         let server = MockServer::start(
             Script::new()
                 .reply(Turn::new().chunks(["one ", "two ", "three"]).cut_after(3))
                 .reply(Turn::new().chunks(["one ", "two ", "three"])),
         );
-        let base = match kind {
-            ProviderKind::OpenAi => server.openai_base_url(),
-            ProviderKind::Anthropic => server.base_url(),
-        };
-        let provider = build_provider(&config(kind, &base)).unwrap();
-        let outcome = run(&*provider, &request("m")).await;
+        let outcome = run(&*provider_for(kind, &server), &request("m")).await;
         let retry_at = outcome
             .events
             .iter()
@@ -147,21 +194,13 @@ async fn a_silent_stream_times_out_and_is_retried() {
 
 #[tokio::test]
 async fn context_too_long_is_classified_and_not_retried() {
-    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+    for kind in KINDS {
         let server = MockServer::start(
             Script::new()
                 .reply(Reply::context_too_long())
                 .reply(Turn::text("unused")),
         );
-        let base = match kind {
-            ProviderKind::OpenAi => server.openai_base_url(),
-            ProviderKind::Anthropic => server.base_url(),
-        };
-        let outcome = run(
-            &*build_provider(&config(kind, &base)).unwrap(),
-            &request("m"),
-        )
-        .await;
+        let outcome = run(&*provider_for(kind, &server), &request("m")).await;
         assert!(
             matches!(outcome.error(), LlmError::ContextTooLong(_)),
             "{kind}: {:?}",
@@ -174,18 +213,21 @@ async fn context_too_long_is_classified_and_not_retried() {
 
 #[tokio::test]
 async fn auth_errors_are_not_retried() {
-    let server = MockServer::start(
-        Script::new()
-            .reply(Reply::unauthorized())
-            .reply(Turn::text("unused")),
-    );
-    let outcome = run(&*openai(&server.openai_base_url()), &request("m")).await;
-    assert!(
-        matches!(outcome.error(), LlmError::Auth(_)),
-        "{:?}",
-        outcome.error()
-    );
-    assert_eq!(server.request_count(), 1);
+    for kind in KINDS {
+        let server = MockServer::start(
+            Script::new()
+                .reply(Reply::unauthorized())
+                .reply(Turn::text("unused")),
+        );
+        let outcome = run(&*provider_for(kind, &server), &request("m")).await;
+        assert!(
+            matches!(outcome.error(), LlmError::Auth(_)),
+            "{kind}: {:?}",
+            outcome.error()
+        );
+        assert!(outcome.retries().is_empty(), "{kind}");
+        assert_eq!(server.request_count(), 1, "{kind}");
+    }
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use rein_llm::{
     AssembledResponse, Assembler, LlmError, Message, Part, Provider, ProviderConfig, ProviderKind,
     Request, RetryPolicy, Role, StreamEvent, ToolCall, ToolSpec, build_provider,
 };
+use rein_testkit::MockServer;
 
 /// Retries quick enough for tests; server-requested waits are still honoured.
 pub(crate) fn fast_retry() -> RetryPolicy {
@@ -34,6 +35,15 @@ pub(crate) fn openai(base_url: &str) -> Arc<dyn Provider> {
 
 pub(crate) fn anthropic(base_url: &str) -> Arc<dyn Provider> {
     build_provider(&config(ProviderKind::Anthropic, base_url)).unwrap()
+}
+
+/// A provider of `kind` pointed at the mock server's endpoint for that wire format.
+pub(crate) fn provider_for(kind: ProviderKind, server: &MockServer) -> Arc<dyn Provider> {
+    let base = match kind {
+        ProviderKind::OpenAi => server.openai_base_url(),
+        ProviderKind::Anthropic => server.base_url(),
+    };
+    build_provider(&config(kind, &base)).unwrap()
 }
 
 pub(crate) fn request(model: &str) -> Request {
