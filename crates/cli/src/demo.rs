@@ -93,6 +93,7 @@ pub(crate) async fn run() -> Exit {
         system_prompt,
         settings: AgentSettings {
             model: "demo".into(),
+            provider: rein_llm::ProviderKind::OpenAi,
             temperature: None,
             max_tokens: None,
             max_rounds: 10,

@@ -7,6 +7,7 @@ pub(crate) fn one_shot_prompt(flag: Option<&str>) -> Result<Option<String>, Stri
     match flag {
         Some("-") => read_stdin().map(Some),
         // A prompt on the command line: stdin is never waited on.
+        Some(text) if text.trim().is_empty() => Err("the prompt given with -p is empty".to_owned()),
         Some(text) => Ok(Some(text.to_owned())),
         None if !std::io::stdin().is_terminal() => read_stdin().map(Some),
         None => Ok(None),

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rein_core::agent::TurnOutcome;
+use rein_core::agent::{TurnOutcome, TurnStop};
 use serde::Serialize;
 
 /// What a headless run achieved.
@@ -55,6 +55,27 @@ impl RunReport {
             files_changed: changed.iter().map(|p| display_path(p, cwd)).collect(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             error: outcome.error.as_ref().map(ToString::to_string),
+        }
+    }
+
+    /// The report of a run that failed before the model was called (bad configuration, no
+    /// key, a session in use), so headless callers still get their one object.
+    pub(crate) fn failed_setup(message: &str, duration: Duration) -> Self {
+        RunReport {
+            kind: "result",
+            session_id: String::new(),
+            result: String::new(),
+            stop_reason: TurnStop::Error.as_str(),
+            rounds: 0,
+            usage: UsageReport {
+                prompt: 0,
+                completion: 0,
+                cached: 0,
+            },
+            cost_usd: None,
+            files_changed: Vec::new(),
+            duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            error: Some(message.to_owned()),
         }
     }
 

@@ -31,15 +31,26 @@ pub(crate) async fn run(args: Args) -> Exit {
         }
     };
     let started = Instant::now();
+    let format = args.output_format.unwrap_or(OutputFormat::Text);
     let prepared = match setup::prepare(&args) {
         Ok(prepared) => prepared,
-        Err(SetupError::Usage(message)) => {
-            render::notice(&message);
-            return Exit::Usage;
-        }
-        Err(SetupError::Runtime(message)) => {
-            render::error(&message);
-            return Exit::Runtime;
+        Err(error) => {
+            let (message, exit) = match error {
+                SetupError::Usage(message) => {
+                    render::notice(&message);
+                    (message, Exit::Usage)
+                }
+                SetupError::Runtime(message) => {
+                    render::error(&message);
+                    (message, Exit::Runtime)
+                }
+            };
+            if format != OutputFormat::Text {
+                render::stdout_line(
+                    &RunReport::failed_setup(&message, started.elapsed()).to_json_line(),
+                );
+            }
+            return exit;
         }
     };
     let mut agent = prepared.agent;
@@ -49,7 +60,6 @@ pub(crate) async fn run(args: Args) -> Exit {
     let cancel = CancellationToken::new();
     interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
 
-    let format = args.output_format.unwrap_or(OutputFormat::Text);
     let sink: Box<dyn EventSink> = match format {
         OutputFormat::Text => Box::new(render::TextProgress::new()),
         OutputFormat::Json => Box::new(|_| {}),

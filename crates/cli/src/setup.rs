@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use rein_core::agent::{Agent, AgentParts, AgentSettings};
 use rein_core::config::{self, ApiKey, Config, ConfigInputs, Overrides};
 use rein_core::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
-use rein_core::session::{LoadedSession, NewSession, Session, SessionStore};
+use rein_core::session::{LoadedSession, NewSession, Session, SessionError, SessionStore};
 use rein_llm::replay::{RecordingProvider, ReplayProvider};
 use rein_llm::{NetworkConfig, Provider, ProviderConfig, RetryPolicy};
 use rein_tools::{ToolConfig, ToolContext, ToolKind, ToolRegistry};
@@ -56,8 +56,9 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
 
     let mut overrides = overrides_from(args);
     let resumed = resume(args, &store, &cwd)?;
-    if let Some((session, loaded)) = &resumed {
-        overrides.resume_session(loaded.model(), session.header().provider);
+    if let Some((_, loaded)) = &resumed {
+        let (model, provider) = loaded.model();
+        overrides.resume_session(model, provider);
         warnings.extend(loaded.warnings.iter().map(ToString::to_string));
     }
     let config = config::load_config(&ConfigInputs {
@@ -101,6 +102,7 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
         system_prompt,
         settings: AgentSettings {
             model: config.model.clone(),
+            provider: config.provider,
             temperature: config.temperature,
             max_tokens: config.max_tokens,
             max_rounds: config.max_rounds,
@@ -154,10 +156,13 @@ fn resume(
     } else {
         return Ok(None);
     };
-    store
-        .open(&id)
-        .map(Some)
-        .map_err(|e| SetupError::Runtime(e.to_string()))
+    store.open(&id).map(Some).map_err(|e| match e {
+        // A wrong id is a mistake on the command line, not a failure of rein.
+        SessionError::NotFound { .. } | SessionError::InvalidId { .. } => {
+            SetupError::Usage(e.to_string())
+        }
+        _ => SetupError::Runtime(e.to_string()),
+    })
 }
 
 /// The model endpoint: a cassette for `--replay`, else the configured API (recorded for
@@ -177,7 +182,12 @@ fn provider(args: &Args, config: &Config) -> Result<Arc<dyn Provider>, SetupErro
         kind: config.provider,
         base_url: Some(config.base_url.clone()),
         api_key: config.api_key().map(str::to_owned),
-        network: NetworkConfig::from_env_vars(process_env),
+        network: NetworkConfig {
+            // The configured file (`ca_file`), or SSL_CERT_FILE, which the config's
+            // environment layer already read, with `.env` files.
+            ca_file: config.ca_file.clone(),
+            ..NetworkConfig::from_env_vars(process_env)
+        },
         retry: RetryPolicy {
             max_retries: config.retries,
             ..RetryPolicy::default()
@@ -253,12 +263,12 @@ fn system_prompt(
             )
         })
         .collect();
-    let shell = process_env("SHELL").unwrap_or_else(|| "/bin/sh".to_owned());
     let date = prompt::utc_date(SystemTime::now());
     prompt::build_system_prompt(&PromptInputs {
         cwd,
         os: std::env::consts::OS,
-        shell: &shell,
+        // The bash tool runs every command with `bash -c`, whatever the person's login shell.
+        shell: "bash",
         date: &date,
         is_git_repo: config.is_git_repo,
         tools: &tools,

@@ -62,3 +62,41 @@ fn an_unknown_config_key_is_an_error_naming_key_and_file() {
     );
     assert_eq!(server.request_count(), 0);
 }
+
+#[test]
+fn a_configured_ca_file_that_cannot_be_read_stops_rein_naming_it() {
+    let env = Env::new();
+    env.write(".rein/config.toml", "ca_file = \"corp.pem\"\n");
+    let server = MockServer::start(Script::new().reply(Turn::text("unused")));
+    let out = run(env.rein_openai(&server).args(["-p", "hi"]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let message = stderr(&out);
+    assert!(message.contains("corp.pem"), "{message}");
+    assert_eq!(server.request_count(), 0);
+
+    // A file that holds a certificate is accepted and the run goes on.
+    let ca = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../llm/tests/fixtures/ca.pem"),
+    )
+    .unwrap();
+    env.write(".rein/corp.pem", &ca);
+    let out = run(env.rein_openai(&server).args(["-p", "hi"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn the_prompt_names_the_shell_commands_really_run_in() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("ok")));
+    let out = run(env
+        .rein_openai(&server)
+        .env("SHELL", "/usr/bin/zsh")
+        .args(["-p", "hi"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let system = server.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.contains("Shell: bash"), "{system}");
+    assert!(!system.contains("zsh"), "{system}");
+}

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::Stdio;
 use std::time::Duration;
 
-use rein_testkit::{MockServer, MockToolCall, MockUsage, Script, Turn};
+use rein_testkit::{MockServer, MockToolCall, MockUsage, Reply, Script, Turn};
 use serde_json::json;
 
 use crate::support::{Env, final_json, run, stderr, stdout, wait_output};
@@ -197,6 +197,51 @@ fn without_a_key_rein_explains_what_to_set_and_exits_2() {
         );
     }
     assert!(stdout(&out).is_empty());
+
+    // Headless callers still get their one object, with the same message.
+    let out = run(env.rein().args(["-p", "fix it", "--output-format", "json"]));
+    assert_eq!(out.status.code(), Some(2));
+    let report = final_json(&out);
+    assert_eq!(report["type"], "result");
+    assert_eq!(report["stop_reason"], "error");
+    assert_eq!(report["rounds"], 0);
+    assert!(report["error"].as_str().unwrap().contains("OPENAI_API_KEY"));
+}
+
+#[test]
+fn a_blank_prompt_is_refused_before_any_request() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("should not be asked")));
+    for prompt in ["", "  \n\t"] {
+        let out = run(env.rein_openai(&server).args(["-p", prompt]));
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("empty"), "{}", stderr(&out));
+    }
+    assert_eq!(server.request_count(), 0);
+}
+
+#[test]
+fn narration_is_not_printed_as_the_answer_when_the_turn_fails() {
+    let env = Env::new();
+    env.write("notes.txt", "hello\n");
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::text("Let me look.").tool_call(MockToolCall::new(
+                "r1",
+                "read_file",
+                json!({"file_path": "notes.txt"}).to_string(),
+            )))
+            .reply(Reply::unauthorized()),
+    );
+    let out = run(env.rein_openai(&server).args(["-p", "look"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "", "stdout holds only a final answer");
+    let progress = stderr(&out);
+    assert!(progress.contains("Let me look."), "{progress}");
+    assert!(
+        progress.contains("401") || progress.to_lowercase().contains("auth"),
+        "{progress}"
+    );
 }
 
 #[test]

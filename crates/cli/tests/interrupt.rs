@@ -3,7 +3,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use rein_testkit::{MockServer, MockToolCall, Script, Turn};
+use rein_testkit::{MockServer, MockToolCall, Reply, Script, Turn};
 use serde_json::json;
 
 use crate::support::{
@@ -53,6 +53,66 @@ fn sigint_mid_stream_exits_130_with_a_valid_session() {
     let out = wait_output(child, Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert_session_ended(&env, "cancelled");
+}
+
+#[test]
+fn sigint_mid_stream_after_an_early_call_then_continue_sends_a_valid_history() {
+    let env = Env::new();
+    env.write("a.txt", "alpha\n");
+    let read = |id: &str| {
+        MockToolCall::new(id, "read_file", json!({"file_path": "a.txt"}).to_string()).split_every(8)
+    };
+    // r1 streams whole and starts at once (read-only); the stream then stalls inside r2.
+    let server = MockServer::start(
+        Script::new().reply(
+            Turn::new()
+                .tool_call(read("r1").split_every(0))
+                .tool_call(read("r2"))
+                .stall_after(3),
+        ),
+    );
+    let child = env
+        .rein_openai(&server)
+        .args(["-p", "read", "--output-format", "stream-json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    server
+        .wait_for_requests(1, Duration::from_secs(30))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    signal(child.id(), "INT");
+    let out = wait_output(child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_session_ended(&env, "cancelled");
+    // Every call a reader saw start also ended.
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids = |kind: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e["type"] == kind)
+            .map(|e| e["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids("tool_call_started"), ["r1"]);
+    assert_eq!(ids("tool_result"), ["r1"]);
+
+    let strict =
+        MockServer::start(Script::new().reply(Reply::dynamic(
+            |request| match openai_history_is_valid(&request.body) {
+                Ok(()) => Turn::text("continued").into(),
+                Err(problem) => {
+                    Reply::http(400, json!({"error": {"message": problem}}).to_string())
+                }
+            },
+        )));
+    let out = run(env.rein_openai(&strict).args(["-c", "-p", "go on"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "continued");
 }
 
 #[test]

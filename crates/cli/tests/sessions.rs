@@ -64,7 +64,7 @@ fn resume_by_id_sends_the_earlier_history_with_the_sessions_model() {
     let out = run(env
         .rein_openai(&second)
         .args(["-r", "../../etc/passwd", "-p", "x"]));
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("session"), "{}", stderr(&out));
 }
 
@@ -148,4 +148,67 @@ fn a_session_in_use_is_refused() {
     signal(first.id(), "INT");
     let out = wait_output(first, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(130));
+}
+
+#[test]
+fn an_unknown_session_id_is_bad_usage_with_a_usable_hint() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("unused")));
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-r", "20990101-000000-nosuch", "-p", "hi"]));
+    assert_eq!(out.status.code(), Some(2));
+    let message = stderr(&out);
+    assert!(message.contains("nosuch"), "{message}");
+    assert!(message.contains("rein -c"), "{message}");
+    assert!(!message.contains("rein sessions"), "{message}");
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-r", "../../etc/passwd", "-p", "hi"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("invalid session id"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(server.request_count(), 0);
+}
+
+#[test]
+fn continuing_resumes_the_model_with_the_provider_it_was_used_through() {
+    let env = Env::new();
+    // One server speaks both wire formats; the path of each request shows which was used.
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::text("from claude"))
+            .reply(Turn::text("from gpt"))
+            .reply(Turn::text("gpt again")),
+    );
+    let base = server.base_url();
+    let openai_base = server.openai_base_url();
+    let step = |args: &[&str]| {
+        let out = run(env
+            .rein()
+            .env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .env("OPENAI_API_KEY", "sk-test")
+            .args(args));
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    step(&["-m", "claude-sonnet-4-5", "--base-url", &base, "-p", "a"]);
+    step(&["-c", "-m", "gpt-4o", "--base-url", &openai_base, "-p", "b"]);
+    // No -m: the session's last model, gpt-4o, and with it the OpenAI wire format.
+    step(&["-c", "--base-url", &openai_base, "-p", "c"]);
+    let requests = server.requests();
+    let sent: Vec<(&str, &str)> = requests
+        .iter()
+        .map(|r| (r.path.as_str(), r.body["model"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            ("/v1/messages", "claude-sonnet-4-5"),
+            ("/v1/chat/completions", "gpt-4o"),
+            ("/v1/chat/completions", "gpt-4o"),
+        ]
+    );
 }

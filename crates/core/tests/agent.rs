@@ -84,6 +84,7 @@ impl Fixture {
             system_prompt: "You are a test.".into(),
             settings: AgentSettings {
                 model: "gpt-4o".into(),
+                provider: rein_llm::ProviderKind::OpenAi,
                 temperature: None,
                 max_tokens: None,
                 max_rounds,
@@ -561,4 +562,87 @@ async fn a_retried_stream_does_not_duplicate_text() {
             .iter()
             .any(|e| matches!(e, AgentEvent::Retry { .. }))
     );
+}
+
+#[tokio::test]
+async fn whitespace_only_text_is_never_sent_back() {
+    let fx = Fixture::new();
+    std::fs::write(fx.dir.path().join("a.txt"), "alpha\n").unwrap();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::text("\n\n").tool_call(call(
+                "r1",
+                "read_file",
+                serde_json::json!({"file_path": "a.txt"}),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let mut agent = fx.agent(&server, 10);
+    let outcome = fx
+        .run(&mut agent, "read it", CancellationToken::new())
+        .await;
+    assert_eq!(outcome.text, "done");
+    let second = &server.requests()[1].body;
+    let assistant = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    assert!(
+        assistant["content"].as_str().unwrap_or_default().is_empty(),
+        "{assistant}"
+    );
+    assert_eq!(assistant["tool_calls"][0]["id"], "r1");
+    assert_history_valid(agent.history());
+}
+
+#[tokio::test]
+async fn every_early_started_call_gets_a_result_event_when_its_response_is_retried() {
+    let fx = Fixture::new();
+    std::fs::write(fx.dir.path().join("a.txt"), "alpha\n").unwrap();
+    let read = |id: &str| {
+        MockToolCall::new(
+            id,
+            "read_file",
+            serde_json::json!({"file_path": "a.txt"}).to_string(),
+        )
+    };
+    // Events: the role chunk, r1 (whole), r2 (whole), then the cut: r1 is complete and
+    // started early once r2 begins, but the response never finishes.
+    let server = MockServer::start(
+        Script::new()
+            .reply(
+                Turn::new()
+                    .tool_call(read("r1"))
+                    .tool_call(read("r2"))
+                    .cut_after(3),
+            )
+            .reply(Turn::text("done")),
+    );
+    let mut agent = fx.agent(&server, 10);
+    let outcome = fx.run(&mut agent, "read", CancellationToken::new()).await;
+    assert_eq!(outcome.stop, TurnStop::EndTurn);
+    assert_eq!(outcome.text, "done");
+
+    let events = fx.events();
+    let started: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallStarted { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, ["r1"], "{events:#?}");
+    let results: Vec<(&str, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolResult { id, is_error, .. } => Some((id.as_str(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, [("r1", true)], "{events:#?}");
+    // The dropped call is not in the history: the retried response made no calls.
+    assert!(tool_results(agent.history()).is_empty());
+    assert_history_valid(agent.history());
 }

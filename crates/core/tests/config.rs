@@ -455,3 +455,31 @@ fn an_unreadable_config_is_an_error_but_a_missing_one_is_not() {
         "{err}"
     );
 }
+
+#[test]
+fn ca_file_comes_from_a_file_relative_to_it_or_from_ssl_cert_file() {
+    let mut fx = Fixture::new();
+    assert_eq!(fx.load().ca_file, None);
+
+    let file = fx.project_file("ca_file = \"certs/corp.pem\"\n");
+    let config = fx.load();
+    assert_eq!(
+        config.ca_file,
+        Some(fx.project.join(".rein/certs/corp.pem")),
+        "relative to the config file's directory"
+    );
+    assert_eq!(config.source(Setting::CaFile), &Source::ProjectFile(file));
+
+    // The environment is a later layer than the files.
+    fx.set("SSL_CERT_FILE", "/etc/ssl/corp.pem");
+    let config = fx.load();
+    assert_eq!(config.ca_file, Some(PathBuf::from("/etc/ssl/corp.pem")));
+    assert_eq!(
+        config.source(Setting::CaFile),
+        &Source::Env("SSL_CERT_FILE".into())
+    );
+
+    fx.unset("SSL_CERT_FILE");
+    fx.project_file("ca_file = \"\"\n");
+    assert!(fx.error().contains("ca_file"), "{}", fx.error());
+}

@@ -159,8 +159,26 @@ impl EarlyStarts {
         self.started.push((call, handle));
     }
 
-    /// Drops every started call (the response is being retried or the turn ended).
-    pub(crate) fn abort_all(&mut self) {
+    /// Stops every started call because its response will not be answered (it is being
+    /// requested again, or the turn ended), telling the front-end why, so that every call it
+    /// saw start also ends.
+    pub(crate) fn abandon(&mut self, why: &str, sink: &dyn EventSink) {
+        for (call, handle) in self.started.drain(..) {
+            handle.abort();
+            sink.emit(AgentEvent::ToolResult {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                summary: why.to_owned(),
+                content: why.to_owned(),
+                is_error: true,
+                duration: Duration::ZERO,
+            });
+        }
+        self.closed = false;
+    }
+
+    /// Drops every started call silently (the turn is being torn down).
+    fn abort_all(&mut self) {
         for (_, handle) in self.started.drain(..) {
             handle.abort();
         }

@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use rein_llm::assemble::Assembler;
-use rein_llm::{LlmError, Message, Part, Provider, Request, Role, StopReason, StreamEvent, Usage};
+use rein_llm::{
+    LlmError, Message, Part, Provider, ProviderKind, Request, Role, StopReason, StreamEvent, Usage,
+};
 use rein_tools::{ToolContext, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
@@ -27,6 +29,8 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 50;
 pub struct AgentSettings {
     /// The model's name as the provider knows it.
     pub model: String,
+    /// The API the model is reached through (recorded with each call, for resuming).
+    pub provider: ProviderKind,
     /// Sampling temperature, when set.
     pub temperature: Option<f32>,
     /// The output token limit per response, when set.
@@ -58,7 +62,8 @@ pub struct AgentParts {
 pub struct TurnOutcome {
     /// Why the turn ended.
     pub stop: TurnStop,
-    /// The text of the model's last response.
+    /// The final answer: the text of the last response when it called no tools (or what
+    /// streamed before an interruption); empty when the turn ended otherwise.
     pub text: String,
     /// Model responses in this turn.
     pub rounds: u32,
@@ -235,6 +240,7 @@ impl Agent {
             let next = tokio::select! {
                 biased;
                 () = cancel.cancelled() => {
+                    early.abandon("Not answered: the person interrupted the response.", sink);
                     // Keep what the person already saw; unfinished tool calls are dropped.
                     let text = assembler.text();
                     if !text.trim().is_empty() {
@@ -249,6 +255,7 @@ impl Agent {
                 None => break,
                 Some(Ok(event)) => event,
                 Some(Err(error)) => {
+                    early.abandon("Not answered: the model's response failed.", sink);
                     outcome.error = Some(TurnError::Model(error));
                     return RoundEnd::Stop(TurnStop::Error);
                 }
@@ -265,7 +272,10 @@ impl Agent {
                     wait,
                     reason,
                 } => {
-                    early.abort_all();
+                    early.abandon(
+                        "Dropped: the response was cut off and is being requested again.",
+                        sink,
+                    );
                     sink.emit(AgentEvent::Retry {
                         attempt: *attempt,
                         wait: *wait,
@@ -285,6 +295,7 @@ impl Agent {
         let response = match assembler.finish() {
             Ok(response) => response,
             Err(error) => {
+                early.abandon("Not answered: the model's response failed.", sink);
                 outcome.error = Some(TurnError::Model(error));
                 return RoundEnd::Stop(TurnStop::Error);
             }
@@ -293,7 +304,7 @@ impl Agent {
             self.usage += usage;
             outcome.usage += usage;
             if let Some(t) = self.transcript.as_mut()
-                && let Err(e) = t.record_usage(&self.settings.model, &usage)
+                && let Err(e) = t.record_usage(&self.settings.model, self.settings.provider, &usage)
             {
                 sink.emit(transcript_warning(&e));
             }
@@ -317,7 +328,13 @@ impl Agent {
             text: text.clone(),
             tool_calls: calls.len(),
         });
-        outcome.text = text;
+        // The answer is the text of a response that asks for nothing more; text before tool
+        // calls is narration, already shown as such.
+        outcome.text = if calls.is_empty() {
+            text
+        } else {
+            String::new()
+        };
         let sendable = message
             .parts
             .iter()
@@ -377,7 +394,8 @@ enum RoundEnd {
 /// Drops empty text parts (some providers send them), keeping reasoning and calls.
 fn without_empty_parts(mut message: Message) -> Message {
     message.parts.retain(|p| match p {
-        Part::Text { text } => !text.is_empty(),
+        // Anthropic rejects text blocks that are only whitespace.
+        Part::Text { text } => !text.trim().is_empty(),
         Part::Reasoning { text, signature } => !text.is_empty() || signature.is_some(),
         Part::ToolCall(_) | Part::ToolResult(_) => true,
     });

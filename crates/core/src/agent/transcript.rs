@@ -1,6 +1,6 @@
 //! Where the agent records what has become final, so a session can be resumed.
 
-use rein_llm::{Message, Usage};
+use rein_llm::{Message, ProviderKind, Usage};
 
 use super::TurnStop;
 
@@ -9,8 +9,13 @@ use super::TurnStop;
 pub trait Transcript: Send {
     /// Records a finished message.
     fn record_message(&mut self, message: &Message) -> std::io::Result<()>;
-    /// Records the tokens one call of `model` used.
-    fn record_usage(&mut self, model: &str, usage: &Usage) -> std::io::Result<()>;
+    /// Records the tokens one call of `model`, reached through `provider`, used.
+    fn record_usage(
+        &mut self,
+        model: &str,
+        provider: ProviderKind,
+        usage: &Usage,
+    ) -> std::io::Result<()>;
     /// Records the end of a turn.
     fn record_turn_end(&mut self, stop: TurnStop) -> std::io::Result<()>;
 }
@@ -20,10 +25,15 @@ impl Transcript for crate::session::Session {
         self.append_message(message).map_err(std::io::Error::other)
     }
 
-    fn record_usage(&mut self, model: &str, usage: &Usage) -> std::io::Result<()> {
-        let model = model.to_owned();
+    fn record_usage(
+        &mut self,
+        model: &str,
+        provider: ProviderKind,
+        usage: &Usage,
+    ) -> std::io::Result<()> {
         self.append_event(&crate::session::SessionEvent::Usage {
-            model,
+            model: model.to_owned(),
+            provider: Some(provider),
             usage: *usage,
         })
         .map_err(std::io::Error::other)

@@ -113,6 +113,21 @@ fn set(layer: &mut Layer, setting: Setting, value: &Value, source: Source) -> Re
             let timeout = check_bash_timeout(Duration::from_secs(secs))?;
             layer.bash_timeout = Some(Sourced::new(timeout, source));
         }
+        Setting::CaFile => {
+            let path = Path::new(string(value)?);
+            if path.as_os_str().is_empty() {
+                return Err("the path is empty".to_owned());
+            }
+            // A relative path is relative to the file that names it, not to wherever rein
+            // happens to run.
+            let path = match &source {
+                Source::UserFile(file) | Source::ProjectFile(file) if path.is_relative() => {
+                    file.parent().unwrap_or(Path::new("")).join(path)
+                }
+                _ => path.to_path_buf(),
+            };
+            layer.ca_file = Some(Sourced::new(path, source));
+        }
         // Not a file key: `from_file_key` never yields it.
         Setting::ApiKey => return Err("API keys do not belong in config files".to_owned()),
     }

@@ -1,6 +1,7 @@
 //! One layer of settings (a file, the environment, the flags), validated, and how layers
 //! stack.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::defaults::BASH_MAX_TIMEOUT;
@@ -33,6 +34,7 @@ pub(crate) struct Layer {
     pub(crate) retries: Option<Sourced<u32>>,
     pub(crate) tool_output_budget: Option<Sourced<usize>>,
     pub(crate) bash_timeout: Option<Sourced<Duration>>,
+    pub(crate) ca_file: Option<Sourced<PathBuf>>,
 }
 
 impl Layer {
@@ -50,6 +52,7 @@ impl Layer {
             retries,
             tool_output_budget,
             bash_timeout,
+            ca_file,
         } = above;
         fn over<T>(below: &mut Option<T>, above: Option<T>) {
             if above.is_some() {
@@ -67,6 +70,7 @@ impl Layer {
         over(&mut self.retries, retries);
         over(&mut self.tool_output_budget, tool_output_budget);
         over(&mut self.bash_timeout, bash_timeout);
+        over(&mut self.ca_file, ca_file);
     }
 
     /// The flags as a layer, validated like any other; also returns the `--api-key` value.

@@ -147,6 +147,9 @@ pub struct Config {
     pub tool_output_budget_chars: usize,
     /// The bash timeout when the model gives none.
     pub bash_default_timeout: Duration,
+    /// A PEM file of extra certificate authorities to trust besides the system's and the
+    /// bundled ones (`ca_file`, or `SSL_CERT_FILE`).
+    pub ca_file: Option<PathBuf>,
     /// rein's home directory.
     pub rein_home: PathBuf,
     /// The project root: the nearest ancestor with `.git`, else the working directory.

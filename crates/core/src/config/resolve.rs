@@ -88,6 +88,10 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         (Setting::Retries, retries.source),
         (Setting::ToolOutputBudget, budget.source),
         (Setting::BashTimeout, bash_timeout.source),
+        (
+            Setting::CaFile,
+            source(stacked.ca_file.as_ref().map(|s| &s.source)),
+        ),
     ]);
 
     Ok(Config {
@@ -103,6 +107,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         retries: retries.value,
         tool_output_budget_chars: budget.value,
         bash_default_timeout: bash_timeout.value,
+        ca_file: stacked.ca_file.map(|s| s.value),
         rein_home: inputs.rein_home.to_path_buf(),
         project_root: project.dir,
         is_git_repo: project.is_git_repo,
@@ -197,7 +202,7 @@ fn resolve_endpoint(
 
 const OPENAI_BASE_URL_VAR: &str = "OPENAI_BASE_URL";
 
-/// `REIN_MODEL`, `REIN_PROVIDER` and `REIN_BASE_URL`.
+/// `REIN_MODEL`, `REIN_PROVIDER`, `REIN_BASE_URL` and `SSL_CERT_FILE`.
 fn env_layer(env: &Env<'_>) -> Result<Layer, ConfigError> {
     let mut layer = Layer::default();
     if let Some(model) = env.get("REIN_MODEL") {
@@ -212,6 +217,10 @@ fn env_layer(env: &Env<'_>) -> Result<Layer, ConfigError> {
         layer.provider = Some(Sourced::new(value, provider.source));
     }
     layer.base_url = env_base_url(env, "REIN_BASE_URL")?;
+    // The variable OpenSSL and most HTTP clients read for extra trusted certificates.
+    if let Some(file) = env.get("SSL_CERT_FILE") {
+        layer.ca_file = Some(Sourced::new(PathBuf::from(file.value), file.source));
+    }
     Ok(layer)
 }
 

@@ -30,11 +30,13 @@ pub enum Setting {
     ToolOutputBudget,
     /// `bash_timeout_secs`.
     BashTimeout,
+    /// `ca_file`: extra certificate authorities to trust (a corporate proxy's).
+    CaFile,
 }
 
 impl Setting {
     /// Every setting that may appear in a config file.
-    pub const FILE_KEYS: [Setting; 11] = [
+    pub const FILE_KEYS: [Setting; 12] = [
         Setting::Model,
         Setting::Provider,
         Setting::BaseUrl,
@@ -46,6 +48,7 @@ impl Setting {
         Setting::Retries,
         Setting::ToolOutputBudget,
         Setting::BashTimeout,
+        Setting::CaFile,
     ];
 
     /// The key in a config file (`api_key` for the key, which files may not hold).
@@ -63,6 +66,7 @@ impl Setting {
             Setting::Retries => "retries",
             Setting::ToolOutputBudget => "tool_output_budget_chars",
             Setting::BashTimeout => "bash_timeout_secs",
+            Setting::CaFile => "ca_file",
         }
     }
 
@@ -81,6 +85,7 @@ impl Setting {
             Setting::Retries => "--retries",
             Setting::ToolOutputBudget => "--tool-output-budget",
             Setting::BashTimeout => "--bash-timeout",
+            Setting::CaFile => "--ca-file",
         }
     }
 

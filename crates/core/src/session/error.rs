@@ -16,8 +16,8 @@ pub enum SessionError {
     },
     /// No session has this id.
     #[error(
-        "no session \"{id}\" in {dir}; list them with `rein sessions` (or look in that \
-         directory), or continue the newest one here with `rein -c`",
+        "no session \"{id}\" in {dir} (each file there is one session, named by its id); \
+         continue the newest one of this directory with `rein -c`",
         dir = dir.display()
     )]
     NotFound {

@@ -47,6 +47,9 @@ pub enum SessionEvent {
     Usage {
         /// The model called.
         model: String,
+        /// The API it was called through (absent in files of earlier versions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<ProviderKind>,
         /// What the provider counted.
         usage: Usage,
     },
@@ -231,6 +234,7 @@ mod tests {
         let events = [
             SessionEvent::Usage {
                 model: "m".into(),
+                provider: None,
                 usage: Usage::default(),
             },
             SessionEvent::TurnFinished {

@@ -54,17 +54,20 @@ pub struct LoadedSession {
 }
 
 impl LoadedSession {
-    /// The model last used: that of the last recorded model call, else the header's. This
-    /// is the model `-r`/`-c` resume with.
-    pub fn model(&self) -> &str {
+    /// The model last used and the API it was reached through: those of the last recorded
+    /// model call, else the header's. `-r`/`-c` resume with both, so a session that switched
+    /// to another provider's model never sends that model to the first provider's API.
+    pub fn model(&self) -> (&str, ProviderKind) {
         self.events
             .iter()
             .rev()
             .find_map(|recorded| match &recorded.event {
-                SessionEvent::Usage { model, .. } => Some(model.as_str()),
+                SessionEvent::Usage {
+                    model, provider, ..
+                } => Some((model.as_str(), provider.unwrap_or(self.header.provider))),
                 SessionEvent::TurnFinished { .. } => None,
             })
-            .unwrap_or(&self.header.model)
+            .unwrap_or((&self.header.model, self.header.provider))
     }
 
     /// The tokens used by every model call recorded in the session.
