@@ -7,6 +7,7 @@
 
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -26,7 +27,13 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Err(err) if err.kind() == io::ErrorKind::NotFound => None,
         Err(err) => return Err(err),
     };
-    let (temp_path, file) = create_temp(dir, &name.to_string_lossy())?;
+    // The temporary file is created with the mode it will end with (at most: the umask may
+    // take bits away until set_permissions puts them back), so the new content of a private
+    // file is never readable by others while it is being written.
+    let mode = permissions
+        .as_ref()
+        .map_or(NEW_FILE_MODE, |p| p.mode() & 0o7777);
+    let (temp_path, file) = create_temp(dir, &name.to_string_lossy(), mode)?;
     let result = fill_and_rename(file, &temp_path, path, bytes, permissions);
     if result.is_err() {
         // Best effort: the temporary file is ours and useless now.
@@ -51,13 +58,17 @@ fn fill_and_rename(
     fs::rename(temp_path, path)
 }
 
-fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
+/// The mode asked for a new file; the process umask takes its bits away, as for any new file.
+const NEW_FILE_MODE: u32 = 0o666;
+
+fn create_temp(dir: &Path, name: &str, mode: u32) -> io::Result<(PathBuf, File)> {
     loop {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
         let temp_path = dir.join(format!(".{name}.rein-{}-{n}.tmp", std::process::id()));
         match OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(mode)
             .open(&temp_path)
         {
             Ok(file) => return Ok((temp_path, file)),
@@ -70,7 +81,14 @@ fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_private_files_new_content_is_never_readable_by_others() -> io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let (temp_path, _file) = create_temp(dir.path(), "secrets.env", 0o600)?;
+        assert_eq!(fs::metadata(&temp_path)?.permissions().mode() & 0o077, 0);
+        Ok(())
+    }
 
     #[test]
     fn replaces_content_keeps_mode_and_leaves_no_temp_file() -> io::Result<()> {

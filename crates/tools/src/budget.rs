@@ -62,8 +62,8 @@ fn cut_with_notice(content: &str, budget: usize, saved: &Result<PathBuf, String>
     let omitted_chars = omitted.chars().count();
     let notice = match saved {
         Ok(path) => format!(
-            "[... {omitted_chars} characters cut (lines {first_omitted_line}-{last_omitted_line}). The full \
-             output ({total_lines} lines) is saved: read the cut part with read_file, file_path=\"{}\", \
+            "[... {omitted_chars} characters cut (lines {first_omitted_line}-{last_omitted_line}). This whole \
+             result ({total_lines} lines) is saved: read the cut part with read_file, file_path=\"{}\", \
              offset={first_omitted_line} ...]",
             path.display()
         ),

@@ -111,8 +111,9 @@ fn write_file(args: &WriteFileArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
     } else {
         format!(" (kept the file's {})", notes.join(", "))
     };
+    let noun = if lines == 1 { "line" } else { "lines" };
     Ok(ToolOutput::success(format!(
-        "Wrote {lines} lines to {display}{kept}"
+        "Wrote {lines} {noun} to {display}{kept}"
     )))
 }
 

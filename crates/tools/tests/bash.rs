@@ -229,6 +229,35 @@ async fn timeout_kills_the_whole_group_including_grandchildren() -> Result<()> {
 }
 
 #[tokio::test]
+async fn jobs_in_their_own_process_groups_are_stopped_too() -> Result<()> {
+    let f = fixture()?;
+    // With job control on, bash puts each job in a process group of its own.
+    let command = "set -m; sleep 30 & echo $! > job.pid; sleep 30";
+    let out = run(&f.ctx, command, Some(1)).await?;
+    assert!(
+        out.content.contains("timed out after 1 s"),
+        "{}",
+        out.content
+    );
+    let pid = read_pid(&f.ws.join("job.pid"))?;
+    ensure!(!alive(pid), "the job ({pid}) survived the timeout");
+
+    // A job left running after the call is reported, and ended by kill_all.
+    let out = run(&f.ctx, "set -m; sleep 30 & echo $! > job2.pid", None).await?;
+    assert!(
+        out.content
+            .contains("background processes are still running"),
+        "{}",
+        out.content
+    );
+    let pid = read_pid(&f.ws.join("job2.pid"))?;
+    ensure!(alive(pid), "the job should still run after its call");
+    assert_eq!(f.ctx.processes().kill_all().await, 1);
+    ensure!(!alive(pid), "kill_all left the job ({pid}) running");
+    Ok(())
+}
+
+#[tokio::test]
 async fn processes_ignoring_sigterm_get_sigkill() -> Result<()> {
     let f = fixture()?;
     let command =
@@ -515,7 +544,17 @@ async fn huge_output_is_capped_in_memory_with_a_notice() -> Result<()> {
         out.content.len()
     );
     assert!(out.content.contains("bytes omitted here"));
-    assert!(out.content.ends_with("END\nexit code: 0"));
+    // The loss is said again at the very end, which the model always sees: 5,000,005
+    // bytes printed, 2 MiB kept.
+    assert!(
+        out.content.ends_with(
+            "END\n[rein kept only the start and the end of this output; 2902853 bytes between \
+             them are lost. Redirect the command's output to a file to keep all of it.]\n\
+             exit code: 0"
+        ),
+        "{}",
+        &out.content[out.content.len() - 300..]
+    );
     Ok(())
 }
 

@@ -19,6 +19,13 @@ async fn creates_files_and_parent_directories() -> Result<()> {
     assert_eq!(out, "Wrote 3 lines to a/b/c.txt");
     assert_eq!(env.read("a/b/c.txt")?, b"one\ntwo\nthree");
     assert_eq!(env.ctx.changed_files(), [env.root.join("a/b/c.txt")]);
+    let out = env
+        .ok(
+            "write_file",
+            json!({"file_path": "one.txt", "content": "only\n"}),
+        )
+        .await?;
+    assert_eq!(out, "Wrote 1 line to one.txt");
     Ok(())
 }
 

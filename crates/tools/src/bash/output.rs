@@ -85,6 +85,18 @@ impl CappedOutput {
             tail.drain(..skip);
         }
         text.push_str(&String::from_utf8_lossy(&tail));
+        if self.omitted_bytes > 0 {
+            // Said again at the end: a long result reaches the model as its head and tail,
+            // so the notice in the middle may never be seen.
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!(
+                "[rein kept only the start and the end of this output; {} bytes between them \
+                 are lost. Redirect the command's output to a file to keep all of it.]\n",
+                self.omitted_bytes
+            ));
+        }
         text
     }
 }
@@ -112,7 +124,8 @@ mod tests {
             text.starts_with("0123\n[... 12 bytes omitted here"),
             "{text}"
         );
-        assert!(text.ends_with("ghXY"), "{text}");
+        assert!(text.contains("ghXY\n[rein kept only"), "{text}");
+        assert!(text.ends_with("12 bytes between them are lost. Redirect the command's output to a file to keep all of it.]\n"), "{text}");
     }
 
     #[test]
