@@ -60,12 +60,26 @@ fn cut_with_notice(content: &str, budget: usize, saved: &Result<PathBuf, String>
     let last_omitted_line = first_omitted_line + omitted.matches('\n').count().saturating_sub(1);
     let total_lines = content.lines().count();
     let omitted_chars = omitted.chars().count();
+    // read_file cuts long lines, so a cut part made of long lines (minified JSON, one-line
+    // logs) needs another way in.
+    let long_lines = omitted
+        .lines()
+        .any(|line| line.len() > crate::read_file::READ_MAX_LINE_CHARS);
     let notice = match saved {
         Ok(path) => format!(
             "[... {omitted_chars} characters cut (lines {first_omitted_line}-{last_omitted_line}). This whole \
              result ({total_lines} lines) is saved: read the cut part with read_file, file_path=\"{}\", \
-             offset={first_omitted_line} ...]",
-            path.display()
+             offset={first_omitted_line}{} ...]",
+            path.display(),
+            if long_lines {
+                format!(
+                    "; some of its lines are longer than read_file shows ({} characters), so \
+                     read those with bash, e.g. cut -c 2001-6000",
+                    crate::read_file::READ_MAX_LINE_CHARS
+                )
+            } else {
+                String::new()
+            }
         ),
         Err(why) => format!(
             "[... {omitted_chars} characters cut (lines {first_omitted_line}-{last_omitted_line}); {why}, so \

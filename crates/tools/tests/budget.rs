@@ -48,3 +48,32 @@ async fn offloaded_output_is_readable_at_the_offset_given() -> Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_cut_part_of_long_lines_says_how_to_read_them() -> Result<()> {
+    let env = Env::with_config(|c| c.output_budget_chars = 3000)?;
+    // Ten lines of 2,500 characters: read_file would cut each at 2,000.
+    let out = env
+        .ok(
+            "bash",
+            json!({"command": "for i in $(seq 10); do head -c 2500 /dev/zero | tr '\\0' x; echo; done"}),
+        )
+        .await?;
+    let notice = out
+        .lines()
+        .find(|l| l.contains("characters cut"))
+        .expect("a notice");
+    assert!(
+        notice.contains("read those with bash, e.g. cut -c"),
+        "{notice}"
+    );
+
+    // Short lines get no such hint.
+    let out = env.ok("bash", json!({"command": "seq 5000"})).await?;
+    let notice = out
+        .lines()
+        .find(|l| l.contains("characters cut"))
+        .expect("a notice");
+    assert!(!notice.contains("cut -c"), "{notice}");
+    Ok(())
+}
