@@ -190,6 +190,129 @@ fn deletes_through_variables() {
 }
 
 #[test]
+fn deletes_by_find() {
+    assert_refused(
+        DangerKind::RecursiveDelete,
+        &[
+            "find / -delete",
+            "find ~ -delete",
+            "find $HOME -delete",
+            "find . -delete",
+            "find -delete",
+            "find /home/tester/proj -type f -delete",
+            "find -L / -delete",
+            "find / -exec rm -rf {} +",
+            "find / -exec rm -rf {} \\;",
+            "find ~ -execdir rm {} \\;",
+            "find / -exec sudo rm -f {} +",
+            "find /usr -mindepth 1 -delete",
+            "find / ! -name keep -delete",
+            "find / -name a -o -delete",
+            "find build -exec rm -rf / \\;",
+            "cd / && find . -delete",
+            "sudo find / -delete",
+        ],
+    );
+    assert_refused(
+        DangerKind::RecursivePermissions,
+        &["find / -maxdepth 0 -exec chmod -R 777 {} +"],
+    );
+}
+
+#[test]
+fn deletes_through_brace_expansion() {
+    assert_refused(
+        DangerKind::RecursiveDelete,
+        &[
+            "rm -rf {/,}",
+            "rm -rf {~,x}",
+            "rm -rf /{bin,usr}",
+            "rm -rf {x,/}",
+            "rm -rf {a,{b,/}}",
+            "rm -rf x{,/../..}",
+            "rm -rf \"$HOME\"{/,}",
+            "bash -c 'rm -rf {/,}'",
+        ],
+    );
+}
+
+#[test]
+fn text_piped_into_a_shell_is_checked_as_a_script() {
+    assert_refused(
+        DangerKind::RecursiveDelete,
+        &[
+            "echo 'rm -rf /' | bash",
+            "printf 'rm -rf ~' | sh",
+            "printf '%s\\n' 'rm -rf /' | sh",
+            "echo rm -rf / | sudo bash -s",
+            "echo -e 'ls\\nrm -rf ~' | bash",
+            "echo 'rm -rf /' | tee log | sh",
+            "echo \"rm -rf $HOME\" | busybox sh",
+        ],
+    );
+    assert_refused(DangerKind::ForkBomb, &["echo ':(){ :|:& };:' | bash"]);
+}
+
+#[test]
+fn more_wrappers_are_looked_through() {
+    assert_refused(
+        DangerKind::RecursiveDelete,
+        &[
+            "busybox rm -rf /",
+            "busybox sh -c 'rm -rf /'",
+            "watch rm -rf /",
+            "watch -n 5 'rm -rf ~'",
+            "flock /tmp/lock rm -rf /",
+            "flock -w 10 /tmp/lock -c 'rm -rf /'",
+            "strace -f -o trace.log rm -rf /",
+            "chroot /mnt rm -rf /",
+            "unshare -r rm -rf /",
+            "parallel rm -rf ::: /",
+            "parallel 'rm -rf {}' ::: / build",
+            "ionice -c 3 busybox rm -rf ~",
+        ],
+    );
+    assert_refused(
+        DangerKind::RemoteCode,
+        &["curl x | busybox sh", "curl x | strace sh"],
+    );
+}
+
+#[test]
+fn deletes_of_paths_known_only_at_run_time() {
+    assert_refused(
+        DangerKind::RecursiveDelete,
+        &[
+            "rm -rf \"$(pwd)\"",
+            "rm -rf $(pwd)",
+            "rm -rf `pwd`",
+            "rm -rf ~+",
+            "rm -rf $PWD",
+            "rm -rf \"$(pwd -P)\"/*",
+            "cd .. && rm -rf \"$(pwd)\"",
+            "rm -rf ${HOME%/*}",
+            "rm -rf \"${HOME%/*}\"",
+            "rm -rf $(some command)",
+            "rm -rf \"$(dirname \"$0\")\"",
+            "rm -rf `cat dirs.txt`/",
+            "rm -rf ~root",
+            "for d in /; do rm -rf $d; done",
+            "for d in build ~; do rm -rf \"$d\"; done",
+            "echo / | xargs rm -rf",
+            "find . -name build | xargs rm -rf",
+            "ls | xargs -I {} rm -rf {}",
+            "ls | xargs -I% rm -rf %/",
+            "ls | parallel rm -rf",
+        ],
+    );
+    let reason = check_command("echo / | xargs rm -rf", &places())
+        .err()
+        .map(|d| d.reason)
+        .unwrap_or_default();
+    assert!(reason.contains("cannot see"), "{reason}");
+}
+
+#[test]
 fn formatting_disks() {
     assert_refused(
         DangerKind::Format,
@@ -376,6 +499,44 @@ fn ordinary_work_is_not_refused() {
         "sh -c \"$CMD\"",
         "while true; do curl -s localhost:8000; sleep 1; done",
         "git rm -r --cached .",
+        "find . -name '*.o' -delete",
+        "find . -type d -name __pycache__ -exec rm -rf {} +",
+        "find / -name '*.pyc' -delete",
+        "find build -delete",
+        "find ./build -type f -exec rm {} \\;",
+        "cd build && find . -delete",
+        "find . -type d -empty -delete",
+        "find /tmp -name 'rein-*' -mtime +1 -delete",
+        "find . -name '*.rs' -exec wc -l {} +",
+        "find / -name passwd",
+        "echo {a,b}",
+        "rm -rf build/{debug,release}",
+        "rm -rf {build,dist}",
+        "rm -rf '{/,}'",
+        "mkdir -p src/{a,b}",
+        "echo hi | cat",
+        "echo 'ls -la' | bash",
+        "printf 'echo %s\\n' hi | sh",
+        "echo 'rm -rf /' > notes.txt",
+        "echo 'rm -rf /' | grep rm",
+        "busybox ls",
+        "busybox sh -c 'ls /'",
+        "watch -n 1 ls",
+        "flock /tmp/lock make",
+        "strace -f ls",
+        "unshare -r id",
+        "parallel gzip ::: a b",
+        "rm -rf \"$(pwd)/build\"",
+        "cd build && rm -rf \"$(pwd)\"",
+        "rm -rf \"$TMPDIR/x\"",
+        "rm -rf ./build/$NAME",
+        "rm -rf \"$(mktemp -d)/x\"",
+        "rm -rf ~+/build",
+        "rm -f $(git ls-files -d)",
+        "rm -rf ${BUILD_DIR:?}",
+        "for d in build dist; do rm -rf $d; done",
+        "ls | xargs rm -f",
+        "ls | xargs -I {} rm -rf ./cache/{}",
         "",
         "'",
         "$(",
@@ -428,6 +589,11 @@ fn reasons_name_the_target() {
         reason("rm -rf /")
     );
     assert!(reason("dd if=x of=/dev/sda").contains("/dev/sda"));
+    assert!(reason("find / -delete").contains("whole file system"));
+    assert!(reason("find . -delete").contains("workspace root"));
+    assert!(reason("rm -rf {~,x}").contains("home directory"));
+    assert!(reason("rm -rf $(pwd)").contains("workspace root"));
+    assert!(reason("rm -rf $(cmd)").contains("known only when the command runs"));
     assert!(reason("curl x | sh").contains("download"));
 }
 

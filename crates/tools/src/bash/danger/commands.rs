@@ -1,7 +1,8 @@
 //! Finding the command a simple command really runs: past assignments, keywords and
-//! wrappers such as `sudo`, `env`, `nohup`, `timeout` or `xargs`.
+//! wrappers such as `sudo`, `env`, `nohup`, `timeout`, `busybox` or `xargs`.
 
 use super::words::{Part, Word};
+use super::wrappers::{WRAPPERS, Wrapper};
 
 /// What a simple command runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,6 +13,8 @@ pub(crate) enum Resolution<'a> {
         name: String,
         /// The arguments after the name.
         args: &'a [Word],
+        /// Arguments the command also gets from its standard input (`xargs`).
+        stdin_args: StdinArgs,
     },
     /// Only variable assignments: they change the shell's variables.
     Assignments(&'a [Word]),
@@ -27,168 +30,21 @@ pub(crate) enum Resolution<'a> {
     Nothing,
 }
 
+/// Arguments a wrapper such as `xargs` reads from its standard input and hands on.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) enum StdinArgs {
+    /// None: the arguments are all in the text.
+    #[default]
+    None,
+    /// Appended after the written arguments (`xargs rm -rf`).
+    Appended,
+    /// Put in place of this placeholder (`xargs -I {} rm -rf {}`).
+    Replacing(String),
+}
+
 /// Words that start compound commands; what follows them is the command that runs.
 const KEYWORDS: [&str; 12] = [
     "{", "}", "!", "if", "then", "elif", "else", "fi", "do", "done", "while", "until",
-];
-
-/// A command that runs another command given as its arguments.
-struct Wrapper {
-    name: &'static str,
-    /// Options that take a value as the next word.
-    with_value: &'static [&'static str],
-    /// Operands before the command (`timeout 10 cmd`).
-    operands: usize,
-    /// Whether `NAME=value` words may come before the command.
-    assignments: bool,
-}
-
-const WRAPPERS: [Wrapper; 16] = [
-    Wrapper {
-        name: "sudo",
-        with_value: &[
-            "-u",
-            "-g",
-            "-h",
-            "-p",
-            "-C",
-            "-D",
-            "-r",
-            "-t",
-            "-U",
-            "-T",
-            "-R",
-            "--user",
-            "--group",
-            "--host",
-            "--prompt",
-            "--close-from",
-            "--chdir",
-            "--role",
-            "--type",
-            "--other-user",
-            "--command-timeout",
-            "--chroot",
-        ],
-        operands: 0,
-        assignments: true,
-    },
-    Wrapper {
-        name: "doas",
-        with_value: &["-u", "-C"],
-        operands: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "env",
-        with_value: &["-u", "--unset", "-C", "--chdir"],
-        operands: 0,
-        assignments: true,
-    },
-    Wrapper {
-        name: "nohup",
-        with_value: &[],
-        operands: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "time",
-        with_value: &["-f", "--format", "-o", "--output"],
-        operands: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "command",
-        with_value: &[],
-        operands: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "builtin",
-        with_value: &[],
-        operands: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "exec",
-        with_value: &["-a"],
-        operands: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "xargs",
-        with_value: &[
-            "-a",
-            "--arg-file",
-            "-d",
-            "--delimiter",
-            "-E",
-            "-I",
-            "-L",
-            "-n",
-            "--max-args",
-            "-P",
-            "--max-procs",
-            "-s",
-            "--max-chars",
-            "--process-slot-var",
-        ],
-        operands: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "nice",
-        with_value: &["-n", "--adjustment"],
-        operands: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "ionice",
-        with_value: &[
-            "-c",
-            "--class",
-            "-n",
-            "--classdata",
-            "-p",
-            "--pid",
-            "-P",
-            "--pgid",
-            "-u",
-            "--uid",
-        ],
-        operands: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "timeout",
-        with_value: &["-s", "--signal", "-k", "--kill-after"],
-        operands: 1,
-        assignments: false,
-    },
-    Wrapper {
-        name: "stdbuf",
-        with_value: &["-i", "-o", "-e", "--input", "--output", "--error"],
-        operands: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "setsid",
-        with_value: &[],
-        operands: 0,
-        assignments: false,
-    },
-    Wrapper {
-        name: "taskset",
-        with_value: &[],
-        operands: 1,
-        assignments: false,
-    },
-    Wrapper {
-        name: "unbuffer",
-        with_value: &[],
-        operands: 0,
-        assignments: false,
-    },
 ];
 
 /// Finds what `words` runs.
@@ -205,6 +61,7 @@ pub(crate) fn resolve(words: &[Word]) -> Resolution<'_> {
         };
     }
     let mut i = leading_assignments;
+    let mut stdin_args = StdinArgs::None;
     loop {
         let Some(text) = words.get(i).and_then(Word::literal) else {
             return Resolution::Nothing;
@@ -218,10 +75,30 @@ pub(crate) fn resolve(words: &[Word]) -> Resolution<'_> {
             return Resolution::Command {
                 name: name.to_owned(),
                 args: &words[i + 1..],
+                stdin_args,
             };
         };
         match skip_wrapper(words, i + 1, wrapper) {
-            Skipped::Command(next) => i = next,
+            Skipped::Command(next) => {
+                if let Some(args) = stdin_args_of(wrapper.name, &words[i + 1..next], &words[next..])
+                {
+                    stdin_args = args;
+                }
+                // `watch` always runs its words through `sh -c`; `parallel` does when the
+                // command is one quoted string (`parallel 'rm -rf {}' ::: a b`).
+                let joined = wrapper.name == "watch"
+                    || (wrapper.name == "parallel"
+                        && words[next]
+                            .literal()
+                            .is_some_and(|t| t.contains(char::is_whitespace)));
+                if joined {
+                    return Resolution::SplitString {
+                        text: words[next].clone(),
+                        rest: &words[next + 1..],
+                    };
+                }
+                i = next;
+            }
             Skipped::SplitString { text, rest } => {
                 return Resolution::SplitString {
                     text,
@@ -230,6 +107,41 @@ pub(crate) fn resolve(words: &[Word]) -> Resolution<'_> {
             }
             Skipped::NotRun => return Resolution::Nothing,
         }
+    }
+}
+
+/// What `xargs` or `parallel` adds to the command from its standard input, given the
+/// wrapper's own options and the command words after them.
+fn stdin_args_of(wrapper: &str, options: &[Word], command: &[Word]) -> Option<StdinArgs> {
+    let texts: Vec<String> = options.iter().filter_map(Word::literal).collect();
+    match wrapper {
+        "xargs" => {
+            let mut placeholder = None;
+            for (k, text) in texts.iter().enumerate() {
+                if text == "-I" {
+                    placeholder = texts.get(k + 1).cloned();
+                } else if let Some(p) = text.strip_prefix("-I").filter(|p| !p.is_empty()) {
+                    placeholder = Some(p.to_owned());
+                } else if text == "-i" || text == "--replace" {
+                    placeholder = Some("{}".to_owned());
+                } else if let Some(p) = text
+                    .strip_prefix("--replace=")
+                    .or_else(|| text.strip_prefix("-i"))
+                {
+                    placeholder = Some(p.to_owned());
+                }
+            }
+            Some(placeholder.map_or(StdinArgs::Appended, StdinArgs::Replacing))
+        }
+        "parallel" => {
+            let listed = command
+                .iter()
+                .chain(options)
+                .filter_map(Word::literal)
+                .any(|t| t.starts_with(":::") || t == "-a" || t == "--arg-file");
+            (!listed).then_some(StdinArgs::Appended)
+        }
+        _ => None,
     }
 }
 
@@ -272,6 +184,15 @@ fn skip_wrapper(words: &[Word], mut i: usize, wrapper: &Wrapper) -> Skipped {
                 return Skipped::SplitString {
                     text: Word::literal_word(value),
                     rest: i + 1,
+                };
+            }
+            if wrapper.name == "flock" && (text == "-c" || text == "--command") {
+                let Some(value) = words.get(i + 1) else {
+                    return Skipped::NotRun;
+                };
+                return Skipped::SplitString {
+                    text: value.clone(),
+                    rest: i + 2,
                 };
             }
             if wrapper.name == "command" && (text.contains('v') || text.contains('V')) {
@@ -352,7 +273,7 @@ mod tests {
             })
             .collect();
         match resolve(&words) {
-            Resolution::Command { name, args } => Some((
+            Resolution::Command { name, args, .. } => Some((
                 name,
                 args.iter()
                     .map(|a| a.literal().unwrap_or_default())
@@ -379,6 +300,12 @@ mod tests {
             "xargs -I {} rm -rf /",
             "FOO=bar command rm -rf /",
             "if then ! { rm -rf /",
+            "busybox rm -rf /",
+            "flock /tmp/lock rm -rf /",
+            "flock -w 5 /tmp/lock rm -rf /",
+            "strace -f -o log rm -rf /",
+            "chroot /mnt rm -rf /",
+            "unshare -r --map-user 0 rm -rf /",
         ] {
             assert_eq!(resolved(src), rm, "{src}");
         }

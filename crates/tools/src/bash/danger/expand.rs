@@ -82,6 +82,15 @@ impl Walker {
                 Part::Tilde(user) if i == 0 && user.is_empty() => {
                     text.push_str(self.vars.get("HOME").map_or("", String::as_str));
                 }
+                // `~+`, `$(pwd)`, `` `pwd` ``: the current directory, when it is known.
+                Part::Tilde(user) if i == 0 && user == "+" => match &self.cwd {
+                    Some(cwd) => text.push_str(&cwd.as_text()),
+                    None => return Expanded::Unknown,
+                },
+                Part::Subst(inner) if prints_cwd(inner) => match &self.cwd {
+                    Some(cwd) => text.push_str(&cwd.as_text()),
+                    None => return Expanded::Unknown,
+                },
                 Part::Var(var)
                     if var.name.is_empty()
                         || matches!(var.name.as_str(), "$" | "?" | "#" | "!" | "-") =>
@@ -122,6 +131,65 @@ impl Walker {
         }
     }
 
+    /// What `word` expands to on each turn of the `for` loops it is inside (one expansion
+    /// when it uses no loop variable whose values are listed).
+    pub(super) fn expand_each(&self, word: &Word) -> Vec<Expanded> {
+        let loop_var = word.parts.iter().find_map(|p| match p {
+            Part::Var(var) if !self.vars.contains_key(&var.name) => {
+                self.loop_values.get_key_value(&var.name)
+            }
+            Part::Var(_)
+            | Part::Lit(_)
+            | Part::Glob(_)
+            | Part::Tilde(_)
+            | Part::Subst(_)
+            | Part::ProcSubst(_)
+            | Part::Arith(_) => None,
+        });
+        let Some((name, values)) = loop_var else {
+            return vec![self.expand(word)];
+        };
+        values
+            .iter()
+            .flat_map(|value| {
+                let mut turn = self.clone();
+                turn.loop_values.remove(name);
+                turn.non_empty.remove(name);
+                turn.vars.insert(name.clone(), value.clone());
+                turn.expand_each(word)
+            })
+            .collect()
+    }
+
+    /// What `echo ARGS` or `printf FORMAT ARGS` prints, when the command line says it.
+    pub(super) fn printed_text(&self, name: &str, args: &[Word]) -> Option<String> {
+        let texts: Vec<String> = args.iter().map(|a| self.script_text(a)).collect();
+        match name {
+            "echo" => {
+                let start = texts
+                    .iter()
+                    .take_while(|t| matches!(t.as_str(), "-n" | "-e" | "-E" | "-ne" | "-en"))
+                    .count();
+                Some(texts[start..].join(" ").replace("\\n", "\n"))
+            }
+            "printf" => {
+                let mut texts = texts.iter();
+                let mut format = texts.next()?.clone();
+                if format == "--" {
+                    format = texts.next()?.clone();
+                }
+                for arg in texts {
+                    match ["%s", "%b"].iter().filter_map(|f| format.find(f)).min() {
+                        Some(at) => format.replace_range(at..at + 2, arg),
+                        None => break,
+                    }
+                }
+                Some(format.replace("\\n", "\n"))
+            }
+            _ => None,
+        }
+    }
+
     /// The text an outer shell hands to `bash -c`: known variables substituted, the rest as
     /// written so the inner check still sees them.
     pub(super) fn script_text(&self, word: &Word) -> String {
@@ -144,6 +212,14 @@ impl Walker {
         }
         text
     }
+}
+
+/// Whether the command line `src` prints the current directory (`pwd`, `pwd -P`).
+fn prints_cwd(src: &str) -> bool {
+    matches!(
+        src.split_whitespace().collect::<Vec<_>>().as_slice(),
+        ["pwd"] | ["pwd", "-L" | "-P"]
+    )
 }
 
 /// A word as the model wrote it, roughly, for messages.

@@ -4,6 +4,7 @@
 //! It is lenient on purpose: malformed input never fails, it is read as far as it goes. bash
 //! runs the complete commands that come before a syntax error, so those must still be seen.
 
+use super::braces::expand_braces;
 use super::words::{Op, Part, Redirect, RedirectKind, Token, Var, Word};
 
 /// Splits `src` into tokens.
@@ -113,7 +114,21 @@ impl Lexer {
             self.redirect_at_cursor();
             return;
         }
-        self.tokens.push(Token::Word(word));
+        let raw: String = self.chars[start..self.pos].iter().collect();
+        match expand_braces(&raw) {
+            Some(alternatives) => {
+                // Brace expansion comes before every other expansion: each alternative is
+                // read again as a word of its own (`{~,x}` → `~` and `x`).
+                for alternative in alternatives {
+                    let words = tokenize(&alternative).into_iter().filter_map(|t| match t {
+                        Token::Word(w) => Some(w),
+                        Token::Op(_) | Token::Redirect(_) => None,
+                    });
+                    self.tokens.extend(words.map(Token::Word));
+                }
+            }
+            None => self.tokens.push(Token::Word(word)),
+        }
     }
 
     fn redirect_at_cursor(&mut self) {
@@ -208,6 +223,11 @@ impl Lexer {
         if self.peek() == Some('~') {
             self.pos += 1;
             let mut user = String::new();
+            if self.peek() == Some('+') && self.peek_at(1).is_none_or(|c| c == '/' || is_meta(c)) {
+                // `~+`: the current directory.
+                user.push('+');
+                self.pos += 1;
+            }
             while let Some(c) = self
                 .peek()
                 .filter(|&c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))

@@ -5,22 +5,27 @@
 //! The command is parsed (words, quotes, variables, operators, nested `bash -c`, wrappers such
 //! as `sudo`, command substitutions) rather than matched as a string, so spacing, quoting,
 //! `$HOME` for `~` and the like do not slip past it. It judges what it can know from the
-//! text; a path computed at run time (`rm -rf "$(pwd)"`) is not refused.
+//! text, with the current directory for `$(pwd)`, `$PWD` and `~+`; a recursive delete of a
+//! path known only at run time (`rm -rf "$(cmd)"`, `... | xargs rm -rf`) is refused because
+//! it cannot be checked.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
+mod braces;
 mod commands;
 mod expand;
+mod find;
 mod lexer;
 mod paths;
 mod rules;
 mod script;
 mod words;
+mod wrappers;
 
-use commands::{Resolution, resolve};
+use commands::{Resolution, StdinArgs, resolve};
 use expand::Expanded;
-use paths::{AbsPath, HOME_MARK, Scope};
+use paths::{AbsPath, GLOB_MARK, HOME_MARK, Scope};
 use rules::{FETCHERS, WriteVia, refuse_piped_download};
 use script::{Command, Pipeline, Script, parse};
 use words::{Part, Redirect, Word};
@@ -96,6 +101,7 @@ pub fn check_command(command: &str, places: &CheckPlaces) -> Result<(), Danger> 
         cwd: places.cwd.as_deref().and_then(AbsPath::from_path),
         vars,
         non_empty: HashSet::new(),
+        loop_values: HashMap::new(),
         depth: 0,
     };
     walker.walk_script(&parse(command))
@@ -113,15 +119,30 @@ struct Walker {
     vars: HashMap<String, String>,
     /// Variables whose value is unknown but never empty (`for` loop variables).
     non_empty: HashSet<String>,
+    /// The values a `for` loop variable takes, when the loop lists them (`for d in a /`).
+    loop_values: HashMap<String, Vec<String>>,
     /// Levels of nested command lines entered so far.
     depth: usize,
 }
 
 /// Where a command's standard input comes from, as far as it matters here.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Stdin {
     /// Whether an earlier command of the pipeline downloads (`curl`, `wget`).
     from_fetcher: bool,
+    /// The text the previous command prints, when the command line says it (`echo 'ls'`).
+    printed: Option<String>,
+}
+
+/// A command found by [`resolve`], as the rules see it.
+#[derive(Debug, Clone, Copy)]
+struct Named<'a> {
+    /// The command name, without its directory.
+    name: &'a str,
+    /// Its arguments.
+    args: &'a [Word],
+    /// Arguments it also reads from its standard input (`xargs`).
+    stdin_args: &'a StdinArgs,
 }
 
 /// Whether shell state changes (`cd`, assignments) made by a command last.
@@ -170,15 +191,9 @@ impl Walker {
         } else {
             Shell::Same
         };
-        let mut fetched = false;
+        let mut stdin = Stdin::default();
         for command in &pipeline.commands {
-            fetched |= self.walk_command(
-                command,
-                Stdin {
-                    from_fetcher: fetched,
-                },
-                shell,
-            )?;
+            stdin = self.walk_command(command, &stdin, shell)?;
         }
         Ok(())
     }
@@ -207,13 +222,13 @@ impl Walker {
         }
     }
 
-    /// Checks one simple command; returns whether it downloads (`curl`, `wget`).
+    /// Checks one simple command; returns what the next command of a pipeline reads.
     fn walk_command(
         &mut self,
         command: &Command,
-        stdin: Stdin,
+        stdin: &Stdin,
         shell: Shell,
-    ) -> Result<bool, Danger> {
+    ) -> Result<Stdin, Danger> {
         let targets = command.redirects.iter().map(|r| &r.target);
         for word in command.words.iter().chain(targets) {
             for part in &word.parts {
@@ -226,13 +241,17 @@ impl Walker {
             self.check_device_write(&redirect.target, WriteVia::Redirect)?;
         }
         let words = self.split_command_variable(&command.words);
+        let mut next = Stdin {
+            from_fetcher: stdin.from_fetcher,
+            printed: None,
+        };
         match resolve(&words) {
-            Resolution::Nothing => Ok(false),
+            Resolution::Nothing => Ok(next),
             Resolution::Assignments(words) => {
                 if shell == Shell::Same {
                     self.assign(words);
                 }
-                Ok(false)
+                Ok(next)
             }
             Resolution::SplitString { text, rest } => {
                 let mut src = self.script_text(&text);
@@ -241,26 +260,44 @@ impl Walker {
                     src.push_str(&self.script_text(word));
                 }
                 self.walk_source(&src, Shell::Subshell)?;
-                Ok(false)
+                Ok(next)
             }
-            Resolution::Command { name, args } => {
-                self.check_named(&name, args, &command.redirects, stdin, shell)?;
-                Ok(FETCHERS.contains(&name.as_str()))
+            Resolution::Command {
+                name,
+                args,
+                stdin_args,
+            } => {
+                let named = Named {
+                    name: &name,
+                    args,
+                    stdin_args: &stdin_args,
+                };
+                self.check_named(&named, &command.redirects, stdin, shell)?;
+                next.from_fetcher |= FETCHERS.contains(&name.as_str());
+                next.printed = match name.as_str() {
+                    "echo" | "printf" => self.printed_text(&name, args),
+                    // `tee` copies its input through; `cat` does when it reads no file.
+                    "tee" => stdin.printed.clone(),
+                    "cat" if args.iter().all(|a| self.is_option(a)) => stdin.printed.clone(),
+                    _ => None,
+                };
+                Ok(next)
             }
         }
     }
 
     fn check_named(
         &mut self,
-        name: &str,
-        args: &[Word],
+        named: &Named<'_>,
         redirects: &[Redirect],
-        stdin: Stdin,
+        stdin: &Stdin,
         shell: Shell,
     ) -> Result<(), Danger> {
+        let Named { name, args, .. } = *named;
         match name {
-            "rm" => self.check_recursive(name, args, Scope::Delete),
-            "chmod" | "chown" | "chgrp" => self.check_recursive(name, args, Scope::Permissions),
+            "rm" => self.check_recursive(named, Scope::Delete),
+            "chmod" | "chown" | "chgrp" => self.check_recursive(named, Scope::Permissions),
+            "find" => self.check_find(args),
             "dd" => {
                 for arg in args {
                     if let Expanded::Known(text) = self.expand(arg)
@@ -329,9 +366,26 @@ impl Walker {
                 Ok(())
             }
             "for" => {
-                // Inside `for NAME in WORDS`, NAME is one of the words: never empty.
+                // Inside `for NAME in WORDS`, NAME is one of the words: never empty, and
+                // one of them in turn when they are all known.
                 if let Some(name) = args.first().and_then(Word::literal) {
                     self.vars.remove(&name);
+                    self.loop_values.remove(&name);
+                    let values: Option<Vec<String>> = match args.get(1).and_then(Word::literal) {
+                        Some(keyword) if keyword == "in" => args[2..]
+                            .iter()
+                            .map(|w| match self.expand(w) {
+                                Expanded::Known(text) if !text.contains(GLOB_MARK) => Some(text),
+                                Expanded::Known(_)
+                                | Expanded::IfEmpty { .. }
+                                | Expanded::Unknown => None,
+                            })
+                            .collect(),
+                        Some(_) | None => None,
+                    };
+                    if let Some(values) = values.filter(|v| !v.is_empty()) {
+                        self.loop_values.insert(name.clone(), values);
+                    }
                     self.non_empty.insert(name);
                 }
                 Ok(())

@@ -1,13 +1,13 @@
 //! The rules for particular commands: recursive deletes and permission changes, writes to
 //! disks, shells and interpreters that would run downloaded code.
 
-use super::commands::{Resolution, resolve};
+use super::commands::{Resolution, StdinArgs, resolve};
 use super::expand::Expanded;
 use super::expand::display_word;
 use super::paths::{Contents, Scope, is_block_device, protection, resolve as resolve_path};
 use super::script::parse;
 use super::words::{Part, Redirect, RedirectKind, Word};
-use super::{Danger, DangerKind, Shell, Stdin, Walker, refuse};
+use super::{Danger, DangerKind, Named, SHELLS, Shell, Stdin, Walker, refuse};
 
 /// Programs that download.
 pub(super) const FETCHERS: [&str; 2] = ["curl", "wget"];
@@ -25,12 +25,12 @@ pub(super) enum WriteVia<'a> {
 
 impl Walker {
     /// `rm -r`, `chmod -R` and friends on a protected directory.
-    pub(super) fn check_recursive(
-        &self,
-        name: &str,
-        args: &[Word],
-        scope: Scope,
-    ) -> Result<(), Danger> {
+    pub(super) fn check_recursive(&self, named: &Named<'_>, scope: Scope) -> Result<(), Danger> {
+        let Named {
+            name,
+            args,
+            stdin_args,
+        } = *named;
         let mut recursive = false;
         let mut operands = Vec::new();
         let mut options_done = false;
@@ -53,7 +53,7 @@ impl Walker {
                 }
                 continue;
             }
-            operands.push((arg, expanded));
+            operands.push(arg);
         }
         if !recursive {
             return Ok(());
@@ -66,7 +66,13 @@ impl Walker {
             ),
         };
         let shown = display_command(name, args);
-        for (word, expanded) in operands {
+        if scope == Scope::Delete {
+            self.refuse_unseen_targets(&shown, &operands, stdin_args)?;
+        }
+        let expansions = operands
+            .iter()
+            .flat_map(|word| self.expand_each(word).into_iter().map(move |e| (*word, e)));
+        for (word, expanded) in expansions {
             let (text, empty_vars) = match expanded {
                 Expanded::Known(text) => (text, Vec::new()),
                 Expanded::IfEmpty { text, vars } => (text, vars),
@@ -109,6 +115,89 @@ impl Walker {
         Ok(())
     }
 
+    /// A recursive delete of paths rein cannot see before it runs. A path that starts with
+    /// literal text (`./build/$NAME`, `"$(pwd)/x"`, `$TMPDIR/x` which is `/x` at worst) is
+    /// judged by that text; plain variables are judged by what they are when empty (see
+    /// [`Expanded::IfEmpty`]). What is refused here is a target decided wholly at run time:
+    /// a command's output (`$(cmd)`, `` `cmd` ``), a transformed variable (`${HOME%/*}`),
+    /// another user's home (`~root`), or arguments `xargs` reads from its input. Any of
+    /// them may be `/` or the home directory, and the person approving cannot tell either.
+    fn refuse_unseen_targets(
+        &self,
+        shown: &str,
+        operands: &[&Word],
+        stdin_args: &StdinArgs,
+    ) -> Result<(), Danger> {
+        let from_input = match stdin_args {
+            StdinArgs::None => false,
+            StdinArgs::Appended => true,
+            StdinArgs::Replacing(placeholder) => operands.iter().any(|w| {
+                w.parts.first().is_some_and(
+                    |p| matches!(p, Part::Lit(t) if t.starts_with(placeholder.as_str())),
+                )
+            }),
+        };
+        if from_input {
+            return refuse(
+                DangerKind::RecursiveDelete,
+                format!(
+                    "`{shown}` would recursively delete paths read from its input, which rein \
+                     cannot see before it runs; name them in the command, or use \
+                     `find DIR -name PATTERN -exec rm -rf {{}} +` so they can be checked"
+                ),
+            );
+        }
+        for word in operands {
+            if self.decided_at_run_time(word) {
+                return refuse(
+                    DangerKind::RecursiveDelete,
+                    format!(
+                        "`{shown}` would recursively delete {}, a path known only when the \
+                         command runs (it could be / or your home directory); write the path \
+                         out so it can be checked",
+                        display_word(word)
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether what `word` names is wholly decided at run time: it is only command output,
+    /// transformed variables or `~user`, with at most `/` and `*` after them.
+    fn decided_at_run_time(&self, word: &Word) -> bool {
+        let mut parts = word.parts.as_slice();
+        while let Some((last, rest)) = parts.split_last()
+            && match last {
+                Part::Lit(t) => t.chars().all(|c| c == '/'),
+                Part::Glob(g) => g.chars().all(|c| c == '*'),
+                Part::Tilde(_)
+                | Part::Var(_)
+                | Part::Subst(_)
+                | Part::ProcSubst(_)
+                | Part::Arith(_) => false,
+            }
+        {
+            parts = rest;
+        }
+        let decided = |part: &Part| match part {
+            Part::Subst(_) | Part::ProcSubst(_) => {
+                self.expand(&Word {
+                    parts: vec![part.clone()],
+                }) == Expanded::Unknown
+            }
+            Part::Var(var) => var.modifier.starts_with(['%', '#', '/', '^', ',', '@']),
+            Part::Tilde(user) => !user.is_empty() && user != "+",
+            Part::Lit(_) | Part::Glob(_) | Part::Arith(_) => false,
+        };
+        // Quotes leave empty literal parts (`"$(cmd)"`); they change nothing.
+        let mut parts = parts
+            .iter()
+            .filter(|p| !matches!(p, Part::Lit(t) if t.is_empty()))
+            .peekable();
+        parts.peek().is_some() && parts.all(decided)
+    }
+
     /// A write to the path `word` names, refused when it is a disk.
     pub(super) fn check_device_write(&self, word: &Word, via: WriteVia<'_>) -> Result<(), Danger> {
         match self.expand(word) {
@@ -145,7 +234,7 @@ impl Walker {
         name: &str,
         args: &[Word],
         redirects: &[Redirect],
-        stdin: Stdin,
+        stdin: &Stdin,
     ) -> Result<(), Danger> {
         let mut script_mode = false;
         let mut stdin_flag = false;
@@ -206,7 +295,7 @@ impl Walker {
         name: &str,
         args: &[Word],
         redirects: &[Redirect],
-        stdin: Stdin,
+        stdin: &Stdin,
     ) -> Result<(), Danger> {
         let mut operand = None;
         for arg in args {
@@ -237,10 +326,16 @@ impl Walker {
         &mut self,
         name: &str,
         redirects: &[Redirect],
-        stdin: Stdin,
+        stdin: &Stdin,
     ) -> Result<(), Danger> {
         if stdin.from_fetcher {
             return refuse_piped_download(name);
+        }
+        if SHELLS.contains(&name)
+            && let Some(script) = &stdin.printed
+        {
+            // `echo 'rm -rf /' | bash`: the printed text is the script.
+            self.walk_source(script, Shell::Subshell)?;
         }
         for redirect in redirects {
             match redirect.kind {
