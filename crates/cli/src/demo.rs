@@ -3,10 +3,8 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use rein_core::agent::{Agent, AgentParts, AgentSettings};
-use rein_core::prompt::{self, PromptInputs};
 use rein_llm::replay::ReplayProvider;
 use rein_tools::{ToolConfig, ToolContext};
 use tokio_util::sync::CancellationToken;
@@ -66,26 +64,7 @@ pub(crate) async fn run() -> Exit {
         &workspace,
         workspace.join(".rein-tool-output"),
     ));
-    let specs = registry.specs();
-    let tools: Vec<(&str, &str)> = specs
-        .iter()
-        .map(|s| {
-            (
-                s.name.as_str(),
-                s.description.lines().next().unwrap_or_default(),
-            )
-        })
-        .collect();
-    let date = prompt::utc_date(SystemTime::now());
-    let system_prompt = prompt::build_system_prompt(&PromptInputs {
-        cwd: &workspace,
-        os: std::env::consts::OS,
-        shell: "bash",
-        date: &date,
-        is_git_repo: false,
-        tools: &tools,
-        project_instructions: None,
-    });
+    let system_prompt = setup::render_prompt(&workspace, false, &registry, None);
     let mut agent = Agent::new(AgentParts {
         provider: Arc::new(provider),
         registry,

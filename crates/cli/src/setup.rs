@@ -253,6 +253,21 @@ fn system_prompt(
             None
         }
     };
+    render_prompt(
+        cwd,
+        config.is_git_repo,
+        registry,
+        instructions.as_ref().map(|i| i.text.as_str()),
+    )
+}
+
+/// The system prompt for `registry`'s tools in `cwd`, dated today.
+pub(crate) fn render_prompt(
+    cwd: &Path,
+    is_git_repo: bool,
+    registry: &ToolRegistry,
+    project_instructions: Option<&str>,
+) -> String {
     let specs = registry.specs();
     let tools: Vec<(&str, &str)> = specs
         .iter()
@@ -270,9 +285,9 @@ fn system_prompt(
         // The bash tool runs every command with `bash -c`, whatever the person's login shell.
         shell: "bash",
         date: &date,
-        is_git_repo: config.is_git_repo,
+        is_git_repo,
         tools: &tools,
-        project_instructions: instructions.as_ref().map(|i| i.text.as_str()),
+        project_instructions,
     })
 }
 
