@@ -3,11 +3,11 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use rein_testkit::{MockServer, MockToolCall, Reply, Script, Turn};
+use rein_testkit::{MockServer, MockToolCall, Script, Turn};
 use serde_json::json;
 
 use crate::support::{
-    Env, openai_history_is_valid, process_alive, run, signal, stderr, wait_for_file, wait_output,
+    Env, process_alive, run, signal, stderr, strict_mock, wait_for_file, wait_output,
 };
 
 fn assert_gone(pid: u32) {
@@ -101,15 +101,7 @@ fn sigint_mid_stream_after_an_early_call_then_continue_sends_a_valid_history() {
     assert_eq!(ids("tool_call_started"), ["r1"]);
     assert_eq!(ids("tool_result"), ["r1"]);
 
-    let strict =
-        MockServer::start(Script::new().reply(Reply::dynamic(
-            |request| match openai_history_is_valid(&request.body) {
-                Ok(()) => Turn::text("continued").into(),
-                Err(problem) => {
-                    Reply::http(400, json!({"error": {"message": problem}}).to_string())
-                }
-            },
-        )));
+    let strict = strict_mock("continued");
     let out = run(env.rein_openai(&strict).args(["-c", "-p", "go on"]));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "continued");
@@ -147,12 +139,7 @@ fn sigint_mid_tool_kills_the_command_and_its_children() {
     assert_session_ended(&env, "cancelled");
 
     // The interrupted call has its result: a strict API accepts the continued session.
-    let strict = MockServer::start(Script::new().reply(rein_testkit::Reply::dynamic(|request| {
-        match openai_history_is_valid(&request.body) {
-            Ok(()) => Turn::text("continued").into(),
-            Err(problem) => rein_testkit::Reply::http(400, problem),
-        }
-    })));
+    let strict = strict_mock("continued");
     let out = run(env.rein_openai(&strict).args(["-c", "-p", "go on"]));
     assert!(out.status.success(), "{}", stderr(&out));
 }

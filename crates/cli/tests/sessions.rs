@@ -3,24 +3,12 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use rein_testkit::{MockServer, MockToolCall, Reply, Script, Turn};
+use rein_testkit::{MockServer, MockToolCall, Script, Turn};
 use serde_json::json;
 
 use crate::support::{
-    Env, final_json, openai_history_is_valid, run, signal, stderr, stdout, wait_for_file,
-    wait_output,
+    Env, final_json, run, signal, stderr, stdout, strict_mock, wait_for_file, wait_output,
 };
-
-/// A mock that answers only requests whose history is valid, like the real APIs.
-fn strict_mock(answer: &'static str) -> MockServer {
-    MockServer::start(Script::new().reply(Reply::dynamic(move |request| match openai_history_is_valid(&request.body) {
-        Ok(()) => Turn::text(answer).into(),
-        Err(problem) => Reply::http(
-            400,
-            json!({"error": {"message": format!("invalid history: {problem}"), "type": "invalid_request_error"}}).to_string(),
-        ),
-    })))
-}
 
 #[test]
 fn resume_by_id_sends_the_earlier_history_with_the_sessions_model() {

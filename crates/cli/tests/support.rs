@@ -164,6 +164,22 @@ pub(crate) fn wait_for_file(path: &Path, limit: Duration) -> String {
     }
 }
 
+/// A mock that answers `answer` only to requests whose history is valid, like the real
+/// APIs, and 400 with the problem otherwise.
+pub(crate) fn strict_mock(answer: &'static str) -> rein_testkit::MockServer {
+    use rein_testkit::{MockServer, Reply, Script, Turn};
+    MockServer::start(Script::new().reply(Reply::dynamic(move |request| {
+        match openai_history_is_valid(&request.body) {
+            Ok(()) => Turn::text(answer).into(),
+            Err(problem) => Reply::http(
+                400,
+                serde_json::json!({"error": {"message": format!("invalid history: {problem}"), "type": "invalid_request_error"}})
+                    .to_string(),
+            ),
+        }
+    })))
+}
+
 /// Every tool call in an OpenAI request body has a result right after it.
 pub(crate) fn openai_history_is_valid(body: &serde_json::Value) -> Result<(), String> {
     let messages = body["messages"].as_array().ok_or("no messages")?;
