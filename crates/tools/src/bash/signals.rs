@@ -73,8 +73,26 @@ fn raw_kill_group(pgid: u32, signal: libc::c_int) -> io::Result<()> {
 /// Zombies do not count: an orphan's zombie stays until its new parent reaps it, which some
 /// container init processes never do.
 pub(crate) fn group_alive(pgid: u32) -> bool {
-    let session_too = is_foreign_session(pgid);
-    live_members(pgid).any(|member| member.group == pgid || (session_too && member.session == pgid))
+    !alive_among(&[pgid]).is_empty()
+}
+
+/// Those of `ids` (each a command's group and session) that [`group_alive`] holds alive,
+/// found with one look at the process table however many there are.
+pub(crate) fn alive_among(ids: &[u32]) -> Vec<u32> {
+    if ids.is_empty() {
+        return Vec::new();
+    }
+    let sessions: Vec<bool> = ids.iter().map(|&id| is_foreign_session(id)).collect();
+    let mut alive = vec![false; ids.len()];
+    for member in live_members(ids) {
+        for (i, &id) in ids.iter().enumerate() {
+            alive[i] |= member.group == id || (sessions[i] && member.session == id);
+        }
+    }
+    ids.iter()
+        .zip(alive)
+        .filter_map(|(&id, alive)| alive.then_some(id))
+        .collect()
 }
 
 /// The process groups other than `sid` itself that have a live member in session `sid`;
@@ -83,7 +101,7 @@ fn other_groups_of_session(sid: u32) -> Vec<u32> {
     if !is_foreign_session(sid) {
         return Vec::new();
     }
-    let mut groups: Vec<u32> = live_members(sid)
+    let mut groups: Vec<u32> = live_members(&[sid])
         .filter(|member| member.session == sid && member.group != sid && member.group > 1)
         .map(|member| member.group)
         .collect();
@@ -118,9 +136,10 @@ pub(crate) struct ProcStat {
     pub(crate) session: u32,
 }
 
-/// The live (not zombie) processes of this machine, as far as `/proc` shows them.
+/// The live (not zombie) processes of this machine, as far as `/proc` shows them (all of
+/// them: `ids` only matter where there is no `/proc`).
 #[cfg(target_os = "linux")]
-fn live_members(_id: u32) -> impl Iterator<Item = ProcStat> {
+fn live_members(_ids: &[u32]) -> impl Iterator<Item = ProcStat> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -139,20 +158,24 @@ fn live_members(_id: u32) -> impl Iterator<Item = ProcStat> {
         .filter(|stat| !matches!(stat.state, 'Z' | 'X'))
 }
 
-/// Without `/proc`, only the group itself can be seen: `kill(-id, 0)` tells whether it has
-/// any process (zombies included).
+/// Without `/proc`, only the groups themselves can be seen: `kill(-id, 0)` tells whether
+/// each has any process (zombies included).
 #[cfg(not(target_os = "linux"))]
-fn live_members(id: u32) -> impl Iterator<Item = ProcStat> {
-    let alive = !matches!(
-        raw_kill_group(id, 0),
-        Err(err) if err.raw_os_error() == Some(libc::ESRCH)
-    );
-    alive
-        .then_some(ProcStat {
+fn live_members(ids: &[u32]) -> impl Iterator<Item = ProcStat> {
+    ids.iter()
+        .copied()
+        .filter(|&id| {
+            !matches!(
+                raw_kill_group(id, 0),
+                Err(err) if err.raw_os_error() == Some(libc::ESRCH)
+            )
+        })
+        .map(|id| ProcStat {
             state: 'S',
             group: id,
             session: id,
         })
+        .collect::<Vec<_>>()
         .into_iter()
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::signals::{Signal, group_alive, signal_group};
+use super::signals::{Signal, alive_among, signal_group};
 
 /// How long processes get to exit after SIGTERM before they are sent SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -44,7 +44,8 @@ impl ProcessTracker {
     /// Remembers a group to end later; forgets groups that have no live process left.
     pub(crate) fn register(&self, pgid: u32) {
         let mut ids = self.lock();
-        ids.retain(|&id| group_alive(id));
+        let listed: Vec<u32> = ids.iter().copied().collect();
+        *ids = alive_among(&listed).into_iter().collect();
         ids.insert(pgid);
     }
 
@@ -56,8 +57,10 @@ impl ProcessTracker {
     /// The tracked groups that still have a live process.
     pub fn live_groups(&self) -> Vec<u32> {
         let mut ids = self.lock();
-        ids.retain(|&id| group_alive(id));
-        ids.iter().copied().collect()
+        let listed: Vec<u32> = ids.iter().copied().collect();
+        let alive = alive_among(&listed);
+        *ids = alive.iter().copied().collect();
+        alive
     }
 
     /// Ends every tracked group: SIGTERM, then SIGKILL for what is still alive after
@@ -105,7 +108,8 @@ pub(crate) struct Termination {
 impl Termination {
     /// Sends SIGTERM (and SIGCONT, so stopped processes see it) to the groups still alive.
     pub(crate) fn start(ids: impl IntoIterator<Item = u32>) -> Termination {
-        let alive: Vec<u32> = ids.into_iter().filter(|&id| group_alive(id)).collect();
+        let listed: Vec<u32> = ids.into_iter().collect();
+        let alive = alive_among(&listed);
         for &id in &alive {
             // A group that vanished in between is what we want anyway.
             let _ = signal_group(id, Signal::Term);
@@ -125,7 +129,7 @@ impl Termination {
 
     /// Whether every group has gone.
     pub(crate) fn is_done(&mut self) -> bool {
-        self.alive.retain(|&id| group_alive(id));
+        self.alive = alive_among(&self.alive);
         self.alive.is_empty()
     }
 
