@@ -200,3 +200,33 @@ fn continuing_resumes_the_model_with_the_provider_it_was_used_through() {
         ]
     );
 }
+
+#[test]
+fn a_mangled_byte_in_the_session_file_keeps_the_prompt_on_resume() {
+    let env = Env::new();
+    let first = MockServer::start(Script::new().reply(Turn::text("Noted.")));
+    let out = run(env
+        .rein_openai(&first)
+        .args(["-p", "remember the word apple"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = env.session_files().pop().unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    let at = bytes.windows(5).position(|w| w == b"apple").unwrap();
+    let mut mangled = bytes.clone();
+    mangled[at] = 0xFF;
+    std::fs::write(&file, mangled).unwrap();
+
+    let second = strict_mock("You said apple.");
+    let out = run(env.rein_openai(&second).args(["-c", "-p", "which word?"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body = &second.requests()[0].body;
+    let users: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["remember the word \u{FFFD}pple", "which word?"]);
+    assert!(stderr(&out).contains("not UTF-8"), "{}", stderr(&out));
+}

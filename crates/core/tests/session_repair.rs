@@ -186,3 +186,22 @@ fn a_file_without_a_header_is_reported_not_loaded() {
         );
     }
 }
+
+#[test]
+fn a_line_with_bytes_that_are_not_utf8_keeps_its_message() {
+    let home = Home::new();
+    let session = home.create();
+    let id = session.id().to_owned();
+    let path = session.path().to_path_buf();
+    drop(session);
+    // The person's prompt, with one byte a disk or an editor mangled.
+    let mut line =
+        br#"{"type":"message","role":"user","parts":[{"type":"text","text":"fix caf"#.to_vec();
+    line.push(0xE9);
+    line.extend_from_slice(b" please\"}]}\n");
+    append_raw(&path, &line);
+
+    let loaded = home.store.load(&id).unwrap();
+    assert_eq!(loaded.messages, [user("fix caf\u{FFFD} please")]);
+    assert_eq!(loaded.warnings, [LoadWarning::InvalidUtf8 { line: 2 }]);
+}

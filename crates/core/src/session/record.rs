@@ -102,6 +102,11 @@ pub enum LoadWarning {
         /// Its 1-based line number.
         line: usize,
     },
+    /// A line held bytes that are not UTF-8; they were read as U+FFFD and the record kept.
+    InvalidUtf8 {
+        /// Its 1-based line number.
+        line: usize,
+    },
     /// A line that is not a valid record was skipped.
     MalformedLine {
         /// Its 1-based line number.
@@ -146,6 +151,10 @@ impl fmt::Display for LoadWarning {
                     "line {line} was cut off when rein stopped; it was dropped"
                 )
             }
+            LoadWarning::InvalidUtf8 { line } => write!(
+                f,
+                "line {line} held bytes that are not UTF-8; they were replaced with \u{FFFD}"
+            ),
             LoadWarning::MalformedLine { line, reason } => {
                 write!(
                     f,
@@ -183,6 +192,9 @@ impl fmt::Display for LoadWarning {
 /// What one line of a file holds.
 pub(crate) enum Parsed {
     Line(Line),
+    /// A record read after replacing bytes that are not UTF-8 (a disk or editor mishap must
+    /// not drop the person's prompt).
+    Lossy(Line, LoadWarning),
     Skipped(LoadWarning),
 }
 
@@ -192,7 +204,17 @@ pub(crate) fn parse_line(bytes: &[u8], number: usize) -> Parsed {
         Ok(line) => return Parsed::Line(line),
         Err(error) => error,
     };
-    // Slow path, only for lines that failed: say why, and tell "newer rein" from "broken".
+    // Slow path, only for lines that failed.
+    if std::str::from_utf8(bytes).is_err() {
+        let text = String::from_utf8_lossy(bytes);
+        return match parse_line(text.as_bytes(), number) {
+            Parsed::Line(line) | Parsed::Lossy(line, _) => {
+                Parsed::Lossy(line, LoadWarning::InvalidUtf8 { line: number })
+            }
+            skipped @ Parsed::Skipped(_) => skipped,
+        };
+    }
+    // Say why, and tell "newer rein" from "broken".
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) else {
         return Parsed::Skipped(LoadWarning::MalformedLine {
             line: number,
@@ -268,7 +290,7 @@ mod tests {
     fn unknown_and_broken_lines_are_told_apart() {
         let skipped = |text: &str| match parse_line(text.as_bytes(), 7) {
             Parsed::Skipped(warning) => warning,
-            Parsed::Line(_) => panic!("{text} parsed"),
+            Parsed::Line(_) | Parsed::Lossy(..) => panic!("{text} parsed"),
         };
         assert_eq!(
             skipped(r#"{"type":"event","kind":"compaction2","x":1}"#),

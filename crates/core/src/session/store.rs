@@ -302,8 +302,10 @@ fn parse_file(
     let mut warnings = Vec::new();
 
     let header = match lines.next().map(|(number, line)| parse_line(line, number)) {
-        Some(Parsed::Line(Line::Header(header))) => header,
-        Some(Parsed::Line(_)) => return Err(corrupt("the first line is not a header".to_owned())),
+        Some(Parsed::Line(Line::Header(header)) | Parsed::Lossy(Line::Header(header), _)) => header,
+        Some(Parsed::Line(_) | Parsed::Lossy(..)) => {
+            return Err(corrupt("the first line is not a header".to_owned()));
+        }
         Some(Parsed::Skipped(warning)) => return Err(corrupt(warning.to_string())),
         None => return Err(corrupt("the file is empty".to_owned())),
     };
@@ -314,7 +316,15 @@ fn parse_file(
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match parse_line(line, number) {
+        let parsed = match parse_line(line, number) {
+            Parsed::Lossy(line, warning) => {
+                warnings.push(warning);
+                Parsed::Line(line)
+            }
+            parsed => parsed,
+        };
+        match parsed {
+            Parsed::Lossy(..) => {}
             Parsed::Line(Line::Message(message)) => entries.push(Entry::Message {
                 line: number,
                 message,
@@ -352,8 +362,10 @@ fn read_header(path: &Path) -> Option<SessionHeader> {
         return None;
     }
     match parse_line(&line, 1) {
-        Parsed::Line(Line::Header(header)) => Some(header),
-        Parsed::Line(Line::Message(_) | Line::Event(_)) | Parsed::Skipped(_) => None,
+        Parsed::Line(Line::Header(header)) | Parsed::Lossy(Line::Header(header), _) => Some(header),
+        Parsed::Line(Line::Message(_) | Line::Event(_))
+        | Parsed::Lossy(Line::Message(_) | Line::Event(_), _)
+        | Parsed::Skipped(_) => None,
     }
 }
 
