@@ -4,6 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use rein_core::agent::{TurnOutcome, TurnStop};
+use rein_llm::Usage;
 use serde::Serialize;
 
 /// What a headless run achieved.
@@ -16,18 +17,12 @@ pub(crate) struct RunReport {
     result: String,
     stop_reason: &'static str,
     rounds: u32,
-    usage: UsageReport,
+    /// The same names as the `usage` events of stream-json and the session file.
+    usage: Usage,
     cost_usd: Option<f64>,
     files_changed: Vec<String>,
     duration_ms: u64,
     error: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct UsageReport {
-    prompt: u64,
-    completion: u64,
-    cached: u64,
 }
 
 impl RunReport {
@@ -46,12 +41,8 @@ impl RunReport {
             result: outcome.text.clone(),
             stop_reason: outcome.stop.as_str(),
             rounds: outcome.rounds,
-            usage: UsageReport {
-                prompt: outcome.usage.prompt_tokens,
-                completion: outcome.usage.completion_tokens,
-                cached: outcome.usage.cached_prompt_tokens,
-            },
-            cost_usd: rein_llm::pricing::cost_usd(model, &outcome.usage),
+            usage: outcome.usage,
+            cost_usd: rein_llm::pricing::cost_usd(model, &outcome.usage).map(micro_dollars),
             files_changed: changed.iter().map(|p| display_path(p, cwd)).collect(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             error: outcome.error.as_ref().map(ToString::to_string),
@@ -67,11 +58,7 @@ impl RunReport {
             result: String::new(),
             stop_reason: TurnStop::Error.as_str(),
             rounds: 0,
-            usage: UsageReport {
-                prompt: 0,
-                completion: 0,
-                cached: 0,
-            },
+            usage: Usage::default(),
             cost_usd: None,
             files_changed: Vec::new(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
@@ -86,7 +73,28 @@ impl RunReport {
     }
 }
 
+/// Rounds a cost to whole micro-dollars: sums of float prices print as
+/// `0.019725000000000003` otherwise.
+fn micro_dollars(usd: f64) -> f64 {
+    (usd * 1e6).round() / 1e6
+}
+
 /// A path relative to the working directory when it is inside it.
 fn display_path(path: &Path, cwd: &Path) -> String {
     path.strip_prefix(cwd).unwrap_or(path).display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn costs_are_whole_micro_dollars() {
+        assert_eq!(micro_dollars(0.019_725_000_000_000_003), 0.019_725);
+        assert_eq!(micro_dollars(0.000_000_4), 0.0);
+        assert_eq!(
+            serde_json::to_string(&micro_dollars(0.1 + 0.2)).unwrap(),
+            "0.3"
+        );
+    }
 }

@@ -60,6 +60,16 @@ pub(crate) async fn run(args: Args) -> Exit {
     let cancel = CancellationToken::new();
     interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
 
+    if format == OutputFormat::StreamJson {
+        // First, so a wrapper knows what to resume or where to look before anything else.
+        render::stdout_line(&render::session_line(
+            &prepared.session_id,
+            agent.model(),
+            agent.provider_kind(),
+            &prepared.cwd,
+            args.resume.is_some() || args.continue_session,
+        ));
+    }
     let sink: Box<dyn EventSink> = match format {
         OutputFormat::Text => Box::new(render::TextProgress::new()),
         OutputFormat::Json => Box::new(|_| {}),

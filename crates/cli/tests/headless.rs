@@ -46,10 +46,17 @@ fn json_output_is_one_object_with_the_documented_fields() {
     assert_eq!(report["rounds"], 2);
     assert_eq!(
         report["usage"],
-        json!({"prompt": 2200, "completion": 70, "cached": 1600})
+        json!({"prompt_tokens": 2200, "completion_tokens": 70, "cached_prompt_tokens": 1600, "cache_creation_tokens": 0})
     );
-    // gpt-4o is priced: a number, not null.
-    assert!(report["cost_usd"].as_f64().unwrap() > 0.0);
+    // gpt-4o is priced: a number, not null, in whole micro-dollars.
+    let cost = report["cost_usd"].as_f64().unwrap();
+    assert!(cost > 0.0);
+    assert_eq!(cost, (cost * 1e6).round() / 1e6);
+    assert!(
+        report["cost_usd"].to_string().len() <= "0.123456".len(),
+        "{}",
+        report["cost_usd"]
+    );
     assert_eq!(
         report["files_changed"],
         json!(["notes/todo.txt"]),
@@ -116,6 +123,14 @@ fn stream_json_writes_every_event_then_the_result() {
         );
     }
     assert_eq!(*types.last().unwrap(), "result");
+    // The session comes first, so a wrapper can resume or cancel before the run ends.
+    assert_eq!(types[0], "session");
+    assert_eq!(lines[0]["session_id"], lines.last().unwrap()["session_id"]);
+    assert_eq!(lines[0]["model"], "gpt-4o");
+    assert_eq!(lines[0]["resumed"], false);
+    // One vocabulary for usage: the events and the final object use the same names.
+    let usage_event = lines.iter().rfind(|l| l["type"] == "usage").unwrap();
+    assert_eq!(usage_event["total"], lines.last().unwrap()["usage"]);
     let started = lines
         .iter()
         .find(|l| l["type"] == "tool_call_started")

@@ -6,7 +6,7 @@ mod text;
 
 use std::io::Write;
 
-pub(crate) use stream_json::StreamJson;
+pub(crate) use stream_json::{StreamJson, session_line};
 pub(crate) use style::Style;
 pub(crate) use text::TextProgress;
 

@@ -2,7 +2,10 @@
 
 use std::io::Write;
 
+use std::path::Path;
+
 use rein_core::agent::{AgentEvent, EventSink};
+use rein_llm::ProviderKind;
 
 /// Writes each event as a line of JSON.
 #[derive(Debug, Default)]
@@ -17,4 +20,24 @@ impl EventSink for StreamJson {
             let _ = out.flush();
         }
     }
+}
+
+/// The first line of a stream-json run: which session this is, before any event.
+pub(crate) fn session_line(
+    session_id: &str,
+    model: &str,
+    provider: ProviderKind,
+    cwd: &Path,
+    resumed: bool,
+) -> String {
+    serde_json::json!({
+        "type": "session",
+        "session_id": session_id,
+        "model": model,
+        "provider": provider,
+        "cwd": cwd,
+        "resumed": resumed,
+        "rein_version": env!("CARGO_PKG_VERSION"),
+    })
+    .to_string()
 }

@@ -160,6 +160,11 @@ impl Agent {
         &self.settings.model
     }
 
+    /// The API the model is reached through.
+    pub fn provider_kind(&self) -> ProviderKind {
+        self.settings.provider
+    }
+
     /// The tools' shared state (files changed, current directory).
     pub fn tool_context(&self) -> &ToolContext {
         &self.tool_ctx
