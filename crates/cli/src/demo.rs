@@ -23,8 +23,21 @@ const CASSETTE: &str = include_str!("../demo/fix-import.jsonl");
 /// The request the recording answers.
 const REQUEST: &str = "read main.py and fix the broken import";
 
+/// The program the demo's recording runs to check its fix.
+const PYTHON: &str = "python3";
+
 /// Runs the demo.
 pub(crate) async fn run() -> Exit {
+    // The recording ends by quoting what `python3 main.py` printed: without python3 the
+    // replayed answer would claim output the command never gave.
+    if !on_path(PYTHON, std::env::var_os("PATH").as_deref()) {
+        render::error(&format!(
+            "the demo needs {PYTHON} on PATH: it fixes a small Python program and runs it to check \
+             the fix. Install Python 3 (e.g. `apt install python3` or `brew install python`) and \
+             run `rein --demo` again."
+        ));
+        return Exit::Runtime;
+    }
     let dir = match tempfile::Builder::new().prefix("rein-demo-").tempdir() {
         Ok(dir) => dir.keep(),
         Err(e) => {
@@ -97,6 +110,17 @@ pub(crate) async fn run() -> Exit {
     ));
     agent.tool_context().processes().kill_all().await;
     Exit::for_stop(outcome.stop)
+}
+
+/// Whether an executable file named `program` is in one of the directories of `path`.
+fn on_path(program: &str, path: Option<&std::ffi::OsStr>) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.is_some_and(|path| {
+        std::env::split_paths(path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
 }
 
 /// Writes the sample project into `dir`, returning its canonical path.

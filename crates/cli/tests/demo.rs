@@ -1,9 +1,10 @@
 //! `rein --demo`: offline, no key, real tools.
 
-use crate::support::{Env, run, stderr, stdout};
+use crate::support::{Env, require_python3, run, stderr, stdout};
 
 #[test]
 fn the_demo_fixes_the_sample_project_offline() {
+    require_python3();
     let env = Env::new();
     // No key, no base URL: the demo needs neither.
     let out = run(env.rein().arg("--demo"));
@@ -36,4 +37,20 @@ fn the_demo_fixes_the_sample_project_offline() {
         String::from_utf8_lossy(&run_it.stdout),
         "Hello, rein!\nTHE IMPORT WORKS!\n"
     );
+}
+
+#[test]
+fn without_python3_the_demo_says_what_it_needs_instead_of_pretending() {
+    let env = Env::new();
+    let empty = env.home.join("empty-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = run(env.rein().env("PATH", &empty).arg("--demo"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("needs python3") && err.contains("Install Python 3"),
+        "{err}"
+    );
+    assert!(!err.contains("Hello, rein!"), "no replayed claims: {err}");
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
 }

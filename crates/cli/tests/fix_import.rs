@@ -32,6 +32,7 @@ fn fix_import_script() -> Script {
 }
 
 fn project(env: &Env) {
+    crate::support::require_python3();
     env.write("main.py", MAIN_PY);
     env.write("utils.py", UTILS_PY);
     env.write("AGENTS.md", "Run programs with python3.\n");

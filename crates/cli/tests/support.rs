@@ -197,3 +197,18 @@ pub(crate) fn openai_history_is_valid(body: &serde_json::Value) -> Result<(), St
     }
     Ok(())
 }
+
+/// Fails with a clear message when python3 is missing: some tests run a small Python
+/// program, as the demo does (the README lists python3 as a prerequisite).
+pub(crate) fn require_python3() {
+    let found = Command::new("python3")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        found,
+        "this test runs python3, which is not on PATH: install Python 3 (see the README's prerequisites)"
+    );
+}
