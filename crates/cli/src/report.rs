@@ -13,7 +13,9 @@ pub(crate) struct RunReport {
     /// Always `"result"`, so stream-json readers can tell it from events.
     #[serde(rename = "type")]
     kind: &'static str,
-    session_id: String,
+    /// `None` when no session was kept (rein failed before opening one, or the model never
+    /// answered in it).
+    session_id: Option<String>,
     result: String,
     stop_reason: &'static str,
     rounds: u32,
@@ -23,12 +25,14 @@ pub(crate) struct RunReport {
     files_changed: Vec<String>,
     duration_ms: u64,
     error: Option<String>,
+    /// Problems that did not end the run.
+    pub(crate) warnings: Vec<String>,
 }
 
 impl RunReport {
     /// The report of one turn of `model` in `cwd`.
     pub(crate) fn new(
-        session_id: &str,
+        session_id: Option<&str>,
         model: &str,
         outcome: &TurnOutcome,
         changed: &[std::path::PathBuf],
@@ -37,7 +41,7 @@ impl RunReport {
     ) -> Self {
         RunReport {
             kind: "result",
-            session_id: session_id.to_owned(),
+            session_id: session_id.map(str::to_owned),
             result: outcome.text.clone(),
             stop_reason: outcome.stop.as_str(),
             rounds: outcome.rounds,
@@ -46,6 +50,7 @@ impl RunReport {
             files_changed: changed.iter().map(|p| display_path(p, cwd)).collect(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             error: outcome.error.as_ref().map(ToString::to_string),
+            warnings: Vec::new(),
         }
     }
 
@@ -54,7 +59,7 @@ impl RunReport {
     pub(crate) fn failed_setup(message: &str, duration: Duration) -> Self {
         RunReport {
             kind: "result",
-            session_id: String::new(),
+            session_id: None,
             result: String::new(),
             stop_reason: TurnStop::Error.as_str(),
             rounds: 0,
@@ -63,6 +68,14 @@ impl RunReport {
             files_changed: Vec::new(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             error: Some(message.to_owned()),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Reports a failure that came after the turn, unless the turn already failed.
+    pub(crate) fn set_error_if_none(&mut self, message: &str) {
+        if self.error.is_none() {
+            self.error = Some(message.to_owned());
         }
     }
 

@@ -1,8 +1,9 @@
 //! One run of rein: the one-shot and headless modes.
 
+use std::sync::Mutex;
 use std::time::Instant;
 
-use rein_core::agent::{EventSink, TurnStop};
+use rein_core::agent::{AgentEvent, EventSink, TurnStop};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{Args, OutputFormat};
@@ -70,21 +71,46 @@ pub(crate) async fn run(args: Args) -> Exit {
             args.resume.is_some() || args.continue_session,
         ));
     }
-    let sink: Box<dyn EventSink> = match format {
+    let shown: Box<dyn EventSink> = match format {
         OutputFormat::Text => Box::new(render::TextProgress::new()),
         OutputFormat::Json => Box::new(|_| {}),
         OutputFormat::StreamJson => Box::new(render::StreamJson),
     };
-    let outcome = agent.run_turn(&prompt, sink.as_ref(), cancel).await;
+    let sink = WarningsKept::new(shown, prepared.warnings.clone());
+    let outcome = agent.run_turn(&prompt, &sink, cancel).await;
+    let resumed = args.resume.is_some() || args.continue_session;
+    let mut session_id = Some(prepared.session_id.as_str());
+    let mut unsaved = None;
+    if outcome.stop == TurnStop::Error && outcome.rounds == 0 && !resumed {
+        // Nothing but a prompt the model never answered: not a session worth resuming.
+        match agent.discard_unanswered_session() {
+            Ok(true) => session_id = None,
+            Ok(false) => {}
+            Err(e) => sink.emit(AgentEvent::Warning {
+                message: format!("could not delete the unanswered session: {e}"),
+            }),
+        }
+    }
+    if let Err(e) = agent.save_session() {
+        let message = format!("the session could not be saved completely: {e}");
+        sink.emit(AgentEvent::Warning {
+            message: message.clone(),
+        });
+        unsaved = Some(message);
+    }
     let changed = agent.tool_context().changed_files();
-    let report = RunReport::new(
-        &prepared.session_id,
+    let mut report = RunReport::new(
+        session_id,
         agent.model(),
         &outcome,
         &changed,
         &prepared.cwd,
         started.elapsed(),
     );
+    report.warnings = sink.into_warnings();
+    if let Some(message) = &unsaved {
+        report.set_error_if_none(message);
+    }
     match format {
         OutputFormat::Text => {
             if !outcome.text.is_empty() {
@@ -115,5 +141,42 @@ pub(crate) async fn run(args: Args) -> Exit {
     }
     // Servers and other background processes the commands started end with rein.
     agent.tool_context().processes().kill_all().await;
-    Exit::for_stop(outcome.stop)
+    match unsaved {
+        // A run whose record is incomplete did not fully succeed, whatever the model did.
+        Some(_) if Exit::for_stop(outcome.stop) == Exit::Done => Exit::Runtime,
+        Some(_) | None => Exit::for_stop(outcome.stop),
+    }
+}
+
+/// Passes events on to the renderer and keeps the warnings for the final report.
+struct WarningsKept {
+    inner: Box<dyn EventSink>,
+    warnings: Mutex<Vec<String>>,
+}
+
+impl WarningsKept {
+    fn new(inner: Box<dyn EventSink>, earlier: Vec<String>) -> Self {
+        WarningsKept {
+            inner,
+            warnings: Mutex::new(earlier),
+        }
+    }
+
+    fn into_warnings(self) -> Vec<String> {
+        self.warnings
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl EventSink for WarningsKept {
+    fn emit(&self, event: AgentEvent) {
+        if let AgentEvent::Warning { message } = &event {
+            self.warnings
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(message.clone());
+        }
+        self.inner.emit(event);
+    }
 }

@@ -9,6 +9,7 @@ mod env;
 mod fix_import;
 mod headless;
 mod interrupt;
+mod lose_nothing;
 mod parallel;
 mod rounds;
 mod sessions;

@@ -105,6 +105,8 @@ pub struct Agent {
     usage: Usage,
     guard: LoopGuard,
     transcript: Option<Box<dyn Transcript>>,
+    /// The last record could not be written (the person has been told).
+    transcript_failing: bool,
 }
 
 impl std::fmt::Debug for Agent {
@@ -142,6 +144,7 @@ impl Agent {
             usage: Usage::default(),
             guard: LoopGuard::default(),
             transcript: parts.transcript,
+            transcript_failing: false,
         }
     }
 
@@ -163,6 +166,17 @@ impl Agent {
     /// The API the model is reached through.
     pub fn provider_kind(&self) -> ProviderKind {
         self.settings.provider
+    }
+
+    /// Deletes the session file when the model never answered anything in it (its only turn
+    /// failed before a response), so `-c` does not later resume a session holding nothing
+    /// but an unanswered prompt. Returns whether it was deleted.
+    pub fn discard_unanswered_session(&mut self) -> std::io::Result<bool> {
+        let answered = self.request.messages.iter().any(|m| m.role != Role::User);
+        match self.transcript.as_mut() {
+            Some(transcript) if !answered => transcript.discard().map(|()| true),
+            Some(_) | None => Ok(false),
+        }
     }
 
     /// The tools' shared state (files changed, current directory).
@@ -201,7 +215,6 @@ impl Agent {
             error: None,
         };
         loop {
-            outcome.rounds += 1;
             let round = self.round(&env, sink, &cancel, &mut outcome).await;
             match round {
                 RoundEnd::Continue if outcome.rounds >= self.settings.max_rounds => {
@@ -219,10 +232,9 @@ impl Agent {
             // Background processes of this turn's commands end with it.
             self.tool_ctx.processes().kill_all().await;
         }
-        if let Some(t) = self.transcript.as_mut()
-            && let Err(e) = t.record_turn_end(outcome.stop)
-        {
-            sink.emit(transcript_warning(&e));
+        if let Some(t) = self.transcript.as_mut() {
+            let recorded = t.record_turn_end(outcome.stop);
+            self.note_recording(recorded, sink);
         }
         sink.emit(AgentEvent::TurnFinished {
             stop_reason: outcome.stop,
@@ -305,13 +317,14 @@ impl Agent {
                 return RoundEnd::Stop(TurnStop::Error);
             }
         };
+        // Only a response the model finished counts as a round.
+        outcome.rounds += 1;
         if let Some(usage) = response.usage {
             self.usage += usage;
             outcome.usage += usage;
-            if let Some(t) = self.transcript.as_mut()
-                && let Err(e) = t.record_usage(&self.settings.model, self.settings.provider, &usage)
-            {
-                sink.emit(transcript_warning(&e));
+            if let Some(t) = self.transcript.as_mut() {
+                let recorded = t.record_usage(&self.settings.model, self.settings.provider, &usage);
+                self.note_recording(recorded, sink);
             }
             sink.emit(AgentEvent::Usage {
                 call: usage,
@@ -382,12 +395,42 @@ impl Agent {
 
     /// Appends a finished message to the history and the transcript.
     fn push(&mut self, message: Message, sink: &dyn EventSink) {
-        if let Some(t) = self.transcript.as_mut()
-            && let Err(e) = t.record_message(&message)
-        {
-            sink.emit(transcript_warning(&e));
+        if let Some(t) = self.transcript.as_mut() {
+            let recorded = t.record_message(&message);
+            self.note_recording(recorded, sink);
         }
         self.request.messages.push(message);
+    }
+
+    /// Tells the person when the session file stops taking records, once, and when it takes
+    /// them again: every record is kept in memory meanwhile and written once it can be.
+    fn note_recording(&mut self, recorded: std::io::Result<()>, sink: &dyn EventSink) {
+        match recorded {
+            Ok(()) if self.transcript_failing => {
+                self.transcript_failing = false;
+                sink.emit(AgentEvent::Warning {
+                    message: "the session file can be written again; every record is saved"
+                        .to_owned(),
+                });
+            }
+            Ok(()) => {}
+            Err(_) if self.transcript_failing => {}
+            Err(error) => {
+                self.transcript_failing = true;
+                sink.emit(AgentEvent::Warning {
+                    message: format!("the session is not being saved: {error}"),
+                });
+            }
+        }
+    }
+
+    /// Writes whatever the session file could not take earlier. An error means the session
+    /// on disk is incomplete: the run should say so and fail.
+    pub fn save_session(&mut self) -> std::io::Result<()> {
+        match self.transcript.as_mut() {
+            Some(t) => t.catch_up(),
+            None => Ok(()),
+        }
     }
 }
 
@@ -416,10 +459,4 @@ fn text_of(message: &Message) -> String {
             Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) => None,
         })
         .collect()
-}
-
-fn transcript_warning(error: &std::io::Error) -> AgentEvent {
-    AgentEvent::Warning {
-        message: format!("could not write to the session file: {error}"),
-    }
 }

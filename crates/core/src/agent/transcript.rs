@@ -18,6 +18,10 @@ pub trait Transcript: Send {
     ) -> std::io::Result<()>;
     /// Records the end of a turn.
     fn record_turn_end(&mut self, stop: TurnStop) -> std::io::Result<()>;
+    /// Deletes the record: nothing in it is worth resuming. Later records are not kept.
+    fn discard(&mut self) -> std::io::Result<()>;
+    /// Writes records an earlier failure kept back; an error means some are still missing.
+    fn catch_up(&mut self) -> std::io::Result<()>;
 }
 
 impl Transcript for crate::session::Session {
@@ -42,5 +46,13 @@ impl Transcript for crate::session::Session {
     fn record_turn_end(&mut self, stop: TurnStop) -> std::io::Result<()> {
         self.append_event(&crate::session::SessionEvent::TurnFinished { stop_reason: stop })
             .map_err(std::io::Error::other)
+    }
+
+    fn discard(&mut self) -> std::io::Result<()> {
+        crate::session::Session::discard(self).map_err(std::io::Error::other)
+    }
+
+    fn catch_up(&mut self) -> std::io::Result<()> {
+        crate::session::Session::catch_up(self).map_err(std::io::Error::other)
     }
 }

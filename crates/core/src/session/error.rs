@@ -48,6 +48,21 @@ pub enum SessionError {
         /// Why.
         source: io::Error,
     },
+    /// Records could not be written (a full disk, a quota); rein keeps them and tries again
+    /// with the next record.
+    #[error(
+        "cannot write to session file {}: {source} ({pending} record(s) not saved yet; rein \
+         keeps them and tries again)",
+        path.display()
+    )]
+    Unsaved {
+        /// The file.
+        path: PathBuf,
+        /// Records waiting to be written.
+        pending: usize,
+        /// Why the write failed.
+        source: io::Error,
+    },
     /// A record could not be encoded as JSON (for example a non-UTF-8 working directory).
     #[error("cannot encode a session record: {0}")]
     Encode(#[from] serde_json::Error),

@@ -7,6 +7,7 @@
 //! that repair in the file. An open [`Session`] holds an exclusive lock on its file.
 //! API keys are never written.
 
+mod append;
 mod error;
 mod id;
 mod record;

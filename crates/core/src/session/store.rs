@@ -135,7 +135,7 @@ impl SessionStore {
             created: UtcTime::from_system(now).rfc3339(),
             rein_version: env!("CARGO_PKG_VERSION").to_owned(),
         };
-        let mut session = Session::new(file, path.clone(), header.clone());
+        let mut session = Session::new(file, 0, path.clone(), header.clone());
         if let Err(err) = session.append(&LineRef::Header(&header)) {
             // A file without a header is no session; do not leave it behind.
             drop(session);
@@ -164,7 +164,7 @@ impl SessionStore {
             file.set_len(complete_len as u64)
                 .map_err(|source| self.io_error(&path, source))?;
         }
-        let mut session = Session::new(file, path, loaded.header.clone());
+        let mut session = Session::new(file, complete_len as u64, path, loaded.header.clone());
         if !synthetic.is_empty() {
             let parts = synthetic.into_iter().map(Part::ToolResult).collect();
             session.append_message(&Message {

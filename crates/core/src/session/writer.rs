@@ -1,34 +1,39 @@
-//! An open session: the locked file, appended to one complete line at a time.
+//! An open session: the locked file, appended to one complete record at a time.
 
 use std::fs::{File, TryLockError};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use rein_llm::Message;
 
 use super::SessionError;
+use super::append::AppendLog;
 use super::record::{LineRef, SessionEvent, SessionHeader};
 
 /// A session open for writing. It holds an exclusive lock on its file until dropped, so no
 /// other rein process (and no second open in this one) can write to it meanwhile.
+///
+/// A record that cannot be written (a full disk) is kept in memory and written before the
+/// next one, so the file only ever holds complete records in order; [`Session::catch_up`]
+/// says at the end whether everything got to disk.
 #[derive(Debug)]
 pub struct Session {
-    file: File,
+    log: AppendLog<File>,
     path: PathBuf,
     header: SessionHeader,
-    /// A write failed part-way: the next line starts on a fresh line, so the partial one
-    /// stays a single malformed line instead of corrupting the next record.
-    broken_line: bool,
+    /// The file was deleted on purpose: records are no longer kept.
+    discarded: bool,
 }
 
 impl Session {
-    /// Wraps a file that is already locked and positioned for appending.
-    pub(crate) fn new(file: File, path: PathBuf, header: SessionHeader) -> Self {
+    /// Wraps a file that is already locked and positioned for appending, whose first `len`
+    /// bytes are complete records.
+    pub(crate) fn new(file: File, len: u64, path: PathBuf, header: SessionHeader) -> Self {
         Session {
-            file,
+            log: AppendLog::new(file, len),
             path,
             header,
-            broken_line: false,
+            discarded: false,
         }
     }
 
@@ -57,27 +62,49 @@ impl Session {
         self.append(&LineRef::Event(event))
     }
 
-    /// Writes one line with a single `write_all` and flushes it, so a crash of rein can only
-    /// ever cut the line being written.
-    pub(crate) fn append(&mut self, line: &LineRef<'_>) -> Result<(), SessionError> {
-        let mut bytes = Vec::with_capacity(512);
-        if self.broken_line {
-            bytes.push(b'\n');
+    /// Writes every record still waiting because an earlier write failed. An error means
+    /// the file lacks them (the count is in the message).
+    pub fn catch_up(&mut self) -> Result<(), SessionError> {
+        if self.discarded {
+            return Ok(());
         }
+        self.log.catch_up().map_err(|source| self.unsaved(source))
+    }
+
+    /// Records waiting to be written because a write failed.
+    pub fn pending_records(&self) -> usize {
+        self.log.pending_records()
+    }
+
+    /// Deletes the session's file (it holds nothing worth resuming); later records are
+    /// dropped. The lock is kept until the session is dropped.
+    pub fn discard(&mut self) -> Result<(), SessionError> {
+        self.discarded = true;
+        std::fs::remove_file(&self.path).map_err(|source| SessionError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Writes one line with a single append, so a crash of rein can only ever cut the line
+    /// being written, and a failed write never leaves part of it before the next one.
+    pub(crate) fn append(&mut self, line: &LineRef<'_>) -> Result<(), SessionError> {
+        if self.discarded {
+            return Ok(());
+        }
+        let mut bytes = Vec::with_capacity(512);
         serde_json::to_writer(&mut bytes, line)?;
         bytes.push(b'\n');
-        match self.file.write_all(&bytes).and_then(|()| self.file.flush()) {
-            Ok(()) => {
-                self.broken_line = false;
-                Ok(())
-            }
-            Err(source) => {
-                self.broken_line = true;
-                Err(SessionError::Io {
-                    path: self.path.clone(),
-                    source,
-                })
-            }
+        self.log
+            .append(&bytes)
+            .map_err(|source| self.unsaved(source))
+    }
+
+    fn unsaved(&self, source: io::Error) -> SessionError {
+        SessionError::Unsaved {
+            path: self.path.clone(),
+            pending: self.log.pending_records(),
+            source,
         }
     }
 }
