@@ -13,8 +13,8 @@ pub(crate) enum Exit {
     Runtime,
     /// The command line was wrong (or nothing to do without a key).
     Usage,
-    /// The turn stopped at the round limit.
-    MaxRounds,
+    /// The turn stopped at a limit: rounds, or repeated identical calls.
+    Limit,
     /// The person interrupted.
     Interrupted,
 }
@@ -24,7 +24,7 @@ impl Exit {
     pub(crate) fn for_stop(stop: TurnStop) -> Exit {
         match stop {
             TurnStop::EndTurn | TurnStop::MaxTokens => Exit::Done,
-            TurnStop::MaxRounds => Exit::MaxRounds,
+            TurnStop::MaxRounds | TurnStop::RepeatedCalls => Exit::Limit,
             TurnStop::Cancelled => Exit::Interrupted,
             TurnStop::Error => Exit::Runtime,
         }
@@ -36,7 +36,7 @@ impl Exit {
             Exit::Done => 0,
             Exit::Runtime => 1,
             Exit::Usage => 2,
-            Exit::MaxRounds => 3,
+            Exit::Limit => 3,
             Exit::Interrupted => 130,
         }
     }

@@ -125,6 +125,10 @@ pub(crate) async fn run(args: Args) -> Exit {
                     "rein: stopped after {} rounds (the limit); continue with: rein -c -p \"continue\"",
                     outcome.rounds
                 )),
+                TurnStop::RepeatedCalls => render::notice(
+                    "rein: stopped: the model kept making the same call with the same result; \
+                     continue with: rein -c -p \"...\" and a hint on how to go on",
+                ),
                 TurnStop::Cancelled => render::notice("rein: interrupted"),
                 TurnStop::Error => {
                     let message = outcome

@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::event::{AgentEvent, EventSink};
-use super::guard::LoopGuard;
+use super::guard::{LoopGuard, Verdict};
 
 /// Read-only calls that may run at the same time.
 pub(crate) const MAX_CONCURRENT_READS: usize = 8;
@@ -35,6 +35,8 @@ pub(crate) enum Fatal {
     Cancelled,
     /// rein itself failed.
     Internal(String),
+    /// The model kept making the same call with the same result.
+    RepeatedCalls,
 }
 
 /// What the agent needs to run calls.
@@ -242,10 +244,17 @@ pub(crate) async fn run_calls(
             .buffered(MAX_CONCURRENT_READS);
         let mut group_calls = group.iter();
         while let Some(mut outcome) = results.next().await {
-            if let Some(call) = group_calls.next()
-                && let Some(note) = guard.observe(call, outcome.result.is_error)
-            {
-                outcome.result.content.push_str(note);
+            if let Some(call) = group_calls.next() {
+                let kind = env.registry.get(&call.name).map(|tool| tool.kind());
+                let result = &outcome.result;
+                match guard.observe(call, kind, &result.content, result.is_error) {
+                    Verdict::Fine => {}
+                    Verdict::Note(note) => outcome.result.content.push_str(&note),
+                    Verdict::Stop(note) => {
+                        outcome.result.content.push_str(&note);
+                        outcome.fatal.get_or_insert(Fatal::RepeatedCalls);
+                    }
+                }
             }
             emit_result(sink, calls, &outcome);
             outcomes.push(outcome);
@@ -295,6 +304,9 @@ pub(crate) fn skipped(call: &ToolCall, why: &Fatal) -> CallOutcome {
         Fatal::Cancelled => "Not run: the person interrupted the turn before this call.".to_owned(),
         Fatal::Internal(_) => {
             "Not run: an earlier call failed inside rein and ended the turn.".to_owned()
+        }
+        Fatal::RepeatedCalls => {
+            "Not run: rein stopped the turn because the model kept repeating a call.".to_owned()
         }
     };
     CallOutcome {

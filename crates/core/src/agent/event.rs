@@ -93,6 +93,8 @@ pub enum TurnStop {
     MaxTokens,
     /// The round limit was reached.
     MaxRounds,
+    /// The model kept making the same call with the same result.
+    RepeatedCalls,
     /// The person interrupted.
     Cancelled,
     /// The model could not be reached or refused the request, or rein itself failed.
@@ -106,6 +108,7 @@ impl TurnStop {
             TurnStop::EndTurn => "end_turn",
             TurnStop::MaxTokens => "max_tokens",
             TurnStop::MaxRounds => "max_rounds",
+            TurnStop::RepeatedCalls => "repeated_calls",
             TurnStop::Cancelled => "cancelled",
             TurnStop::Error => "error",
         }

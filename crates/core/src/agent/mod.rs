@@ -386,6 +386,7 @@ impl Agent {
         match fatal {
             None => RoundEnd::Continue,
             Some(Fatal::Cancelled) => RoundEnd::Stop(TurnStop::Cancelled),
+            Some(Fatal::RepeatedCalls) => RoundEnd::Stop(TurnStop::RepeatedCalls),
             Some(Fatal::Internal(message)) => {
                 outcome.error = Some(TurnError::Tool(message));
                 RoundEnd::Stop(TurnStop::Error)
