@@ -94,7 +94,7 @@ pub(crate) async fn run() -> Exit {
         transcript: None,
     });
     let cancel = CancellationToken::new();
-    interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
+    let interrupts = interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
     let progress = render::TextProgress::new();
     let outcome = agent.run_turn(REQUEST, &progress, cancel).await;
     if let Some(error) = &outcome.error {
@@ -109,7 +109,9 @@ pub(crate) async fn run() -> Exit {
         workspace.display()
     ));
     agent.tool_context().processes().kill_all().await;
-    Exit::for_stop(outcome.stop)
+    interrupts
+        .exit()
+        .unwrap_or_else(|| Exit::for_stop(outcome.stop))
 }
 
 /// Whether an executable file named `program` is in one of the directories of `path`.

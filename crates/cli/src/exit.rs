@@ -15,8 +15,14 @@ pub(crate) enum Exit {
     Usage,
     /// The turn stopped at a limit: rounds, or repeated identical calls.
     Limit,
-    /// The person interrupted.
+    /// The person interrupted (SIGINT).
     Interrupted,
+    /// SIGTERM.
+    Terminated,
+    /// SIGHUP (the terminal went away).
+    HungUp,
+    /// SIGQUIT.
+    Quit,
 }
 
 impl Exit {
@@ -38,7 +44,22 @@ impl Exit {
             Exit::Usage => 2,
             Exit::Limit => 3,
             Exit::Interrupted => 130,
+            Exit::Terminated => 143,
+            Exit::HungUp => 129,
+            Exit::Quit => 131,
         }
+    }
+
+    /// The exit for a signal's status (128 + the signal's number), if it is one rein handles.
+    pub(crate) fn for_signal_status(code: u8) -> Option<Exit> {
+        [
+            Exit::Interrupted,
+            Exit::Terminated,
+            Exit::HungUp,
+            Exit::Quit,
+        ]
+        .into_iter()
+        .find(|exit| exit.code() == code)
     }
 }
 

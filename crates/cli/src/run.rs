@@ -59,7 +59,7 @@ pub(crate) async fn run(args: Args) -> Exit {
         render::notice(&format!("rein: warning: {warning}"));
     }
     let cancel = CancellationToken::new();
-    interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
+    let interrupts = interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
 
     if format == OutputFormat::StreamJson {
         // First, so a wrapper knows what to resume or where to look before anything else.
@@ -145,6 +145,10 @@ pub(crate) async fn run(args: Args) -> Exit {
     }
     // Servers and other background processes the commands started end with rein.
     agent.tool_context().processes().kill_all().await;
+    if let Some(signalled) = interrupts.exit() {
+        // SIGTERM, SIGHUP and SIGQUIT end the turn like Ctrl+C, with their own status.
+        return signalled;
+    }
     match unsaved {
         // A run whose record is incomplete did not fully succeed, whatever the model did.
         Some(_) if Exit::for_stop(outcome.stop) == Exit::Done => Exit::Runtime,

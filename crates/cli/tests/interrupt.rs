@@ -165,3 +165,53 @@ fn background_processes_end_when_rein_exits() {
         .unwrap();
     assert_gone(pid);
 }
+
+/// SIGTERM, SIGHUP and SIGQUIT mid-command: like Ctrl+C, every process rein started stops
+/// (background jobs included), the session is saved and valid, and the status is 128 + N.
+#[test]
+fn term_hup_and_quit_stop_every_process_save_the_session_and_exit_128_plus_n() {
+    for (sig, status) in [("TERM", 143), ("HUP", 129), ("QUIT", 131)] {
+        let env = Env::new();
+        let server = MockServer::start(Script::new().reply(Turn::new().tool_call(
+            MockToolCall::new(
+                "slow",
+                "bash",
+                json!({"command": "sleep 60 > /dev/null 2>&1 & echo $! > job.pid; echo $$ > shell.pid; sleep 60"})
+                    .to_string(),
+            ),
+        )));
+        let child = env
+            .rein_openai(&server)
+            .args(["-p", "run it", "--output-format", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let job: u32 = wait_for_file(&env.work.join("job.pid"), Duration::from_secs(30))
+            .trim()
+            .parse()
+            .unwrap();
+        let shell: u32 = wait_for_file(&env.work.join("shell.pid"), Duration::from_secs(30))
+            .trim()
+            .parse()
+            .unwrap();
+        signal(child.id(), sig);
+        let out = wait_output(child, Duration::from_secs(15));
+        assert_eq!(
+            out.status.code(),
+            Some(status),
+            "SIG{sig}: {}",
+            stderr(&out)
+        );
+        assert_gone(job);
+        assert_gone(shell);
+        assert_session_ended(&env, "cancelled");
+        let report: serde_json::Value =
+            serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+        assert_eq!(report["stop_reason"], "cancelled", "SIG{sig}");
+
+        let strict = strict_mock("continued");
+        let out = run(env.rein_openai(&strict).args(["-c", "-p", "go on"]));
+        assert!(out.status.success(), "SIG{sig}: {}", stderr(&out));
+    }
+}
