@@ -17,7 +17,7 @@ pub(crate) async fn run(args: Args) -> Exit {
     if args.demo {
         return demo::run().await;
     }
-    let prompt = match input::one_shot_prompt(args.prompt.as_deref()) {
+    let prompt = match input::one_shot_prompt(args.prompt.as_deref(), &render::notice) {
         Ok(Some(prompt)) => prompt,
         Ok(None) => {
             render::notice(

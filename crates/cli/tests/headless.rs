@@ -174,10 +174,10 @@ fn the_prompt_can_come_from_stdin() {
 }
 
 #[test]
-fn a_given_prompt_never_waits_for_stdin() {
+fn a_silent_open_pipe_does_not_hold_up_a_given_prompt() {
     let env = Env::new();
     let server = MockServer::start(Script::new().reply(Turn::text("ok")));
-    // stdin is an open pipe that never closes: rein must not read it.
+    // stdin is an inherited pipe that never sends and never closes (an orchestrator's).
     let mut child = env
         .rein_openai(&server)
         .args(["-p", "hi"])
@@ -190,6 +190,66 @@ fn a_given_prompt_never_waits_for_stdin() {
     let out = wait_output(child, Duration::from_secs(30));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "ok");
+    assert!(
+        stderr(&out).contains("going on without it"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(server.requests()[0].body["messages"][1]["content"], "hi");
+}
+
+/// Runs `rein -p PROMPT` with `input` piped to it, returning the user message it sent.
+fn piped_request(env: &Env, prompt: &str, input: &[u8]) -> (String, String) {
+    let server = MockServer::start(Script::new().reply(Turn::text("reviewed")));
+    let mut child = env
+        .rein_openai(&server)
+        .args(["-p", prompt])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // A writer of its own: rein stops reading at its limit, and a big write must not block
+    // the test.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = wait_output(child, Duration::from_secs(30));
+    writer.join().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let content = server.requests()[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (content, stderr(&out))
+}
+
+#[test]
+fn piped_input_is_attached_to_a_given_prompt() {
+    let env = Env::new();
+    let diff = "diff --git a/x.py b/x.py\n-import helpers\n+import utils\n";
+    let (content, _) = piped_request(&env, "review this", diff.as_bytes());
+    assert_eq!(
+        content,
+        format!("review this\n\nInput piped to rein:\n```\n{diff}```")
+    );
+}
+
+#[test]
+fn big_piped_input_is_cut_and_says_so() {
+    let env = Env::new();
+    let big: Vec<u8> = "0123456789abcdef\n".repeat(20_000).into_bytes(); // 340 KB
+    let (content, err) = piped_request(&env, "summarise", &big);
+    assert!(content.len() < 270 * 1024, "{}", content.len());
+    assert!(content.starts_with("summarise\n\nInput piped to rein:\n```\n0123"));
+    assert!(
+        content.ends_with("the rest was not read.)"),
+        "{}",
+        &content[content.len() - 200..]
+    );
+    assert!(err.contains("only its start is attached"), "{err}");
 }
 
 #[test]
