@@ -19,6 +19,6 @@ mod writer;
 pub use error::SessionError;
 pub use id::SessionId;
 pub use record::{LoadWarning, SESSION_FORMAT_VERSION, SessionEvent, SessionHeader};
-pub use repair::{INTERRUPTED_RESULT, RecordedEvent};
+pub use repair::{INTERRUPTED_RESULT, RecordedEvent, UNNAMED_TOOL};
 pub use store::{LoadedSession, NewSession, SessionStore, SessionSummary};
 pub use writer::Session;

@@ -133,6 +133,12 @@ pub enum LoadWarning {
         /// The calls' ids.
         call_ids: Vec<String>,
     },
+    /// Tool calls that reused an id (a provider rejects that) were renamed, with their
+    /// results.
+    DuplicateCallIds {
+        /// Each renamed call: its id in the file, and the id it has now.
+        renamed: Vec<(String, String)>,
+    },
     /// A tool result that answers no earlier call was dropped.
     OrphanToolResult {
         /// Its 1-based line number.
@@ -178,6 +184,16 @@ impl fmt::Display for LoadWarning {
                 "{} tool call(s) had no result and were marked interrupted: {}",
                 call_ids.len(),
                 call_ids.join(", ")
+            ),
+            LoadWarning::DuplicateCallIds { renamed } => write!(
+                f,
+                "{} tool call(s) reused an id and were renamed: {}",
+                renamed.len(),
+                renamed
+                    .iter()
+                    .map(|(from, to)| format!("{from} → {to}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             LoadWarning::OrphanToolResult { line, call_id } => {
                 write!(

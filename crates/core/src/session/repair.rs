@@ -6,11 +6,14 @@
 //! id (some servers reuse ids across turns), wherever in the file they were written; calls
 //! still unanswered get a synthetic "interrupted" result.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rein_llm::{Message, Part, Role, ToolResult};
 
 use super::record::{LoadWarning, SessionEvent};
+
+/// The name given to a recorded tool call that had none (providers reject an empty name).
+pub const UNNAMED_TOOL: &str = "unnamed_tool";
 
 /// The content of the result given to a call that never finished.
 pub const INTERRUPTED_RESULT: &str =
@@ -53,20 +56,26 @@ enum Item {
 pub(crate) fn repair(entries: Vec<Entry>) -> Repaired {
     let mut items = Vec::with_capacity(entries.len());
     let mut warnings = Vec::new();
-    // Unanswered calls by id: (item, slot), the most recent last.
+    // Unanswered calls by id — their id now, and the id in the file when it was renamed:
+    // (item, slot), in file order.
     let mut unanswered: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
+    // Every call id so far: a provider rejects a history that uses one twice.
+    let mut taken: HashSet<String> = HashSet::new();
+    let mut renamed = Vec::new();
 
     for entry in entries {
         match entry {
             Entry::Message { line, message } if message.role == Role::Tool => {
                 for part in message.parts {
                     // A tool message holds only results; anything else in one is dropped.
-                    let Part::ToolResult(result) = part else {
+                    let Part::ToolResult(mut result) = part else {
                         continue;
                     };
-                    let slot = unanswered.get_mut(&result.call_id).and_then(Vec::pop);
-                    match slot.and_then(|(item, slot)| slot_of(&mut items, item, slot)) {
-                        Some(slot) => *slot = Some(result),
+                    match take_unanswered(&mut unanswered, &mut items, &result.call_id) {
+                        Some((call_id, slot)) => {
+                            result.call_id = call_id;
+                            *slot = Some(result);
+                        }
                         None => warnings.push(LoadWarning::OrphanToolResult {
                             line,
                             call_id: result.call_id,
@@ -74,11 +83,23 @@ pub(crate) fn repair(entries: Vec<Entry>) -> Repaired {
                     }
                 }
             }
-            Entry::Message { message, .. } => {
+            Entry::Message { mut message, .. } => {
                 let index = items.len();
                 let mut slots = 0;
-                for part in &message.parts {
+                for part in &mut message.parts {
                     if let Part::ToolCall(call) = part {
+                        if call.name.trim().is_empty() {
+                            call.name = UNNAMED_TOOL.to_owned();
+                        }
+                        let unique = unique_call_id(&call.id, &taken);
+                        if unique != call.id {
+                            renamed.push((call.id.clone(), unique.clone()));
+                            unanswered
+                                .entry(std::mem::replace(&mut call.id, unique))
+                                .or_default()
+                                .push((index, slots));
+                        }
+                        taken.insert(call.id.clone());
                         unanswered
                             .entry(call.id.clone())
                             .or_default()
@@ -93,6 +114,9 @@ pub(crate) fn repair(entries: Vec<Entry>) -> Repaired {
             }
             Entry::Event(event) => items.push(Item::Event(event)),
         }
+    }
+    if !renamed.is_empty() {
+        warnings.push(LoadWarning::DuplicateCallIds { renamed });
     }
 
     let mut messages = Vec::with_capacity(items.len() * 2);
@@ -155,11 +179,53 @@ pub(crate) fn repair(entries: Vec<Entry>) -> Repaired {
     }
 }
 
-fn slot_of(items: &mut [Item], item: usize, slot: usize) -> Option<&mut Option<ToolResult>> {
+/// The unanswered call a result with `id` answers: among the calls known by that id, one
+/// of the most recent message (some servers reuse ids across turns), the first of them
+/// there (results come in call order). Returns the call's id and its result slot.
+fn take_unanswered<'a>(
+    unanswered: &mut HashMap<String, Vec<(usize, usize)>>,
+    items: &'a mut [Item],
+    id: &str,
+) -> Option<(String, &'a mut Option<ToolResult>)> {
+    let candidates = unanswered.get_mut(id)?;
+    // A call known by two ids (renamed) may have been answered through the other one.
+    candidates.retain(|&(item, slot)| matches!(slot_ref(items, item, slot), Some(None)));
+    let latest = candidates.iter().map(|&(item, _)| item).max()?;
+    let pos = candidates.iter().position(|&(item, _)| item == latest)?;
+    let (item, slot) = candidates.remove(pos);
     match items.get_mut(item)? {
-        Item::Message { results, .. } => results.get_mut(slot),
+        Item::Message { message, results } => {
+            let call_id = message
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    Part::ToolCall(call) => Some(call.id.clone()),
+                    Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
+                })
+                .nth(slot)?;
+            Some((call_id, results.get_mut(slot)?))
+        }
         Item::Event(_) => None,
     }
+}
+
+fn slot_ref(items: &[Item], item: usize, slot: usize) -> Option<&Option<ToolResult>> {
+    match items.get(item)? {
+        Item::Message { results, .. } => results.get(slot),
+        Item::Event(_) => None,
+    }
+}
+
+/// `id`, or the first of `id_2`, `id_3`, … not yet used (`call` for an empty id).
+pub(crate) fn unique_call_id(id: &str, taken: &HashSet<String>) -> String {
+    let base = if id.trim().is_empty() { "call" } else { id };
+    if base == id && !taken.contains(id) {
+        return id.to_owned();
+    }
+    (2u64..)
+        .map(|n| format!("{base}_{n}"))
+        .find(|candidate| !taken.contains(candidate))
+        .unwrap_or_else(|| base.to_owned())
 }
 
 #[cfg(test)]
@@ -267,8 +333,84 @@ mod tests {
                 Role::Tool
             ]
         );
-        assert_eq!(result_ids(&repaired.messages[1])[0].1, INTERRUPTED_RESULT);
-        assert_eq!(result_ids(&repaired.messages[4])[0].1, "ok 0");
+        assert_eq!(
+            result_ids(&repaired.messages[1]),
+            [("0".into(), INTERRUPTED_RESULT.into())]
+        );
+        // The second call with id 0 is renamed, and its result with it.
+        assert_eq!(
+            result_ids(&repaired.messages[4]),
+            [("0_2".into(), "ok 0".into())]
+        );
+    }
+
+    fn call_ids(message: &Message) -> Vec<String> {
+        message
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::ToolCall(c) => Some(c.id.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn duplicate_ids_in_one_response_are_renamed_with_their_results_in_order() {
+        let mut results_message = results(&["x", "x"]);
+        if let Part::ToolResult(r) = &mut results_message.parts[1] {
+            r.content = "second".into();
+        }
+        let repaired = repair(entries(vec![calls(&["x", "x"]), results_message]));
+        assert_eq!(call_ids(&repaired.messages[0]), ["x", "x_2"]);
+        assert_eq!(
+            result_ids(&repaired.messages[1]),
+            [("x".into(), "ok x".into()), ("x_2".into(), "second".into())]
+        );
+        assert!(repaired.synthetic.is_empty());
+        assert_eq!(
+            repaired.warnings,
+            [LoadWarning::DuplicateCallIds {
+                renamed: vec![("x".into(), "x_2".into())]
+            }]
+        );
+    }
+
+    #[test]
+    fn a_synthetic_result_for_a_renamed_call_matches_it_on_the_next_load() {
+        // First load: the renamed call was interrupted and gets a synthetic result...
+        let first = repair(entries(vec![calls(&["x"]), results(&["x"]), calls(&["x"])]));
+        assert_eq!(first.synthetic.len(), 1);
+        assert_eq!(first.synthetic[0].call_id, "x_2");
+        // ...which the file then holds, and which answers the same call next time.
+        let second = repair(entries(vec![
+            calls(&["x"]),
+            results(&["x"]),
+            calls(&["x"]),
+            Message {
+                role: Role::Tool,
+                parts: vec![Part::ToolResult(first.synthetic[0].clone())],
+            },
+        ]));
+        assert!(second.synthetic.is_empty(), "{:?}", second.warnings);
+        assert_eq!(second.messages.len(), 4);
+    }
+
+    #[test]
+    fn a_call_without_a_name_gets_a_placeholder_and_an_empty_id_a_real_one() {
+        let mut message = calls(&[""]);
+        if let Part::ToolCall(call) = &mut message.parts[0] {
+            call.name = " ".into();
+        }
+        let repaired = repair(entries(vec![message]));
+        let Part::ToolCall(call) = &repaired.messages[0].parts[0] else {
+            panic!("not a call");
+        };
+        assert_eq!(
+            (call.name.as_str(), call.id.as_str()),
+            (UNNAMED_TOOL, "call_2")
+        );
+        assert_eq!(result_ids(&repaired.messages[1])[0].0, "call_2");
     }
 
     #[test]
