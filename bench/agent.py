@@ -64,7 +64,7 @@ def fix_import_script():
 
 
 def read_20_script():
-    replies = [turn(None, [call(f"r{i}", "read_file", {"file_path": "main.py"})]) for i in range(19)]
+    replies = [turn(None, [call(f"r{i}", "read_file", {"file_path": "main.py", "limit": 1000 + i})]) for i in range(19)]
     replies.append(turn("Read it twenty times."))
     return {"replies": replies}
 

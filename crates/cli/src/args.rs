@@ -100,14 +100,26 @@ pub(crate) enum OutputFormat {
 /// `--permission-mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum PermissionMode {
-    /// Ask before edits and commands (one-shot runs allow them: there is no one to ask).
+    /// Reads run; edits and commands ask (a one-shot run has no one to ask, so it refuses
+    /// them and tells the model).
     Default,
-    /// Edits without asking; commands ask.
+    /// Reads and edits inside the workspace run; commands ask.
     AcceptEdits,
     /// Read-only: no edits, no commands.
     Plan,
-    /// Everything without asking.
+    /// Everything without asking, but the hard deny list of destructive commands.
     Yolo,
+}
+
+impl From<PermissionMode> for rein_core::permissions::PermissionMode {
+    fn from(mode: PermissionMode) -> Self {
+        match mode {
+            PermissionMode::Default => Self::Default,
+            PermissionMode::AcceptEdits => Self::AcceptEdits,
+            PermissionMode::Plan => Self::Plan,
+            PermissionMode::Yolo => Self::Yolo,
+        }
+    }
 }
 
 #[cfg(test)]

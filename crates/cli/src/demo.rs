@@ -4,7 +4,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use rein_core::agent::{Agent, AgentParts, AgentSettings};
+use rein_core::agent::{Agent, AgentParts, AgentSettings, Events};
+use rein_core::hooks::NoHooks;
+use rein_core::interaction::Unattended;
+use rein_core::permissions::ModePolicy;
 use rein_llm::replay::ReplayProvider;
 use rein_tools::{ToolConfig, ToolContext};
 use tokio_util::sync::CancellationToken;
@@ -72,7 +75,8 @@ pub(crate) async fn run() -> Exit {
         style.bold(">"),
     ));
 
-    let registry = Arc::new(setup::registry(PermissionMode::Default));
+    // The demo shows rein editing and running code, as the person asked it to.
+    let registry = Arc::new(setup::registry(PermissionMode::Yolo));
     let tool_ctx = ToolContext::new(ToolConfig::new(
         &workspace,
         workspace.join(".rein-tool-output"),
@@ -92,12 +96,17 @@ pub(crate) async fn run() -> Exit {
         },
         history: Vec::new(),
         transcript: None,
+        policy: Arc::new(ModePolicy::new(
+            rein_core::permissions::PermissionMode::Yolo,
+        )),
+        interaction: Arc::new(Unattended),
+        hooks: Arc::new(NoHooks),
     });
     let cancel = CancellationToken::new();
     let interrupts = interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
-    let progress = render::TextProgress::new();
-    let outcome = agent.run_turn(REQUEST, &progress, cancel).await;
-    if let Some(error) = &outcome.error {
+    let events = Events::new(render::TextProgress::new());
+    let outcome = agent.run_turn(REQUEST, &events, cancel).await;
+    if let Some(error) = outcome.error() {
         render::error(&error.to_string());
     }
     render::notice("");
@@ -111,7 +120,7 @@ pub(crate) async fn run() -> Exit {
     agent.tool_context().processes().kill_all().await;
     interrupts
         .exit()
-        .unwrap_or_else(|| Exit::for_stop(outcome.stop))
+        .unwrap_or_else(|| Exit::for_stop(outcome.stop()))
 }
 
 /// Whether an executable file named `program` is in one of the directories of `path`.

@@ -27,6 +27,16 @@ pub(crate) struct RunReport {
     error: Option<String>,
     /// Problems that did not end the run.
     pub(crate) warnings: Vec<String>,
+    /// Calls that were not allowed to run.
+    pub(crate) permission_denials: Vec<Denial>,
+}
+
+/// A call that was not allowed to run, and why.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Denial {
+    pub(crate) tool: String,
+    pub(crate) arguments: serde_json::Value,
+    pub(crate) reason: String,
 }
 
 impl RunReport {
@@ -43,14 +53,15 @@ impl RunReport {
             kind: "result",
             session_id: session_id.map(str::to_owned),
             result: outcome.text.clone(),
-            stop_reason: outcome.stop.as_str(),
+            stop_reason: outcome.stop().as_str(),
             rounds: outcome.rounds,
             usage: outcome.usage,
             cost_usd: rein_llm::pricing::cost_usd(model, &outcome.usage).map(micro_dollars),
             files_changed: changed.iter().map(|p| display_path(p, cwd)).collect(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
-            error: outcome.error.as_ref().map(ToString::to_string),
+            error: outcome.error().map(ToString::to_string),
             warnings: Vec::new(),
+            permission_denials: Vec::new(),
         }
     }
 
@@ -69,6 +80,7 @@ impl RunReport {
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             error: Some(message.to_owned()),
             warnings: Vec::new(),
+            permission_denials: Vec::new(),
         }
     }
 

@@ -1,14 +1,14 @@
 //! One run of rein: the one-shot and headless modes.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rein_core::agent::{AgentEvent, EventSink, TurnStop};
+use rein_core::agent::{AgentEvent, EventSink, Events, TurnStop};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{Args, OutputFormat};
 use crate::exit::Exit;
-use crate::report::RunReport;
+use crate::report::{Denial, RunReport};
 use crate::setup::{self, SetupError};
 use crate::{demo, input, interrupt, render};
 
@@ -76,24 +76,25 @@ pub(crate) async fn run(args: Args) -> Exit {
         OutputFormat::Json => Box::new(|_| {}),
         OutputFormat::StreamJson => Box::new(render::StreamJson),
     };
-    let sink = WarningsKept::new(shown, prepared.warnings.clone());
-    let outcome = agent.run_turn(&prompt, &sink, cancel).await;
+    let log = Arc::new(RunLog::new(shown, prepared.warnings.clone()));
+    let events = Events::shared(log.clone());
+    let outcome = agent.run_turn(&prompt, &events, cancel).await;
     let resumed = args.resume.is_some() || args.continue_session;
     let mut session_id = Some(prepared.session_id.as_str());
     let mut unsaved = None;
-    if outcome.stop == TurnStop::Error && outcome.rounds == 0 && !resumed {
+    if outcome.stop() == TurnStop::Error && outcome.rounds == 0 && !resumed {
         // Nothing but a prompt the model never answered: not a session worth resuming.
         match agent.discard_unanswered_session() {
             Ok(true) => session_id = None,
             Ok(false) => {}
-            Err(e) => sink.emit(AgentEvent::Warning {
+            Err(e) => events.emit(AgentEvent::Warning {
                 message: format!("could not delete the unanswered session: {e}"),
             }),
         }
     }
     if let Err(e) = agent.save_session() {
         let message = format!("the session could not be saved completely: {e}");
-        sink.emit(AgentEvent::Warning {
+        events.emit(AgentEvent::Warning {
             message: message.clone(),
         });
         unsaved = Some(message);
@@ -107,7 +108,7 @@ pub(crate) async fn run(args: Args) -> Exit {
         &prepared.cwd,
         started.elapsed(),
     );
-    report.warnings = sink.into_warnings();
+    (report.warnings, report.permission_denials) = log.take();
     if let Some(message) = &unsaved {
         report.set_error_if_none(message);
     }
@@ -116,7 +117,7 @@ pub(crate) async fn run(args: Args) -> Exit {
             if !outcome.text.is_empty() {
                 render::stdout_line(&outcome.text);
             }
-            match outcome.stop {
+            match outcome.stop() {
                 TurnStop::EndTurn => {}
                 TurnStop::MaxTokens => {
                     render::notice("rein: the answer was cut at the model's output token limit");
@@ -132,8 +133,7 @@ pub(crate) async fn run(args: Args) -> Exit {
                 TurnStop::Cancelled => render::notice("rein: interrupted"),
                 TurnStop::Error => {
                     let message = outcome
-                        .error
-                        .as_ref()
+                        .error()
                         .map_or_else(|| "the turn failed".to_owned(), ToString::to_string);
                     render::error(&message);
                 }
@@ -151,39 +151,61 @@ pub(crate) async fn run(args: Args) -> Exit {
     }
     match unsaved {
         // A run whose record is incomplete did not fully succeed, whatever the model did.
-        Some(_) if Exit::for_stop(outcome.stop) == Exit::Done => Exit::Runtime,
-        Some(_) | None => Exit::for_stop(outcome.stop),
+        Some(_) if Exit::for_stop(outcome.stop()) == Exit::Done => Exit::Runtime,
+        Some(_) | None => Exit::for_stop(outcome.stop()),
     }
 }
 
-/// Passes events on to the renderer and keeps the warnings for the final report.
-struct WarningsKept {
+/// Passes events on to the renderer and keeps what the final report lists: warnings, and
+/// the calls that were not allowed to run.
+struct RunLog {
     inner: Box<dyn EventSink>,
-    warnings: Mutex<Vec<String>>,
+    kept: Mutex<(Vec<String>, Vec<Denial>)>,
 }
 
-impl WarningsKept {
-    fn new(inner: Box<dyn EventSink>, earlier: Vec<String>) -> Self {
-        WarningsKept {
+impl RunLog {
+    fn new(inner: Box<dyn EventSink>, earlier_warnings: Vec<String>) -> Self {
+        RunLog {
             inner,
-            warnings: Mutex::new(earlier),
+            kept: Mutex::new((earlier_warnings, Vec::new())),
         }
     }
 
-    fn into_warnings(self) -> Vec<String> {
-        self.warnings
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn take(&self) -> (Vec<String>, Vec<Denial>) {
+        std::mem::take(
+            &mut *self
+                .kept
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 }
 
-impl EventSink for WarningsKept {
+impl EventSink for RunLog {
     fn emit(&self, event: AgentEvent) {
-        if let AgentEvent::Warning { message } = &event {
-            self.warnings
+        match &event {
+            AgentEvent::Warning { message } => self
+                .kept
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(message.clone());
+                .0
+                .push(message.clone()),
+            AgentEvent::PermissionDenied {
+                name,
+                arguments,
+                reason,
+                ..
+            } => self
+                .kept
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .1
+                .push(Denial {
+                    tool: name.clone(),
+                    arguments: arguments.clone(),
+                    reason: reason.clone(),
+                }),
+            _ => {}
         }
         self.inner.emit(event);
     }

@@ -7,11 +7,14 @@ use std::time::SystemTime;
 
 use rein_core::agent::{Agent, AgentParts, AgentSettings};
 use rein_core::config::{self, ApiKey, Config, ConfigInputs, Overrides};
+use rein_core::hooks::NoHooks;
+use rein_core::interaction::Unattended;
+use rein_core::permissions::ModePolicy;
 use rein_core::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
 use rein_core::session::{LoadedSession, NewSession, Session, SessionError, SessionStore};
 use rein_llm::replay::{RecordingProvider, ReplayProvider};
 use rein_llm::{NetworkConfig, Provider, ProviderConfig, RetryPolicy};
-use rein_tools::{ToolConfig, ToolContext, ToolKind, ToolRegistry};
+use rein_tools::{ToolConfig, ToolContext, ToolRegistry};
 
 use crate::args::{Args, PermissionMode, ProviderArg};
 use crate::no_key;
@@ -109,6 +112,10 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
         },
         history,
         transcript: Some(Box::new(session)),
+        policy: Arc::new(ModePolicy::new(args.permission_mode.into())),
+        // A one-shot run has no one to ask: what would ask is refused, and the model told.
+        interaction: Arc::new(Unattended),
+        hooks: Arc::new(NoHooks),
     });
     Ok(Prepared {
         agent,
@@ -219,21 +226,17 @@ fn is_loopback(url: &str) -> bool {
 
 /// The tools the model may call; plan mode keeps only those that do not change anything.
 pub(crate) fn registry(mode: PermissionMode) -> ToolRegistry {
+    let mode = rein_core::permissions::PermissionMode::from(mode);
     let all = ToolRegistry::builtin();
-    match mode {
-        PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Yolo => all,
-        PermissionMode::Plan => {
-            let mut read_only = ToolRegistry::new();
-            for spec in all.specs() {
-                if spec.kind == ToolKind::ReadOnly
-                    && let Some(tool) = all.get(&spec.name)
-                {
-                    read_only.register_arc(Arc::clone(tool));
-                }
-            }
-            read_only
+    let mut offered = ToolRegistry::new();
+    for spec in all.specs() {
+        if mode.offers(spec.kind)
+            && let Some(tool) = all.get(&spec.name)
+        {
+            offered.register_arc(Arc::clone(tool));
         }
     }
+    offered
 }
 
 fn system_prompt(

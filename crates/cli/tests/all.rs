@@ -11,5 +11,6 @@ mod headless;
 mod interrupt;
 mod lose_nothing;
 mod parallel;
+mod permissions;
 mod rounds;
 mod sessions;

@@ -59,7 +59,8 @@ fn openai_wire_format() {
     let server = MockServer::start(fix_import_script());
     let out = run(env
         .rein_openai(&server)
-        .args(["-p", "read main.py and fix the broken import"]));
+        .args(["-p", "read main.py and fix the broken import"])
+        .args(["--permission-mode", "yolo"]));
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(
         stdout(&out).trim(),
@@ -113,7 +114,8 @@ fn anthropic_wire_format() {
         .rein()
         .env("ANTHROPIC_API_KEY", "sk-ant-test")
         .args(["--base-url", &server.base_url(), "-m", "claude-sonnet-4-5"])
-        .args(["-p", "read main.py and fix the broken import"]));
+        .args(["-p", "read main.py and fix the broken import"])
+        .args(["--permission-mode", "yolo"]));
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(python_output(&env), "Hello, rein!\nTHE IMPORT WORKS!\n");
     assert!(stdout(&out).contains("Fixed the import"));

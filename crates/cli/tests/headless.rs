@@ -35,7 +35,8 @@ fn json_output_is_one_object_with_the_documented_fields() {
     let server = MockServer::start(write_then_answer());
     let out = run(env
         .rein_openai(&server)
-        .args(["-p", "take notes", "--output-format", "json"]));
+        .args(["-p", "take notes", "--output-format", "json"])
+        .args(["--permission-mode", "accept-edits"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert_eq!(text.lines().count(), 1, "exactly one line: {text}");
@@ -99,10 +100,10 @@ fn stream_json_writes_every_event_then_the_result() {
     let env = Env::new();
     env.write("README", "hello\n");
     let server = MockServer::start(write_then_answer());
-    let out =
-        run(env
-            .rein_openai(&server)
-            .args(["-p", "take notes", "--output-format", "stream-json"]));
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "take notes", "--output-format", "stream-json"])
+        .args(["--permission-mode", "accept-edits"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let lines: Vec<serde_json::Value> = stdout(&out)
         .lines()
@@ -355,7 +356,13 @@ fn record_then_replay_needs_no_network() {
     let server = MockServer::start(write_then_answer());
     let out = run(env
         .rein_openai(&server)
-        .args(["-p", "take notes", "--record"])
+        .args([
+            "-p",
+            "take notes",
+            "--permission-mode",
+            "accept-edits",
+            "--record",
+        ])
         .arg(&cassette));
     assert!(out.status.success(), "{}", stderr(&out));
     drop(server);
@@ -364,7 +371,8 @@ fn record_then_replay_needs_no_network() {
     // No key, no server: the cassette plays the model's side.
     let out = run(env
         .rein()
-        .args(["-p", "take notes", "--output-format", "json", "--replay"])
+        .args(["-p", "take notes", "--output-format", "json"])
+        .args(["--permission-mode", "accept-edits", "--replay"])
         .arg(&cassette));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(final_json(&out)["result"], "Wrote the notes.");

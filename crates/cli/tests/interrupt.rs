@@ -117,7 +117,7 @@ fn sigint_mid_tool_kills_the_command_and_its_children() {
     ))));
     let child = env
         .rein_openai(&server)
-        .args(["-p", "run it"])
+        .args(["-p", "run it", "--permission-mode", "yolo"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -156,7 +156,9 @@ fn background_processes_end_when_rein_exits() {
             )))
             .reply(Turn::text("started a background job")),
     );
-    let out = run(env.rein_openai(&server).args(["-p", "start it"]));
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "start it", "--permission-mode", "yolo"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let pid: u32 = std::fs::read_to_string(env.work.join("server.pid"))
         .unwrap()
@@ -182,7 +184,14 @@ fn term_hup_and_quit_stop_every_process_save_the_session_and_exit_128_plus_n() {
         )));
         let child = env
             .rein_openai(&server)
-            .args(["-p", "run it", "--output-format", "json"])
+            .args([
+                "-p",
+                "run it",
+                "--output-format",
+                "json",
+                "--permission-mode",
+                "yolo",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

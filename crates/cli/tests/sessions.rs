@@ -66,7 +66,7 @@ fn continue_after_kill_9_mid_tool_sends_a_valid_history() {
     ))));
     let child = env
         .rein_openai(&server)
-        .args(["-p", "run the slow thing"])
+        .args(["-p", "run the slow thing", "--permission-mode", "yolo"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -2,5 +2,8 @@
 
 pub mod agent;
 pub mod config;
+pub mod hooks;
+pub mod interaction;
+pub mod permissions;
 pub mod prompt;
 pub mod session;

@@ -3,7 +3,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rein_core::agent::{Agent, AgentEvent, AgentParts, AgentSettings, TurnStop};
+use rein_core::agent::{Agent, AgentEvent, AgentParts, AgentSettings, Events, TurnStop};
+use rein_core::hooks::NoHooks;
+use rein_core::interaction::Unattended;
+use rein_core::permissions::{ModePolicy, PermissionMode};
 use rein_llm::{Message, Part, ProviderConfig, ProviderKind, RetryPolicy, Role, build_provider};
 use rein_testkit::{MockServer, MockToolCall, Reply, Script, Turn};
 use rein_tools::{
@@ -91,6 +94,9 @@ impl Fixture {
             },
             history: Vec::new(),
             transcript: None,
+            policy: Arc::new(ModePolicy::new(PermissionMode::Yolo)),
+            interaction: Arc::new(Unattended),
+            hooks: Arc::new(NoHooks),
         })
     }
 
@@ -101,7 +107,7 @@ impl Fixture {
         cancel: CancellationToken,
     ) -> rein_core::agent::TurnOutcome {
         let events = Arc::clone(&self.events);
-        let sink = move |e: AgentEvent| events.lock().unwrap().push(e);
+        let sink = Events::new(move |e: AgentEvent| events.lock().unwrap().push(e));
         agent.run_turn(input, &sink, cancel).await
     }
 
@@ -188,7 +194,7 @@ async fn read_only_calls_run_together_and_answer_in_call_order() {
     );
     let mut agent = fx.agent(&server, 10);
     let outcome = fx.run(&mut agent, "look", CancellationToken::new()).await;
-    assert_eq!(outcome.stop, TurnStop::EndTurn);
+    assert_eq!(outcome.stop(), TurnStop::EndTurn);
     assert_eq!(outcome.text, "done");
     assert_eq!(outcome.rounds, 2);
 
@@ -235,7 +241,7 @@ async fn at_most_eight_read_only_calls_run_at_once() {
     let server = MockServer::start(Script::new().reply(turn).reply(Turn::text("done")));
     let mut agent = fx.agent(&server, 10);
     let outcome = fx.run(&mut agent, "look", CancellationToken::new()).await;
-    assert_eq!(outcome.stop, TurnStop::EndTurn);
+    assert_eq!(outcome.stop(), TurnStop::EndTurn);
 
     let spans = fx.spans.lock().unwrap().clone();
     assert_eq!(spans.len(), 12);
@@ -317,7 +323,7 @@ async fn edits_run_alone_and_in_order() {
     );
     let mut agent = fx.agent(&server, 10);
     let outcome = fx.run(&mut agent, "edit", CancellationToken::new()).await;
-    assert_eq!(outcome.stop, TurnStop::EndTurn);
+    assert_eq!(outcome.stop(), TurnStop::EndTurn);
     assert_eq!(
         std::fs::read_to_string(fx.dir.path().join("a.txt")).unwrap(),
         "new line\n"
@@ -354,7 +360,7 @@ async fn the_round_limit_stops_the_turn_with_every_call_answered() {
     );
     let mut agent = fx.agent(&server, 3);
     let outcome = fx.run(&mut agent, "loop", CancellationToken::new()).await;
-    assert_eq!(outcome.stop, TurnStop::MaxRounds);
+    assert_eq!(outcome.stop(), TurnStop::MaxRounds);
     assert_eq!(outcome.rounds, 3);
     assert_eq!(server.request_count(), 3);
     assert_history_valid(agent.history());
@@ -384,7 +390,7 @@ async fn malformed_arguments_and_unknown_tools_are_explained_to_the_model() {
     );
     let mut agent = fx.agent(&server, 10);
     let outcome = fx.run(&mut agent, "go", CancellationToken::new()).await;
-    assert_eq!(outcome.stop, TurnStop::EndTurn);
+    assert_eq!(outcome.stop(), TurnStop::EndTurn);
     let results = tool_results(agent.history());
     assert!(
         results[0].1 && results[0].0.contains("not valid JSON"),
@@ -452,7 +458,7 @@ async fn cancelling_mid_stream_keeps_the_history_valid() {
     let started = Instant::now();
     let outcome = fx.run(&mut agent, "talk", cancel).await;
     assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(outcome.stop, TurnStop::Cancelled);
+    assert_eq!(outcome.stop(), TurnStop::Cancelled);
     assert_history_valid(agent.history());
     assert_eq!(agent.history().last().unwrap().role, Role::Assistant);
 }
@@ -488,7 +494,7 @@ async fn cancelling_mid_tool_kills_the_command_and_answers_every_call() {
         started.elapsed() < Duration::from_secs(10),
         "the sleep was killed"
     );
-    assert_eq!(outcome.stop, TurnStop::Cancelled);
+    assert_eq!(outcome.stop(), TurnStop::Cancelled);
     let results = tool_results(agent.history());
     assert_eq!(results.len(), 2);
     assert!(
@@ -508,9 +514,9 @@ async fn a_model_error_ends_the_turn_with_the_error() {
     let server = MockServer::start(Script::new().reply(Reply::unauthorized()));
     let mut agent = fx.agent(&server, 10);
     let outcome = fx.run(&mut agent, "hi", CancellationToken::new()).await;
-    assert_eq!(outcome.stop, TurnStop::Error);
+    assert_eq!(outcome.stop(), TurnStop::Error);
     assert!(matches!(
-        outcome.error,
+        outcome.error(),
         Some(rein_core::agent::TurnError::Model(
             rein_llm::LlmError::Auth(_)
         ))
@@ -622,7 +628,7 @@ async fn every_early_started_call_gets_a_result_event_when_its_response_is_retri
     );
     let mut agent = fx.agent(&server, 10);
     let outcome = fx.run(&mut agent, "read", CancellationToken::new()).await;
-    assert_eq!(outcome.stop, TurnStop::EndTurn);
+    assert_eq!(outcome.stop(), TurnStop::EndTurn);
     assert_eq!(outcome.text, "done");
 
     let events = fx.events();

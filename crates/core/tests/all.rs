@@ -5,6 +5,7 @@
 
 mod agent;
 mod config;
+mod pipeline;
 mod prompt;
 mod session_repair;
 mod sessions;

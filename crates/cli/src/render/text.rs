@@ -148,7 +148,10 @@ impl EventSink for TextProgress {
             AgentEvent::Warning { message } => {
                 self.write(&format!("{}\n", s.warn(&format!("warning: {message}"))));
             }
-            AgentEvent::ReasoningDelta { .. }
+            // A refused call's result, which follows, says why; a one-shot run asks nothing.
+            AgentEvent::PermissionDenied { .. }
+            | AgentEvent::ApprovalRequested { .. }
+            | AgentEvent::ReasoningDelta { .. }
             | AgentEvent::Usage { .. }
             | AgentEvent::TurnFinished { .. } => {}
         }

@@ -1,142 +1,24 @@
 //! Running the tool calls of one model response: read-only calls concurrently (some already
-//! while the response streams), edits and commands alone, results in call order.
+//! while the response streams), edits and commands alone, results in call order. Each call
+//! goes through the pipeline in `runner.rs`.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::StreamExt;
-use rein_llm::{ToolArguments, ToolCall, ToolResult};
-use rein_tools::{ToolContext, ToolError, ToolKind, ToolRegistry};
+use rein_llm::{ToolCall, ToolResult};
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
-use super::event::{AgentEvent, EventSink};
+use super::event::AgentEvent;
 use super::guard::{LoopGuard, Verdict};
+use super::runner::{CallEnv, CallOutcome, Fatal};
 
 /// Read-only calls that may run at the same time.
 pub(crate) const MAX_CONCURRENT_READS: usize = 8;
 
-/// How long a cancelled tool may take to stop on its own (bash: TERM, then KILL after 2 s).
-const CANCEL_GRACE: Duration = Duration::from_secs(3);
-
-/// How one call ended.
-#[derive(Debug)]
-pub(crate) struct CallOutcome {
-    pub(crate) result: ToolResult,
-    pub(crate) duration: Duration,
-    /// Set when the call ended the turn.
-    pub(crate) fatal: Option<Fatal>,
-}
-
-/// A tool failure that ends the turn.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Fatal {
-    /// The person interrupted.
-    Cancelled,
-    /// rein itself failed.
-    Internal(String),
-    /// The model kept making the same call with the same result.
-    RepeatedCalls,
-}
-
-/// What the agent needs to run calls.
-#[derive(Clone)]
-pub(crate) struct CallEnv {
-    pub(crate) registry: Arc<ToolRegistry>,
-    pub(crate) ctx: ToolContext,
-    pub(crate) cancel: CancellationToken,
-}
-
-impl CallEnv {
-    /// Whether `call` only looks (or fails at once without effect), so it may run beside others.
-    fn runs_concurrently(&self, call: &ToolCall) -> bool {
-        match &call.arguments {
-            ToolArguments::Invalid { .. } => true,
-            ToolArguments::Json { .. } => match self.registry.get(&call.name) {
-                Some(tool) => match tool.kind() {
-                    ToolKind::ReadOnly => true,
-                    ToolKind::Edit | ToolKind::Execute => false,
-                },
-                None => true,
-            },
-        }
-    }
-
-    /// Starts `call` on its own task, announcing it.
-    fn spawn(&self, call: &ToolCall, sink: &dyn EventSink) -> JoinHandle<CallOutcome> {
-        sink.emit(AgentEvent::ToolCallStarted {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: match &call.arguments {
-                ToolArguments::Json { value } => value.clone(),
-                ToolArguments::Invalid { raw, .. } => serde_json::Value::String(raw.clone()),
-            },
-        });
-        let env = self.clone();
-        let call = call.clone();
-        tokio::spawn(async move { env.execute(&call).await })
-    }
-
-    async fn execute(&self, call: &ToolCall) -> CallOutcome {
-        let started = Instant::now();
-        let value = match &call.arguments {
-            ToolArguments::Json { value } => value.clone(),
-            ToolArguments::Invalid { raw, error } => {
-                return CallOutcome {
-                    result: error_result(call, invalid_arguments_message(&call.name, raw, error)),
-                    duration: started.elapsed(),
-                    fatal: None,
-                };
-            }
-        };
-        let mut run = std::pin::pin!(self.registry.call_value(&call.name, value, &self.ctx));
-        let outcome = tokio::select! {
-            biased;
-            outcome = &mut run => outcome,
-            () = self.cancel.cancelled() => {
-                // A tool that watches the token (bash) stops its processes and returns what it
-                // had; one that does not is dropped after the grace period.
-                match tokio::time::timeout(CANCEL_GRACE, &mut run).await {
-                    Ok(outcome) => outcome,
-                    Err(_) => Err(ToolError::Cancelled { partial: String::new() }),
-                }
-            }
-        };
-        let (result, fatal) = match outcome {
-            Ok(output) => (
-                ToolResult {
-                    call_id: call.id.clone(),
-                    content: output.content,
-                    is_error: output.is_error,
-                },
-                None,
-            ),
-            Err(ToolError::Model(message)) => (error_result(call, message), None),
-            Err(ToolError::Cancelled { partial }) => {
-                let mut content = String::from("Cancelled: the person interrupted this call.");
-                if !partial.is_empty() {
-                    content.push_str("\nOutput before the interruption:\n");
-                    content.push_str(&partial);
-                }
-                (error_result(call, content), Some(Fatal::Cancelled))
-            }
-            Err(ToolError::Internal(message)) => (
-                error_result(call, format!("rein failed to run this call: {message}")),
-                Some(Fatal::Internal(message)),
-            ),
-        };
-        CallOutcome {
-            result,
-            duration: started.elapsed(),
-            fatal,
-        }
-    }
-}
-
 /// Read-only calls started while the response is still streaming.
 pub(crate) struct EarlyStarts {
     started: Vec<(ToolCall, JoinHandle<CallOutcome>)>,
-    /// Set once a call that must run alone has been seen: later calls wait for it.
+    /// Set once a call that may not start early has been seen: later calls wait for it.
     closed: bool,
 }
 
@@ -148,26 +30,24 @@ impl EarlyStarts {
         }
     }
 
-    /// Starts `call` now if it and every call before it are read-only.
-    pub(crate) fn offer(&mut self, env: &CallEnv, call: ToolCall, sink: &dyn EventSink) {
-        if self.closed
-            || self.started.len() >= MAX_CONCURRENT_READS
-            || !env.runs_concurrently(&call)
+    /// Starts `call` now if it and every call before it may start early.
+    pub(crate) fn offer(&mut self, env: &CallEnv, call: ToolCall) {
+        if self.closed || self.started.len() >= MAX_CONCURRENT_READS || !env.may_start_early(&call)
         {
             self.closed = true;
             return;
         }
-        let handle = env.spawn(&call, sink);
+        let handle = env.spawn(&call);
         self.started.push((call, handle));
     }
 
     /// Stops every started call because its response will not be answered (it is being
     /// requested again, or the turn ended), telling the front-end why, so that every call it
     /// saw start also ends.
-    pub(crate) fn abandon(&mut self, why: &str, sink: &dyn EventSink) {
+    pub(crate) fn abandon(&mut self, why: &str, env: &CallEnv) {
         for (call, handle) in self.started.drain(..) {
             handle.abort();
-            sink.emit(AgentEvent::ToolResult {
+            env.events.emit(AgentEvent::ToolResult {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 summary: why.to_owned(),
@@ -207,7 +87,6 @@ pub(crate) async fn run_calls(
     calls: &[ToolCall],
     mut early: EarlyStarts,
     guard: &mut LoopGuard,
-    sink: &dyn EventSink,
 ) -> Vec<CallOutcome> {
     let mut outcomes: Vec<CallOutcome> = Vec::with_capacity(calls.len());
     let mut next = 0;
@@ -238,14 +117,14 @@ pub(crate) async fn run_calls(
             group.iter().map(|call| early.take(call)).collect();
         let mut results = futures::stream::iter(early_handles.into_iter().zip(group))
             .map(|(handle, call)| async move {
-                let handle = handle.unwrap_or_else(|| env.spawn(call, sink));
+                let handle = handle.unwrap_or_else(|| env.spawn(call));
                 join(handle, call).await
             })
             .buffered(MAX_CONCURRENT_READS);
         let mut group_calls = group.iter();
         while let Some(mut outcome) = results.next().await {
             if let Some(call) = group_calls.next() {
-                let kind = env.registry.get(&call.name).map(|tool| tool.kind());
+                let kind = env.runner.registry.get(&call.name).map(|tool| tool.kind());
                 let result = &outcome.result;
                 match guard.observe(call, kind, &result.content, result.is_error) {
                     Verdict::Fine => {}
@@ -256,7 +135,7 @@ pub(crate) async fn run_calls(
                     }
                 }
             }
-            emit_result(sink, calls, &outcome);
+            emit_result(env, calls, &outcome);
             outcomes.push(outcome);
         }
         next = group_end;
@@ -282,13 +161,13 @@ async fn join(handle: JoinHandle<CallOutcome>, call: &ToolCall) -> CallOutcome {
     }
 }
 
-fn emit_result(sink: &dyn EventSink, calls: &[ToolCall], outcome: &CallOutcome) {
+fn emit_result(env: &CallEnv, calls: &[ToolCall], outcome: &CallOutcome) {
     let name = calls
         .iter()
         .find(|c| c.id == outcome.result.call_id)
         .map(|c| c.name.clone())
         .unwrap_or_default();
-    sink.emit(AgentEvent::ToolResult {
+    env.events.emit(AgentEvent::ToolResult {
         id: outcome.result.call_id.clone(),
         name,
         summary: summarize(&outcome.result.content),
@@ -322,22 +201,6 @@ fn error_result(call: &ToolCall, content: String) -> ToolResult {
         content,
         is_error: true,
     }
-}
-
-/// What the model is told when its arguments were not JSON.
-fn invalid_arguments_message(tool: &str, raw: &str, error: &str) -> String {
-    const SHOWN_CHARS: usize = 2_000;
-    let shown: String = raw.chars().take(SHOWN_CHARS).collect();
-    let cut = if shown.len() < raw.len() {
-        " …(cut)"
-    } else {
-        ""
-    };
-    format!(
-        "The arguments for `{tool}` were not valid JSON ({error}), so the tool did not run.\n\
-         You sent: {shown}{cut}\n\
-         Send the call again with the arguments as one JSON object."
-    )
 }
 
 /// The first line of a result, shortened, with a count of the rest.

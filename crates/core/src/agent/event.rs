@@ -1,5 +1,6 @@
 //! What the agent tells the outside world. Core never prints: front-ends render these.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rein_llm::Usage;
@@ -47,6 +48,27 @@ pub enum AgentEvent {
         name: String,
         /// The arguments: the JSON the model sent, or its raw text when it was not JSON.
         arguments: serde_json::Value,
+    },
+    /// A call needs the person's approval; the question goes to the [`crate::Interaction`].
+    ApprovalRequested {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// Why rein asks.
+        reason: String,
+    },
+    /// A call was not allowed to run (by the policy, a hook, the person, or because no one
+    /// could be asked); its result tells the model why.
+    PermissionDenied {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The call's arguments.
+        arguments: serde_json::Value,
+        /// Why it was refused.
+        reason: String,
     },
     /// A tool call finished.
     ToolResult {
@@ -124,6 +146,43 @@ pub trait EventSink: Send + Sync {
 impl<F: Fn(AgentEvent) + Send + Sync> EventSink for F {
     fn emit(&self, event: AgentEvent) {
         self(event);
+    }
+}
+
+/// The owned end events go out through: cheap to clone and `Send + 'static`, so spawned
+/// tool calls, tools and sub-agents emit as well as the loop does.
+#[derive(Clone)]
+pub struct Events {
+    sink: Arc<dyn EventSink>,
+}
+
+impl Events {
+    /// Events delivered to `sink`.
+    pub fn new(sink: impl EventSink + 'static) -> Self {
+        Events {
+            sink: Arc::new(sink),
+        }
+    }
+
+    /// Events delivered to a shared sink.
+    pub fn shared(sink: Arc<dyn EventSink>) -> Self {
+        Events { sink }
+    }
+
+    /// Events nobody reads.
+    pub fn discard() -> Self {
+        Events::new(|_event: AgentEvent| {})
+    }
+
+    /// Sends one event.
+    pub fn emit(&self, event: AgentEvent) {
+        self.sink.emit(event);
+    }
+}
+
+impl std::fmt::Debug for Events {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Events")
     }
 }
 

@@ -1,9 +1,11 @@
 //! The agent loop: request → stream → assemble → run tools → repeat, until the model answers
-//! without calling a tool, the round limit is reached, or the person interrupts.
+//! without calling a tool, a limit is reached, or the person interrupts.
 
 mod calls;
 mod event;
 mod guard;
+mod outcome;
+mod runner;
 mod transcript;
 
 use std::sync::Arc;
@@ -11,15 +13,21 @@ use std::sync::Arc;
 use futures::StreamExt;
 use rein_llm::assemble::Assembler;
 use rein_llm::{
-    LlmError, Message, Part, Provider, ProviderKind, Request, Role, StopReason, StreamEvent, Usage,
+    Message, Part, Provider, ProviderKind, Request, Role, StopReason, StreamEvent, Usage,
 };
 use rein_tools::{ToolContext, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
-use calls::{CallEnv, EarlyStarts, Fatal};
-pub use event::{AgentEvent, EventSink, TurnStop};
+use calls::EarlyStarts;
+pub use event::{AgentEvent, EventSink, Events, TurnStop};
 use guard::LoopGuard;
+pub use outcome::{TurnEnd, TurnError, TurnOutcome};
+use runner::{CallEnv, Fatal, ToolRunner};
 pub use transcript::Transcript;
+
+use crate::hooks::ToolHooks;
+use crate::interaction::Interaction;
+use crate::permissions::Policy;
 
 /// Rounds (model responses) in one turn unless configured otherwise.
 pub const DEFAULT_MAX_ROUNDS: u32 = 50;
@@ -55,33 +63,12 @@ pub struct AgentParts {
     pub history: Vec<Message>,
     /// Where finished messages and events are recorded, if anywhere.
     pub transcript: Option<Box<dyn Transcript>>,
-}
-
-/// What one turn achieved.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TurnOutcome {
-    /// Why the turn ended.
-    pub stop: TurnStop,
-    /// The final answer: the text of the last response when it called no tools (or what
-    /// streamed before an interruption); empty when the turn ended otherwise.
-    pub text: String,
-    /// Model responses in this turn.
-    pub rounds: u32,
-    /// Tokens used in this turn.
-    pub usage: Usage,
-    /// What went wrong, when `stop` is [`TurnStop::Error`].
-    pub error: Option<TurnError>,
-}
-
-/// Why a turn failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TurnError {
-    /// The model could not be reached or refused the request (after retries).
-    #[error(transparent)]
-    Model(#[from] LlmError),
-    /// rein itself failed while running a tool.
-    #[error("rein failed while running a tool: {0}")]
-    Tool(String),
+    /// What may run without asking.
+    pub policy: Arc<dyn Policy>,
+    /// Where questions for the person go.
+    pub interaction: Arc<dyn Interaction>,
+    /// Hooks around each tool call.
+    pub hooks: Arc<dyn ToolHooks>,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -96,7 +83,7 @@ impl std::fmt::Debug for AgentParts {
 /// One conversation with a model, and the tools it may use.
 pub struct Agent {
     provider: Arc<dyn Provider>,
-    registry: Arc<ToolRegistry>,
+    runner: Arc<ToolRunner>,
     tool_ctx: ToolContext,
     settings: AgentSettings,
     /// The next request: system prompt, tools and the whole history. Kept between rounds so
@@ -137,7 +124,12 @@ impl Agent {
         };
         Agent {
             provider: parts.provider,
-            registry: parts.registry,
+            runner: Arc::new(ToolRunner::new(
+                parts.registry,
+                parts.policy,
+                parts.interaction,
+                parts.hooks,
+            )),
             tool_ctx: parts.tool_ctx,
             settings: parts.settings,
             request,
@@ -168,29 +160,18 @@ impl Agent {
         self.settings.provider
     }
 
-    /// Deletes the session file when the model never answered anything in it (its only turn
-    /// failed before a response), so `-c` does not later resume a session holding nothing
-    /// but an unanswered prompt. Returns whether it was deleted.
-    pub fn discard_unanswered_session(&mut self) -> std::io::Result<bool> {
-        let answered = self.request.messages.iter().any(|m| m.role != Role::User);
-        match self.transcript.as_mut() {
-            Some(transcript) if !answered => transcript.discard().map(|()| true),
-            Some(_) | None => Ok(false),
-        }
-    }
-
     /// The tools' shared state (files changed, current directory).
     pub fn tool_context(&self) -> &ToolContext {
         &self.tool_ctx
     }
 
     /// Runs one turn: the person's input, then model rounds and tool calls until the model is
-    /// done. Cancelling `cancel` stops the stream or the running tools; the history stays valid
-    /// (every tool call gets a result) whatever happens.
+    /// done. Cancelling `cancel` stops the stream, a question to the person or the running
+    /// tools; the history stays valid (every tool call gets a result) whatever happens.
     pub async fn run_turn(
         &mut self,
         input: &str,
-        sink: &dyn EventSink,
+        events: &Events,
         cancel: CancellationToken,
     ) -> TurnOutcome {
         self.push(
@@ -200,71 +181,59 @@ impl Agent {
                     text: input.to_owned(),
                 }],
             },
-            sink,
+            events,
         );
         let env = CallEnv {
-            registry: Arc::clone(&self.registry),
+            runner: Arc::clone(&self.runner),
             ctx: self.tool_ctx.with_cancel(cancel.clone()),
+            events: events.clone(),
             cancel: cancel.clone(),
         };
-        let mut outcome = TurnOutcome {
-            stop: TurnStop::EndTurn,
-            text: String::new(),
-            rounds: 0,
-            usage: Usage::default(),
-            error: None,
-        };
+        let mut outcome = TurnOutcome::new();
         loop {
-            let round = self.round(&env, sink, &cancel, &mut outcome).await;
-            match round {
+            match self.round(&env, &mut outcome).await {
                 RoundEnd::Continue if outcome.rounds >= self.settings.max_rounds => {
-                    outcome.stop = TurnStop::MaxRounds;
+                    outcome.end = TurnEnd::MaxRounds;
                     break;
                 }
                 RoundEnd::Continue => {}
-                RoundEnd::Stop(stop) => {
-                    outcome.stop = stop;
+                RoundEnd::Stop(end) => {
+                    outcome.end = end;
                     break;
                 }
             }
         }
-        if outcome.stop == TurnStop::Cancelled {
+        let stop = outcome.stop();
+        if stop == TurnStop::Cancelled {
             // Background processes of this turn's commands end with it.
             self.tool_ctx.processes().kill_all().await;
         }
         if let Some(t) = self.transcript.as_mut() {
-            let recorded = t.record_turn_end(outcome.stop);
-            self.note_recording(recorded, sink);
+            let recorded = t.record_turn_end(stop);
+            self.note_recording(recorded, events);
         }
-        sink.emit(AgentEvent::TurnFinished {
-            stop_reason: outcome.stop,
-        });
+        events.emit(AgentEvent::TurnFinished { stop_reason: stop });
         outcome
     }
 
     /// One model response and its tool calls.
-    async fn round(
-        &mut self,
-        env: &CallEnv,
-        sink: &dyn EventSink,
-        cancel: &CancellationToken,
-        outcome: &mut TurnOutcome,
-    ) -> RoundEnd {
+    async fn round(&mut self, env: &CallEnv, outcome: &mut TurnOutcome) -> RoundEnd {
+        let events = &env.events;
         let mut stream = self.provider.stream(&self.request);
         let mut assembler = Assembler::new();
         let mut early = EarlyStarts::new();
         loop {
             let next = tokio::select! {
                 biased;
-                () = cancel.cancelled() => {
-                    early.abandon("Not answered: the person interrupted the response.", sink);
+                () = env.cancel.cancelled() => {
+                    early.abandon("Not answered: the person interrupted the response.", env);
                     // Keep what the person already saw; unfinished tool calls are dropped.
                     let text = assembler.text();
                     if !text.trim().is_empty() {
                         outcome.text.clone_from(&text);
-                        self.push(Message { role: Role::Assistant, parts: vec![Part::Text { text }] }, sink);
+                        self.push(Message { role: Role::Assistant, parts: vec![Part::Text { text }] }, events);
                     }
-                    return RoundEnd::Stop(TurnStop::Cancelled);
+                    return RoundEnd::Stop(TurnEnd::Cancelled);
                 }
                 next = stream.next() => next,
             };
@@ -272,17 +241,16 @@ impl Agent {
                 None => break,
                 Some(Ok(event)) => event,
                 Some(Err(error)) => {
-                    early.abandon("Not answered: the model's response failed.", sink);
-                    outcome.error = Some(TurnError::Model(error));
-                    return RoundEnd::Stop(TurnStop::Error);
+                    early.abandon("Not answered: the model's response failed.", env);
+                    return RoundEnd::Stop(TurnEnd::Failed(TurnError::Model(error)));
                 }
             };
             match &event {
                 StreamEvent::TextDelta { text } => {
-                    sink.emit(AgentEvent::TextDelta { text: text.clone() });
+                    events.emit(AgentEvent::TextDelta { text: text.clone() });
                 }
                 StreamEvent::ReasoningDelta { text } => {
-                    sink.emit(AgentEvent::ReasoningDelta { text: text.clone() });
+                    events.emit(AgentEvent::ReasoningDelta { text: text.clone() });
                 }
                 StreamEvent::Retry {
                     attempt,
@@ -291,9 +259,9 @@ impl Agent {
                 } => {
                     early.abandon(
                         "Dropped: the response was cut off and is being requested again.",
-                        sink,
+                        env,
                     );
-                    sink.emit(AgentEvent::Retry {
+                    events.emit(AgentEvent::Retry {
                         attempt: *attempt,
                         wait: *wait,
                         reason: reason.clone(),
@@ -306,15 +274,14 @@ impl Agent {
                 | StreamEvent::Finish { .. } => {}
             }
             for call in assembler.push(&event) {
-                early.offer(env, call, sink);
+                early.offer(env, call);
             }
         }
         let response = match assembler.finish() {
             Ok(response) => response,
             Err(error) => {
-                early.abandon("Not answered: the model's response failed.", sink);
-                outcome.error = Some(TurnError::Model(error));
-                return RoundEnd::Stop(TurnStop::Error);
+                early.abandon("Not answered: the model's response failed.", env);
+                return RoundEnd::Stop(TurnEnd::Failed(TurnError::Model(error)));
             }
         };
         // Only a response the model finished counts as a round.
@@ -324,9 +291,9 @@ impl Agent {
             outcome.usage += usage;
             if let Some(t) = self.transcript.as_mut() {
                 let recorded = t.record_usage(&self.settings.model, self.settings.provider, &usage);
-                self.note_recording(recorded, sink);
+                self.note_recording(recorded, events);
             }
-            sink.emit(AgentEvent::Usage {
+            events.emit(AgentEvent::Usage {
                 call: usage,
                 total: self.usage,
             });
@@ -341,7 +308,7 @@ impl Agent {
             })
             .collect();
         let text = text_of(&message);
-        sink.emit(AgentEvent::ResponseFinished {
+        events.emit(AgentEvent::ResponseFinished {
             round: outcome.rounds,
             text: text.clone(),
             tool_calls: calls.len(),
@@ -358,21 +325,21 @@ impl Agent {
             .iter()
             .any(|p| matches!(p, Part::Text { .. } | Part::ToolCall(_)));
         if sendable {
-            self.push(message, sink);
+            self.push(message, events);
         }
         if calls.is_empty() {
             return RoundEnd::Stop(match response.stop_reason {
-                StopReason::MaxTokens => TurnStop::MaxTokens,
+                StopReason::MaxTokens => TurnEnd::MaxTokens,
                 StopReason::EndTurn | StopReason::ToolUse | StopReason::Other(_) => {
-                    TurnStop::EndTurn
+                    TurnEnd::EndTurn
                 }
             });
         }
-        let outcomes = calls::run_calls(env, &calls, early, &mut self.guard, sink).await;
+        let outcomes = calls::run_calls(env, &calls, early, &mut self.guard).await;
         let fatal = outcomes
             .iter()
             .find_map(|o| o.fatal.clone())
-            .or_else(|| cancel.is_cancelled().then_some(Fatal::Cancelled));
+            .or_else(|| env.cancel.is_cancelled().then_some(Fatal::Cancelled));
         self.push(
             Message {
                 role: Role::Tool,
@@ -381,35 +348,34 @@ impl Agent {
                     .map(|o| Part::ToolResult(o.result))
                     .collect(),
             },
-            sink,
+            events,
         );
         match fatal {
             None => RoundEnd::Continue,
-            Some(Fatal::Cancelled) => RoundEnd::Stop(TurnStop::Cancelled),
-            Some(Fatal::RepeatedCalls) => RoundEnd::Stop(TurnStop::RepeatedCalls),
+            Some(Fatal::Cancelled) => RoundEnd::Stop(TurnEnd::Cancelled),
+            Some(Fatal::RepeatedCalls) => RoundEnd::Stop(TurnEnd::RepeatedCalls),
             Some(Fatal::Internal(message)) => {
-                outcome.error = Some(TurnError::Tool(message));
-                RoundEnd::Stop(TurnStop::Error)
+                RoundEnd::Stop(TurnEnd::Failed(TurnError::Tool(message)))
             }
         }
     }
 
     /// Appends a finished message to the history and the transcript.
-    fn push(&mut self, message: Message, sink: &dyn EventSink) {
+    fn push(&mut self, message: Message, events: &Events) {
         if let Some(t) = self.transcript.as_mut() {
             let recorded = t.record_message(&message);
-            self.note_recording(recorded, sink);
+            self.note_recording(recorded, events);
         }
         self.request.messages.push(message);
     }
 
     /// Tells the person when the session file stops taking records, once, and when it takes
     /// them again: every record is kept in memory meanwhile and written once it can be.
-    fn note_recording(&mut self, recorded: std::io::Result<()>, sink: &dyn EventSink) {
+    fn note_recording(&mut self, recorded: std::io::Result<()>, events: &Events) {
         match recorded {
             Ok(()) if self.transcript_failing => {
                 self.transcript_failing = false;
-                sink.emit(AgentEvent::Warning {
+                events.emit(AgentEvent::Warning {
                     message: "the session file can be written again; every record is saved"
                         .to_owned(),
                 });
@@ -418,7 +384,7 @@ impl Agent {
             Err(_) if self.transcript_failing => {}
             Err(error) => {
                 self.transcript_failing = true;
-                sink.emit(AgentEvent::Warning {
+                events.emit(AgentEvent::Warning {
                     message: format!("the session is not being saved: {error}"),
                 });
             }
@@ -433,11 +399,22 @@ impl Agent {
             None => Ok(()),
         }
     }
+
+    /// Deletes the session file when the model never answered anything in it (its only turn
+    /// failed before a response), so `-c` does not later resume a session holding nothing
+    /// but an unanswered prompt. Returns whether it was deleted.
+    pub fn discard_unanswered_session(&mut self) -> std::io::Result<bool> {
+        let answered = self.request.messages.iter().any(|m| m.role != Role::User);
+        match self.transcript.as_mut() {
+            Some(transcript) if !answered => transcript.discard().map(|()| true),
+            Some(_) | None => Ok(false),
+        }
+    }
 }
 
 enum RoundEnd {
     Continue,
-    Stop(TurnStop),
+    Stop(TurnEnd),
 }
 
 /// Drops empty text parts (some providers send them), keeping reasoning and calls.

@@ -1,0 +1,133 @@
+//! Permission modes in a one-shot run, where no one can be asked.
+
+use rein_testkit::{MockServer, MockToolCall, Script, Turn};
+use serde_json::json;
+
+use crate::support::{Env, final_json, run, stderr};
+
+fn edit_then_answer() -> Script {
+    Script::new()
+        .reply(Turn::new().tool_call(MockToolCall::new(
+            "r1",
+            "read_file",
+            json!({"file_path": "main.py"}).to_string(),
+        )))
+        .reply(Turn::new().tool_call(MockToolCall::new(
+            "e1",
+            "edit_file",
+            json!({"file_path": "main.py", "old_string": "import helpers", "new_string": "import utils"})
+                .to_string(),
+        )))
+        .reply(Turn::text("Done."))
+}
+
+#[test]
+fn headless_default_mode_refuses_an_edit_tells_the_model_and_lists_it() {
+    let env = Env::new();
+    env.write("main.py", "import helpers\n");
+    let server = MockServer::start(edit_then_answer());
+    let out =
+        run(env
+            .rein_openai(&server)
+            .args(["-p", "fix the import", "--output-format", "json"]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        env.read("main.py"),
+        "import helpers\n",
+        "the file is untouched"
+    );
+
+    let report = final_json(&out);
+    let denials = report["permission_denials"].as_array().unwrap();
+    assert_eq!(denials.len(), 1, "{report}");
+    assert_eq!(denials[0]["tool"], "edit_file");
+    assert_eq!(denials[0]["arguments"]["file_path"], "main.py");
+    assert!(
+        denials[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no one to ask"),
+        "{report}"
+    );
+    assert_eq!(report["files_changed"], json!([]));
+
+    // The model was told what was refused and how the person can allow it.
+    let told = &server.requests()[2].body["messages"];
+    let result = told.as_array().unwrap().last().unwrap();
+    assert_eq!(result["role"], "tool");
+    let content = result["content"].as_str().unwrap();
+    assert!(content.contains("did not run"), "{content}");
+    assert!(
+        content.contains("--permission-mode accept-edits"),
+        "{content}"
+    );
+}
+
+#[test]
+fn accept_edits_lets_the_edit_land() {
+    let env = Env::new();
+    env.write("main.py", "import helpers\n");
+    let server = MockServer::start(edit_then_answer());
+    let out = run(env.rein_openai(&server).args([
+        "-p",
+        "fix the import",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "accept-edits",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(env.read("main.py"), "import utils\n");
+    let report = final_json(&out);
+    assert_eq!(report["permission_denials"], json!([]));
+    assert_eq!(report["files_changed"], json!(["main.py"]));
+}
+
+#[test]
+fn accept_edits_still_refuses_commands_and_plan_offers_only_reading_tools() {
+    let env = Env::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "b1",
+                "bash",
+                json!({"command": "touch made-by-bash"}).to_string(),
+            )))
+            .reply(Turn::text("ok")),
+    );
+    let out = run(env.rein_openai(&server).args([
+        "-p",
+        "make a file",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "accept-edits",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!env.work.join("made-by-bash").exists());
+    let report = final_json(&out);
+    assert_eq!(report["permission_denials"][0]["tool"], "bash", "{report}");
+    let result = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(result.contains("--permission-mode yolo"), "{result}");
+
+    let server = MockServer::start(Script::new().reply(Turn::text("I can only read.")));
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "look", "--permission-mode", "plan"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests();
+    let tools: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read_file", "glob", "grep"]);
+}

@@ -1,0 +1,89 @@
+//! What one turn achieved, and why it ended.
+
+use rein_llm::{LlmError, Usage};
+
+use super::TurnStop;
+
+/// What one turn achieved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnOutcome {
+    /// Why the turn ended (with the error, when it failed).
+    pub end: TurnEnd,
+    /// The final answer: the text of the last response when it called no tools (or what
+    /// streamed before an interruption); empty when the turn ended otherwise.
+    pub text: String,
+    /// Model responses in this turn (a request that got none does not count).
+    pub rounds: u32,
+    /// Tokens used in this turn.
+    pub usage: Usage,
+}
+
+impl TurnOutcome {
+    pub(super) fn new() -> Self {
+        TurnOutcome {
+            end: TurnEnd::EndTurn,
+            text: String::new(),
+            rounds: 0,
+            usage: Usage::default(),
+        }
+    }
+
+    /// Why the turn ended, as JSON output and session files name it.
+    pub fn stop(&self) -> TurnStop {
+        self.end.stop()
+    }
+
+    /// What went wrong, when the turn failed.
+    pub fn error(&self) -> Option<&TurnError> {
+        match &self.end {
+            TurnEnd::Failed(error) => Some(error),
+            TurnEnd::EndTurn
+            | TurnEnd::MaxTokens
+            | TurnEnd::MaxRounds
+            | TurnEnd::RepeatedCalls
+            | TurnEnd::Cancelled => None,
+        }
+    }
+}
+
+/// How a turn ended; only a failure carries an error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEnd {
+    /// The model answered without calling a tool.
+    EndTurn,
+    /// The model's answer was cut at its output token limit.
+    MaxTokens,
+    /// The round limit was reached.
+    MaxRounds,
+    /// The model kept making the same call with the same result.
+    RepeatedCalls,
+    /// The person interrupted.
+    Cancelled,
+    /// The model could not be reached or refused the request, or rein itself failed.
+    Failed(TurnError),
+}
+
+impl TurnEnd {
+    /// The name of this ending.
+    pub fn stop(&self) -> TurnStop {
+        match self {
+            TurnEnd::EndTurn => TurnStop::EndTurn,
+            TurnEnd::MaxTokens => TurnStop::MaxTokens,
+            TurnEnd::MaxRounds => TurnStop::MaxRounds,
+            TurnEnd::RepeatedCalls => TurnStop::RepeatedCalls,
+            TurnEnd::Cancelled => TurnStop::Cancelled,
+            TurnEnd::Failed(_) => TurnStop::Error,
+        }
+    }
+}
+
+/// Why a turn failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TurnError {
+    /// The model could not be reached or refused the request (after retries).
+    #[error(transparent)]
+    Model(#[from] LlmError),
+    /// rein itself failed while running a tool.
+    #[error("rein failed while running a tool: {0}")]
+    Tool(String),
+}

@@ -1,0 +1,405 @@
+//! The one path every tool call takes, started early or not. Read it top to bottom:
+//!
+//! 1. **Arguments**: the JSON the model sent, checked against the tool's parameters. A call
+//!    that fails here never reaches a hook or the policy: the model is told what to fix.
+//! 2. **PreToolUse hooks** (a seam today).
+//! 3. **Decision**: the [`Policy`] allows, asks or refuses.
+//! 4. **Approval**: when it asks, the person answers through the [`Interaction`]; with no one
+//!    to ask, the call is refused and the model told how the person can allow it.
+//! 5. **Run**, cancellable.
+//! 6. **PostToolUse hooks** (a seam today).
+//! 7. **Output budget**: a result over the budget is saved whole to a file, the model gets
+//!    its head and tail.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rein_llm::{ToolArguments, ToolCall, ToolResult};
+use rein_tools::{DynTool, ToolContext, ToolError, ToolKind, ToolOutput, ToolRegistry};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::event::{AgentEvent, Events};
+use crate::hooks::{HookCall, PreToolUse, ToolHooks};
+use crate::interaction::{Approval, ApprovalRequest, Interaction, Preview};
+use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule};
+
+/// How long a cancelled tool may take to stop on its own (bash: TERM, then KILL after 2 s).
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
+
+/// How one call ended.
+#[derive(Debug)]
+pub(crate) struct CallOutcome {
+    pub(crate) result: ToolResult,
+    pub(crate) duration: Duration,
+    /// Set when the call ended the turn.
+    pub(crate) fatal: Option<Fatal>,
+}
+
+/// A tool failure that ends the turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fatal {
+    /// The person interrupted.
+    Cancelled,
+    /// rein itself failed.
+    Internal(String),
+    /// The model kept making the same call with the same result.
+    RepeatedCalls,
+}
+
+/// What the pipeline is made of; shared by every call of an agent.
+pub(crate) struct ToolRunner {
+    pub(crate) registry: Arc<ToolRegistry>,
+    pub(crate) policy: Arc<dyn Policy>,
+    pub(crate) interaction: Arc<dyn Interaction>,
+    pub(crate) hooks: Arc<dyn ToolHooks>,
+    /// Who makes the calls, when not the main conversation (a sub-agent's name).
+    pub(crate) agent: Option<String>,
+    /// One question at a time: calls running together must not ask over each other.
+    asking: tokio::sync::Mutex<()>,
+}
+
+impl ToolRunner {
+    pub(crate) fn new(
+        registry: Arc<ToolRegistry>,
+        policy: Arc<dyn Policy>,
+        interaction: Arc<dyn Interaction>,
+        hooks: Arc<dyn ToolHooks>,
+    ) -> Self {
+        ToolRunner {
+            registry,
+            policy,
+            interaction,
+            hooks,
+            agent: None,
+            asking: tokio::sync::Mutex::new(()),
+        }
+    }
+}
+
+/// A call whose arguments passed step 1.
+struct Checked<'a> {
+    tool: &'a Arc<dyn DynTool>,
+    arguments: &'a Value,
+    path: Option<PathTarget>,
+}
+
+impl Checked<'_> {
+    fn view<'b>(&'b self, call: &'b ToolCall) -> CallView<'b> {
+        CallView {
+            tool: &call.name,
+            kind: self.tool.kind(),
+            arguments: self.arguments,
+            path: self.path.as_ref(),
+        }
+    }
+}
+
+/// The runner, bound to one turn: its tool context, where events go, and its cancellation.
+#[derive(Clone)]
+pub(crate) struct CallEnv {
+    pub(crate) runner: Arc<ToolRunner>,
+    pub(crate) ctx: ToolContext,
+    pub(crate) events: Events,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl CallEnv {
+    /// Whether `call` only looks (or fails at once without effect), so it may run beside
+    /// others.
+    pub(crate) fn runs_concurrently(&self, call: &ToolCall) -> bool {
+        match self.runner.registry.get(&call.name) {
+            Some(tool) => match &call.arguments {
+                ToolArguments::Invalid { .. } => true,
+                ToolArguments::Json { .. } => match tool.kind() {
+                    ToolKind::ReadOnly => true,
+                    ToolKind::Edit | ToolKind::Execute => false,
+                },
+            },
+            None => true,
+        }
+    }
+
+    /// Whether `call` may start while its response is still streaming: it runs beside
+    /// others, and the policy lets it run without asking (a question must not appear before
+    /// the response that leads to it is complete).
+    pub(crate) fn may_start_early(&self, call: &ToolCall) -> bool {
+        if !self.runs_concurrently(call) {
+            return false;
+        }
+        match self.check(call) {
+            Ok(checked) => self.runner.policy.decide(&checked.view(call)) == Decision::Allow,
+            // It fails at step 1 without effect.
+            Err(_) => true,
+        }
+    }
+
+    /// Announces `call` and starts it on its own task.
+    pub(crate) fn spawn(&self, call: &ToolCall) -> tokio::task::JoinHandle<CallOutcome> {
+        self.events.emit(AgentEvent::ToolCallStarted {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: arguments_value(call),
+        });
+        let env = self.clone();
+        let call = call.clone();
+        tokio::spawn(async move { env.run(&call).await })
+    }
+
+    /// Runs one call through the whole pipeline.
+    pub(crate) async fn run(&self, call: &ToolCall) -> CallOutcome {
+        let started = Instant::now();
+        let done = |content: String, is_error: bool, fatal: Option<Fatal>| CallOutcome {
+            result: ToolResult {
+                call_id: call.id.clone(),
+                content,
+                is_error,
+            },
+            duration: started.elapsed(),
+            fatal,
+        };
+
+        // 1. Arguments.
+        let checked = match self.check(call) {
+            Ok(checked) => checked,
+            Err(message) => return done(message, true, None),
+        };
+        let hook_call = HookCall {
+            id: &call.id,
+            tool: &call.name,
+            arguments: checked.arguments,
+        };
+
+        // 2. PreToolUse hooks.
+        if let PreToolUse::Deny { reason } = self.runner.hooks.pre_tool_use(&hook_call).await {
+            let message = format!("A hook refused this call: {reason}");
+            return done(self.denied(call, &checked, message), true, None);
+        }
+
+        // 3. Decision, and 4. approval.
+        match self.runner.policy.decide(&checked.view(call)) {
+            Decision::Allow => {}
+            Decision::Deny { reason } => {
+                let message = format!("rein did not run this call: {reason}.");
+                return done(self.denied(call, &checked, message), true, None);
+            }
+            Decision::Ask { reason } => match self.ask(call, &checked, &reason).await {
+                Asked::Allowed => {}
+                Asked::Refused(message) => {
+                    return done(self.denied(call, &checked, message), true, None);
+                }
+                Asked::Cancelled => {
+                    let message = "Cancelled: the person interrupted the turn while asked \
+                                   about this call; it did not run."
+                        .to_owned();
+                    return done(message, true, Some(Fatal::Cancelled));
+                }
+            },
+        }
+
+        // 5. Run.
+        let (output, fatal) = self
+            .execute(&call.name, checked.tool, checked.arguments)
+            .await;
+
+        // 6. PostToolUse hooks.
+        self.runner.hooks.post_tool_use(&hook_call, &output).await;
+
+        // 7. Output budget.
+        let content =
+            rein_tools::apply_output_budget(output.content, self.ctx.config(), &call.name);
+        done(content, output.is_error, fatal)
+    }
+
+    /// Step 1: the call names a tool, and its arguments are JSON the tool accepts.
+    fn check<'a>(&'a self, call: &'a ToolCall) -> Result<Checked<'a>, String> {
+        let Some(tool) = self.runner.registry.get(&call.name) else {
+            return Err(self.unknown_tool_message(&call.name));
+        };
+        let arguments = match &call.arguments {
+            ToolArguments::Json { value } => value,
+            ToolArguments::Invalid { raw, error } => {
+                return Err(invalid_arguments_message(&call.name, raw, error));
+            }
+        };
+        tool.validate(arguments)?;
+        let path = arguments
+            .get("file_path")
+            .and_then(Value::as_str)
+            .map(|raw| rein_tools::paths::resolve(&self.ctx, raw))
+            .transpose()
+            .map_err(|e| e.to_string())?
+            .map(|absolute| PathTarget {
+                in_workspace: absolute
+                    .strip_prefix(self.ctx.workspace_root())
+                    .ok()
+                    .map(std::path::Path::to_path_buf),
+                absolute,
+            });
+        Ok(Checked {
+            tool,
+            arguments,
+            path,
+        })
+    }
+
+    /// Step 4: asks the person, one question at a time.
+    async fn ask(&self, call: &ToolCall, checked: &Checked<'_>, reason: &str) -> Asked {
+        let view = checked.view(call);
+        if !self.runner.interaction.attended() {
+            return Asked::Refused(format!(
+                "rein did not run this call: {reason}, and this run has no one to ask (a \
+                 one-shot or headless run). Do not retry it; finish what you can without it and \
+                 tell the person what you wanted to do. To allow it, the person can {}.",
+                self.runner.policy.how_to_allow(&view)
+            ));
+        }
+        let _asking = match self.runner.asking.try_lock() {
+            Ok(free) => free,
+            Err(_) => {
+                let waited = self.runner.asking.lock().await;
+                // An answer given while this call waited ("yes for the session") may cover it.
+                if self.runner.policy.decide(&view) == Decision::Allow {
+                    return Asked::Allowed;
+                }
+                waited
+            }
+        };
+        self.events.emit(AgentEvent::ApprovalRequested {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            reason: reason.to_owned(),
+        });
+        let session_rule = Rule::for_session(&view);
+        let request = ApprovalRequest {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: checked.arguments.clone(),
+            preview: self.preview(call, checked),
+            reason: reason.to_owned(),
+            session_rule: session_rule.clone(),
+            agent: self.runner.agent.clone(),
+        };
+        let answer = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Approval::Cancelled,
+            answer = self.runner.interaction.approve(request) => answer,
+        };
+        match answer {
+            Approval::Yes => Asked::Allowed,
+            Approval::YesForSession => {
+                self.runner.policy.allow_for_session(session_rule);
+                Asked::Allowed
+            }
+            Approval::No => Asked::Refused(
+                "The person declined this call; it did not run. Do not retry it unchanged: ask \
+                 or take another way."
+                    .to_owned(),
+            ),
+            Approval::NoBecause(why) => Asked::Refused(format!(
+                "The person declined this call; it did not run. Their reason: {why}"
+            )),
+            Approval::Cancelled => Asked::Cancelled,
+        }
+    }
+
+    /// What the person sees of the call before answering.
+    fn preview(&self, call: &ToolCall, checked: &Checked<'_>) -> Preview {
+        match (call.name.as_str(), checked.arguments.get("command")) {
+            ("bash", Some(Value::String(command))) => Preview::Command {
+                command: command.clone(),
+                cwd: self.ctx.cwd().display().to_string(),
+            },
+            _ => Preview::Arguments,
+        }
+    }
+
+    /// Step 5: runs the tool; cancelling gives it a grace period to stop on its own.
+    async fn execute(
+        &self,
+        name: &str,
+        tool: &Arc<dyn DynTool>,
+        arguments: &Value,
+    ) -> (ToolOutput, Option<Fatal>) {
+        let mut run = std::pin::pin!(tool.call(arguments.clone(), &self.ctx));
+        let outcome = tokio::select! {
+            biased;
+            outcome = &mut run => outcome,
+            () = self.cancel.cancelled() => {
+                // A tool that watches the token (bash) stops its processes and returns what
+                // it had; one that does not is dropped after the grace period.
+                match tokio::time::timeout(CANCEL_GRACE, &mut run).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => Err(ToolError::Cancelled { partial: String::new() }),
+                }
+            }
+        };
+        match outcome {
+            Ok(output) => (output, None),
+            Err(ToolError::Model(message)) => (ToolOutput::error(message), None),
+            Err(ToolError::Cancelled { partial }) => {
+                let mut content = String::from("Cancelled: the person interrupted this call.");
+                if !partial.is_empty() {
+                    content.push_str("\nOutput before the interruption:\n");
+                    content.push_str(&partial);
+                }
+                (ToolOutput::error(content), Some(Fatal::Cancelled))
+            }
+            Err(ToolError::Internal(message)) => (
+                ToolOutput::error(format!("rein failed to run `{name}`: {message}")),
+                Some(Fatal::Internal(message)),
+            ),
+        }
+    }
+
+    /// Tells the front-end a call was refused; returns the message for the model.
+    fn denied(&self, call: &ToolCall, checked: &Checked<'_>, message: String) -> String {
+        self.events.emit(AgentEvent::PermissionDenied {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: checked.arguments.clone(),
+            reason: message.clone(),
+        });
+        message
+    }
+
+    fn unknown_tool_message(&self, name: &str) -> String {
+        let tools = self.runner.registry.names().join(", ");
+        if name == crate::session::UNNAMED_TOOL {
+            format!("This tool call had no tool name, so nothing ran. The tools are: {tools}.")
+        } else {
+            format!("There is no tool named `{name}`, so nothing ran. The tools are: {tools}.")
+        }
+    }
+}
+
+/// The result of step 4.
+enum Asked {
+    Allowed,
+    Refused(String),
+    Cancelled,
+}
+
+/// The arguments as events show them: the JSON the model sent, or its raw text.
+pub(crate) fn arguments_value(call: &ToolCall) -> Value {
+    match &call.arguments {
+        ToolArguments::Json { value } => value.clone(),
+        ToolArguments::Invalid { raw, .. } => Value::String(raw.clone()),
+    }
+}
+
+/// What the model is told when its arguments were not JSON.
+fn invalid_arguments_message(tool: &str, raw: &str, error: &str) -> String {
+    const SHOWN_CHARS: usize = 2_000;
+    let shown: String = raw.chars().take(SHOWN_CHARS).collect();
+    let cut = if shown.len() < raw.len() {
+        " …(cut)"
+    } else {
+        ""
+    };
+    format!(
+        "The arguments for `{tool}` were not valid JSON ({error}), so the tool did not run.\n\
+         You sent: {shown}{cut}\n\
+         Send the call again with the arguments as one JSON object."
+    )
+}

@@ -1,0 +1,132 @@
+//! The permission modes of DESIGN.md, decided honestly per call.
+
+use std::fmt;
+
+use rein_tools::ToolKind;
+
+use super::{CallView, Decision};
+
+/// What rein may do without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PermissionMode {
+    /// Read-only tools run; edits and commands ask.
+    #[default]
+    Default,
+    /// Read-only tools and edits inside the workspace run; commands ask.
+    AcceptEdits,
+    /// Only read-only tools: nothing is changed, nothing is run.
+    Plan,
+    /// Everything runs without asking, but the hard deny list.
+    Yolo,
+}
+
+impl PermissionMode {
+    /// The name on the command line and in config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "accept-edits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::Yolo => "yolo",
+        }
+    }
+
+    /// Whether tools of `kind` are offered to the model at all.
+    pub fn offers(self, kind: ToolKind) -> bool {
+        match self {
+            PermissionMode::Plan => kind == ToolKind::ReadOnly,
+            PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Yolo => true,
+        }
+    }
+
+    pub(super) fn decide(self, call: &CallView<'_>) -> Decision {
+        let inside = call.path.is_none_or(|p| p.in_workspace.is_some());
+        match (self, call.kind) {
+            (_, ToolKind::ReadOnly) | (PermissionMode::Yolo, _) => Decision::Allow,
+            (PermissionMode::Plan, ToolKind::Edit | ToolKind::Execute) => Decision::Deny {
+                reason: format!(
+                    "plan mode only reads: `{}` would change files or run a program",
+                    call.tool
+                ),
+            },
+            (PermissionMode::AcceptEdits, ToolKind::Edit) if inside => Decision::Allow,
+            (PermissionMode::AcceptEdits, ToolKind::Edit) => Decision::Ask {
+                reason: "the edit is outside the workspace".to_owned(),
+            },
+            (PermissionMode::Default, ToolKind::Edit) => Decision::Ask {
+                reason: "edits need approval in the default mode".to_owned(),
+            },
+            (PermissionMode::Default | PermissionMode::AcceptEdits, ToolKind::Execute) => {
+                Decision::Ask {
+                    reason: "commands need approval".to_owned(),
+                }
+            }
+        }
+    }
+
+    pub(super) fn how_to_allow(self, call: &CallView<'_>) -> String {
+        match call.kind {
+            ToolKind::Edit => {
+                "run rein with `--permission-mode accept-edits` (edits inside the workspace) or \
+                 `--permission-mode yolo`"
+                    .to_owned()
+            }
+            ToolKind::Execute | ToolKind::ReadOnly => {
+                "run rein with `--permission-mode yolo` (commands run without asking; the hard \
+                 deny list still holds)"
+                    .to_owned()
+            }
+        }
+    }
+}
+
+impl fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::json;
+
+    use super::super::PathTarget;
+    use super::*;
+
+    fn decide(mode: PermissionMode, kind: ToolKind, inside: bool) -> Decision {
+        let target = PathTarget {
+            absolute: PathBuf::from("/w/a.rs"),
+            in_workspace: inside.then(|| PathBuf::from("a.rs")),
+        };
+        let args = json!({});
+        mode.decide(&CallView {
+            tool: "t",
+            kind,
+            arguments: &args,
+            path: Some(&target),
+        })
+    }
+
+    #[test]
+    fn each_mode_decides_as_documented() {
+        use PermissionMode::*;
+        use ToolKind::*;
+        let allow = |d: Decision| d == Decision::Allow;
+        let ask = |d: Decision| matches!(d, Decision::Ask { .. });
+        let deny = |d: Decision| matches!(d, Decision::Deny { .. });
+        for mode in [Default, AcceptEdits, Plan, Yolo] {
+            assert!(allow(decide(mode, ReadOnly, true)), "{mode}: reads run");
+        }
+        assert!(deny(decide(Plan, Edit, true)) && deny(decide(Plan, Execute, true)));
+        assert!(ask(decide(Default, Edit, true)) && ask(decide(Default, Execute, true)));
+        assert!(allow(decide(AcceptEdits, Edit, true)));
+        assert!(
+            ask(decide(AcceptEdits, Edit, false)),
+            "outside the workspace asks"
+        );
+        assert!(ask(decide(AcceptEdits, Execute, true)));
+        assert!(allow(decide(Yolo, Edit, false)) && allow(decide(Yolo, Execute, true)));
+    }
+}

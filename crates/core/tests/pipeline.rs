@@ -1,0 +1,440 @@
+//! The tool pipeline, seen from outside: the order of its steps, approvals and their
+//! answers, and the events of calls that run on their own tasks.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rein_core::agent::{Agent, AgentEvent, AgentParts, AgentSettings, Events, TurnStop};
+use rein_core::hooks::{HookCall, NoHooks, PreToolUse, ToolHooks};
+use rein_core::interaction::{Approval, ApprovalRequest, Interaction, ScriptedInteraction};
+use rein_core::permissions::{CallView, Decision, ModePolicy, PermissionMode, Policy, Rule};
+use rein_llm::{Message, Part, ProviderConfig, ProviderKind, RetryPolicy, Role, build_provider};
+use rein_testkit::{MockServer, MockToolCall, Script, Turn};
+use rein_tools::{
+    Tool, ToolConfig, ToolContext, ToolError, ToolKind, ToolOutput, ToolRegistry, async_trait,
+};
+use serde_json::json;
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
+
+/// What happened, in order, across the pipeline's steps.
+type Log = Arc<Mutex<Vec<String>>>;
+
+fn note(log: &Log, step: impl Into<String>) {
+    log.lock().unwrap().push(step.into());
+}
+
+/// An edit tool whose argument check, run and output are all visible in the log.
+struct Loud {
+    log: Log,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct LoudArgs {
+    /// How many characters of output to give.
+    size: usize,
+}
+
+#[async_trait]
+impl Tool for Loud {
+    type Args = LoudArgs;
+    fn name(&self) -> &'static str {
+        "loud"
+    }
+    fn description(&self) -> &'static str {
+        "Writes a lot."
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+    async fn run(&self, args: LoudArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        note(&self.log, "run");
+        Ok(ToolOutput::success("x\n".repeat(args.size / 2)))
+    }
+}
+
+struct LoggingPolicy {
+    log: Log,
+    inner: ModePolicy,
+}
+
+impl Policy for LoggingPolicy {
+    fn decide(&self, call: &CallView<'_>) -> Decision {
+        note(&self.log, "decide");
+        self.inner.decide(call)
+    }
+    fn allow_for_session(&self, rule: Rule) {
+        self.inner.allow_for_session(rule);
+    }
+    fn how_to_allow(&self, call: &CallView<'_>) -> String {
+        self.inner.how_to_allow(call)
+    }
+}
+
+struct LoggingHooks {
+    log: Log,
+}
+
+#[async_trait]
+impl ToolHooks for LoggingHooks {
+    async fn pre_tool_use(&self, _call: &HookCall<'_>) -> PreToolUse {
+        note(&self.log, "pre-hook");
+        PreToolUse::Continue
+    }
+    async fn post_tool_use(&self, _call: &HookCall<'_>, output: &ToolOutput) {
+        note(
+            &self.log,
+            format!("post-hook saw {} chars", output.content.len()),
+        );
+    }
+}
+
+struct LoggingInteraction {
+    log: Log,
+    inner: ScriptedInteraction,
+}
+
+#[async_trait]
+impl Interaction for LoggingInteraction {
+    async fn approve(&self, request: ApprovalRequest) -> Approval {
+        note(&self.log, "ask");
+        self.inner.approve(request).await
+    }
+}
+
+/// An interaction where the person presses Ctrl+C while asked.
+struct CtrlCWhileAsked {
+    cancel: CancellationToken,
+}
+
+#[async_trait]
+impl Interaction for CtrlCWhileAsked {
+    async fn approve(&self, _request: ApprovalRequest) -> Approval {
+        self.cancel.cancel();
+        std::future::pending().await
+    }
+}
+
+struct Setup {
+    dir: TempDir,
+    log: Log,
+}
+
+impl Setup {
+    fn new() -> Self {
+        Setup {
+            dir: TempDir::new().unwrap(),
+            log: Log::default(),
+        }
+    }
+
+    fn agent(
+        &self,
+        server: &MockServer,
+        policy: Arc<dyn Policy>,
+        interaction: Arc<dyn Interaction>,
+        hooks: Arc<dyn ToolHooks>,
+    ) -> Agent {
+        let mut config = ProviderConfig::new(ProviderKind::OpenAi);
+        config.base_url = Some(server.openai_base_url());
+        config.api_key = Some("test-key".into());
+        config.retry = RetryPolicy {
+            base_delay: Duration::from_millis(5),
+            ..RetryPolicy::default()
+        };
+        let mut registry = ToolRegistry::builtin();
+        registry.register(Loud {
+            log: Arc::clone(&self.log),
+        });
+        let workspace = self.dir.path().canonicalize().unwrap();
+        let mut tools = ToolConfig::new(&workspace, workspace.join(".offload"));
+        tools.output_budget_chars = 1_000;
+        Agent::new(AgentParts {
+            provider: build_provider(&config).unwrap(),
+            registry: Arc::new(registry),
+            tool_ctx: ToolContext::new(tools),
+            system_prompt: "You are a test.".into(),
+            settings: AgentSettings {
+                model: "gpt-4o".into(),
+                provider: ProviderKind::OpenAi,
+                temperature: None,
+                max_tokens: None,
+                max_rounds: 10,
+            },
+            history: Vec::new(),
+            transcript: None,
+            policy,
+            interaction,
+            hooks,
+        })
+    }
+
+    fn logged(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+fn collect() -> (Events, Arc<Mutex<Vec<AgentEvent>>>) {
+    let seen: Arc<Mutex<Vec<AgentEvent>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    (
+        Events::new(move |e: AgentEvent| sink.lock().unwrap().push(e)),
+        seen,
+    )
+}
+
+/// The content of every tool result in the history, in order.
+fn results(history: &[Message]) -> Vec<String> {
+    history
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            Part::ToolResult(r) => Some(r.content.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn loud(id: &str, args: serde_json::Value) -> Turn {
+    Turn::new().tool_call(MockToolCall::new(id, "loud", args.to_string()))
+}
+
+#[tokio::test]
+async fn steps_run_in_order_and_invalid_arguments_never_reach_the_policy() {
+    let setup = Setup::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(loud("bad", json!({"size": "big"})))
+            .reply(loud("good", json!({"size": 5000})))
+            .reply(Turn::text("done")),
+    );
+    let log = Arc::clone(&setup.log);
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(LoggingPolicy {
+            log: Arc::clone(&log),
+            inner: ModePolicy::new(PermissionMode::Default),
+        }),
+        Arc::new(LoggingInteraction {
+            log: Arc::clone(&log),
+            inner: ScriptedInteraction::new([Approval::Yes]),
+        }),
+        Arc::new(LoggingHooks {
+            log: Arc::clone(&log),
+        }),
+    );
+    let (events, _) = collect();
+    let outcome = agent
+        .run_turn("go", &events, CancellationToken::new())
+        .await;
+    assert_eq!(outcome.stop(), TurnStop::EndTurn);
+    assert_eq!(
+        setup.logged(),
+        [
+            // The call with invalid arguments: nothing at all.
+            "pre-hook",
+            "decide",
+            "ask",
+            "run",
+            "post-hook saw 5000 chars",
+        ]
+    );
+    let results = results(agent.history());
+    assert!(
+        results[0].contains("Invalid arguments for loud") && results[0].contains("`size`"),
+        "{}",
+        results[0]
+    );
+    // The budget comes after the post-hook, which saw the whole output.
+    assert!(results[1].chars().count() <= 1_000, "{}", results[1].len());
+    assert!(results[1].contains("characters cut"), "{}", results[1]);
+}
+
+#[tokio::test]
+async fn no_with_a_reason_reaches_the_model_and_the_next_request_is_valid() {
+    let setup = Setup::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "t1",
+                "bash",
+                json!({"command": "cargo test"}).to_string(),
+            )))
+            .reply(Turn::text("ok, not running them")),
+    );
+    let interaction = Arc::new(ScriptedInteraction::new([Approval::NoBecause(
+        "the tests are slow".into(),
+    )]));
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(ModePolicy::new(PermissionMode::Default)),
+        interaction.clone(),
+        Arc::new(NoHooks),
+    );
+    let (events, seen) = collect();
+    let outcome = agent
+        .run_turn("test it", &events, CancellationToken::new())
+        .await;
+    assert_eq!(outcome.stop(), TurnStop::EndTurn);
+    let asked = interaction.asked();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].tool, "bash");
+    assert_eq!(asked[0].arguments["command"], "cargo test");
+    assert_eq!(asked[0].session_rule.to_string(), "bash(cargo test)");
+
+    let results = results(agent.history());
+    assert!(results[0].contains("the tests are slow"), "{}", results[0]);
+    // The second request carries the call and its one result.
+    let body = &server.requests()[1].body;
+    let messages = body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "tool");
+    assert_eq!(last["tool_call_id"], "t1");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("the tests are slow")
+    );
+    let denied: Vec<_> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::PermissionDenied { .. }))
+        .cloned()
+        .collect();
+    assert_eq!(denied.len(), 1);
+}
+
+#[tokio::test]
+async fn yes_for_the_session_is_not_asked_again_for_the_same_pattern() {
+    let setup = Setup::new();
+    let bash = |id: &str, command: &str| {
+        Turn::new().tool_call(MockToolCall::new(
+            id,
+            "bash",
+            json!({ "command": command }).to_string(),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(bash("a", "echo one"))
+            .reply(bash("b", "echo one"))
+            .reply(bash("c", "echo two"))
+            .reply(Turn::text("done")),
+    );
+    let interaction = Arc::new(ScriptedInteraction::new([
+        Approval::YesForSession,
+        Approval::Yes,
+    ]));
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(ModePolicy::new(PermissionMode::Default)),
+        interaction.clone(),
+        Arc::new(NoHooks),
+    );
+    let (events, _) = collect();
+    agent
+        .run_turn("echo", &events, CancellationToken::new())
+        .await;
+    let asked: Vec<String> = interaction
+        .asked()
+        .iter()
+        .map(|r| r.arguments["command"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(asked, ["echo one", "echo two"], "the repeat ran unasked");
+    let outputs: Vec<String> = results(agent.history())
+        .iter()
+        .map(|r| r.lines().next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(outputs, ["one", "one", "two"], "all three ran");
+}
+
+#[tokio::test]
+async fn ctrl_c_while_asked_ends_the_turn_like_ctrl_c_during_a_tool() {
+    let setup = Setup::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "w",
+                "write_file",
+                json!({"file_path": "a.txt", "content": "x"}).to_string(),
+            )))
+            .reply(Turn::text("never asked for")),
+    );
+    let cancel = CancellationToken::new();
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(ModePolicy::new(PermissionMode::Default)),
+        Arc::new(CtrlCWhileAsked {
+            cancel: cancel.clone(),
+        }),
+        Arc::new(NoHooks),
+    );
+    let (events, _) = collect();
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(10),
+        agent.run_turn("write it", &events, cancel),
+    )
+    .await
+    .expect("the turn ends when Ctrl+C comes during a question");
+    assert_eq!(outcome.stop(), TurnStop::Cancelled);
+    assert!(!setup.dir.path().join("a.txt").exists());
+    assert_eq!(server.request_count(), 1);
+    let results = results(agent.history());
+    assert_eq!(results.len(), 1, "the call still has its one result");
+    assert!(results[0].contains("interrupted"), "{}", results[0]);
+}
+
+#[tokio::test]
+async fn events_of_calls_on_their_own_tasks_arrive_in_the_documented_order() {
+    let setup = Setup::new();
+    std::fs::write(setup.dir.path().join("a.txt"), "a\n").unwrap();
+    std::fs::write(setup.dir.path().join("b.txt"), "b\n").unwrap();
+    let read = |id: &str, path: &str| {
+        MockToolCall::new(id, "read_file", json!({ "file_path": path }).to_string())
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(
+                Turn::new()
+                    .tool_call(read("r1", "a.txt"))
+                    .tool_call(read("r2", "b.txt"))
+                    .tool_call(read("r3", "missing.txt")),
+            )
+            .reply(Turn::text("read")),
+    );
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(ModePolicy::new(PermissionMode::Default)),
+        Arc::new(ScriptedInteraction::default()),
+        Arc::new(NoHooks),
+    );
+    let (events, seen) = collect();
+    agent
+        .run_turn("read", &events, CancellationToken::new())
+        .await;
+    let seen = seen.lock().unwrap().clone();
+    let position = |wanted: &dyn Fn(&AgentEvent) -> bool| seen.iter().position(wanted).unwrap();
+    let mut result_order = Vec::new();
+    for id in ["r1", "r2", "r3"] {
+        let started =
+            position(&|e| matches!(e, AgentEvent::ToolCallStarted { id: i, .. } if i == id));
+        let ended = position(&|e| matches!(e, AgentEvent::ToolResult { id: i, .. } if i == id));
+        assert!(started < ended, "{id} starts before its result");
+        result_order.push(ended);
+    }
+    assert!(
+        result_order.windows(2).all(|w| w[0] < w[1]),
+        "results in call order"
+    );
+    let finished = position(&|e| matches!(e, AgentEvent::TurnFinished { .. }));
+    assert!(finished > result_order[2]);
+    // Reads need no approval in the default mode: nothing was asked, nothing refused.
+    assert!(!seen.iter().any(|e| matches!(
+        e,
+        AgentEvent::ApprovalRequested { .. } | AgentEvent::PermissionDenied { .. }
+    )));
+}
