@@ -110,7 +110,7 @@ pub(crate) async fn run() -> Exit {
         render::error(&error.to_string());
     }
     render::notice("");
-    render::stdout_line(&outcome.text);
+    render::answer(&outcome.text);
     render::notice(&format!(
         "\nThe fixed project is in {} (try: cd {} && python3 main.py).\n\
          To use rein on your own code, set an API key (see rein --help) and run: rein -p \"your request\"",

@@ -115,7 +115,7 @@ pub(crate) async fn run(args: Args) -> Exit {
     match format {
         OutputFormat::Text => {
             if !outcome.text.is_empty() {
-                render::stdout_line(&outcome.text);
+                render::answer(&outcome.text);
             }
             match outcome.stop() {
                 TurnStop::EndTurn => {}

@@ -381,3 +381,26 @@ fn record_then_replay_needs_no_network() {
         "one\ntwo\n"
     );
 }
+
+#[test]
+fn escape_sequences_in_the_answer_are_shown_harmlessly() {
+    let env = Env::new();
+    let server = MockServer::start(
+        Script::new().reply(Turn::text("Done.\u{1b}]0;pwned\u{7}\u{1b}[2J All good.")),
+    );
+    let out = run(env.rein_openai(&server).args(["-p", "hi"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Done.␛]0;pwned␇␛[2J All good.\n");
+
+    // JSON output keeps the text exactly, escaped by JSON's rules.
+    let server = MockServer::start(Script::new().reply(Turn::text("Done.\u{1b}]0;pwned\u{7}")));
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "hi", "--output-format", "json"]));
+    assert!(
+        stdout(&out).contains(r"Done.\u001b]0;pwned\u0007"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(final_json(&out)["result"], "Done.\u{1b}]0;pwned\u{7}");
+}

@@ -1,28 +1,35 @@
 //! How a run looks: progress on stderr, the answer on stdout, or JSON for programs.
 
+mod safe;
 mod stream_json;
 mod style;
 mod text;
 
 use std::io::Write;
 
+pub(crate) use safe::neutralize;
 pub(crate) use stream_json::{StreamJson, session_line};
 pub(crate) use style::Style;
 pub(crate) use text::TextProgress;
 
-/// Prints an error for the person, on stderr.
+/// Prints an error for the person, on stderr. Server text inside it is made harmless.
 pub(crate) fn error(message: &str) {
     let style = Style::for_stderr();
     let _ = writeln!(
         std::io::stderr().lock(),
         "{}",
-        style.error(&format!("rein: {message}"))
+        style.error(&format!("rein: {}", neutralize(message)))
     );
 }
 
-/// Prints a plain message on stderr (usage text, notices).
+/// Prints a plain message on stderr (usage text, notices), made harmless.
 pub(crate) fn notice(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
+    let _ = writeln!(std::io::stderr().lock(), "{}", neutralize(message));
+}
+
+/// Prints the model's final answer on stdout, made harmless to show.
+pub(crate) fn answer(text: &str) {
+    stdout_line(&neutralize(text));
 }
 
 /// Writes `text` to stdout, followed by a newline unless it ends with one.
