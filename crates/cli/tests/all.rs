@@ -12,3 +12,4 @@ mod interrupt;
 mod parallel;
 mod rounds;
 mod sessions;
+mod tool_calls;

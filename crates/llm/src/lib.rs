@@ -30,7 +30,7 @@ mod tls;
 mod toolspec;
 
 pub use anthropic::AnthropicProvider;
-pub use assemble::{AssembledResponse, Assembler, parse_arguments};
+pub use assemble::{AssembledResponse, Assembler, UNNAMED_TOOL, parse_arguments};
 pub use classify::{is_context_too_long, parse_retry_after, retry_hint_in_message};
 pub use config::{ConfigError, ProviderConfig, build_provider};
 pub use decode::StreamDecoder;

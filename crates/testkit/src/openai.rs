@@ -70,6 +70,20 @@ pub(crate) fn stream_events(turn: &Turn, context: &RenderContext) -> Vec<String>
         events.push(chunk(json!({ "content": piece }), Value::Null, None));
     }
     for (offset, call) in turn.calls().iter().enumerate() {
+        if turn.calls_share_one_index() {
+            let tool_call = json!({
+                "index": turn.first_tool_index(),
+                "id": call.id(),
+                "type": "function",
+                "function": { "name": call.name(), "arguments": call.arguments() },
+            });
+            events.push(chunk(
+                json!({ "tool_calls": [tool_call] }),
+                Value::Null,
+                None,
+            ));
+            continue;
+        }
         let index = turn.first_tool_index() + offset;
         for (position, fragment) in call.fragments().into_iter().enumerate() {
             let tool_call = if position == 0 {

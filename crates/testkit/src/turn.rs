@@ -32,6 +32,7 @@ pub struct Turn {
     text: Vec<String>,
     tool_calls: Vec<MockToolCall>,
     first_index: usize,
+    shared_index: bool,
     usage: MockUsage,
     #[serde(skip_serializing_if = "Option::is_none")]
     stop_reason: Option<MockStopReason>,
@@ -108,6 +109,13 @@ impl Turn {
     /// Anthropic content-block indices always count from 0, as the real API does.
     pub fn first_index(mut self, index: usize) -> Self {
         self.first_index = index;
+        self
+    }
+
+    /// Streams every tool call whole, in one chunk, at the same OpenAI `index` (the first
+    /// one), told apart only by its id, as Ollama does.
+    pub fn calls_share_index(mut self) -> Self {
+        self.shared_index = true;
         self
     }
 
@@ -226,6 +234,10 @@ impl Turn {
 
     pub(crate) fn first_tool_index(&self) -> usize {
         self.first_index
+    }
+
+    pub(crate) fn calls_share_one_index(&self) -> bool {
+        self.shared_index
     }
 
     pub(crate) fn token_usage(&self) -> &MockUsage {

@@ -178,6 +178,29 @@ async fn tool_call_arguments_arrive_in_fragments_with_id_and_name_first() {
 }
 
 #[tokio::test]
+async fn calls_sharing_one_index_stream_whole_with_their_ids() {
+    let turn = Turn::new()
+        .tool_call(MockToolCall::new("call_1", "read_file", r#"{"file_path":"a"}"#).split_every(2))
+        .tool_call(MockToolCall::new("call_2", "glob", r#"{"pattern":"*"}"#))
+        .calls_share_index();
+    let response = stream(turn, openai_stream_request()).await;
+    let calls: Vec<Value> = deltas(&response.sse_json())
+        .iter()
+        .filter_map(|delta| delta.get("tool_calls"))
+        .map(|calls| calls[0].clone())
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            json!({"index": 0, "id": "call_1", "type": "function",
+                "function": {"name": "read_file", "arguments": r#"{"file_path":"a"}"#}}),
+            json!({"index": 0, "id": "call_2", "type": "function",
+                "function": {"name": "glob", "arguments": r#"{"pattern":"*"}"#}}),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn explicit_fragments_and_reasoning_content() {
     let turn = Turn::text("done")
         .reasoning_chunks(["think ", "hard"])

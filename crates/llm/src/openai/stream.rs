@@ -214,10 +214,16 @@ impl OpenAiStream {
                 _ => self.next_index,
             },
         };
-        if self.open_call != Some(index) {
-            // Calls stream one after another, so a new index completes the previous call.
+        // A different id at the open index is another call too: some servers (Ollama) send
+        // whole calls that all say `index: 0`.
+        let another_id =
+            matches!((self.open_call_id.as_deref(), id), (Some(open), Some(id)) if open != id);
+        if self.open_call != Some(index) || another_id {
+            // Calls stream one after another, so a new call completes the previous one.
             self.end_open_call(out);
             self.open_call = Some(index);
+            self.open_call_id = id.map(str::to_owned);
+        } else if self.open_call_id.is_none() {
             self.open_call_id = id.map(str::to_owned);
         }
         self.saw_tool_call = true;

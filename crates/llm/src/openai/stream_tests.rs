@@ -224,6 +224,54 @@ fn openai_calls_without_index_or_id_still_assemble() {
 }
 
 #[test]
+fn openai_whole_calls_all_at_index_0_are_separate_calls() {
+    // What Ollama streams: each call whole in one chunk, every one at index 0.
+    let body = sse(&[
+        openai_chunk(
+            json!({"tool_calls":[{"index":0,"id":"call_x1","type":"function","function":{"name":"read_file","arguments":"{\"file_path\":\"a.txt\"}"}}]}),
+            None,
+        ),
+        openai_chunk(
+            json!({"tool_calls":[{"index":0,"id":"call_x2","type":"function","function":{"name":"read_file","arguments":"{\"file_path\":\"b.txt\"}"}}]}),
+            None,
+        ),
+        openai_chunk(json!({}), Some("tool_calls")),
+    ]) + "data: [DONE]\n\n";
+    let (events, response) = decode(ProviderKind::OpenAi, &[body.as_bytes()]).unwrap();
+    let ends = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::ToolCallEnd { index: 0 }))
+        .count();
+    assert_eq!(ends, 2, "each call is ended: {events:?}");
+    let calls: Vec<(String, ToolArguments)> = response
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolCall(c) => Some((c.id.clone(), c.arguments.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            (
+                "call_x1".to_owned(),
+                ToolArguments::Json {
+                    value: json!({"file_path": "a.txt"})
+                }
+            ),
+            (
+                "call_x2".to_owned(),
+                ToolArguments::Json {
+                    value: json!({"file_path": "b.txt"})
+                }
+            ),
+        ]
+    );
+}
+
+#[test]
 fn openai_non_streaming_reply_is_accepted() {
     let body = json!({"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hi","reasoning_content":"r",
         "tool_calls":[{"id":"c1","type":"function","function":{"name":"glob","arguments":"{\"pattern\":\"*\"}"}}]},"finish_reason":"tool_calls"}],
