@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use rein_core::agent::{Agent, AgentParts, AgentSettings};
-use rein_core::config::{self, ApiKey, Config, ConfigInputs, Overrides};
+use rein_core::config::{self, ApiKey, Config, ConfigInputs, Overrides, ProviderKind, Setting};
 use rein_core::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
 use rein_core::session::{LoadedSession, NewSession, Session, SessionError, SessionStore};
 use rein_llm::replay::{RecordingProvider, ReplayProvider};
@@ -70,7 +70,7 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
     })
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
 
-    let provider = provider(args, &config)?;
+    let provider = provider(args, &config, &mut warnings)?;
     let registry = Arc::new(registry(args.permission_mode));
     let (session, history) = match resumed {
         Some((session, loaded)) => (session, loaded.messages),
@@ -167,7 +167,11 @@ fn resume(
 
 /// The model endpoint: a cassette for `--replay`, else the configured API (recorded for
 /// `--record`).
-fn provider(args: &Args, config: &Config) -> Result<Arc<dyn Provider>, SetupError> {
+fn provider(
+    args: &Args,
+    config: &Config,
+    warnings: &mut Vec<String>,
+) -> Result<Arc<dyn Provider>, SetupError> {
     if let Some(path) = &args.replay {
         let replay =
             ReplayProvider::from_path(path).map_err(|e| SetupError::Usage(e.to_string()))?;
@@ -192,6 +196,7 @@ fn provider(args: &Args, config: &Config) -> Result<Arc<dyn Provider>, SetupErro
             max_retries: config.retries,
             ..RetryPolicy::default()
         },
+        thinking_budget_tokens: thinking_budget(config, warnings),
     };
     let live = rein_llm::build_provider(&provider_config)
         .map_err(|e| SetupError::Runtime(e.to_string()))?;
@@ -202,6 +207,22 @@ fn provider(args: &Args, config: &Config) -> Result<Arc<dyn Provider>, SetupErro
             Ok(Arc::new(recorder))
         }
         None => Ok(live),
+    }
+}
+
+/// The thinking budget to send: Anthropic's API is the one that takes it.
+fn thinking_budget(config: &Config, warnings: &mut Vec<String>) -> Option<u32> {
+    let budget = config.thinking_budget_tokens?;
+    match config.provider {
+        ProviderKind::Anthropic => Some(budget),
+        ProviderKind::OpenAi => {
+            warnings.push(format!(
+                "thinking_budget (from {}) applies to the Anthropic API only; it is not sent to \
+                 this OpenAI-compatible endpoint",
+                config.source(Setting::ThinkingBudget)
+            ));
+            None
+        }
     }
 }
 

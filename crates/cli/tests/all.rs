@@ -12,4 +12,5 @@ mod interrupt;
 mod parallel;
 mod rounds;
 mod sessions;
+mod thinking;
 mod tool_calls;

@@ -483,3 +483,42 @@ fn ca_file_comes_from_a_file_relative_to_it_or_from_ssl_cert_file() {
     fx.project_file("ca_file = \"\"\n");
     assert!(fx.error().contains("ca_file"), "{}", fx.error());
 }
+
+#[test]
+fn a_thinking_budget_leaves_room_for_the_answer_or_says_why_it_cannot() {
+    let mut fx = Fixture::new();
+    fx.set("ANTHROPIC_API_KEY", "sk-ant-1");
+    assert_eq!(fx.load().thinking_budget_tokens, None);
+
+    let file = fx.user_file("thinking_budget = 10000\n");
+    let config = fx.load();
+    assert_eq!(config.thinking_budget_tokens, Some(10_000));
+    assert_eq!(
+        config.source(Setting::ThinkingBudget),
+        &Source::UserFile(file)
+    );
+    // The default output limit grows past the budget.
+    assert_eq!(config.max_tokens, Some(10_000 + 8192));
+
+    fx.set("REIN_THINKING_BUDGET", "2048");
+    let config = fx.load();
+    assert_eq!(config.thinking_budget_tokens, Some(2048));
+    assert_eq!(config.max_tokens, Some(8192));
+
+    // A configured limit that leaves no room is an error naming both settings.
+    fx.project_file("max_tokens = 2000\n");
+    let err = fx.error();
+    assert!(
+        err.contains("max_tokens") && err.contains("thinking_budget") && err.contains("2048"),
+        "{err}"
+    );
+
+    fx.set("REIN_THINKING_BUDGET", "100");
+    let err = fx.error();
+    assert!(
+        err.contains("REIN_THINKING_BUDGET") && err.contains("1024"),
+        "{err}"
+    );
+    fx.set("REIN_THINKING_BUDGET", "lots");
+    assert!(fx.error().contains("lots"), "{}", fx.error());
+}

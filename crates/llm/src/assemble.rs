@@ -54,6 +54,7 @@ enum Slot {
     Reasoning {
         text: String,
         signature: Option<String>,
+        redacted: Option<String>,
     },
     /// Position of a call in `calls`.
     Call(usize),
@@ -114,6 +115,14 @@ impl Assembler {
                 self.signature(signature);
                 Vec::new()
             }
+            StreamEvent::RedactedReasoning { data } => {
+                self.parts.push(Slot::Reasoning {
+                    text: String::new(),
+                    signature: None,
+                    redacted: Some(data.clone()),
+                });
+                Vec::new()
+            }
             StreamEvent::ToolCallDelta {
                 index,
                 id,
@@ -155,23 +164,29 @@ impl Assembler {
 
     fn reasoning(&mut self, text: &str) {
         match self.parts.last_mut() {
-            // A signed block is closed: what follows is a new block.
+            // A signed or redacted block is closed: what follows is a new block.
             Some(Slot::Reasoning {
                 text: last,
                 signature: None,
+                redacted: None,
             }) => last.push_str(text),
             _ if text.is_empty() => {}
             _ => self.parts.push(Slot::Reasoning {
                 text: text.to_owned(),
                 signature: None,
+                redacted: None,
             }),
         }
     }
 
     fn signature(&mut self, signature: &str) {
         let open = self.parts.iter_mut().rev().find_map(|p| match p {
-            Slot::Reasoning { signature, .. } => Some(signature),
-            Slot::Text(_) | Slot::Call(_) => None,
+            Slot::Reasoning {
+                signature,
+                redacted: None,
+                ..
+            } => Some(signature),
+            Slot::Reasoning { .. } | Slot::Text(_) | Slot::Call(_) => None,
         });
         match open {
             Some(slot @ None) => *slot = Some(signature.to_owned()),
@@ -179,6 +194,7 @@ impl Assembler {
             Some(Some(_)) | None => self.parts.push(Slot::Reasoning {
                 text: String::new(),
                 signature: Some(signature.to_owned()),
+                redacted: None,
             }),
         }
     }
@@ -321,7 +337,15 @@ impl Assembler {
             .into_iter()
             .filter_map(|slot| match slot {
                 Slot::Text(text) => Some(Part::Text { text }),
-                Slot::Reasoning { text, signature } => Some(Part::Reasoning { text, signature }),
+                Slot::Reasoning {
+                    text,
+                    signature,
+                    redacted,
+                } => Some(Part::Reasoning {
+                    text,
+                    signature,
+                    redacted,
+                }),
                 Slot::Call(pos) => calls
                     .get_mut(pos)
                     .and_then(Option::take)

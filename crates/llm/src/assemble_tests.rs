@@ -239,7 +239,7 @@ fn a_call_without_a_name_gets_the_placeholder() {
 }
 
 #[test]
-fn signed_reasoning_blocks_stay_apart() {
+fn signed_and_redacted_reasoning_blocks_stay_apart() {
     let mut assembler = Assembler::new();
     for event in [
         StreamEvent::ReasoningDelta { text: "one".into() },
@@ -250,6 +250,12 @@ fn signed_reasoning_blocks_stay_apart() {
         StreamEvent::ReasoningSignature {
             signature: "s2".into(),
         },
+        StreamEvent::RedactedReasoning {
+            data: "opaque".into(),
+        },
+        StreamEvent::ReasoningDelta {
+            text: "three".into(),
+        },
         finish(StopReason::EndTurn),
     ] {
         assembler.push(&event);
@@ -259,11 +265,23 @@ fn signed_reasoning_blocks_stay_apart() {
         [
             Part::Reasoning {
                 text: "one".into(),
-                signature: Some("s1".into())
+                signature: Some("s1".into()),
+                redacted: None,
             },
             Part::Reasoning {
                 text: "two".into(),
-                signature: Some("s2".into())
+                signature: Some("s2".into()),
+                redacted: None,
+            },
+            Part::Reasoning {
+                text: String::new(),
+                signature: None,
+                redacted: Some("opaque".into()),
+            },
+            Part::Reasoning {
+                text: "three".into(),
+                signature: None,
+                redacted: None,
             },
         ]
     );

@@ -21,6 +21,8 @@ pub struct ProviderConfig {
     pub network: NetworkConfig,
     /// How failed calls are retried.
     pub retry: RetryPolicy,
+    /// Anthropic extended thinking: the tokens the model may think for; `None` leaves it off.
+    pub thinking_budget_tokens: Option<u32>,
 }
 
 impl ProviderConfig {
@@ -32,6 +34,7 @@ impl ProviderConfig {
             api_key: None,
             network: NetworkConfig::default(),
             retry: RetryPolicy::default(),
+            thinking_budget_tokens: None,
         }
     }
 
@@ -52,6 +55,7 @@ impl fmt::Debug for ProviderConfig {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("network", &self.network)
             .field("retry", &self.retry)
+            .field("thinking_budget_tokens", &self.thinking_budget_tokens)
             .finish()
     }
 }

@@ -23,6 +23,12 @@ pub enum StreamEvent {
         /// The opaque signature.
         signature: String,
     },
+    /// A whole redacted reasoning block (Anthropic `redacted_thinking`): encrypted, shown to
+    /// no one, and sent back unchanged.
+    RedactedReasoning {
+        /// The opaque data.
+        data: String,
+    },
     /// A piece of a tool call; id and name may come only with the first piece of an index.
     ToolCallDelta {
         /// Which call this piece belongs to (not necessarily starting at 0).

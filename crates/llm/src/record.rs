@@ -93,6 +93,7 @@ impl Provider for RecordingProvider {
                 StreamEvent::TextDelta { .. }
                 | StreamEvent::ReasoningDelta { .. }
                 | StreamEvent::ReasoningSignature { .. }
+                | StreamEvent::RedactedReasoning { .. }
                 | StreamEvent::ToolCallDelta { .. }
                 | StreamEvent::ToolCallEnd { .. }
                 | StreamEvent::Usage(_) => recorded.push(event.clone()),

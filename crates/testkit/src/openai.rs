@@ -59,12 +59,41 @@ pub(crate) fn stream_events(turn: &Turn, context: &RenderContext) -> Vec<String>
         Value::Null,
         None,
     )];
-    for piece in turn.reasoning_pieces() {
-        events.push(chunk(
-            json!({ "reasoning_content": piece }),
-            Value::Null,
-            None,
-        ));
+    if turn.uses_thinking_blocks() {
+        for piece in turn.reasoning_pieces() {
+            let block = json!({ "type": "thinking", "thinking": piece, "signature": "" });
+            events.push(chunk(
+                json!({ "reasoning_content": piece, "thinking_blocks": [block] }),
+                Value::Null,
+                None,
+            ));
+        }
+        if !turn.reasoning_pieces().is_empty() {
+            let block = json!({
+                "type": "thinking", "thinking": "", "signature": turn.signature_or_default(),
+            });
+            events.push(chunk(
+                json!({ "reasoning_content": "", "thinking_blocks": [block] }),
+                Value::Null,
+                None,
+            ));
+        }
+        for data in turn.redacted_blocks() {
+            let block = json!({ "type": "redacted_thinking", "data": data });
+            events.push(chunk(
+                json!({ "thinking_blocks": [block] }),
+                Value::Null,
+                None,
+            ));
+        }
+    } else {
+        for piece in turn.reasoning_pieces() {
+            events.push(chunk(
+                json!({ "reasoning_content": piece }),
+                Value::Null,
+                None,
+            ));
+        }
     }
     for piece in turn.text_pieces() {
         events.push(chunk(json!({ "content": piece }), Value::Null, None));
@@ -137,6 +166,20 @@ pub(crate) fn json_body(turn: &Turn, context: &RenderContext) -> Value {
     });
     if !turn.reasoning_pieces().is_empty() {
         message["reasoning_content"] = json!(turn.full_reasoning());
+    }
+    if turn.uses_thinking_blocks() {
+        let mut blocks = Vec::new();
+        if !turn.reasoning_pieces().is_empty() {
+            blocks.push(json!({
+                "type": "thinking",
+                "thinking": turn.full_reasoning(),
+                "signature": turn.signature_or_default(),
+            }));
+        }
+        for data in turn.redacted_blocks() {
+            blocks.push(json!({ "type": "redacted_thinking", "data": data }));
+        }
+        message["thinking_blocks"] = json!(blocks);
     }
     if !turn.calls().is_empty() {
         let calls: Vec<Value> = turn

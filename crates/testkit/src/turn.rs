@@ -29,6 +29,8 @@ pub struct Turn {
     reasoning: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     signature: Option<String>,
+    redacted_thinking: Vec<String>,
+    thinking_blocks: bool,
     text: Vec<String>,
     tool_calls: Vec<MockToolCall>,
     first_index: usize,
@@ -95,6 +97,22 @@ impl Turn {
     /// The Anthropic thinking block's signature (default [`DEFAULT_THINKING_SIGNATURE`]).
     pub fn signature(mut self, signature: impl Into<String>) -> Self {
         self.signature = Some(signature.into());
+        self
+    }
+
+    /// Adds an Anthropic `redacted_thinking` block holding `data`, after the thinking block.
+    ///
+    /// OpenAI rendering sends it only with [`Turn::thinking_blocks`].
+    pub fn redacted_thinking(mut self, data: impl Into<String>) -> Self {
+        self.redacted_thinking.push(data.into());
+        self
+    }
+
+    /// Renders reasoning on the OpenAI route as LiteLLM relays Claude's thinking: each piece in
+    /// `reasoning_content` and in `thinking_blocks`, then the signature, and any redacted
+    /// block, in `thinking_blocks` alone.
+    pub fn thinking_blocks(mut self) -> Self {
+        self.thinking_blocks = true;
         self
     }
 
@@ -222,6 +240,14 @@ impl Turn {
         self.signature
             .as_deref()
             .unwrap_or(DEFAULT_THINKING_SIGNATURE)
+    }
+
+    pub(crate) fn redacted_blocks(&self) -> &[String] {
+        &self.redacted_thinking
+    }
+
+    pub(crate) fn uses_thinking_blocks(&self) -> bool {
+        self.thinking_blocks
     }
 
     pub(crate) fn text_pieces(&self) -> &[String] {

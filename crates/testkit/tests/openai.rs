@@ -252,3 +252,26 @@ async fn a_request_without_stream_gets_one_completion_body() {
     let forced = stream(turn.non_streaming(), openai_stream_request()).await;
     assert_eq!(forced.json()["object"], "chat.completion");
 }
+
+#[tokio::test]
+async fn thinking_blocks_stream_as_litellm_relays_claude() {
+    let turn = Turn::text("ok")
+        .reasoning_chunks(["a", "b"])
+        .signature("sig")
+        .redacted_thinking("opaque")
+        .thinking_blocks();
+    let response = stream(turn, openai_stream_request()).await;
+    let reasoning: Vec<Value> = deltas(&response.sse_json())
+        .into_iter()
+        .filter(|d| d.get("thinking_blocks").is_some())
+        .collect();
+    assert_eq!(
+        reasoning,
+        [
+            json!({"reasoning_content": "a", "thinking_blocks": [{"type": "thinking", "thinking": "a", "signature": ""}]}),
+            json!({"reasoning_content": "b", "thinking_blocks": [{"type": "thinking", "thinking": "b", "signature": ""}]}),
+            json!({"reasoning_content": "", "thinking_blocks": [{"type": "thinking", "thinking": "", "signature": "sig"}]}),
+            json!({"thinking_blocks": [{"type": "redacted_thinking", "data": "opaque"}]}),
+        ]
+    );
+}

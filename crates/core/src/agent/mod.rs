@@ -283,6 +283,7 @@ impl Agent {
                     });
                 }
                 StreamEvent::ReasoningSignature { .. }
+                | StreamEvent::RedactedReasoning { .. }
                 | StreamEvent::ToolCallDelta { .. }
                 | StreamEvent::ToolCallEnd { .. }
                 | StreamEvent::Usage(_)
@@ -396,7 +397,11 @@ fn without_empty_parts(mut message: Message) -> Message {
     message.parts.retain(|p| match p {
         // Anthropic rejects text blocks that are only whitespace.
         Part::Text { text } => !text.trim().is_empty(),
-        Part::Reasoning { text, signature } => !text.is_empty() || signature.is_some(),
+        Part::Reasoning {
+            text,
+            signature,
+            redacted,
+        } => !text.is_empty() || signature.is_some() || redacted.is_some(),
         Part::ToolCall(_) | Part::ToolResult(_) => true,
     });
     message

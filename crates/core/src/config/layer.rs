@@ -35,6 +35,7 @@ pub(crate) struct Layer {
     pub(crate) tool_output_budget: Option<Sourced<usize>>,
     pub(crate) bash_timeout: Option<Sourced<Duration>>,
     pub(crate) ca_file: Option<Sourced<PathBuf>>,
+    pub(crate) thinking_budget: Option<Sourced<u32>>,
 }
 
 impl Layer {
@@ -53,6 +54,7 @@ impl Layer {
             tool_output_budget,
             bash_timeout,
             ca_file,
+            thinking_budget,
         } = above;
         fn over<T>(below: &mut Option<T>, above: Option<T>) {
             if above.is_some() {
@@ -71,6 +73,7 @@ impl Layer {
         over(&mut self.tool_output_budget, tool_output_budget);
         over(&mut self.bash_timeout, bash_timeout);
         over(&mut self.ca_file, ca_file);
+        over(&mut self.thinking_budget, thinking_budget);
     }
 
     /// The flags as a layer, validated like any other; also returns the `--api-key` value.
@@ -128,6 +131,11 @@ impl Layer {
         if let Some(value) = flags.bash_default_timeout {
             let value = check_bash_timeout(value).map_err(invalid(Setting::BashTimeout))?;
             layer.bash_timeout = Some(Sourced::new(value, flag(Setting::BashTimeout)));
+        }
+        if let Some(value) = flags.thinking_budget_tokens {
+            let value = check_thinking_budget(i64::from(value))
+                .map_err(invalid(Setting::ThinkingBudget))?;
+            layer.thinking_budget = Some(Sourced::new(value, flag(Setting::ThinkingBudget)));
         }
         let key = match &flags.api_key {
             Some(key) if key.expose().trim().is_empty() => {
@@ -190,6 +198,19 @@ pub(crate) fn check_bash_timeout(value: Duration) -> Result<Duration, String> {
         ))
     } else {
         Ok(value)
+    }
+}
+
+/// Anthropic's smallest thinking budget, in tokens.
+pub(crate) const THINKING_BUDGET_MIN_TOKENS: u32 = 1024;
+
+pub(crate) fn check_thinking_budget(value: i64) -> Result<u32, String> {
+    match u32::try_from(value) {
+        Ok(tokens) if tokens >= THINKING_BUDGET_MIN_TOKENS => Ok(tokens),
+        _ => Err(format!(
+            "{value} is not a number of tokens from {THINKING_BUDGET_MIN_TOKENS} up (the \
+             smallest budget Anthropic accepts)"
+        )),
     }
 }
 

@@ -81,6 +81,8 @@ pub struct Overrides {
     pub tool_output_budget_chars: Option<usize>,
     /// `--bash-timeout`.
     pub bash_default_timeout: Option<Duration>,
+    /// `--thinking-budget`, in tokens.
+    pub thinking_budget_tokens: Option<u32>,
 }
 
 impl Overrides {
@@ -137,6 +139,8 @@ pub struct Config {
     pub temperature: Option<f32>,
     /// The output token limit; `None` leaves it to the provider.
     pub max_tokens: Option<u32>,
+    /// Anthropic extended thinking: the tokens the model may think for; `None` is off.
+    pub thinking_budget_tokens: Option<u32>,
     /// The model's context window, in tokens.
     pub context_window_tokens: u64,
     /// The most model calls one request may take.

@@ -12,7 +12,7 @@ use super::defaults::{
 };
 use super::dotenv::Env;
 use super::file::read_layer;
-use super::layer::{Layer, Sourced, check_base_url, check_model};
+use super::layer::{Layer, Sourced, check_base_url, check_model, check_thinking_budget};
 use super::{
     ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Setting, Source, find_project_root,
 };
@@ -53,6 +53,12 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
             }
             ProviderKind::OpenAi => None,
         });
+    // Only Anthropic thinks within `max_tokens`; other providers ignore the budget.
+    let thinking_budget = match endpoint.provider.value {
+        ProviderKind::Anthropic => stacked.thinking_budget.as_ref(),
+        ProviderKind::OpenAi => None,
+    };
+    let max_tokens = with_room_for_thinking(max_tokens, thinking_budget)?;
     let context_window = or_default(
         stacked.context_window,
         context_window_for_model(&endpoint.model.value),
@@ -92,6 +98,10 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
             Setting::CaFile,
             source(stacked.ca_file.as_ref().map(|s| &s.source)),
         ),
+        (
+            Setting::ThinkingBudget,
+            source(stacked.thinking_budget.as_ref().map(|s| &s.source)),
+        ),
     ]);
 
     Ok(Config {
@@ -102,6 +112,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         api_key_env: stacked.api_key_env.map(|s| s.value),
         temperature: stacked.temperature.map(|s| s.value),
         max_tokens: max_tokens.map(|s| s.value),
+        thinking_budget_tokens: stacked.thinking_budget.map(|s| s.value),
         context_window_tokens: context_window.value,
         max_rounds: max_rounds.value,
         retries: retries.value,
@@ -114,6 +125,36 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         files,
         dotenv_file: env.dotenv_file().map(Into::into),
         sources,
+    })
+}
+
+/// The output limit with a thinking budget: Anthropic counts thinking in `max_tokens`, which
+/// must exceed the budget. A default limit grows to leave the usual room for the answer; a
+/// configured one that leaves none is an error naming both settings.
+fn with_room_for_thinking(
+    max_tokens: Option<Sourced<u32>>,
+    budget: Option<&Sourced<u32>>,
+) -> Result<Option<Sourced<u32>>, ConfigError> {
+    let (Some(max), Some(budget)) = (&max_tokens, budget) else {
+        return Ok(max_tokens);
+    };
+    if max.value > budget.value {
+        return Ok(max_tokens);
+    }
+    if max.source == Source::Default {
+        return Ok(Some(Sourced::new(
+            budget.value.saturating_add(max.value),
+            Source::Default,
+        )));
+    }
+    Err(ConfigError::InvalidValue {
+        key: Setting::MaxTokens.key().to_owned(),
+        origin: max.source.to_string(),
+        reason: format!(
+            "{} leaves no room for the answer: it must be more than thinking_budget ({}, from \
+             {}), which it includes",
+            max.value, budget.value, budget.source
+        ),
     })
 }
 
@@ -202,7 +243,7 @@ fn resolve_endpoint(
 
 const OPENAI_BASE_URL_VAR: &str = "OPENAI_BASE_URL";
 
-/// `REIN_MODEL`, `REIN_PROVIDER`, `REIN_BASE_URL` and `SSL_CERT_FILE`.
+/// `REIN_MODEL`, `REIN_PROVIDER`, `REIN_BASE_URL`, `REIN_THINKING_BUDGET` and `SSL_CERT_FILE`.
 fn env_layer(env: &Env<'_>) -> Result<Layer, ConfigError> {
     let mut layer = Layer::default();
     if let Some(model) = env.get("REIN_MODEL") {
@@ -217,6 +258,16 @@ fn env_layer(env: &Env<'_>) -> Result<Layer, ConfigError> {
         layer.provider = Some(Sourced::new(value, provider.source));
     }
     layer.base_url = env_base_url(env, "REIN_BASE_URL")?;
+    if let Some(budget) = env.get("REIN_THINKING_BUDGET") {
+        let tokens = budget
+            .value
+            .trim()
+            .parse::<i64>()
+            .map_err(|_| format!("\"{}\" is not a whole number of tokens", budget.value))
+            .and_then(check_thinking_budget)
+            .map_err(|reason| invalid(&budget, reason))?;
+        layer.thinking_budget = Some(Sourced::new(tokens, budget.source));
+    }
     // The variable OpenSSL and most HTTP clients read for extra trusted certificates.
     if let Some(file) = env.get("SSL_CERT_FILE") {
         layer.ca_file = Some(Sourced::new(PathBuf::from(file.value), file.source));

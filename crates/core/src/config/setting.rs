@@ -32,11 +32,13 @@ pub enum Setting {
     BashTimeout,
     /// `ca_file`: extra certificate authorities to trust (a corporate proxy's).
     CaFile,
+    /// `thinking_budget`: Anthropic extended thinking, in tokens.
+    ThinkingBudget,
 }
 
 impl Setting {
     /// Every setting that may appear in a config file.
-    pub const FILE_KEYS: [Setting; 12] = [
+    pub const FILE_KEYS: [Setting; 13] = [
         Setting::Model,
         Setting::Provider,
         Setting::BaseUrl,
@@ -49,6 +51,7 @@ impl Setting {
         Setting::ToolOutputBudget,
         Setting::BashTimeout,
         Setting::CaFile,
+        Setting::ThinkingBudget,
     ];
 
     /// The key in a config file (`api_key` for the key, which files may not hold).
@@ -67,6 +70,7 @@ impl Setting {
             Setting::ToolOutputBudget => "tool_output_budget_chars",
             Setting::BashTimeout => "bash_timeout_secs",
             Setting::CaFile => "ca_file",
+            Setting::ThinkingBudget => "thinking_budget",
         }
     }
 
@@ -86,6 +90,7 @@ impl Setting {
             Setting::ToolOutputBudget => "--tool-output-budget",
             Setting::BashTimeout => "--bash-timeout",
             Setting::CaFile => "--ca-file",
+            Setting::ThinkingBudget => "--thinking-budget",
         }
     }
 

@@ -27,6 +27,7 @@ struct Shared {
     http: HttpClient,
     url: String,
     headers: HeaderMap,
+    thinking_budget_tokens: Option<u32>,
 }
 
 impl AnthropicProvider {
@@ -57,7 +58,12 @@ impl AnthropicProvider {
             idle_timeout: http.idle_timeout(),
         };
         Ok(Self {
-            shared: Arc::new(Shared { http, url, headers }),
+            shared: Arc::new(Shared {
+                http,
+                url,
+                headers,
+                thinking_budget_tokens: config.thinking_budget_tokens,
+            }),
             settings,
         })
     }
@@ -67,7 +73,7 @@ impl Provider for AnthropicProvider {
     fn stream(&self, request: &Request) -> EventStream {
         let opener = Attempt {
             shared: self.shared.clone(),
-            body: Bytes::from(request_body(request)),
+            body: Bytes::from(request_body(request, self.shared.thinking_budget_tokens)),
         };
         call_stream(Arc::new(opener), self.settings.clone())
     }

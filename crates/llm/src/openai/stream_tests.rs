@@ -54,6 +54,7 @@ fn expected_openai_message(text: &str) -> Vec<Part> {
         Part::Reasoning {
             text: "think".into(),
             signature: None,
+            redacted: None,
         },
         Part::Text { text: text.into() },
         Part::ToolCall(ToolCall {
@@ -269,6 +270,67 @@ fn openai_whole_calls_all_at_index_0_are_separate_calls() {
             ),
         ]
     );
+}
+
+#[test]
+fn openai_thinking_blocks_from_litellm_keep_their_signatures() {
+    // LiteLLM relaying Claude: each piece both in `reasoning_content` and in a block, the
+    // signature alone in a block, a redacted block whole.
+    let piece = |text: &str| {
+        openai_chunk(
+            json!({"reasoning_content": text, "thinking_blocks": [{"type": "thinking", "thinking": text, "signature": ""}]}),
+            None,
+        )
+    };
+    let body = sse(&[
+        piece("Let me "),
+        piece("read."),
+        openai_chunk(
+            json!({"reasoning_content": "", "thinking_blocks": [{"type": "thinking", "thinking": "", "signature": "sig-A"}]}),
+            None,
+        ),
+        openai_chunk(
+            json!({"thinking_blocks": [{"type": "redacted_thinking", "data": "opaque"}]}),
+            None,
+        ),
+        openai_chunk(
+            json!({"tool_calls":[{"index":0,"id":"toolu_1","type":"function","function":{"name":"read_file","arguments":"{}"}}]}),
+            Some("tool_calls"),
+        ),
+    ]) + "data: [DONE]\n\n";
+    let response = whole(ProviderKind::OpenAi, &body).unwrap();
+    assert_eq!(
+        response.message.parts[..2],
+        [
+            Part::Reasoning {
+                text: "Let me read.".into(),
+                signature: Some("sig-A".into()),
+                redacted: None,
+            },
+            Part::Reasoning {
+                text: String::new(),
+                signature: None,
+                redacted: Some("opaque".into()),
+            },
+        ]
+    );
+    // A whole reply lists the blocks in its message.
+    let reply = json!({"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Hi",
+        "reasoning_content":"onetwo",
+        "thinking_blocks":[{"type":"thinking","thinking":"one","signature":"s1"},{"type":"thinking","thinking":"two","signature":"s2"}]}}]});
+    let response = whole(ProviderKind::OpenAi, &reply.to_string()).unwrap();
+    let signed: Vec<(&str, Option<&str>)> = response
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Reasoning {
+                text, signature, ..
+            } => Some((text.as_str(), signature.as_deref())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(signed, [("one", Some("s1")), ("two", Some("s2"))]);
 }
 
 #[test]

@@ -32,7 +32,8 @@ async fn streams_thinking_text_and_tool_use() {
         response.message.parts[0],
         Part::Reasoning {
             text: "Hm, a file.".into(),
-            signature: Some("sig-1".into())
+            signature: Some("sig-1".into()),
+            redacted: None,
         }
     );
     assert_eq!(outcome.text(), "Reading.");
