@@ -7,6 +7,7 @@ mod support;
 mod demo;
 mod env;
 mod fix_import;
+mod gateways;
 mod headless;
 mod interrupt;
 mod parallel;

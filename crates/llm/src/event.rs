@@ -82,7 +82,7 @@ pub enum StopReason {
 
 /// Tokens counted by the provider for one call, or a sum over calls. Missing fields read as
 /// zero, so a hand-written cassette can give only what it cares about.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Usage {
     /// Input tokens, including cached ones.
@@ -93,6 +93,10 @@ pub struct Usage {
     pub cached_prompt_tokens: u64,
     /// Input tokens written to the provider's prompt cache (Anthropic).
     pub cache_creation_tokens: u64,
+    /// What the provider says the call cost, in USD, when it says (gateways such as LiteLLM
+    /// and OpenRouter report `usage.cost`); a sum adds up the costs reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl std::ops::AddAssign for Usage {
@@ -101,5 +105,9 @@ impl std::ops::AddAssign for Usage {
         self.completion_tokens += other.completion_tokens;
         self.cached_prompt_tokens += other.cached_prompt_tokens;
         self.cache_creation_tokens += other.cache_creation_tokens;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 }

@@ -17,12 +17,16 @@ fn finish_reason(reason: &MockStopReason) -> &str {
 }
 
 fn usage_json(usage: &MockUsage) -> Value {
-    json!({
+    let mut value = json!({
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.prompt_tokens + usage.completion_tokens,
         "prompt_tokens_details": { "cached_tokens": usage.cached_tokens },
-    })
+    });
+    if let Some(cost) = usage.cost_usd {
+        value["cost"] = json!(cost);
+    }
+    value
 }
 
 fn data_frame(value: &Value) -> String {

@@ -344,7 +344,7 @@ fn non_empty_piece(text: String) -> Vec<String> {
 /// Anthropic rendering reports `input_tokens = prompt - cached - cache_creation`,
 /// `cache_read_input_tokens = cached` and `cache_creation_input_tokens = cache_creation`, so a
 /// client that adds those three back gets `prompt_tokens` again.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MockUsage {
     /// Input tokens, cached ones included.
@@ -355,6 +355,9 @@ pub struct MockUsage {
     pub cached_tokens: u64,
     /// Input tokens written to the prompt cache (Anthropic only).
     pub cache_creation_tokens: u64,
+    /// The call's price in USD, sent as `usage.cost` as gateways do (OpenAI route only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl MockUsage {
@@ -370,6 +373,12 @@ impl MockUsage {
     /// Sets how many of the input tokens were read from the cache.
     pub fn cached(mut self, tokens: u64) -> Self {
         self.cached_tokens = tokens;
+        self
+    }
+
+    /// Reports the call's price, `usage.cost` in USD, as LiteLLM and OpenRouter do.
+    pub fn cost(mut self, usd: f64) -> Self {
+        self.cost_usd = Some(usd);
         self
     }
 

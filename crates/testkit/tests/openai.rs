@@ -66,7 +66,7 @@ async fn usage_comes_in_its_own_chunk_when_asked() {
     request["stream_options"] = json!({ "include_usage": true });
     let response = stream(
         Turn::text("x").usage(MockUsage::new(10, 5).cached(3)),
-        request,
+        request.clone(),
     )
     .await;
     let chunks = response.sse_json();
@@ -80,6 +80,17 @@ async fn usage_comes_in_its_own_chunk_when_asked() {
             "total_tokens": 15,
             "prompt_tokens_details": { "cached_tokens": 3 },
         })
+    );
+    let priced = stream(
+        Turn::text("x").usage(MockUsage::new(10, 5).cost(0.0125)),
+        request,
+    )
+    .await;
+    let chunks_with_cost = priced.sse_json();
+    assert_eq!(
+        chunks_with_cost.last().unwrap()["usage"]["cost"],
+        json!(0.0125),
+        "a gateway's usage carries the price"
     );
     // Like OpenAI, the other chunks carry `"usage": null` once usage was asked for.
     assert!(

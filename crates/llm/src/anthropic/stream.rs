@@ -164,6 +164,7 @@ fn to_usage(u: WireUsage) -> Usage {
         completion_tokens: u.output_tokens,
         cached_prompt_tokens: u.cache_read_input_tokens,
         cache_creation_tokens: u.cache_creation_input_tokens,
+        cost_usd: None,
     }
 }
 

@@ -114,7 +114,8 @@ fn anthropic_stream_assembles_thinking_text_tool_use_and_usage() {
             prompt_tokens: 55,
             completion_tokens: 42,
             cached_prompt_tokens: 30,
-            cache_creation_tokens: 5
+            cache_creation_tokens: 5,
+            cost_usd: None,
         })
     );
     assert!(events.contains(&StreamEvent::ToolCallEnd { index: 3 }));

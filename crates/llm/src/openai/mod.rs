@@ -75,6 +75,28 @@ impl OpenAiProvider {
     }
 }
 
+/// Wordings of servers that refuse `stream_options` (by name, or as an unknown parameter);
+/// any other 400 is about something else and is reported as it is.
+const UNKNOWN_PARAMETER_WORDINGS: &[&str] = &[
+    "stream_options",
+    "include_usage",
+    "unrecognized request argument",
+    "unknown parameter",
+    "unknown field",
+    "unrecognized parameter",
+    "unsupported parameter",
+    "extra inputs are not permitted",
+    "extra_forbidden",
+    "additional properties",
+    "unexpected keyword argument",
+];
+
+/// Whether a refused request's message may be about `stream_options`.
+fn refuses_a_parameter(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    UNKNOWN_PARAMETER_WORDINGS.iter().any(|w| lower.contains(w))
+}
+
 impl Provider for OpenAiProvider {
     fn stream(&self, request: &Request) -> EventStream {
         let body = request_body(request, self.shared.max_field);
@@ -103,18 +125,48 @@ impl Opener for Attempt {
             }
             match post(Bytes::from(with_usage_option(&body))).await {
                 Err(LlmError::BadRequest {
-                    status: 400,
+                    status: status @ (400 | 422),
                     message,
-                }) => {
-                    tracing::info!(%message, "the server refused the request; retrying without stream_options");
+                }) if refuses_a_parameter(&message) => {
+                    tracing::info!(%message, "the server refused a parameter; retrying without stream_options");
                     let retried = post(body).await;
+                    // Remembered only once the request went through without it: the
+                    // complaint may have been about another parameter.
                     if retried.is_ok() {
                         shared.omit_usage_option.store(true, Ordering::Relaxed);
                     }
-                    retried
+                    retried.map_err(|error| match error {
+                        // Still refused: the first complaint is the one to show.
+                        LlmError::BadRequest { .. } => LlmError::BadRequest { status, message },
+                        other => other,
+                    })
                 }
                 other => other,
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_complaints_about_a_parameter_drop_stream_options() {
+        for refusal in [
+            "Unrecognized request argument supplied: stream_options",
+            "stream_options: Extra inputs are not permitted",
+            "[{'type': 'extra_forbidden', 'loc': ('body', 'stream_options')}]",
+            "Unknown parameter: 'stream_options.include_usage'.",
+        ] {
+            assert!(refuses_a_parameter(refusal), "{refusal}");
+        }
+        for other in [
+            "No connected db.",
+            "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`",
+            "messages: field required",
+        ] {
+            assert!(!refuses_a_parameter(other), "{other}");
+        }
     }
 }

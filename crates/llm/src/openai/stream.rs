@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use crate::classify::classify_in_stream;
 use crate::decode::Emit;
-use crate::serde_util::{InlineVec, TextOrJson, count};
+use crate::serde_util::{InlineVec, TextOrJson, cost, count};
 use crate::sse::SseEvent;
 use crate::{LlmError, StopReason, StreamEvent, Usage};
 
@@ -110,6 +110,9 @@ pub(crate) struct WireUsage {
     prompt_cache_hit_tokens: u64,
     #[serde(default, deserialize_with = "count")]
     cached_tokens: u64,
+    /// The price of the call in USD, from gateways (LiteLLM, OpenRouter).
+    #[serde(default, deserialize_with = "cost")]
+    cost: Option<f64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -131,6 +134,7 @@ impl WireUsage {
                 .max(self.prompt_cache_hit_tokens)
                 .max(self.cached_tokens),
             cache_creation_tokens: 0,
+            cost_usd: self.cost,
         }
     }
 }

@@ -93,7 +93,8 @@ fn openai_stream_assembles_text_reasoning_calls_and_usage() {
             prompt_tokens: 10,
             completion_tokens: 5,
             cached_prompt_tokens: 3,
-            cache_creation_tokens: 0
+            cache_creation_tokens: 0,
+            cost_usd: None,
         })
     );
     // Each call is ended, the first as soon as the second starts, and Finish comes last.

@@ -55,7 +55,8 @@ async fn streams_thinking_text_and_tool_use() {
             prompt_tokens: 100,
             completion_tokens: 20,
             cached_prompt_tokens: 60,
-            cache_creation_tokens: 30
+            cache_creation_tokens: 30,
+            cost_usd: None,
         })
     );
 
