@@ -186,6 +186,7 @@ fn provider(
         kind: config.provider,
         base_url: Some(config.base_url.clone()),
         api_key: config.api_key().map(str::to_owned),
+        api_key_origin: config.api_key_origin(),
         network: NetworkConfig {
             // The configured file (`ca_file`), or SSL_CERT_FILE, which the config's
             // environment layer already read, with `.env` files.

@@ -5,6 +5,7 @@
 mod support;
 
 mod demo;
+mod endpoint_errors;
 mod env;
 mod fix_import;
 mod gateways;

@@ -522,3 +522,36 @@ fn a_thinking_budget_leaves_room_for_the_answer_or_says_why_it_cannot() {
     fx.set("REIN_THINKING_BUDGET", "lots");
     assert!(fx.error().contains("lots"), "{}", fx.error());
 }
+
+#[test]
+fn the_keys_origin_names_the_variable_file_or_flag_but_never_the_key() {
+    let mut fx = Fixture::new();
+    assert_eq!(fx.load().api_key_origin(), None);
+
+    fx.set("OPENAI_API_KEY", "sk-secret-1");
+    assert_eq!(
+        fx.load().api_key_origin().as_deref(),
+        Some("the environment variable OPENAI_API_KEY")
+    );
+
+    fx.unset("OPENAI_API_KEY");
+    let dotenv = fx.write(&fx.project.join(".env"), "DEEPSEEK_API_KEY=sk-secret-2\n");
+    assert_eq!(
+        fx.load().api_key_origin(),
+        Some(format!("DEEPSEEK_API_KEY in {}", dotenv.display()))
+    );
+
+    let file = fx.project_file("api_key_env = \"TEAM_KEY\"\n");
+    fx.set("TEAM_KEY", "sk-secret-3");
+    let origin = fx.load().api_key_origin().unwrap();
+    assert_eq!(
+        origin,
+        format!(
+            "the environment variable TEAM_KEY, the variable api_key_env names in {}",
+            file.display()
+        )
+    );
+
+    fx.flags.api_key = Some(ApiKey::new("sk-secret-4"));
+    assert_eq!(fx.load().api_key_origin().as_deref(), Some("--api-key"));
+}

@@ -19,6 +19,11 @@ pub(crate) type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, LlmError>> 
 pub(crate) trait Opener: Send + Sync + 'static {
     /// Sends the request once.
     fn open(&self) -> BoxFuture<'static, Result<ByteStream, LlmError>>;
+
+    /// The error that ends the call, with what helps the person fix it.
+    fn explain(&self, error: LlmError) -> LlmError {
+        error
+    }
 }
 
 /// The retry and time-limit settings of a call.
@@ -146,7 +151,7 @@ impl Call {
             }
             None => {
                 self.phase = Phase::Done;
-                Some(Err(error))
+                Some(Err(self.opener.explain(error)))
             }
         }
     }

@@ -14,6 +14,7 @@ mod decode;
 mod driver;
 pub mod error;
 pub mod event;
+mod explain;
 mod http;
 mod infer;
 pub mod message;

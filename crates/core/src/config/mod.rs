@@ -178,6 +178,26 @@ impl Config {
         self.sources.get(&setting).unwrap_or(&Source::Default)
     }
 
+    /// Where the API key came from, in words for an error message (never the key itself):
+    /// `the environment variable OPENAI_API_KEY`, `OPENAI_API_KEY in /src/app/.env`,
+    /// `--api-key`; a variable named by `api_key_env` says which file named it.
+    pub fn api_key_origin(&self) -> Option<String> {
+        self.api_key.as_ref()?;
+        let origin = match self.source(Setting::ApiKey) {
+            Source::Env(var) => format!("the environment variable {var}"),
+            Source::DotEnv { var, file } => format!("{var} in {}", file.display()),
+            Source::Flag(flag) => return Some((*flag).to_owned()),
+            other => return Some(other.to_string()),
+        };
+        Some(match self.source(Setting::ApiKeyEnv) {
+            Source::UserFile(file) | Source::ProjectFile(file) => format!(
+                "{origin}, the variable api_key_env names in {}",
+                file.display()
+            ),
+            Source::Default | Source::Env(_) | Source::DotEnv { .. } | Source::Flag(_) => origin,
+        })
+    }
+
     /// The variables searched for the API key, in order (for a "no API key" message).
     pub fn api_key_variables(&self) -> Vec<String> {
         resolve::key_variables(self.provider, self.api_key_env.as_deref())

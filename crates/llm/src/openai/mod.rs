@@ -12,6 +12,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 
 use crate::config::checked_base_url;
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
+use crate::explain::Endpoint;
 use crate::http::HttpClient;
 use crate::openai::wire::{MaxTokensField, request_body, with_usage_option};
 use crate::{ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request};
@@ -30,6 +31,7 @@ struct Shared {
     url: String,
     headers: HeaderMap,
     max_field: MaxTokensField,
+    endpoint: Endpoint,
     /// Set once a server has rejected `stream_options` and accepted the request without it.
     omit_usage_option: AtomicBool,
 }
@@ -50,6 +52,16 @@ impl OpenAiProvider {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
+        let endpoint = Endpoint {
+            kind: ProviderKind::OpenAi,
+            base_url: base
+                .strip_suffix("/chat/completions")
+                .unwrap_or(&base)
+                .to_owned(),
+            url: url.clone(),
+            key_sent: headers.contains_key(AUTHORIZATION),
+            key_origin: config.api_key_origin.clone(),
+        };
         // OpenAI's own reasoning models refuse `max_tokens`; most other servers only know it.
         let max_field = if base.contains("://api.openai.com") {
             MaxTokensField::MaxCompletionTokens
@@ -68,6 +80,7 @@ impl OpenAiProvider {
                 url,
                 headers,
                 max_field,
+                endpoint,
                 omit_usage_option: AtomicBool::new(false),
             }),
             settings,
@@ -115,6 +128,10 @@ struct Attempt {
 }
 
 impl Opener for Attempt {
+    fn explain(&self, error: LlmError) -> LlmError {
+        self.shared.endpoint.explain(error)
+    }
+
     fn open(&self) -> BoxFuture<'static, Result<ByteStream, LlmError>> {
         let shared = self.shared.clone();
         let body = self.body.clone();
