@@ -177,7 +177,7 @@ fn provider(
             ReplayProvider::from_path(path).map_err(|e| SetupError::Usage(e.to_string()))?;
         return Ok(Arc::new(replay));
     }
-    if config.api_key().is_none() && !is_loopback(&config.base_url) {
+    if config.api_key().is_none() && !rein_llm::is_loopback_url(&config.base_url) {
         return Err(SetupError::Usage(no_key::message(
             &config.api_key_variables(),
         )));
@@ -191,6 +191,10 @@ fn provider(
             // The configured file (`ca_file`), or SSL_CERT_FILE, which the config's
             // environment layer already read, with `.env` files.
             ca_file: config.ca_file.clone(),
+            connect_timeout: config.timeouts.connect,
+            first_byte_timeout: config.timeouts.first_byte,
+            stream_idle_timeout: config.timeouts.stream_idle,
+            request_timeout: config.timeouts.request,
             ..NetworkConfig::from_env_vars(process_env)
         },
         retry: RetryPolicy {
@@ -225,18 +229,6 @@ fn thinking_budget(config: &Config, warnings: &mut Vec<String>) -> Option<u32> {
             None
         }
     }
-}
-
-/// Whether `url` points at this machine (a local server needs no key).
-fn is_loopback(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split(']').next().unwrap_or_default()
-    } else {
-        authority.rsplit_once(':').map_or(authority, |(h, _)| h)
-    };
-    host == "localhost" || host == "::1" || host.starts_with("127.")
 }
 
 /// The tools the model may call; plan mode keeps only those that do not change anything.
@@ -316,15 +308,6 @@ pub(crate) fn render_prompt(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn loopback_hosts_need_no_key() {
-        assert!(is_loopback("http://localhost:11434/v1"));
-        assert!(is_loopback("http://127.0.0.1:8080/v1"));
-        assert!(is_loopback("http://[::1]:8080/v1"));
-        assert!(!is_loopback("https://api.openai.com/v1"));
-        assert!(!is_loopback("https://localhost.evil.com/v1"));
-    }
 
     #[test]
     fn plan_mode_offers_only_read_only_tools() {

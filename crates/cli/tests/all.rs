@@ -4,6 +4,7 @@
 
 mod support;
 
+mod dead_endpoint;
 mod demo;
 mod endpoint_errors;
 mod env;

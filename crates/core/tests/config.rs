@@ -555,3 +555,54 @@ fn the_keys_origin_names_the_variable_file_or_flag_but_never_the_key() {
     fx.flags.api_key = Some(ApiKey::new("sk-secret-4"));
     assert_eq!(fx.load().api_key_origin().as_deref(), Some("--api-key"));
 }
+
+#[test]
+fn network_time_limits_come_from_files_and_the_environment() {
+    let mut fx = Fixture::new();
+    let config = fx.load();
+    assert_eq!(
+        config.timeouts,
+        rein_core::config::Timeouts {
+            connect: rein_llm::DEFAULT_CONNECT_TIMEOUT,
+            first_byte: None,
+            stream_idle: rein_llm::DEFAULT_STREAM_IDLE_TIMEOUT,
+            request: rein_llm::DEFAULT_REQUEST_TIMEOUT,
+        }
+    );
+
+    let file = fx.user_file(
+        "connect_timeout_secs = 3\nfirst_byte_timeout_secs = 900\n\
+         stream_idle_timeout_secs = 30\nrequest_timeout_secs = 7200\n",
+    );
+    let config = fx.load();
+    assert_eq!(config.timeouts.connect, Duration::from_secs(3));
+    assert_eq!(config.timeouts.first_byte, Some(Duration::from_secs(900)));
+    assert_eq!(config.timeouts.stream_idle, Duration::from_secs(30));
+    assert_eq!(config.timeouts.request, Duration::from_secs(7200));
+    assert_eq!(
+        config.source(Setting::FirstByteTimeout),
+        &Source::UserFile(file)
+    );
+
+    fx.set("REIN_FIRST_BYTE_TIMEOUT_SECS", "20");
+    let config = fx.load();
+    assert_eq!(config.timeouts.first_byte, Some(Duration::from_secs(20)));
+    assert_eq!(
+        config.source(Setting::FirstByteTimeout),
+        &Source::Env("REIN_FIRST_BYTE_TIMEOUT_SECS".into())
+    );
+
+    fx.set("REIN_FIRST_BYTE_TIMEOUT_SECS", "0");
+    let err = fx.error();
+    assert!(
+        err.contains("REIN_FIRST_BYTE_TIMEOUT_SECS") && err.contains("1 to 86400"),
+        "{err}"
+    );
+    fx.unset("REIN_FIRST_BYTE_TIMEOUT_SECS");
+    fx.project_file("stream_idle_timeout_secs = \"long\"\n");
+    let err = fx.error();
+    assert!(
+        err.contains("stream_idle_timeout_secs") && err.contains("integer"),
+        "{err}"
+    );
+}

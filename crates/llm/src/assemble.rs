@@ -140,6 +140,7 @@ impl Assembler {
                 self.usage = Some(*usage);
                 Vec::new()
             }
+            StreamEvent::Waiting { .. } => Vec::new(),
             StreamEvent::Retry { .. } => {
                 self.restart();
                 Vec::new()

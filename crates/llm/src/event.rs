@@ -59,6 +59,12 @@ pub enum StreamEvent {
         /// What went wrong, for the person.
         reason: String,
     },
+    /// Still waiting for the first byte of the response, this long into the attempt (sent
+    /// every few seconds until it comes): slow, not dead.
+    Waiting {
+        /// How long the attempt has waited so far.
+        elapsed: Duration,
+    },
     /// The response is complete.
     Finish {
         /// Why the model stopped.

@@ -29,6 +29,10 @@ impl Endpoint {
                 status: 404,
                 message: format!("{message} (POST {}{})", self.url, self.version_hint()),
             },
+            LlmError::Connection(message) => LlmError::Connection(format!(
+                "{message} (check the base URL {} and the network or proxy settings)",
+                self.base_url
+            )),
             other => other,
         }
     }
@@ -123,6 +127,14 @@ mod tests {
             e.explain(auth())
                 .to_string()
                 .ends_with("(no API key was sent)")
+        );
+        let lost = e.explain(LlmError::Connection(
+            "could not connect to x:443: dns error".into(),
+        ));
+        assert_eq!(
+            lost.to_string(),
+            "connection failed: could not connect to x:443: dns error (check the base URL \
+             https://api.example.com/v1 and the network or proxy settings)"
         );
         // Other errors pass through.
         assert_eq!(

@@ -39,7 +39,11 @@ pub use error::LlmError;
 pub use event::{StopReason, StreamEvent, Usage};
 pub use infer::{ProviderKind, UnknownProvider, infer_provider};
 pub use message::{Message, Part, Role, ToolArguments, ToolCall, ToolResult};
-pub use network::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, NetworkConfig};
+pub use network::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_LOCAL_FIRST_BYTE_TIMEOUT,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, NetworkConfig, WAITING_NOTICE_INTERVAL,
+    is_loopback_url,
+};
 pub use openai::OpenAiProvider;
 pub use pricing::{Price, cost_usd, price_for};
 pub use provider::{EventStream, Provider, Request, ToolSpec};

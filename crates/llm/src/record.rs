@@ -85,6 +85,8 @@ impl Provider for RecordingProvider {
             };
             match &event {
                 StreamEvent::Retry { .. } => recorded.clear(),
+                // A notice of this run's timing, not part of the response.
+                StreamEvent::Waiting { .. } => {}
                 StreamEvent::Finish { .. } => {
                     recorded.push(event.clone());
                     sink.write(&recorded)?;

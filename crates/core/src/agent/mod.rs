@@ -282,6 +282,9 @@ impl Agent {
                         reason: reason.clone(),
                     });
                 }
+                StreamEvent::Waiting { elapsed } => {
+                    sink.emit(AgentEvent::Waiting { elapsed: *elapsed });
+                }
                 StreamEvent::ReasoningSignature { .. }
                 | StreamEvent::RedactedReasoning { .. }
                 | StreamEvent::ToolCallDelta { .. }

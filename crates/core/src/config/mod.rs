@@ -83,6 +83,14 @@ pub struct Overrides {
     pub bash_default_timeout: Option<Duration>,
     /// `--thinking-budget`, in tokens.
     pub thinking_budget_tokens: Option<u32>,
+    /// `--connect-timeout`.
+    pub connect_timeout: Option<Duration>,
+    /// `--first-byte-timeout`.
+    pub first_byte_timeout: Option<Duration>,
+    /// `--stream-idle-timeout`.
+    pub stream_idle_timeout: Option<Duration>,
+    /// `--request-timeout`.
+    pub request_timeout: Option<Duration>,
 }
 
 impl Overrides {
@@ -122,6 +130,20 @@ impl fmt::Debug for ConfigInputs<'_> {
     }
 }
 
+/// The time limits of calls to the model (`docs/config.md`, "Time limits").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Making the connection.
+    pub connect: Duration,
+    /// From the request to the first byte of the answer; `None` leaves it to the client,
+    /// which gives servers on this machine longer (they load the model first).
+    pub first_byte: Option<Duration>,
+    /// Silence between two pieces of the answer.
+    pub stream_idle: Duration,
+    /// One model call in all, retries included.
+    pub request: Duration,
+}
+
 /// The resolved configuration: every setting has a value and a [`Source`].
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -154,6 +176,8 @@ pub struct Config {
     /// A PEM file of extra certificate authorities to trust besides the system's and the
     /// bundled ones (`ca_file`, or `SSL_CERT_FILE`).
     pub ca_file: Option<PathBuf>,
+    /// The network's time limits, for the model client.
+    pub timeouts: Timeouts,
     /// rein's home directory.
     pub rein_home: PathBuf,
     /// The project root: the nearest ancestor with `.git`, else the working directory.

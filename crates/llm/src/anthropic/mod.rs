@@ -61,11 +61,12 @@ impl AnthropicProvider {
             key_origin: config.api_key_origin.clone(),
         };
         let http = HttpClient::new(&config.network)?;
-        let settings = CallSettings {
-            kind: ProviderKind::Anthropic,
-            retry: config.retry.clone(),
-            idle_timeout: http.idle_timeout(),
-        };
+        let settings = CallSettings::new(
+            ProviderKind::Anthropic,
+            config.retry.clone(),
+            &config.network,
+            &url,
+        );
         Ok(Self {
             shared: Arc::new(Shared {
                 http,

@@ -69,11 +69,12 @@ impl OpenAiProvider {
             MaxTokensField::MaxTokens
         };
         let http = HttpClient::new(&config.network)?;
-        let settings = CallSettings {
-            kind: ProviderKind::OpenAi,
-            retry: config.retry.clone(),
-            idle_timeout: http.idle_timeout(),
-        };
+        let settings = CallSettings::new(
+            ProviderKind::OpenAi,
+            config.retry.clone(),
+            &config.network,
+            &url,
+        );
         Ok(Self {
             shared: Arc::new(Shared {
                 http,
