@@ -112,7 +112,9 @@ pub(crate) fn map_send_error(e: &reqwest::Error, url: &str) -> LlmError {
             url: url.to_owned(),
         }
     } else if e.is_timeout() {
-        LlmError::Timeout(format!("no connection to {server}: {cause}"))
+        LlmError::Timeout(format!(
+            "could not connect to {server} in time (connect_timeout_secs): {cause}"
+        ))
     } else if e.is_connect() {
         LlmError::Connection(format!("could not connect to {server}: {cause}"))
     } else {
