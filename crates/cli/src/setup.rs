@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use rein_core::agent::{Agent, AgentParts, AgentSettings};
-use rein_core::config::{self, ApiKey, Config, ConfigInputs, Overrides};
+use rein_core::config::{self, ApiKey, Config, ConfigInputs, Overrides, ProviderKind, Setting};
 use rein_core::hooks::NoHooks;
 use rein_core::interaction::Unattended;
 use rein_core::permissions::ModePolicy;
@@ -73,7 +73,7 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
     })
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
 
-    let provider = provider(args, &config)?;
+    let provider = provider(args, &config, &mut warnings)?;
     let registry = Arc::new(registry(args.permission_mode));
     let (session, history) = match resumed {
         Some((session, loaded)) => (session, loaded.messages),
@@ -174,13 +174,17 @@ fn resume(
 
 /// The model endpoint: a cassette for `--replay`, else the configured API (recorded for
 /// `--record`).
-fn provider(args: &Args, config: &Config) -> Result<Arc<dyn Provider>, SetupError> {
+fn provider(
+    args: &Args,
+    config: &Config,
+    warnings: &mut Vec<String>,
+) -> Result<Arc<dyn Provider>, SetupError> {
     if let Some(path) = &args.replay {
         let replay =
             ReplayProvider::from_path(path).map_err(|e| SetupError::Usage(e.to_string()))?;
         return Ok(Arc::new(replay));
     }
-    if config.api_key().is_none() && !is_loopback(&config.base_url) {
+    if config.api_key().is_none() && !rein_llm::is_loopback_url(&config.base_url) {
         return Err(SetupError::Usage(no_key::message(
             &config.api_key_variables(),
         )));
@@ -189,16 +193,22 @@ fn provider(args: &Args, config: &Config) -> Result<Arc<dyn Provider>, SetupErro
         kind: config.provider,
         base_url: Some(config.base_url.clone()),
         api_key: config.api_key().map(str::to_owned),
+        api_key_origin: config.api_key_origin(),
         network: NetworkConfig {
             // The configured file (`ca_file`), or SSL_CERT_FILE, which the config's
             // environment layer already read, with `.env` files.
             ca_file: config.ca_file.clone(),
+            connect_timeout: config.timeouts.connect,
+            first_byte_timeout: config.timeouts.first_byte,
+            stream_idle_timeout: config.timeouts.stream_idle,
+            request_timeout: config.timeouts.request,
             ..NetworkConfig::from_env_vars(process_env)
         },
         retry: RetryPolicy {
             max_retries: config.retries,
             ..RetryPolicy::default()
         },
+        thinking_budget_tokens: thinking_budget(config, warnings),
     };
     let live = rein_llm::build_provider(&provider_config)
         .map_err(|e| SetupError::Runtime(e.to_string()))?;
@@ -212,16 +222,20 @@ fn provider(args: &Args, config: &Config) -> Result<Arc<dyn Provider>, SetupErro
     }
 }
 
-/// Whether `url` points at this machine (a local server needs no key).
-fn is_loopback(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split(']').next().unwrap_or_default()
-    } else {
-        authority.rsplit_once(':').map_or(authority, |(h, _)| h)
-    };
-    host == "localhost" || host == "::1" || host.starts_with("127.")
+/// The thinking budget to send: Anthropic's API is the one that takes it.
+fn thinking_budget(config: &Config, warnings: &mut Vec<String>) -> Option<u32> {
+    let budget = config.thinking_budget_tokens?;
+    match config.provider {
+        ProviderKind::Anthropic => Some(budget),
+        ProviderKind::OpenAi => {
+            warnings.push(format!(
+                "thinking_budget (from {}) applies to the Anthropic API only; it is not sent to \
+                 this OpenAI-compatible endpoint",
+                config.source(Setting::ThinkingBudget)
+            ));
+            None
+        }
+    }
 }
 
 /// The tools the model may call; plan mode keeps only those that do not change anything.
@@ -297,15 +311,6 @@ pub(crate) fn render_prompt(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn loopback_hosts_need_no_key() {
-        assert!(is_loopback("http://localhost:11434/v1"));
-        assert!(is_loopback("http://127.0.0.1:8080/v1"));
-        assert!(is_loopback("http://[::1]:8080/v1"));
-        assert!(!is_loopback("https://api.openai.com/v1"));
-        assert!(!is_loopback("https://localhost.evil.com/v1"));
-    }
 
     #[test]
     fn plan_mode_offers_only_read_only_tools() {

@@ -4,9 +4,12 @@
 
 mod support;
 
+mod dead_endpoint;
 mod demo;
+mod endpoint_errors;
 mod env;
 mod fix_import;
+mod gateways;
 mod headless;
 mod interrupt;
 mod lose_nothing;
@@ -14,3 +17,5 @@ mod parallel;
 mod permissions;
 mod rounds;
 mod sessions;
+mod thinking;
+mod tool_calls;

@@ -483,3 +483,7 @@ fn ca_file_comes_from_a_file_relative_to_it_or_from_ssl_cert_file() {
     fx.project_file("ca_file = \"\"\n");
     assert!(fx.error().contains("ca_file"), "{}", fx.error());
 }
+
+/// The settings of the model client: the key's origin, thinking, time limits.
+#[path = "config/model_client.rs"]
+mod model_client;

@@ -133,6 +133,7 @@ fn a_session_round_trips_messages_and_events() {
                 Part::Reasoning {
                     text: "done".into(),
                     signature: Some("sig".into()),
+                    redacted: None,
                 },
                 Part::Text {
                     text: "Fixed.\nLine two ✓".into(),

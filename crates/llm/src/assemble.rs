@@ -1,8 +1,15 @@
 //! The one accumulator that turns a provider's events into the assistant's message.
 
+use std::collections::HashSet;
+
 use crate::{
     LlmError, Message, Part, Role, StopReason, StreamEvent, ToolArguments, ToolCall, Usage,
 };
+
+/// The name given to a tool call that arrived without one: every provider refuses a call
+/// with an empty name in the history, so the call is kept under this name and the model is
+/// told that no such tool exists.
+pub const UNNAMED_TOOL: &str = "unnamed_tool";
 
 /// A finished model response.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,17 +25,27 @@ pub struct AssembledResponse {
 /// Builds the assistant [`Message`] from [`StreamEvent`]s, whatever the provider.
 ///
 /// Feed every event to [`push`](Self::push). It returns the tool calls whose arguments became
-/// complete with that event (on `ToolCallEnd`, when a call with another index starts, or at
-/// `Finish`), each exactly once, so read-only tools can start before the response ends. A
-/// `Retry` event discards everything built so far, including calls already reported: the
-/// caller should drop work it started for them. After `Finish`, call
-/// [`finish`](Self::finish) for the message.
+/// complete with that event (on `ToolCallEnd`, when another call starts, or at `Finish`),
+/// each exactly once, so read-only tools can start before the response ends. A `Retry` event
+/// discards everything built so far, including calls already reported: the caller should drop
+/// work it started for them. After `Finish`, call [`finish`](Self::finish) for the message.
+///
+/// Every call gets an id unique in the conversation: the provider's id when it is new, else
+/// `<id>_2`, `<id>_3`, ... (`call_rein_<index>` when the provider sent none). The ids already
+/// used earlier come in with [`with_taken_ids`](Self::with_taken_ids) and go back out, with
+/// this response's added, through [`into_taken_ids`](Self::into_taken_ids), so the caller
+/// keeps the set from round to round without rescanning the history. A call without a name
+/// is named [`UNNAMED_TOOL`].
 #[derive(Debug, Default)]
 pub struct Assembler {
     parts: Vec<Slot>,
     calls: Vec<PendingCall>,
     usage: Option<Usage>,
     stop_reason: Option<StopReason>,
+    /// Call ids used earlier in the conversation, and by the calls of this response so far.
+    taken: HashSet<String>,
+    /// The ids the current attempt added to `taken`: a retry gives them back.
+    added: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -37,6 +54,7 @@ enum Slot {
     Reasoning {
         text: String,
         signature: Option<String>,
+        redacted: Option<String>,
     },
     /// Position of a call in `calls`.
     Call(usize),
@@ -45,6 +63,9 @@ enum Slot {
 #[derive(Debug)]
 struct PendingCall {
     index: usize,
+    /// The id the provider sent, if any.
+    provider_id: Option<String>,
+    /// The id the call goes by, fixed when the call is first reported.
     id: Option<String>,
     name: String,
     arguments: String,
@@ -52,9 +73,27 @@ struct PendingCall {
 }
 
 impl Assembler {
-    /// An empty assembler, for one model response.
+    /// An empty assembler, for one model response of a conversation with no tool calls yet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty assembler for a conversation whose earlier tool calls used `taken` ids.
+    pub fn with_taken_ids(taken: HashSet<String>) -> Self {
+        Self {
+            taken,
+            ..Self::default()
+        }
+    }
+
+    /// The ids used so far: those handed in, plus those of this response's calls.
+    pub fn taken_ids(&self) -> &HashSet<String> {
+        &self.taken
+    }
+
+    /// Gives back the ids used so far, for the next response's assembler.
+    pub fn into_taken_ids(self) -> HashSet<String> {
+        self.taken
     }
 
     /// Takes one event; returns the tool calls it completed.
@@ -69,28 +108,19 @@ impl Assembler {
                 Vec::new()
             }
             StreamEvent::ReasoningDelta { text } => {
-                if let Some(Slot::Reasoning { text: last, .. }) = self.parts.last_mut() {
-                    last.push_str(text);
-                } else if !text.is_empty() {
-                    self.parts.push(Slot::Reasoning {
-                        text: text.clone(),
-                        signature: None,
-                    });
-                }
+                self.reasoning(text);
                 Vec::new()
             }
             StreamEvent::ReasoningSignature { signature } => {
-                let last_reasoning = self.parts.iter_mut().rev().find_map(|p| match p {
-                    Slot::Reasoning { signature, .. } => Some(signature),
-                    Slot::Text(_) | Slot::Call(_) => None,
+                self.signature(signature);
+                Vec::new()
+            }
+            StreamEvent::RedactedReasoning { data } => {
+                self.parts.push(Slot::Reasoning {
+                    text: String::new(),
+                    signature: None,
+                    redacted: Some(data.clone()),
                 });
-                match last_reasoning {
-                    Some(slot) => *slot = Some(signature.clone()),
-                    None => self.parts.push(Slot::Reasoning {
-                        text: String::new(),
-                        signature: Some(signature.clone()),
-                    }),
-                }
                 Vec::new()
             }
             StreamEvent::ToolCallDelta {
@@ -102,7 +132,7 @@ impl Assembler {
             StreamEvent::ToolCallEnd { index } => self
                 .calls
                 .iter()
-                .position(|c| c.index == *index)
+                .rposition(|c| c.index == *index)
                 .and_then(|pos| self.report(pos))
                 .into_iter()
                 .collect(),
@@ -110,16 +140,63 @@ impl Assembler {
                 self.usage = Some(*usage);
                 Vec::new()
             }
+            StreamEvent::Waiting { .. } => Vec::new(),
             StreamEvent::Retry { .. } => {
-                *self = Self::default();
+                self.restart();
                 Vec::new()
             }
             StreamEvent::Finish { stop_reason } => {
                 self.stop_reason = Some(stop_reason.clone());
-                (0..self.calls.len())
-                    .filter_map(|pos| self.report(pos))
-                    .collect()
+                self.report_all()
             }
+        }
+    }
+
+    /// Forgets the abandoned attempt, and only it: ids from earlier responses stay taken.
+    fn restart(&mut self) {
+        for id in self.added.drain(..) {
+            self.taken.remove(&id);
+        }
+        self.parts.clear();
+        self.calls.clear();
+        self.usage = None;
+        self.stop_reason = None;
+    }
+
+    fn reasoning(&mut self, text: &str) {
+        match self.parts.last_mut() {
+            // A signed or redacted block is closed: what follows is a new block.
+            Some(Slot::Reasoning {
+                text: last,
+                signature: None,
+                redacted: None,
+            }) => last.push_str(text),
+            _ if text.is_empty() => {}
+            _ => self.parts.push(Slot::Reasoning {
+                text: text.to_owned(),
+                signature: None,
+                redacted: None,
+            }),
+        }
+    }
+
+    fn signature(&mut self, signature: &str) {
+        let open = self.parts.iter_mut().rev().find_map(|p| match p {
+            Slot::Reasoning {
+                signature,
+                redacted: None,
+                ..
+            } => Some(signature),
+            Slot::Reasoning { .. } | Slot::Text(_) | Slot::Call(_) => None,
+        });
+        match open {
+            Some(slot @ None) => *slot = Some(signature.to_owned()),
+            // No block, or the last one is signed already: the signature closes an empty one.
+            Some(Some(_)) | None => self.parts.push(Slot::Reasoning {
+                text: String::new(),
+                signature: Some(signature.to_owned()),
+                redacted: None,
+            }),
         }
     }
 
@@ -130,7 +207,20 @@ impl Assembler {
         name: Option<&str>,
         fragment: &str,
     ) -> Vec<ToolCall> {
-        if let Some(pos) = self.calls.iter().rposition(|c| c.index == index) {
+        let id = id.filter(|id| !id.trim().is_empty());
+        let continues = self
+            .calls
+            .iter()
+            .rposition(|c| c.index == index)
+            .filter(|&pos| {
+                // A different id at an index in use is another call: some servers (Ollama) send
+                // whole calls that all say `index: 0`.
+                match (&self.calls[pos].provider_id, id) {
+                    (Some(current), Some(id)) => current == id,
+                    (None, _) | (_, None) => true,
+                }
+            });
+        if let Some(pos) = continues {
             let call = &mut self.calls[pos];
             if call.reported {
                 // A fragment for a call already reported complete: the server interleaved
@@ -141,8 +231,8 @@ impl Assembler {
                     "tool-call arguments arrived after the call was complete"
                 );
             }
-            if call.id.is_none() {
-                call.id = id.map(str::to_owned);
+            if call.provider_id.is_none() {
+                call.provider_id = id.map(str::to_owned);
             }
             if call.name.is_empty()
                 && let Some(name) = name
@@ -152,14 +242,13 @@ impl Assembler {
             call.arguments.push_str(fragment);
             return Vec::new();
         }
-        // A new index: the calls before it are complete.
-        let done: Vec<ToolCall> = (0..self.calls.len())
-            .filter_map(|pos| self.report(pos))
-            .collect();
+        // A new call: the calls before it are complete.
+        let done = self.report_all();
         self.parts.push(Slot::Call(self.calls.len()));
         self.calls.push(PendingCall {
             index,
-            id: id.map(str::to_owned),
+            provider_id: id.map(str::to_owned),
+            id: None,
             name: name.unwrap_or_default().to_owned(),
             arguments: fragment.to_owned(),
             reported: false,
@@ -167,27 +256,60 @@ impl Assembler {
         done
     }
 
-    /// Marks a call reported and returns it, unless it was reported already.
-    fn report(&mut self, pos: usize) -> Option<ToolCall> {
-        let call = &mut self.calls[pos];
-        if call.reported {
-            return None;
-        }
-        call.reported = true;
-        let call = &self.calls[pos];
-        Some(self.finished_call(call))
+    fn report_all(&mut self) -> Vec<ToolCall> {
+        (0..self.calls.len())
+            .filter_map(|pos| self.report(pos))
+            .collect()
     }
 
-    fn finished_call(&self, call: &PendingCall) -> ToolCall {
-        let id = call.id.clone().unwrap_or_else(|| {
-            // Some local servers send no id; the result must still be able to refer to it.
-            format!("call_rein_{}", call.index)
-        });
+    /// Marks a call reported and returns it, unless it was reported already.
+    fn report(&mut self, pos: usize) -> Option<ToolCall> {
+        if self.calls[pos].reported {
+            return None;
+        }
+        self.calls[pos].reported = true;
+        Some(self.finished_call(pos))
+    }
+
+    /// The call at `pos` as it stands, its id fixed on first use.
+    fn finished_call(&mut self, pos: usize) -> ToolCall {
+        let id = self.call_id(pos);
+        let call = &self.calls[pos];
+        let name = if call.name.trim().is_empty() {
+            UNNAMED_TOOL.to_owned()
+        } else {
+            call.name.clone()
+        };
         ToolCall {
             id,
-            name: call.name.clone(),
+            name,
             arguments: parse_arguments(&call.arguments),
         }
+    }
+
+    /// The call's id, unique among the taken ones: chosen once, then kept.
+    fn call_id(&mut self, pos: usize) -> String {
+        let call = &self.calls[pos];
+        if let Some(id) = &call.id {
+            return id.clone();
+        }
+        // Some local servers send no id; the result must still be able to refer to the call.
+        let base = call
+            .provider_id
+            .clone()
+            .unwrap_or_else(|| format!("call_rein_{}", call.index));
+        let id = if self.taken.contains(&base) {
+            (2_u64..)
+                .map(|n| format!("{base}_{n}"))
+                .find(|candidate| !self.taken.contains(candidate))
+                .unwrap_or_default()
+        } else {
+            base
+        };
+        self.taken.insert(id.clone());
+        self.added.push(id.clone());
+        self.calls[pos].id = Some(id.clone());
+        id
     }
 
     /// The text streamed so far (for a caller that shows progress without keeping its own).
@@ -202,35 +324,44 @@ impl Assembler {
     }
 
     /// The message, once `Finish` has been pushed; an error if the response never finished.
-    pub fn finish(self) -> Result<AssembledResponse, LlmError> {
-        let Some(stop_reason) = self.stop_reason.clone() else {
+    /// The ids of its calls stay taken (see [`into_taken_ids`](Self::into_taken_ids)).
+    pub fn finish(&mut self) -> Result<AssembledResponse, LlmError> {
+        let Some(stop_reason) = self.stop_reason.take() else {
             return Err(LlmError::Protocol(
                 "the response ended without a finish event".into(),
             ));
         };
-        let mut calls: Vec<Option<ToolCall>> = self
-            .calls
-            .iter()
-            .map(|c| Some(self.finished_call(c)))
+        let mut calls: Vec<Option<ToolCall>> = (0..self.calls.len())
+            .map(|pos| Some(self.finished_call(pos)))
             .collect();
-        let parts = self
-            .parts
+        let parts = std::mem::take(&mut self.parts)
             .into_iter()
             .filter_map(|slot| match slot {
                 Slot::Text(text) => Some(Part::Text { text }),
-                Slot::Reasoning { text, signature } => Some(Part::Reasoning { text, signature }),
+                Slot::Reasoning {
+                    text,
+                    signature,
+                    redacted,
+                } => Some(Part::Reasoning {
+                    text,
+                    signature,
+                    redacted,
+                }),
                 Slot::Call(pos) => calls
                     .get_mut(pos)
                     .and_then(Option::take)
                     .map(Part::ToolCall),
             })
             .collect();
+        self.calls.clear();
+        // The ids are in the message now: a later retry event must not give them back.
+        self.added.clear();
         Ok(AssembledResponse {
             message: Message {
                 role: Role::Assistant,
                 parts,
             },
-            usage: self.usage,
+            usage: self.usage.take(),
             stop_reason,
         })
     }
@@ -254,67 +385,5 @@ pub fn parse_arguments(raw: &str) -> ToolArguments {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_retry_event_discards_the_partial_message() {
-        let mut assembler = Assembler::new();
-        assembler.push(&StreamEvent::TextDelta {
-            text: "half".into(),
-        });
-        assembler.push(&StreamEvent::ToolCallDelta {
-            index: 0,
-            id: Some("a".into()),
-            name: Some("x".into()),
-            arguments_fragment: "{".into(),
-        });
-        assembler.push(&StreamEvent::Retry {
-            attempt: 1,
-            wait: std::time::Duration::ZERO,
-            reason: "cut".into(),
-        });
-        assembler.push(&StreamEvent::TextDelta {
-            text: "whole".into(),
-        });
-        assembler.push(&StreamEvent::Finish {
-            stop_reason: StopReason::EndTurn,
-        });
-        let response = assembler.finish().unwrap();
-        assert_eq!(
-            response.message.parts,
-            vec![Part::Text {
-                text: "whole".into()
-            }]
-        );
-    }
-
-    #[test]
-    fn each_call_is_reported_once_and_a_missing_finish_is_an_error() {
-        let mut assembler = Assembler::new();
-        let delta = StreamEvent::ToolCallDelta {
-            index: 0,
-            id: Some("a".into()),
-            name: Some("x".into()),
-            arguments_fragment: "{}".into(),
-        };
-        assert!(assembler.push(&delta).is_empty());
-        assert_eq!(
-            assembler.push(&StreamEvent::ToolCallEnd { index: 0 }).len(),
-            1
-        );
-        assert!(
-            assembler
-                .push(&StreamEvent::ToolCallEnd { index: 0 })
-                .is_empty()
-        );
-        assert!(
-            assembler
-                .push(&StreamEvent::Finish {
-                    stop_reason: StopReason::ToolUse
-                })
-                .is_empty()
-        );
-        assert!(Assembler::new().finish().is_err());
-    }
-}
+#[path = "assemble_tests.rs"]
+mod tests;

@@ -33,7 +33,11 @@ pub fn is_context_too_long(text: &str) -> bool {
 pub(crate) fn classify_http(status: u16, headers: &HeaderMap, body: &[u8]) -> LlmError {
     let detail = ErrorDetail::from_body(body);
     let retry_after = retry_after_from_headers(headers, SystemTime::now())
-        .or_else(|| retry_hint_in_message(&detail.message));
+        .or_else(|| retry_hint_in_message(&detail.message))
+        .or_else(|| match status {
+            429 => rate_limit_reset(headers),
+            _ => None,
+        });
     match status {
         413 => LlmError::ContextTooLong(detail.message),
         // Only a refused request can mean "too long": a 429 saying "too many tokens" is a
@@ -170,16 +174,43 @@ impl ErrorDetail {
     }
 }
 
-/// Reads `retry-after-ms`, then `retry-after` (seconds or an HTTP date).
+/// The prefix LiteLLM puts on the headers of the provider behind it: its 429 carries the
+/// upstream's wait as `llm_provider-retry-after` and no `retry-after` of its own.
+const GATEWAY_HEADER_PREFIX: &str = "llm_provider-";
+
+/// Reads `retry-after-ms`, then `retry-after` (seconds or an HTTP date), the server's own
+/// before those a gateway relays from the provider behind it.
 pub(crate) fn retry_after_from_headers(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Some(wait) = header("retry-after-ms")
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
-    {
-        return Some(wait);
-    }
-    header("retry-after").and_then(|v| parse_retry_after(v, now))
+    ["", GATEWAY_HEADER_PREFIX].iter().find_map(|prefix| {
+        header(&format!("{prefix}retry-after-ms"))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+            .or_else(|| {
+                header(&format!("{prefix}retry-after")).and_then(|v| parse_retry_after(v, now))
+            })
+    })
+}
+
+/// When a rate limit frees up, from OpenAI's `x-ratelimit-reset-requests` and
+/// `x-ratelimit-reset-tokens` (`1s`, `6m0s`, `20ms`; also as a gateway relays them): the
+/// reset of a limit whose `x-ratelimit-remaining-*` is 0 (the longest, if both are), else the
+/// soonest. A bare number (some gateways send a timestamp there) is not read.
+pub(crate) fn rate_limit_reset(headers: &HeaderMap) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let limits: Vec<(bool, Duration)> = ["", GATEWAY_HEADER_PREFIX]
+        .iter()
+        .flat_map(|prefix| ["requests", "tokens"].map(|limit| (*prefix, limit)))
+        .filter_map(|(prefix, limit)| {
+            let reset = header(&format!("{prefix}x-ratelimit-reset-{limit}"))
+                .and_then(|v| parse_spoken_duration(v.trim()))?;
+            let exhausted = header(&format!("{prefix}x-ratelimit-remaining-{limit}"))
+                .is_some_and(|v| v.trim() == "0");
+            Some((exhausted, reset))
+        })
+        .collect();
+    let exhausted = limits.iter().filter(|(e, _)| *e).map(|(_, d)| *d).max();
+    exhausted.or_else(|| limits.iter().map(|(_, d)| *d).min())
 }
 
 /// Parses a `Retry-After` value: delay seconds (fractions accepted) or an HTTP date.
@@ -242,196 +273,5 @@ fn parse_spoken_duration(text: &str) -> Option<Duration> {
 }
 
 #[cfg(test)]
-mod tests {
-    use reqwest::header::HeaderValue;
-
-    use super::*;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (k, v) in pairs {
-            map.insert(*k, HeaderValue::from_str(v).unwrap());
-        }
-        map
-    }
-
-    #[test]
-    fn recognises_the_usual_context_wordings() {
-        for body in [
-            r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","code":"context_length_exceeded"}}"#,
-            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
-            r#"{"error":{"message":"Too many tokens in the request"}}"#,
-            r#"{"error":{"message":"bad","code":"context_length_exceeded"}}"#,
-        ] {
-            let err = classify_http(400, &HeaderMap::new(), body.as_bytes());
-            assert!(
-                matches!(err, LlmError::ContextTooLong(_)),
-                "{body}: {err:?}"
-            );
-            assert!(!err.is_retryable());
-        }
-    }
-
-    #[test]
-    fn a_tokens_per_minute_limit_is_retried_not_taken_for_a_long_prompt() {
-        let h = HeaderMap::new();
-        let per_minute =
-            br#"{"error":{"message":"Rate limit reached: too many tokens per minute"}}"#;
-        let err = classify_http(429, &h, per_minute);
-        assert!(matches!(err, LlmError::RateLimited { .. }), "{err:?}");
-        assert!(err.is_retryable());
-        let err = classify_http(503, &h, per_minute);
-        assert!(
-            matches!(err, LlmError::Server { status: 503, .. }),
-            "{err:?}"
-        );
-        let long = br#"{"error":{"message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
-        for status in [400, 413, 422] {
-            let err = classify_http(status, &h, long);
-            assert!(
-                matches!(err, LlmError::ContextTooLong(_)),
-                "{status}: {err:?}"
-            );
-        }
-        let in_stream = serde_json::json!({"error":{"type":"rate_limit_error","message":"too many tokens per minute"}});
-        let err = classify_in_stream(&in_stream);
-        assert!(matches!(err, LlmError::RateLimited { .. }), "{err:?}");
-    }
-
-    #[test]
-    fn a_server_error_reads_retry_after() {
-        let err = classify_http(503, &headers(&[("retry-after", "2")]), b"busy");
-        assert_eq!(
-            err,
-            LlmError::Server {
-                status: 503,
-                retry_after: Some(Duration::from_secs(2)),
-                message: "busy".into()
-            }
-        );
-    }
-
-    #[test]
-    fn classifies_statuses() {
-        let h = HeaderMap::new();
-        assert!(matches!(classify_http(401, &h, b"{}"), LlmError::Auth(_)));
-        assert!(matches!(classify_http(403, &h, b"no"), LlmError::Auth(_)));
-        assert!(matches!(
-            classify_http(529, &h, b"{}"),
-            LlmError::Overloaded { .. }
-        ));
-        assert!(matches!(
-            classify_http(503, &h, b""),
-            LlmError::Server { status: 503, .. }
-        ));
-        assert!(matches!(
-            classify_http(422, &h, b"{}"),
-            LlmError::BadRequest { status: 422, .. }
-        ));
-        assert!(matches!(
-            classify_http(413, &h, b"too big"),
-            LlmError::ContextTooLong(_)
-        ));
-    }
-
-    #[test]
-    fn a_spent_quota_is_not_retried() {
-        let body = br#"{"error":{"message":"You exceeded your current quota","code":"insufficient_quota"}}"#;
-        let err = classify_http(429, &HeaderMap::new(), body);
-        assert!(!err.is_retryable(), "{err:?}");
-    }
-
-    #[test]
-    fn rate_limit_reads_retry_after_header_and_message() {
-        let err = classify_http(429, &headers(&[("retry-after", "3")]), b"{}");
-        assert_eq!(
-            err,
-            LlmError::RateLimited {
-                retry_after: Some(Duration::from_secs(3)),
-                message: "{}".into()
-            }
-        );
-        let body = br#"{"error":{"message":"Rate limit reached. Please try again in 1.5s."}}"#;
-        match classify_http(429, &HeaderMap::new(), body) {
-            LlmError::RateLimited { retry_after, .. } => {
-                assert_eq!(retry_after, Some(Duration::from_millis(1500)));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn retry_after_ms_wins_over_seconds() {
-        let h = headers(&[("retry-after-ms", "250"), ("retry-after", "9")]);
-        assert_eq!(
-            retry_after_from_headers(&h, SystemTime::now()),
-            Some(Duration::from_millis(250))
-        );
-    }
-
-    #[test]
-    fn parses_retry_after_dates_and_rejects_nonsense() {
-        let now = httpdate::parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT").unwrap();
-        assert_eq!(
-            parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now),
-            Some(Duration::from_secs(30))
-        );
-        assert_eq!(
-            parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", now),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(parse_retry_after("-1", now), None);
-        assert_eq!(parse_retry_after("soon", now), None);
-    }
-
-    #[test]
-    fn reads_spoken_durations() {
-        let cases = [
-            ("Please try again in 20s.", 20_000),
-            ("try again in 1m30s", 90_000),
-            ("Try again in 250ms", 250),
-            ("Please retry after 2 seconds", 2_000),
-        ];
-        for (text, ms) in cases {
-            assert_eq!(
-                retry_hint_in_message(text),
-                Some(Duration::from_millis(ms)),
-                "{text}"
-            );
-        }
-        assert_eq!(retry_hint_in_message("try again in a while"), None);
-        assert_eq!(
-            retry_hint_in_message(
-                "try again in 99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999h"
-            ),
-            None
-        );
-    }
-
-    #[test]
-    fn in_stream_errors_are_classified_by_type() {
-        let overloaded = serde_json::json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}});
-        assert!(matches!(
-            classify_in_stream(&overloaded),
-            LlmError::Overloaded { .. }
-        ));
-        let api = serde_json::json!({"error":{"type":"api_error","message":"boom"}});
-        assert!(classify_in_stream(&api).is_retryable());
-        let long = serde_json::json!({"error":{"message":"prompt is too long"}});
-        assert!(matches!(
-            classify_in_stream(&long),
-            LlmError::ContextTooLong(_)
-        ));
-    }
-
-    #[test]
-    fn unreadable_bodies_are_quoted_shortly() {
-        let body = vec![b'x'; 10_000];
-        match classify_http(502, &HeaderMap::new(), &body) {
-            LlmError::Server { message, .. } => {
-                assert_eq!(message.chars().count(), QUOTED_BODY_MAX_CHARS);
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-}
+#[path = "classify_tests.rs"]
+mod tests;

@@ -17,10 +17,15 @@ pub struct ProviderConfig {
     pub base_url: Option<String>,
     /// The API key; local servers often need none.
     pub api_key: Option<String>,
+    /// Where the key came from, for the person reading an authentication error
+    /// (`the environment variable OPENAI_API_KEY`, `--api-key`, ...); never the key itself.
+    pub api_key_origin: Option<String>,
     /// Proxies, trust and time limits.
     pub network: NetworkConfig,
     /// How failed calls are retried.
     pub retry: RetryPolicy,
+    /// Anthropic extended thinking: the tokens the model may think for; `None` leaves it off.
+    pub thinking_budget_tokens: Option<u32>,
 }
 
 impl ProviderConfig {
@@ -30,8 +35,10 @@ impl ProviderConfig {
             kind,
             base_url: None,
             api_key: None,
+            api_key_origin: None,
             network: NetworkConfig::default(),
             retry: RetryPolicy::default(),
+            thinking_budget_tokens: None,
         }
     }
 
@@ -50,8 +57,10 @@ impl fmt::Debug for ProviderConfig {
             .field("kind", &self.kind)
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api_key_origin", &self.api_key_origin)
             .field("network", &self.network)
             .field("retry", &self.retry)
+            .field("thinking_budget_tokens", &self.thinking_budget_tokens)
             .finish()
     }
 }

@@ -1,5 +1,10 @@
 //! One model call as a stream of events: open, decode, and on a transient failure announce a
 //! [`StreamEvent::Retry`], wait, and run the whole call again.
+//!
+//! Four time limits apply: the connection's (in the HTTP client), the first byte's (from the
+//! start of an attempt to the first byte of its body; while it runs, a
+//! [`StreamEvent::Waiting`] says so every few seconds), the silence between two chunks, and
+//! the whole call's, retries included.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -9,8 +14,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::{FutureExt, Stream, StreamExt};
+use tokio::time::Instant;
 
-use crate::{EventStream, LlmError, ProviderKind, RetryPolicy, StreamDecoder, StreamEvent};
+use crate::{
+    EventStream, LlmError, NetworkConfig, ProviderKind, RetryPolicy, StreamDecoder, StreamEvent,
+};
 
 /// A response body as it arrives.
 pub(crate) type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, LlmError>> + Send>>;
@@ -19,6 +27,11 @@ pub(crate) type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, LlmError>> 
 pub(crate) trait Opener: Send + Sync + 'static {
     /// Sends the request once.
     fn open(&self) -> BoxFuture<'static, Result<ByteStream, LlmError>>;
+
+    /// The error that ends the call, with what helps the person fix it.
+    fn explain(&self, error: LlmError) -> LlmError {
+        error
+    }
 }
 
 /// The retry and time-limit settings of a call.
@@ -26,15 +39,49 @@ pub(crate) trait Opener: Send + Sync + 'static {
 pub(crate) struct CallSettings {
     pub(crate) kind: ProviderKind,
     pub(crate) retry: RetryPolicy,
+    /// From the start of an attempt to the first byte of its body.
+    pub(crate) first_byte_timeout: Duration,
+    /// Between two chunks of a body.
     pub(crate) idle_timeout: Duration,
+    /// The whole call, retries and their waits included.
+    pub(crate) total_timeout: Duration,
+    /// How often a wait for the first byte is announced.
+    pub(crate) notice_interval: Duration,
+}
+
+impl CallSettings {
+    /// The settings for calls of `kind` to `url`.
+    pub(crate) fn new(
+        kind: ProviderKind,
+        retry: RetryPolicy,
+        network: &NetworkConfig,
+        url: &str,
+    ) -> Self {
+        Self {
+            kind,
+            retry,
+            first_byte_timeout: network.first_byte_timeout_for(url),
+            idle_timeout: network.stream_idle_timeout,
+            total_timeout: network.request_timeout,
+            notice_interval: network.waiting_notice_interval,
+        }
+    }
 }
 
 enum Phase {
+    /// An attempt is to start.
     Open,
+    /// Waiting before a retry.
     Wait(Duration),
+    /// The request is out; no byte of the response body yet.
+    Opening {
+        request: BoxFuture<'static, Result<ByteStream, LlmError>>,
+    },
     Read {
         body: ByteStream,
         decoder: Box<StreamDecoder>,
+        /// Whether a byte of the body has come (before it, the first-byte limit applies).
+        started: bool,
     },
     Done,
 }
@@ -46,22 +93,40 @@ struct Call {
     pending: VecDeque<StreamEvent>,
     scratch: Vec<StreamEvent>,
     phase: Phase,
+    /// When the call must be over.
+    deadline: Instant,
+    /// When the current attempt started.
+    attempt_started: Instant,
+    /// When the next "still waiting" notice is due.
+    next_notice: Instant,
 }
 
 /// Runs a call with retries, as the stream a [`crate::Provider`] returns.
 pub(crate) fn call_stream(opener: Arc<dyn Opener>, settings: CallSettings) -> EventStream {
+    let now = Instant::now();
     let call = Call {
         opener,
+        deadline: now + settings.total_timeout,
         settings,
         retries: 0,
         pending: VecDeque::new(),
         scratch: Vec::new(),
         phase: Phase::Open,
+        attempt_started: now,
+        next_notice: now,
     };
     Box::pin(futures::stream::unfold(call, |mut call| async move {
         let item = call.next().await?;
         Some((item, call))
     }))
+}
+
+/// What a wait for the server ended with.
+enum Waited<T> {
+    Ready(T),
+    /// A notice is due; the wait goes on.
+    Notice,
+    TimedOut(LlmError),
 }
 
 impl Call {
@@ -81,9 +146,8 @@ impl Call {
         }
     }
 
-    /// Advances the call by one wait, one connection or one chunk of body.
+    /// Advances the call by one wait, one connection, one notice or one chunk of body.
     async fn step(&mut self) -> Result<(), LlmError> {
-        let idle = self.settings.idle_timeout;
         match std::mem::replace(&mut self.phase, Phase::Done) {
             Phase::Done => Ok(()),
             Phase::Wait(wait) => {
@@ -92,23 +156,50 @@ impl Call {
                 Ok(())
             }
             Phase::Open => {
-                // The HTTP layer has its own limits; this one also covers other openers.
-                let body = tokio::time::timeout(idle, self.opener.open())
-                    .await
-                    .map_err(|_| silence(idle))??;
-                self.phase = Phase::Read {
-                    body,
-                    decoder: Box::new(StreamDecoder::new(self.settings.kind)),
+                let now = Instant::now();
+                self.attempt_started = now;
+                self.next_notice = now + self.settings.notice_interval;
+                self.phase = Phase::Opening {
+                    request: self.opener.open(),
                 };
                 Ok(())
             }
+            Phase::Opening { mut request } => match self.first_byte(&mut request).await {
+                Waited::Ready(body) => {
+                    self.phase = Phase::Read {
+                        body: body?,
+                        decoder: Box::new(StreamDecoder::new(self.settings.kind)),
+                        started: false,
+                    };
+                    Ok(())
+                }
+                Waited::Notice => {
+                    self.phase = Phase::Opening { request };
+                    Ok(())
+                }
+                Waited::TimedOut(error) => Err(error),
+            },
             Phase::Read {
                 mut body,
                 mut decoder,
+                started,
             } => {
-                let chunk = tokio::time::timeout(idle, body.next())
-                    .await
-                    .map_err(|_| silence(idle))?;
+                let chunk = if started {
+                    self.next_chunk(&mut body).await?
+                } else {
+                    match self.first_byte(body.next()).await {
+                        Waited::Ready(chunk) => chunk,
+                        Waited::Notice => {
+                            self.phase = Phase::Read {
+                                body,
+                                decoder,
+                                started,
+                            };
+                            return Ok(());
+                        }
+                        Waited::TimedOut(error) => return Err(error),
+                    }
+                };
                 match chunk {
                     Some(bytes) => {
                         decoder.feed(&bytes?, &mut self.scratch)?;
@@ -116,7 +207,11 @@ impl Call {
                             decoder.finish(&mut self.scratch)?;
                             drain_ready(&mut body);
                         } else {
-                            self.phase = Phase::Read { body, decoder };
+                            self.phase = Phase::Read {
+                                body,
+                                decoder,
+                                started: true,
+                            };
                         }
                     }
                     None => decoder.finish(&mut self.scratch)?,
@@ -127,28 +222,94 @@ impl Call {
         }
     }
 
+    /// Waits for `future` within the first-byte limit, stopping when a notice is due (and
+    /// queueing it). A dropped future is never lost: callers pass a borrowed one.
+    async fn first_byte<F: Future + Unpin>(&mut self, future: F) -> Waited<F::Output> {
+        let limit = self.attempt_started + self.settings.first_byte_timeout;
+        let wake = limit.min(self.deadline).min(self.next_notice);
+        match tokio::time::timeout_at(wake, future).await {
+            Ok(output) => Waited::Ready(output),
+            Err(_) => {
+                let now = Instant::now();
+                if now >= self.deadline {
+                    Waited::TimedOut(self.over_total())
+                } else if now >= limit {
+                    Waited::TimedOut(LlmError::Timeout(format!(
+                        "no response within {} (first_byte_timeout_secs)",
+                        secs(self.settings.first_byte_timeout)
+                    )))
+                } else {
+                    self.pending.push_back(StreamEvent::Waiting {
+                        elapsed: now - self.attempt_started,
+                    });
+                    self.next_notice += self.settings.notice_interval;
+                    Waited::Notice
+                }
+            }
+        }
+    }
+
+    /// The next chunk of a body already flowing, within the idle and total limits.
+    async fn next_chunk(
+        &mut self,
+        body: &mut ByteStream,
+    ) -> Result<Option<Result<Bytes, LlmError>>, LlmError> {
+        let idle = Instant::now() + self.settings.idle_timeout;
+        match tokio::time::timeout_at(idle.min(self.deadline), body.next()).await {
+            Ok(chunk) => Ok(chunk),
+            Err(_) if Instant::now() >= self.deadline => Err(self.over_total()),
+            Err(_) => Err(LlmError::Timeout(format!(
+                "the server sent nothing for {} in the middle of the response \
+                 (stream_idle_timeout_secs)",
+                secs(self.settings.idle_timeout)
+            ))),
+        }
+    }
+
+    fn over_total(&self) -> LlmError {
+        LlmError::Timeout(format!(
+            "the model call took more than {} in all (request_timeout_secs)",
+            secs(self.settings.total_timeout)
+        ))
+    }
+
     /// Handles a failed attempt: `None` when a retry is scheduled (its event queued),
     /// otherwise the error to end the stream with.
     fn fail(&mut self, error: LlmError) -> Option<Result<StreamEvent, LlmError>> {
         self.scratch.clear();
         self.pending.clear();
         self.retries += 1;
-        match self.settings.retry.delay_for(self.retries, &error) {
+        let wait = self
+            .settings
+            .retry
+            .delay_for(self.retries, &error)
+            // A retry that could not finish before the whole call's limit is not started.
+            .filter(|wait| Instant::now() + *wait < self.deadline);
+        match wait {
             Some(wait) => {
                 tracing::warn!(retry = self.retries, ?wait, %error, "model call failed; retrying");
                 self.pending.push_back(StreamEvent::Retry {
                     attempt: self.retries,
                     wait,
-                    reason: error.to_string(),
+                    reason: error.summary(),
                 });
                 self.phase = Phase::Wait(wait);
                 None
             }
             None => {
                 self.phase = Phase::Done;
-                Some(Err(error))
+                Some(Err(self.opener.explain(error)))
             }
         }
+    }
+}
+
+/// A duration for a message: whole seconds when it is whole, else with decimals.
+fn secs(duration: Duration) -> String {
+    if duration.subsec_nanos() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{} s", duration.as_secs_f64())
     }
 }
 
@@ -163,11 +324,4 @@ fn drain_ready(body: &mut ByteStream) {
             Some(None | Some(Err(_))) | None => break,
         }
     }
-}
-
-fn silence(idle: Duration) -> LlmError {
-    LlmError::Timeout(format!(
-        "the server sent nothing for {} s",
-        idle.as_secs_f64()
-    ))
 }

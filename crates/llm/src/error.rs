@@ -27,6 +27,16 @@ pub enum LlmError {
     /// The connection could not be made or was lost.
     #[error("connection failed: {0}")]
     Connection(String),
+    /// A server on this machine refused the connection: it is not running, and waiting will
+    /// not start it.
+    #[error(
+        "could not connect to {url}: connection refused, so no server is running there \
+         (start it, or check the base URL)"
+    )]
+    NotRunning {
+        /// The URL the request was for.
+        url: String,
+    },
     /// A 5xx other than 529.
     #[error("server error {status}: {message}")]
     Server {
@@ -70,9 +80,36 @@ impl LlmError {
             | LlmError::Server { .. }
             | LlmError::Protocol(_) => true,
             LlmError::ContextTooLong(_)
+            | LlmError::NotRunning { .. }
             | LlmError::Auth(_)
             | LlmError::BadRequest { .. }
             | LlmError::Cassette(_) => false,
+        }
+    }
+
+    /// What went wrong in a few words, for a line announcing a retry; the full message (the
+    /// server's own words included) is for the error that ends a call.
+    pub fn summary(&self) -> String {
+        /// How much of a protocol error's detail a retry line quotes.
+        const SUMMARY_DETAIL_MAX_CHARS: usize = 80;
+        match self {
+            LlmError::RateLimited { .. } => "rate limited".to_owned(),
+            LlmError::Overloaded { .. } => "the provider is overloaded".to_owned(),
+            LlmError::Server { status, .. } => format!("server error {status}"),
+            LlmError::Protocol(detail) => {
+                let mut short: String = detail.chars().take(SUMMARY_DETAIL_MAX_CHARS).collect();
+                if short.len() < detail.len() {
+                    short.push('…');
+                }
+                format!("protocol error: {short}")
+            }
+            LlmError::Timeout(_)
+            | LlmError::Connection(_)
+            | LlmError::NotRunning { .. }
+            | LlmError::ContextTooLong(_)
+            | LlmError::Auth(_)
+            | LlmError::BadRequest { .. }
+            | LlmError::Cassette(_) => self.to_string(),
         }
     }
 }

@@ -23,6 +23,12 @@ pub enum StreamEvent {
         /// The opaque signature.
         signature: String,
     },
+    /// A whole redacted reasoning block (Anthropic `redacted_thinking`): encrypted, shown to
+    /// no one, and sent back unchanged.
+    RedactedReasoning {
+        /// The opaque data.
+        data: String,
+    },
     /// A piece of a tool call; id and name may come only with the first piece of an index.
     ToolCallDelta {
         /// Which call this piece belongs to (not necessarily starting at 0).
@@ -53,6 +59,12 @@ pub enum StreamEvent {
         /// What went wrong, for the person.
         reason: String,
     },
+    /// Still waiting for the first byte of the response, this long into the attempt (sent
+    /// every few seconds until it comes): slow, not dead.
+    Waiting {
+        /// How long the attempt has waited so far.
+        elapsed: Duration,
+    },
     /// The response is complete.
     Finish {
         /// Why the model stopped.
@@ -76,7 +88,7 @@ pub enum StopReason {
 
 /// Tokens counted by the provider for one call, or a sum over calls. Missing fields read as
 /// zero, so a hand-written cassette can give only what it cares about.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Usage {
     /// Input tokens, including cached ones.
@@ -87,6 +99,10 @@ pub struct Usage {
     pub cached_prompt_tokens: u64,
     /// Input tokens written to the provider's prompt cache (Anthropic).
     pub cache_creation_tokens: u64,
+    /// What the provider says the call cost, in USD, when it says (gateways such as LiteLLM
+    /// and OpenRouter report `usage.cost`); a sum adds up the costs reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl std::ops::AddAssign for Usage {
@@ -95,5 +111,9 @@ impl std::ops::AddAssign for Usage {
         self.completion_tokens += other.completion_tokens;
         self.cached_prompt_tokens += other.cached_prompt_tokens;
         self.cache_creation_tokens += other.cache_creation_tokens;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 }

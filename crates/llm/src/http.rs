@@ -10,12 +10,14 @@ use reqwest::header::HeaderMap;
 
 use crate::classify::classify_http;
 use crate::driver::ByteStream;
+use crate::network::is_loopback_url;
 use crate::{ConfigError, LlmError, NetworkConfig};
 
 /// How much of an error response's body is read for its message.
 const ERROR_BODY_MAX_BYTES: usize = 256 * 1024;
 
-/// A reqwest client plus the time limit for a silent server.
+/// A reqwest client plus the time limit for a silent server. The time to the first byte is
+/// the caller's to limit (see `driver`).
 #[derive(Debug, Clone)]
 pub(crate) struct HttpClient {
     client: reqwest::Client,
@@ -58,11 +60,6 @@ impl HttpClient {
         })
     }
 
-    /// The longest silence tolerated while waiting for a response or reading its body.
-    pub(crate) fn idle_timeout(&self) -> Duration {
-        self.idle_timeout
-    }
-
     /// POSTs a JSON body; a success status gives the body stream, anything else a
     /// classified error.
     pub(crate) async fn post(
@@ -78,21 +75,13 @@ impl HttpClient {
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body)
             .send();
-        let response = match tokio::time::timeout(self.idle_timeout, send).await {
-            Err(_) => {
-                return Err(LlmError::Timeout(format!(
-                    "no response from {url} within {} s",
-                    self.idle_timeout.as_secs_f64()
-                )));
-            }
-            Ok(Err(e)) => return Err(map_reqwest_error(&e)),
-            Ok(Ok(response)) => response,
-        };
+        let response = send.await.map_err(|e| map_send_error(&e, url))?;
         let status = response.status();
         if status.is_success() {
+            let server = authority(url);
             let body = response
                 .bytes_stream()
-                .map(|chunk| chunk.map_err(|e| map_reqwest_error(&e)));
+                .map(move |chunk| chunk.map_err(|e| map_body_error(&e, &server)));
             return Ok(Box::pin(body));
         }
         let headers = response.headers().clone();
@@ -113,16 +102,72 @@ impl HttpClient {
     }
 }
 
-/// Classifies a transport failure.
-pub(crate) fn map_reqwest_error(e: &reqwest::Error) -> LlmError {
-    let detail = error_chain(e);
-    if e.is_timeout() {
-        LlmError::Timeout(detail)
+/// Classifies a failure to send the request (and get the response head) to `url`, in one
+/// short line: the server's address and the innermost cause, which says what went wrong.
+pub(crate) fn map_send_error(e: &reqwest::Error, url: &str) -> LlmError {
+    let server = authority(url);
+    let cause = root_cause(e);
+    if e.is_connect() && refused(e) && is_loopback_url(url) {
+        LlmError::NotRunning {
+            url: url.to_owned(),
+        }
+    } else if e.is_timeout() {
+        LlmError::Timeout(format!(
+            "could not connect to {server} in time (connect_timeout_secs): {cause}"
+        ))
     } else if e.is_connect() {
-        LlmError::Connection(format!("could not connect: {detail}"))
+        LlmError::Connection(format!("could not connect to {server}: {cause}"))
     } else {
-        LlmError::Connection(detail)
+        LlmError::Connection(format!("the request to {server} failed: {cause}"))
     }
+}
+
+/// Classifies a failure while reading a response body from `server`.
+fn map_body_error(e: &reqwest::Error, server: &str) -> LlmError {
+    let cause = root_cause(e);
+    if e.is_timeout() {
+        LlmError::Timeout(format!("{server} stopped sending: {cause}"))
+    } else {
+        LlmError::Connection(format!("the connection to {server} was lost: {cause}"))
+    }
+}
+
+/// `host:port` of a URL, or the URL itself when it does not parse.
+fn authority(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| {
+            let host = u.host_str()?.to_owned();
+            Some(match u.port_or_known_default() {
+                Some(port) => format!("{host}:{port}"),
+                None => host,
+            })
+        })
+        .unwrap_or_else(|| url.to_owned())
+}
+
+/// The innermost cause of an error: the specific reason ("Connection refused (os error
+/// 111)", "dns error: ...", "invalid peer certificate: UnknownIssuer").
+fn root_cause(e: &reqwest::Error) -> String {
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    cause.to_string()
+}
+
+/// Whether the connection was refused (nothing listens at the address).
+fn refused(e: &reqwest::Error) -> bool {
+    let mut cause: Option<&dyn std::error::Error> = Some(e);
+    while let Some(c) = cause {
+        if c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// An error and all its causes, "outer: inner: root", for a message a person can act on.

@@ -14,6 +14,7 @@ mod decode;
 mod driver;
 pub mod error;
 pub mod event;
+mod explain;
 mod http;
 mod infer;
 pub mod message;
@@ -30,7 +31,7 @@ mod tls;
 mod toolspec;
 
 pub use anthropic::AnthropicProvider;
-pub use assemble::{AssembledResponse, Assembler, parse_arguments};
+pub use assemble::{AssembledResponse, Assembler, UNNAMED_TOOL, parse_arguments};
 pub use classify::{is_context_too_long, parse_retry_after, retry_hint_in_message};
 pub use config::{ConfigError, ProviderConfig, build_provider};
 pub use decode::StreamDecoder;
@@ -38,7 +39,11 @@ pub use error::LlmError;
 pub use event::{StopReason, StreamEvent, Usage};
 pub use infer::{ProviderKind, UnknownProvider, infer_provider};
 pub use message::{Message, Part, Role, ToolArguments, ToolCall, ToolResult};
-pub use network::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, NetworkConfig};
+pub use network::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_LOCAL_FIRST_BYTE_TIMEOUT,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, NetworkConfig, WAITING_NOTICE_INTERVAL,
+    is_loopback_url,
+};
 pub use openai::OpenAiProvider;
 pub use pricing::{Price, cost_usd, price_for};
 pub use provider::{EventStream, Provider, Request, ToolSpec};

@@ -32,13 +32,19 @@ pub enum Part {
         /// The text.
         text: String,
     },
-    /// The model's reasoning, kept apart from its answer.
+    /// The model's reasoning, kept apart from its answer. Some providers refuse the next
+    /// request unless it comes back unchanged (DeepSeek's `reasoning_content`, Anthropic's
+    /// signed and redacted thinking blocks).
     Reasoning {
-        /// The reasoning text.
+        /// The reasoning text (empty for a redacted block).
         text: String,
         /// Anthropic's signature for a thinking block, needed to send it back.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
+        /// Anthropic's `redacted_thinking` block: encrypted reasoning with no readable text,
+        /// sent back exactly as received.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        redacted: Option<String>,
     },
     /// A tool call made by the assistant.
     ToolCall(ToolCall),
@@ -85,4 +91,34 @@ pub struct ToolResult {
     /// Whether the call failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_written_before_redacted_blocks_existed_still_reads() {
+        let old: Part =
+            serde_json::from_str(r#"{"type":"reasoning","text":"hm","signature":"sig"}"#).unwrap();
+        assert_eq!(
+            old,
+            Part::Reasoning {
+                text: "hm".into(),
+                signature: Some("sig".into()),
+                redacted: None,
+            }
+        );
+        let redacted = Part::Reasoning {
+            text: String::new(),
+            signature: None,
+            redacted: Some("opaque".into()),
+        };
+        let written = serde_json::to_string(&redacted).unwrap();
+        assert_eq!(
+            written,
+            r#"{"type":"reasoning","text":"","redacted":"opaque"}"#
+        );
+        assert_eq!(serde_json::from_str::<Part>(&written).unwrap(), redacted);
+    }
 }

@@ -5,8 +5,17 @@ use std::time::Duration;
 
 /// How long to wait for a TCP (and TLS) connection to be made.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long an open response may send nothing before it counts as timed out.
+/// How long a remote server may take to send the first byte of its response.
+pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a server on this machine may take to send its first byte: local servers load the
+/// model on the first request, which takes minutes for a large one.
+pub const DEFAULT_LOCAL_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long a response may send nothing between two chunks before it counts as timed out.
 pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// The longest one model call may take, retries and their waits included.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60 * 60);
+/// How often a call still waiting for its first byte says so.
+pub const WAITING_NOTICE_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Proxies, trust and time limits, passed in as a value: rein-llm never reads the environment
 /// itself. Build it with [`NetworkConfig::from_env_vars`] in the binary, or by hand in tests.
@@ -22,8 +31,16 @@ pub struct NetworkConfig {
     pub ca_file: Option<PathBuf>,
     /// How long to wait for a connection.
     pub connect_timeout: Duration,
-    /// How long an open response may stay silent.
+    /// How long to wait for the first byte of a response, from the start of an attempt;
+    /// `None` picks by endpoint ([`DEFAULT_FIRST_BYTE_TIMEOUT`], or
+    /// [`DEFAULT_LOCAL_FIRST_BYTE_TIMEOUT`] for a loopback address).
+    pub first_byte_timeout: Option<Duration>,
+    /// How long a response may stay silent between two chunks.
     pub stream_idle_timeout: Duration,
+    /// The longest one model call may take, retries included.
+    pub request_timeout: Duration,
+    /// How often a call waiting for its first byte yields [`crate::StreamEvent::Waiting`].
+    pub waiting_notice_interval: Duration,
 }
 
 impl Default for NetworkConfig {
@@ -34,7 +51,39 @@ impl Default for NetworkConfig {
             no_proxy: None,
             ca_file: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            first_byte_timeout: None,
             stream_idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            waiting_notice_interval: WAITING_NOTICE_INTERVAL,
+        }
+    }
+}
+
+impl NetworkConfig {
+    /// The first-byte limit for requests to `url`.
+    pub fn first_byte_timeout_for(&self, url: &str) -> Duration {
+        self.first_byte_timeout.unwrap_or(if is_loopback_url(url) {
+            DEFAULT_LOCAL_FIRST_BYTE_TIMEOUT
+        } else {
+            DEFAULT_FIRST_BYTE_TIMEOUT
+        })
+    }
+}
+
+/// Whether `url` points at this machine: `localhost`, `127.0.0.0/8` or `::1`.
+pub fn is_loopback_url(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url.trim()) else {
+        return false;
+    };
+    let Some(host) = parsed.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => {
+            let name = bare.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
         }
     }
 }
@@ -90,6 +139,48 @@ mod tests {
         assert_eq!(c.no_proxy.as_deref(), Some("localhost,.corp"));
         assert_eq!(c.ca_file, Some(PathBuf::from("/etc/corp.pem")));
         assert_eq!(c.connect_timeout, DEFAULT_CONNECT_TIMEOUT);
+    }
+
+    #[test]
+    fn local_servers_get_longer_to_answer_first() {
+        let c = NetworkConfig::default();
+        assert_eq!(
+            c.first_byte_timeout_for("http://127.0.0.1:11434/v1"),
+            DEFAULT_LOCAL_FIRST_BYTE_TIMEOUT
+        );
+        assert_eq!(
+            c.first_byte_timeout_for("https://api.openai.com/v1"),
+            DEFAULT_FIRST_BYTE_TIMEOUT
+        );
+        let set = NetworkConfig {
+            first_byte_timeout: Some(Duration::from_secs(7)),
+            ..NetworkConfig::default()
+        };
+        assert_eq!(
+            set.first_byte_timeout_for("http://localhost:8080"),
+            Duration::from_secs(7)
+        );
+    }
+
+    #[test]
+    fn loopback_urls_are_recognised() {
+        for local in [
+            "http://localhost:11434/v1",
+            "http://LOCALHOST.:1",
+            "http://127.0.0.1:8080/v1",
+            "http://127.1.2.3",
+            "http://[::1]:8080/v1",
+        ] {
+            assert!(is_loopback_url(local), "{local}");
+        }
+        for remote in [
+            "https://api.openai.com/v1",
+            "https://localhost.evil.com/v1",
+            "http://10.0.0.1:8080",
+            "not a url",
+        ] {
+            assert!(!is_loopback_url(remote), "{remote}");
+        }
     }
 
     #[test]

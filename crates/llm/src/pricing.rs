@@ -138,9 +138,13 @@ impl Price {
     }
 }
 
-/// The cost of `usage` on `model` in USD, or `None` when the model's price is unknown.
+/// The cost of `usage` on `model` in USD: from rein's price table, else the cost the
+/// provider reported (a gateway's model alias is in no table, but its usage carries a cost);
+/// `None` when neither is known.
 pub fn cost_usd(model: &str, usage: &Usage) -> Option<f64> {
-    price_for(model).map(|price| price.cost(usage))
+    price_for(model)
+        .map(|price| price.cost(usage))
+        .or(usage.cost_usd)
 }
 
 #[cfg(test)]
@@ -210,6 +214,7 @@ mod tests {
             completion_tokens: 100_000,
             cached_prompt_tokens: 400_000,
             cache_creation_tokens: 100_000,
+            cost_usd: None,
         };
         // claude-sonnet-4-5: 0.5M plain × 3 + 0.4M × 0.3 + 0.1M × 3.75 + 0.1M × 15
         let cost = cost_usd("claude-sonnet-4-5", &usage).unwrap();
@@ -224,12 +229,33 @@ mod tests {
     }
 
     #[test]
+    fn a_reported_cost_stands_in_for_a_missing_price() {
+        let usage = Usage {
+            prompt_tokens: 1_000_000,
+            cost_usd: Some(0.25),
+            ..Usage::default()
+        };
+        assert_eq!(cost_usd("my-gateway-alias", &usage), Some(0.25));
+        // rein's own price wins where it has one.
+        assert!((cost_usd("gpt-4o", &usage).unwrap() - 2.5).abs() < 1e-9);
+        let mut total = Usage::default();
+        total += usage;
+        total += Usage {
+            cost_usd: Some(0.5),
+            ..Usage::default()
+        };
+        total += Usage::default();
+        assert_eq!(total.cost_usd, Some(0.75));
+    }
+
+    #[test]
     fn inconsistent_counts_do_not_underflow() {
         let usage = Usage {
             prompt_tokens: 10,
             completion_tokens: 0,
             cached_prompt_tokens: 50,
             cache_creation_tokens: 50,
+            cost_usd: None,
         };
         let cost = cost_usd("gpt-4o", &usage).unwrap();
         assert!((cost - 10.0 * 1.25 / 1e6).abs() < 1e-12);

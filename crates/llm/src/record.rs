@@ -85,6 +85,8 @@ impl Provider for RecordingProvider {
             };
             match &event {
                 StreamEvent::Retry { .. } => recorded.clear(),
+                // A notice of this run's timing, not part of the response.
+                StreamEvent::Waiting { .. } => {}
                 StreamEvent::Finish { .. } => {
                     recorded.push(event.clone());
                     sink.write(&recorded)?;
@@ -93,6 +95,7 @@ impl Provider for RecordingProvider {
                 StreamEvent::TextDelta { .. }
                 | StreamEvent::ReasoningDelta { .. }
                 | StreamEvent::ReasoningSignature { .. }
+                | StreamEvent::RedactedReasoning { .. }
                 | StreamEvent::ToolCallDelta { .. }
                 | StreamEvent::ToolCallEnd { .. }
                 | StreamEvent::Usage(_) => recorded.push(event.clone()),

@@ -63,6 +63,7 @@ impl RetryPolicy {
             | LlmError::Server { retry_after, .. } => *retry_after,
             LlmError::Timeout(_)
             | LlmError::Connection(_)
+            | LlmError::NotRunning { .. }
             | LlmError::ContextTooLong(_)
             | LlmError::Auth(_)
             | LlmError::BadRequest { .. }

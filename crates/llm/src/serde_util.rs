@@ -111,6 +111,18 @@ pub(crate) fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     Ok(Option::<u64>::deserialize(d)?.unwrap_or(0))
 }
 
+/// A cost in USD as gateways report it: a number, or a number in a string. Anything else
+/// (absent, `null`, negative, not a number) reads as unknown rather than failing the chunk.
+pub(crate) fn cost<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let value = Option::<serde_json::Value>::deserialize(d)?;
+    let cost = match value {
+        Some(serde_json::Value::Number(n)) => n.as_f64(),
+        Some(serde_json::Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
+    };
+    Ok(cost.filter(|c: &f64| c.is_finite() && *c >= 0.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

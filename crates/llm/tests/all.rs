@@ -21,5 +21,7 @@ mod replay;
 mod retries;
 #[path = "all/stream_options.rs"]
 mod stream_options;
+#[path = "all/timeouts.rs"]
+mod timeouts;
 #[path = "all/tls.rs"]
 mod tls;

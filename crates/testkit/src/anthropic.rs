@@ -80,6 +80,15 @@ pub(crate) fn stream_events(turn: &Turn, context: &RenderContext) -> Vec<String>
         events.push(stop(index));
         index += 1;
     }
+    for data in turn.redacted_blocks() {
+        events.push(event(&json!({
+            "type": "content_block_start",
+            "index": index,
+            "content_block": { "type": "redacted_thinking", "data": data },
+        })));
+        events.push(stop(index));
+        index += 1;
+    }
     if !turn.text_pieces().is_empty() {
         events.push(event(&json!({
             "type": "content_block_start",
@@ -129,6 +138,9 @@ pub(crate) fn json_body(turn: &Turn, context: &RenderContext) -> Value {
             "thinking": turn.full_reasoning(),
             "signature": turn.signature_or_default(),
         }));
+    }
+    for data in turn.redacted_blocks() {
+        content.push(json!({ "type": "redacted_thinking", "data": data }));
     }
     if !turn.text_pieces().is_empty() {
         content.push(json!({ "type": "text", "text": turn.full_text() }));

@@ -81,6 +81,7 @@ pub(crate) async fn serve_connection(stream: TcpStream, connection: u64, shared:
             Plan::Stream(stream) => {
                 write_stream(&mut writer, stream, keep_alive, &mut completion).await
             }
+            Plan::Silent => Written::Stalled,
         };
         match written {
             Written::Done | Written::Cut => {

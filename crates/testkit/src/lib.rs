@@ -44,6 +44,7 @@ mod script;
 mod server;
 mod tool_call;
 mod turn;
+mod usage;
 
 use std::time::Duration;
 
@@ -52,9 +53,10 @@ pub use script::{ApiError, ApiErrorKind, DynamicReply, HttpReply, Reply, Script}
 pub use server::{MockOptions, MockServer};
 pub use tool_call::{ArgumentSplit, MockToolCall};
 pub use turn::{
-    DEFAULT_THINKING_SIGNATURE, Interruption, MalformedLine, MockStopReason, MockUsage,
-    StreamError, Turn, UsageChunk,
+    DEFAULT_THINKING_SIGNATURE, Interruption, MalformedLine, MockStopReason, StreamError, Turn,
+    UsageChunk,
 };
+pub use usage::MockUsage;
 
 /// Why the mock server could not do what was asked.
 #[derive(Debug, thiserror::Error)]

@@ -17,12 +17,16 @@ fn finish_reason(reason: &MockStopReason) -> &str {
 }
 
 fn usage_json(usage: &MockUsage) -> Value {
-    json!({
+    let mut value = json!({
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.prompt_tokens + usage.completion_tokens,
         "prompt_tokens_details": { "cached_tokens": usage.cached_tokens },
-    })
+    });
+    if let Some(cost) = usage.cost_usd {
+        value["cost"] = json!(cost);
+    }
+    value
 }
 
 fn data_frame(value: &Value) -> String {
@@ -59,17 +63,60 @@ pub(crate) fn stream_events(turn: &Turn, context: &RenderContext) -> Vec<String>
         Value::Null,
         None,
     )];
-    for piece in turn.reasoning_pieces() {
-        events.push(chunk(
-            json!({ "reasoning_content": piece }),
-            Value::Null,
-            None,
-        ));
+    if turn.uses_thinking_blocks() {
+        for piece in turn.reasoning_pieces() {
+            let block = json!({ "type": "thinking", "thinking": piece, "signature": "" });
+            events.push(chunk(
+                json!({ "reasoning_content": piece, "thinking_blocks": [block] }),
+                Value::Null,
+                None,
+            ));
+        }
+        if !turn.reasoning_pieces().is_empty() {
+            let block = json!({
+                "type": "thinking", "thinking": "", "signature": turn.signature_or_default(),
+            });
+            events.push(chunk(
+                json!({ "reasoning_content": "", "thinking_blocks": [block] }),
+                Value::Null,
+                None,
+            ));
+        }
+        for data in turn.redacted_blocks() {
+            let block = json!({ "type": "redacted_thinking", "data": data });
+            events.push(chunk(
+                json!({ "thinking_blocks": [block] }),
+                Value::Null,
+                None,
+            ));
+        }
+    } else {
+        for piece in turn.reasoning_pieces() {
+            events.push(chunk(
+                json!({ "reasoning_content": piece }),
+                Value::Null,
+                None,
+            ));
+        }
     }
     for piece in turn.text_pieces() {
         events.push(chunk(json!({ "content": piece }), Value::Null, None));
     }
     for (offset, call) in turn.calls().iter().enumerate() {
+        if turn.calls_share_one_index() {
+            let tool_call = json!({
+                "index": turn.first_tool_index(),
+                "id": call.id(),
+                "type": "function",
+                "function": { "name": call.name(), "arguments": call.arguments() },
+            });
+            events.push(chunk(
+                json!({ "tool_calls": [tool_call] }),
+                Value::Null,
+                None,
+            ));
+            continue;
+        }
         let index = turn.first_tool_index() + offset;
         for (position, fragment) in call.fragments().into_iter().enumerate() {
             let tool_call = if position == 0 {
@@ -123,6 +170,20 @@ pub(crate) fn json_body(turn: &Turn, context: &RenderContext) -> Value {
     });
     if !turn.reasoning_pieces().is_empty() {
         message["reasoning_content"] = json!(turn.full_reasoning());
+    }
+    if turn.uses_thinking_blocks() {
+        let mut blocks = Vec::new();
+        if !turn.reasoning_pieces().is_empty() {
+            blocks.push(json!({
+                "type": "thinking",
+                "thinking": turn.full_reasoning(),
+                "signature": turn.signature_or_default(),
+            }));
+        }
+        for data in turn.redacted_blocks() {
+            blocks.push(json!({ "type": "redacted_thinking", "data": data }));
+        }
+        message["thinking_blocks"] = json!(blocks);
     }
     if !turn.calls().is_empty() {
         let calls: Vec<Value> = turn

@@ -83,6 +83,8 @@ pub(crate) enum StreamEnding {
 pub(crate) enum Plan {
     Body(BodyPlan),
     Stream(StreamPlan),
+    /// Nothing, ever: hold the connection until the client closes it.
+    Silent,
 }
 
 fn json_plan(status: u16, body: &Value, headers: Vec<(String, String)>, delay: Duration) -> Plan {
@@ -150,7 +152,7 @@ pub(crate) fn plan(reply: Reply, request: &CapturedRequest) -> Plan {
     for _ in 0..MAX_DYNAMIC_DEPTH {
         reply = match reply {
             Reply::Dynamic(decide) => decide.decide(request),
-            Reply::Turn(_) | Reply::Http(_) | Reply::Error(_) => break,
+            Reply::Turn(_) | Reply::Http(_) | Reply::Error(_) | Reply::Silent => break,
         };
     }
     match reply {
@@ -208,6 +210,7 @@ pub(crate) fn plan(reply: Reply, request: &CapturedRequest) -> Plan {
             }
             json_plan(error.kind.status(), &body, headers, error.delay)
         }
+        Reply::Silent => Plan::Silent,
         Reply::Dynamic(_) => script_error_plan(
             request,
             &format!("dynamic replies nested more than {MAX_DYNAMIC_DEPTH} deep"),

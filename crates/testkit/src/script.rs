@@ -84,6 +84,9 @@ pub enum Reply {
     Http(HttpReply),
     /// A provider error, with the body shaped like the request's wire format.
     Error(ApiError),
+    /// No answer at all: the request is read and the connection held open, silent, until the
+    /// client gives up (a server that accepted and hung).
+    Silent,
     /// A reply chosen from the request when it arrives (not serializable).
     #[serde(skip)]
     Dynamic(DynamicReply),
@@ -137,6 +140,11 @@ impl Reply {
         Self::error(ApiErrorKind::Unauthorized)
     }
 
+    /// Never answers: see [`Reply::Silent`].
+    pub fn silent() -> Self {
+        Reply::Silent
+    }
+
     /// A reply decided when the request arrives, e.g. an error when the body has some field.
     pub fn dynamic(decide: impl Fn(&CapturedRequest) -> Reply + Send + Sync + 'static) -> Self {
         Reply::Dynamic(DynamicReply(Arc::new(decide)))
@@ -161,6 +169,8 @@ impl Reply {
             Reply::Dynamic(DynamicReply(decide)) => {
                 Reply::dynamic(move |request| decide(request).header(name.clone(), value.clone()))
             }
+            // Nothing is sent, headers included.
+            Reply::Silent => Reply::Silent,
         }
     }
 
@@ -182,6 +192,7 @@ impl Reply {
             Reply::Dynamic(DynamicReply(decide)) => {
                 Reply::dynamic(move |request| decide(request).delay(delay))
             }
+            Reply::Silent => Reply::Silent,
         }
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{MockToolCall, duration_ms};
+use crate::{MockToolCall, MockUsage, duration_ms};
 
 /// The Anthropic thinking signature sent when a turn has reasoning and sets none.
 pub const DEFAULT_THINKING_SIGNATURE: &str = "mock-thinking-signature";
@@ -29,9 +29,12 @@ pub struct Turn {
     reasoning: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     signature: Option<String>,
+    redacted_thinking: Vec<String>,
+    thinking_blocks: bool,
     text: Vec<String>,
     tool_calls: Vec<MockToolCall>,
     first_index: usize,
+    shared_index: bool,
     usage: MockUsage,
     #[serde(skip_serializing_if = "Option::is_none")]
     stop_reason: Option<MockStopReason>,
@@ -97,6 +100,22 @@ impl Turn {
         self
     }
 
+    /// Adds an Anthropic `redacted_thinking` block holding `data`, after the thinking block.
+    ///
+    /// OpenAI rendering sends it only with [`Turn::thinking_blocks`].
+    pub fn redacted_thinking(mut self, data: impl Into<String>) -> Self {
+        self.redacted_thinking.push(data.into());
+        self
+    }
+
+    /// Renders reasoning on the OpenAI route as LiteLLM relays Claude's thinking: each piece in
+    /// `reasoning_content` and in `thinking_blocks`, then the signature, and any redacted
+    /// block, in `thinking_blocks` alone.
+    pub fn thinking_blocks(mut self) -> Self {
+        self.thinking_blocks = true;
+        self
+    }
+
     /// Adds a tool call after the text and any calls added before.
     pub fn tool_call(mut self, call: MockToolCall) -> Self {
         self.tool_calls.push(call);
@@ -108,6 +127,13 @@ impl Turn {
     /// Anthropic content-block indices always count from 0, as the real API does.
     pub fn first_index(mut self, index: usize) -> Self {
         self.first_index = index;
+        self
+    }
+
+    /// Streams every tool call whole, in one chunk, at the same OpenAI `index` (the first
+    /// one), told apart only by its id, as Ollama does.
+    pub fn calls_share_index(mut self) -> Self {
+        self.shared_index = true;
         self
     }
 
@@ -216,6 +242,14 @@ impl Turn {
             .unwrap_or(DEFAULT_THINKING_SIGNATURE)
     }
 
+    pub(crate) fn redacted_blocks(&self) -> &[String] {
+        &self.redacted_thinking
+    }
+
+    pub(crate) fn uses_thinking_blocks(&self) -> bool {
+        self.thinking_blocks
+    }
+
     pub(crate) fn text_pieces(&self) -> &[String] {
         &self.text
     }
@@ -226,6 +260,10 @@ impl Turn {
 
     pub(crate) fn first_tool_index(&self) -> usize {
         self.first_index
+    }
+
+    pub(crate) fn calls_share_one_index(&self) -> bool {
+        self.shared_index
     }
 
     pub(crate) fn token_usage(&self) -> &MockUsage {
@@ -297,55 +335,6 @@ fn non_empty_piece(text: String) -> Vec<String> {
         Vec::new()
     } else {
         vec![text]
-    }
-}
-
-/// Token counts reported for a turn.
-///
-/// `prompt_tokens` counts every input token, cached ones included (OpenAI's convention). The
-/// Anthropic rendering reports `input_tokens = prompt - cached - cache_creation`,
-/// `cache_read_input_tokens = cached` and `cache_creation_input_tokens = cache_creation`, so a
-/// client that adds those three back gets `prompt_tokens` again.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MockUsage {
-    /// Input tokens, cached ones included.
-    pub prompt_tokens: u64,
-    /// Output tokens.
-    pub completion_tokens: u64,
-    /// Input tokens read from the prompt cache.
-    pub cached_tokens: u64,
-    /// Input tokens written to the prompt cache (Anthropic only).
-    pub cache_creation_tokens: u64,
-}
-
-impl MockUsage {
-    /// `prompt` input tokens (cached included) and `completion` output tokens.
-    pub fn new(prompt: u64, completion: u64) -> Self {
-        Self {
-            prompt_tokens: prompt,
-            completion_tokens: completion,
-            ..Self::default()
-        }
-    }
-
-    /// Sets how many of the input tokens were read from the cache.
-    pub fn cached(mut self, tokens: u64) -> Self {
-        self.cached_tokens = tokens;
-        self
-    }
-
-    /// Sets how many of the input tokens were written to the cache (Anthropic).
-    pub fn cache_creation(mut self, tokens: u64) -> Self {
-        self.cache_creation_tokens = tokens;
-        self
-    }
-
-    /// Anthropic's `input_tokens`: the input that was neither read from nor written to the cache.
-    pub(crate) fn uncached_input_tokens(&self) -> u64 {
-        self.prompt_tokens
-            .saturating_sub(self.cached_tokens)
-            .saturating_sub(self.cache_creation_tokens)
     }
 }
 
@@ -456,12 +445,5 @@ mod tests {
         assert_eq!(tool.effective_stop_reason(), MockStopReason::ToolUse);
         let capped = Turn::text("x").stop_reason(MockStopReason::MaxTokens);
         assert_eq!(capped.effective_stop_reason(), MockStopReason::MaxTokens);
-    }
-
-    #[test]
-    fn anthropic_input_tokens_exclude_the_cache() {
-        let usage = MockUsage::new(100, 5).cached(60).cache_creation(30);
-        assert_eq!(usage.uncached_input_tokens(), 10);
-        assert_eq!(MockUsage::new(5, 1).cached(9).uncached_input_tokens(), 0);
     }
 }

@@ -177,3 +177,26 @@ async fn the_format_follows_the_path_even_for_the_same_turn() {
     assert_eq!(openai.sse()[0].0, None);
     assert_eq!(openai.sse_json()[0]["object"], "chat.completion.chunk");
 }
+
+#[tokio::test]
+async fn a_redacted_thinking_block_follows_the_thinking_block() {
+    let turn = Turn::text("ok")
+        .reasoning("hm")
+        .signature("sig")
+        .redacted_thinking("opaque");
+    let response = stream(turn, anthropic_stream_request()).await;
+    let starts: Vec<Value> = response
+        .sse_json()
+        .into_iter()
+        .filter(|e| e["type"] == "content_block_start")
+        .map(|e| e["content_block"].clone())
+        .collect();
+    assert_eq!(
+        starts,
+        [
+            json!({"type": "thinking", "thinking": ""}),
+            json!({"type": "redacted_thinking", "data": "opaque"}),
+            json!({"type": "text", "text": ""}),
+        ]
+    );
+}

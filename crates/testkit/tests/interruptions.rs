@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use rein_testkit::{MockServer, Script, StreamError, Turn};
+use rein_testkit::{MockServer, Reply, Script, StreamError, Turn};
 
 use crate::client::{
     Client, Ending, RESPONSE_TIMEOUT, anthropic_stream_request, openai_stream_request,
@@ -96,6 +96,34 @@ async fn a_stalled_stream_stays_open_and_silent() {
         .post("/v1/messages", &anthropic_stream_request())
         .await;
     assert_eq!(free.ending(), Ending::Complete);
+}
+
+#[tokio::test]
+async fn a_silent_reply_accepts_the_request_and_never_answers() {
+    let server = MockServer::start(
+        Script::new()
+            .reply(Reply::silent())
+            .reply(Turn::text("next")),
+    );
+    let mut client = Client::connect(server.addr()).await;
+    client
+        .send_post("/v1/chat/completions", &[], &openai_stream_request())
+        .await;
+    server
+        .wait_for_requests_async(1, RESPONSE_TIMEOUT)
+        .await
+        .unwrap();
+    assert!(
+        !client.gets_more_within(STALL_WATCH).await,
+        "not even a status line"
+    );
+    assert!(!client.is_closed_by_server(STALL_WATCH).await);
+    assert_eq!(server.requests()[0].responded_at, None);
+    let mut other = Client::connect(server.addr()).await;
+    let next = other
+        .post("/v1/chat/completions", &openai_stream_request())
+        .await;
+    assert_eq!(next.ending(), Ending::Complete);
 }
 
 #[tokio::test]

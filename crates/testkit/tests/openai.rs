@@ -66,7 +66,7 @@ async fn usage_comes_in_its_own_chunk_when_asked() {
     request["stream_options"] = json!({ "include_usage": true });
     let response = stream(
         Turn::text("x").usage(MockUsage::new(10, 5).cached(3)),
-        request,
+        request.clone(),
     )
     .await;
     let chunks = response.sse_json();
@@ -80,6 +80,17 @@ async fn usage_comes_in_its_own_chunk_when_asked() {
             "total_tokens": 15,
             "prompt_tokens_details": { "cached_tokens": 3 },
         })
+    );
+    let priced = stream(
+        Turn::text("x").usage(MockUsage::new(10, 5).cost(0.0125)),
+        request,
+    )
+    .await;
+    let chunks_with_cost = priced.sse_json();
+    assert_eq!(
+        chunks_with_cost.last().unwrap()["usage"]["cost"],
+        json!(0.0125),
+        "a gateway's usage carries the price"
     );
     // Like OpenAI, the other chunks carry `"usage": null` once usage was asked for.
     assert!(
@@ -178,6 +189,29 @@ async fn tool_call_arguments_arrive_in_fragments_with_id_and_name_first() {
 }
 
 #[tokio::test]
+async fn calls_sharing_one_index_stream_whole_with_their_ids() {
+    let turn = Turn::new()
+        .tool_call(MockToolCall::new("call_1", "read_file", r#"{"file_path":"a"}"#).split_every(2))
+        .tool_call(MockToolCall::new("call_2", "glob", r#"{"pattern":"*"}"#))
+        .calls_share_index();
+    let response = stream(turn, openai_stream_request()).await;
+    let calls: Vec<Value> = deltas(&response.sse_json())
+        .iter()
+        .filter_map(|delta| delta.get("tool_calls"))
+        .map(|calls| calls[0].clone())
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            json!({"index": 0, "id": "call_1", "type": "function",
+                "function": {"name": "read_file", "arguments": r#"{"file_path":"a"}"#}}),
+            json!({"index": 0, "id": "call_2", "type": "function",
+                "function": {"name": "glob", "arguments": r#"{"pattern":"*"}"#}}),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn explicit_fragments_and_reasoning_content() {
     let turn = Turn::text("done")
         .reasoning_chunks(["think ", "hard"])
@@ -228,4 +262,27 @@ async fn a_request_without_stream_gets_one_completion_body() {
     // non_streaming() wins over `"stream": true`.
     let forced = stream(turn.non_streaming(), openai_stream_request()).await;
     assert_eq!(forced.json()["object"], "chat.completion");
+}
+
+#[tokio::test]
+async fn thinking_blocks_stream_as_litellm_relays_claude() {
+    let turn = Turn::text("ok")
+        .reasoning_chunks(["a", "b"])
+        .signature("sig")
+        .redacted_thinking("opaque")
+        .thinking_blocks();
+    let response = stream(turn, openai_stream_request()).await;
+    let reasoning: Vec<Value> = deltas(&response.sse_json())
+        .into_iter()
+        .filter(|d| d.get("thinking_blocks").is_some())
+        .collect();
+    assert_eq!(
+        reasoning,
+        [
+            json!({"reasoning_content": "a", "thinking_blocks": [{"type": "thinking", "thinking": "a", "signature": ""}]}),
+            json!({"reasoning_content": "b", "thinking_blocks": [{"type": "thinking", "thinking": "b", "signature": ""}]}),
+            json!({"reasoning_content": "", "thinking_blocks": [{"type": "thinking", "thinking": "", "signature": "sig"}]}),
+            json!({"thinking_blocks": [{"type": "redacted_thinking", "data": "opaque"}]}),
+        ]
+    );
 }

@@ -145,6 +145,15 @@ impl EventSink for TextProgress {
                     ))
                 ));
             }
+            AgentEvent::Waiting { elapsed } => {
+                self.write(&format!(
+                    "{}\n",
+                    s.dim(&format!(
+                        "… waiting for the model: no answer yet after {} s",
+                        elapsed.as_secs()
+                    ))
+                ));
+            }
             AgentEvent::Warning { message } => {
                 self.write(&format!("{}\n", s.warn(&format!("warning: {message}"))));
             }

@@ -31,6 +31,13 @@ pub enum AgentEvent {
         /// What went wrong.
         reason: String,
     },
+    /// The model has not started answering yet: this long into the request (repeated every
+    /// few seconds until it does).
+    Waiting {
+        /// How long the request has waited.
+        #[serde(rename = "elapsed_ms", serialize_with = "as_millis")]
+        elapsed: Duration,
+    },
     /// A model response finished; the next events belong to its tool calls.
     ResponseFinished {
         /// The round this response was, from 1.

@@ -8,6 +8,7 @@ mod outcome;
 mod runner;
 mod transcript;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -91,6 +92,8 @@ pub struct Agent {
     request: Request,
     usage: Usage,
     guard: LoopGuard,
+    /// Every tool call id in the history.
+    call_ids: HashSet<String>,
     transcript: Option<Box<dyn Transcript>>,
     /// The last record could not be written (the person has been told).
     transcript_failing: bool,
@@ -114,6 +117,15 @@ impl Agent {
             .into_iter()
             .map(|s| rein_llm::ToolSpec::new(s.name, s.description, s.parameters))
             .collect();
+        let call_ids = parts
+            .history
+            .iter()
+            .flat_map(|m| &m.parts)
+            .filter_map(|p| match p {
+                Part::ToolCall(call) => Some(call.id.clone()),
+                Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
+            })
+            .collect();
         let request = Request {
             model: parts.settings.model.clone(),
             system: parts.system_prompt,
@@ -135,6 +147,7 @@ impl Agent {
             request,
             usage: Usage::default(),
             guard: LoopGuard::default(),
+            call_ids,
             transcript: parts.transcript,
             transcript_failing: false,
         }
@@ -219,70 +232,23 @@ impl Agent {
     /// One model response and its tool calls.
     async fn round(&mut self, env: &CallEnv, outcome: &mut TurnOutcome) -> RoundEnd {
         let events = &env.events;
-        let mut stream = self.provider.stream(&self.request);
-        let mut assembler = Assembler::new();
+        // Call ids stay unique across the whole conversation (providers reject a reused one);
+        // the set moves into the assembler and back, never rebuilt.
+        let mut assembler = Assembler::with_taken_ids(std::mem::take(&mut self.call_ids));
         let mut early = EarlyStarts::new();
-        loop {
-            let next = tokio::select! {
-                biased;
-                () = env.cancel.cancelled() => {
-                    early.abandon("Not answered: the person interrupted the response.", env);
-                    // Keep what the person already saw; unfinished tool calls are dropped.
-                    let text = assembler.text();
-                    if !text.trim().is_empty() {
-                        outcome.text.clone_from(&text);
-                        self.push(Message { role: Role::Assistant, parts: vec![Part::Text { text }] }, events);
-                    }
-                    return RoundEnd::Stop(TurnEnd::Cancelled);
-                }
-                next = stream.next() => next,
-            };
-            let event = match next {
-                None => break,
-                Some(Ok(event)) => event,
-                Some(Err(error)) => {
-                    early.abandon("Not answered: the model's response failed.", env);
-                    return RoundEnd::Stop(TurnEnd::Failed(TurnError::Model(error)));
-                }
-            };
-            match &event {
-                StreamEvent::TextDelta { text } => {
-                    events.emit(AgentEvent::TextDelta { text: text.clone() });
-                }
-                StreamEvent::ReasoningDelta { text } => {
-                    events.emit(AgentEvent::ReasoningDelta { text: text.clone() });
-                }
-                StreamEvent::Retry {
-                    attempt,
-                    wait,
-                    reason,
-                } => {
-                    early.abandon(
-                        "Dropped: the response was cut off and is being requested again.",
-                        env,
-                    );
-                    events.emit(AgentEvent::Retry {
-                        attempt: *attempt,
-                        wait: *wait,
-                        reason: reason.clone(),
-                    });
-                }
-                StreamEvent::ReasoningSignature { .. }
-                | StreamEvent::ToolCallDelta { .. }
-                | StreamEvent::ToolCallEnd { .. }
-                | StreamEvent::Usage(_)
-                | StreamEvent::Finish { .. } => {}
-            }
-            for call in assembler.push(&event) {
-                early.offer(env, call);
-            }
-        }
-        let response = match assembler.finish() {
-            Ok(response) => response,
-            Err(error) => {
+        let streamed = self
+            .stream_response(env, &mut assembler, &mut early, outcome)
+            .await;
+        let finished = streamed.and_then(|()| {
+            assembler.finish().map_err(|error| {
                 early.abandon("Not answered: the model's response failed.", env);
-                return RoundEnd::Stop(TurnEnd::Failed(TurnError::Model(error)));
-            }
+                RoundEnd::Stop(TurnEnd::Failed(TurnError::Model(error)))
+            })
+        });
+        self.call_ids = assembler.into_taken_ids();
+        let response = match finished {
+            Ok(response) => response,
+            Err(end) => return end,
         };
         // Only a response the model finished counts as a round.
         outcome.rounds += 1;
@@ -360,6 +326,78 @@ impl Agent {
         }
     }
 
+    /// Streams one response into `assembler`, starting calls early where they may. Ends the
+    /// round early when the person interrupts or the stream fails.
+    async fn stream_response(
+        &mut self,
+        env: &CallEnv,
+        assembler: &mut Assembler,
+        early: &mut EarlyStarts,
+        outcome: &mut TurnOutcome,
+    ) -> Result<(), RoundEnd> {
+        let events = &env.events;
+        let mut stream = self.provider.stream(&self.request);
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = env.cancel.cancelled() => {
+                    early.abandon("Not answered: the person interrupted the response.", env);
+                    // Keep what the person already saw; unfinished tool calls are dropped.
+                    let text = assembler.text();
+                    if !text.trim().is_empty() {
+                        outcome.text.clone_from(&text);
+                        self.push(Message { role: Role::Assistant, parts: vec![Part::Text { text }] }, events);
+                    }
+                    return Err(RoundEnd::Stop(TurnEnd::Cancelled));
+                }
+                next = stream.next() => next,
+            };
+            let event = match next {
+                None => return Ok(()),
+                Some(Ok(event)) => event,
+                Some(Err(error)) => {
+                    early.abandon("Not answered: the model's response failed.", env);
+                    return Err(RoundEnd::Stop(TurnEnd::Failed(TurnError::Model(error))));
+                }
+            };
+            match &event {
+                StreamEvent::TextDelta { text } => {
+                    events.emit(AgentEvent::TextDelta { text: text.clone() });
+                }
+                StreamEvent::ReasoningDelta { text } => {
+                    events.emit(AgentEvent::ReasoningDelta { text: text.clone() });
+                }
+                StreamEvent::Retry {
+                    attempt,
+                    wait,
+                    reason,
+                } => {
+                    early.abandon(
+                        "Dropped: the response was cut off and is being requested again.",
+                        env,
+                    );
+                    events.emit(AgentEvent::Retry {
+                        attempt: *attempt,
+                        wait: *wait,
+                        reason: reason.clone(),
+                    });
+                }
+                StreamEvent::Waiting { elapsed } => {
+                    events.emit(AgentEvent::Waiting { elapsed: *elapsed });
+                }
+                StreamEvent::ReasoningSignature { .. }
+                | StreamEvent::RedactedReasoning { .. }
+                | StreamEvent::ToolCallDelta { .. }
+                | StreamEvent::ToolCallEnd { .. }
+                | StreamEvent::Usage(_)
+                | StreamEvent::Finish { .. } => {}
+            }
+            for call in assembler.push(&event) {
+                early.offer(env, call);
+            }
+        }
+    }
+
     /// Appends a finished message to the history and the transcript.
     fn push(&mut self, message: Message, events: &Events) {
         if let Some(t) = self.transcript.as_mut() {
@@ -422,7 +460,11 @@ fn without_empty_parts(mut message: Message) -> Message {
     message.parts.retain(|p| match p {
         // Anthropic rejects text blocks that are only whitespace.
         Part::Text { text } => !text.trim().is_empty(),
-        Part::Reasoning { text, signature } => !text.is_empty() || signature.is_some(),
+        Part::Reasoning {
+            text,
+            signature,
+            redacted,
+        } => !text.is_empty() || signature.is_some() || redacted.is_some(),
         Part::ToolCall(_) | Part::ToolResult(_) => true,
     });
     message

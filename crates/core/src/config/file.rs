@@ -10,7 +10,7 @@ use toml::{Spanned, Value};
 
 use super::layer::{
     Layer, Sourced, check_api_key_env, check_base_url, check_bash_timeout, check_model,
-    check_temperature,
+    check_network_timeout, check_temperature, check_thinking_budget,
 };
 use super::{ConfigError, Setting, Source};
 
@@ -127,6 +127,20 @@ fn set(layer: &mut Layer, setting: Setting, value: &Value, source: Source) -> Re
                 _ => path.to_path_buf(),
             };
             layer.ca_file = Some(Sourced::new(path, source));
+        }
+        Setting::ConnectTimeout
+        | Setting::FirstByteTimeout
+        | Setting::StreamIdleTimeout
+        | Setting::RequestTimeout => {
+            let secs: u64 = positive(value)?;
+            let timeout = check_network_timeout(Duration::from_secs(secs))?;
+            if let Some(slot) = layer.timeout_mut(setting) {
+                *slot = Some(Sourced::new(timeout, source));
+            }
+        }
+        Setting::ThinkingBudget => {
+            let tokens = check_thinking_budget(integer(value)?)?;
+            layer.thinking_budget = Some(Sourced::new(tokens, source));
         }
         // Not a file key: `from_file_key` never yields it.
         Setting::ApiKey => return Err("API keys do not belong in config files".to_owned()),

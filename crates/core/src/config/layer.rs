@@ -35,6 +35,11 @@ pub(crate) struct Layer {
     pub(crate) tool_output_budget: Option<Sourced<usize>>,
     pub(crate) bash_timeout: Option<Sourced<Duration>>,
     pub(crate) ca_file: Option<Sourced<PathBuf>>,
+    pub(crate) thinking_budget: Option<Sourced<u32>>,
+    pub(crate) connect_timeout: Option<Sourced<Duration>>,
+    pub(crate) first_byte_timeout: Option<Sourced<Duration>>,
+    pub(crate) stream_idle_timeout: Option<Sourced<Duration>>,
+    pub(crate) request_timeout: Option<Sourced<Duration>>,
 }
 
 impl Layer {
@@ -53,6 +58,11 @@ impl Layer {
             tool_output_budget,
             bash_timeout,
             ca_file,
+            thinking_budget,
+            connect_timeout,
+            first_byte_timeout,
+            stream_idle_timeout,
+            request_timeout,
         } = above;
         fn over<T>(below: &mut Option<T>, above: Option<T>) {
             if above.is_some() {
@@ -71,6 +81,38 @@ impl Layer {
         over(&mut self.tool_output_budget, tool_output_budget);
         over(&mut self.bash_timeout, bash_timeout);
         over(&mut self.ca_file, ca_file);
+        over(&mut self.thinking_budget, thinking_budget);
+        over(&mut self.connect_timeout, connect_timeout);
+        over(&mut self.first_byte_timeout, first_byte_timeout);
+        over(&mut self.stream_idle_timeout, stream_idle_timeout);
+        over(&mut self.request_timeout, request_timeout);
+    }
+
+    /// Where the value of a network time limit goes.
+    pub(crate) fn timeout_mut(
+        &mut self,
+        setting: Setting,
+    ) -> Option<&mut Option<Sourced<Duration>>> {
+        match setting {
+            Setting::ConnectTimeout => Some(&mut self.connect_timeout),
+            Setting::FirstByteTimeout => Some(&mut self.first_byte_timeout),
+            Setting::StreamIdleTimeout => Some(&mut self.stream_idle_timeout),
+            Setting::RequestTimeout => Some(&mut self.request_timeout),
+            Setting::Model
+            | Setting::Provider
+            | Setting::BaseUrl
+            | Setting::ApiKey
+            | Setting::ApiKeyEnv
+            | Setting::Temperature
+            | Setting::MaxTokens
+            | Setting::ContextWindow
+            | Setting::MaxRounds
+            | Setting::Retries
+            | Setting::ToolOutputBudget
+            | Setting::BashTimeout
+            | Setting::CaFile
+            | Setting::ThinkingBudget => None,
+        }
     }
 
     /// The flags as a layer, validated like any other; also returns the `--api-key` value.
@@ -128,6 +170,22 @@ impl Layer {
         if let Some(value) = flags.bash_default_timeout {
             let value = check_bash_timeout(value).map_err(invalid(Setting::BashTimeout))?;
             layer.bash_timeout = Some(Sourced::new(value, flag(Setting::BashTimeout)));
+        }
+        if let Some(value) = flags.thinking_budget_tokens {
+            let value = check_thinking_budget(i64::from(value))
+                .map_err(invalid(Setting::ThinkingBudget))?;
+            layer.thinking_budget = Some(Sourced::new(value, flag(Setting::ThinkingBudget)));
+        }
+        for (setting, value) in [
+            (Setting::ConnectTimeout, flags.connect_timeout),
+            (Setting::FirstByteTimeout, flags.first_byte_timeout),
+            (Setting::StreamIdleTimeout, flags.stream_idle_timeout),
+            (Setting::RequestTimeout, flags.request_timeout),
+        ] {
+            if let (Some(value), Some(slot)) = (value, layer.timeout_mut(setting)) {
+                let value = check_network_timeout(value).map_err(invalid(setting))?;
+                *slot = Some(Sourced::new(value, flag(setting)));
+            }
         }
         let key = match &flags.api_key {
             Some(key) if key.expose().trim().is_empty() => {
@@ -190,6 +248,34 @@ pub(crate) fn check_bash_timeout(value: Duration) -> Result<Duration, String> {
         ))
     } else {
         Ok(value)
+    }
+}
+
+/// The longest network time limit accepted: a day.
+pub(crate) const NETWORK_TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
+
+pub(crate) fn check_network_timeout(value: Duration) -> Result<Duration, String> {
+    if value < Duration::from_secs(1) || value > NETWORK_TIMEOUT_MAX {
+        Err(format!(
+            "{} s is outside 1 to {} seconds",
+            value.as_secs_f64(),
+            NETWORK_TIMEOUT_MAX.as_secs()
+        ))
+    } else {
+        Ok(value)
+    }
+}
+
+/// Anthropic's smallest thinking budget, in tokens.
+pub(crate) const THINKING_BUDGET_MIN_TOKENS: u32 = 1024;
+
+pub(crate) fn check_thinking_budget(value: i64) -> Result<u32, String> {
+    match u32::try_from(value) {
+        Ok(tokens) if tokens >= THINKING_BUDGET_MIN_TOKENS => Ok(tokens),
+        _ => Err(format!(
+            "{value} is not a number of tokens from {THINKING_BUDGET_MIN_TOKENS} up (the \
+             smallest budget Anthropic accepts)"
+        )),
     }
 }
 

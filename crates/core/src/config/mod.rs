@@ -81,6 +81,16 @@ pub struct Overrides {
     pub tool_output_budget_chars: Option<usize>,
     /// `--bash-timeout`.
     pub bash_default_timeout: Option<Duration>,
+    /// `--thinking-budget`, in tokens.
+    pub thinking_budget_tokens: Option<u32>,
+    /// `--connect-timeout`.
+    pub connect_timeout: Option<Duration>,
+    /// `--first-byte-timeout`.
+    pub first_byte_timeout: Option<Duration>,
+    /// `--stream-idle-timeout`.
+    pub stream_idle_timeout: Option<Duration>,
+    /// `--request-timeout`.
+    pub request_timeout: Option<Duration>,
 }
 
 impl Overrides {
@@ -120,6 +130,20 @@ impl fmt::Debug for ConfigInputs<'_> {
     }
 }
 
+/// The time limits of calls to the model (`docs/config.md`, "Time limits").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Making the connection.
+    pub connect: Duration,
+    /// From the request to the first byte of the answer; `None` leaves it to the client,
+    /// which gives servers on this machine longer (they load the model first).
+    pub first_byte: Option<Duration>,
+    /// Silence between two pieces of the answer.
+    pub stream_idle: Duration,
+    /// One model call in all, retries included.
+    pub request: Duration,
+}
+
 /// The resolved configuration: every setting has a value and a [`Source`].
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -137,6 +161,8 @@ pub struct Config {
     pub temperature: Option<f32>,
     /// The output token limit; `None` leaves it to the provider.
     pub max_tokens: Option<u32>,
+    /// Anthropic extended thinking: the tokens the model may think for; `None` is off.
+    pub thinking_budget_tokens: Option<u32>,
     /// The model's context window, in tokens.
     pub context_window_tokens: u64,
     /// The most model calls one request may take.
@@ -150,6 +176,8 @@ pub struct Config {
     /// A PEM file of extra certificate authorities to trust besides the system's and the
     /// bundled ones (`ca_file`, or `SSL_CERT_FILE`).
     pub ca_file: Option<PathBuf>,
+    /// The network's time limits, for the model client.
+    pub timeouts: Timeouts,
     /// rein's home directory.
     pub rein_home: PathBuf,
     /// The project root: the nearest ancestor with `.git`, else the working directory.
@@ -172,6 +200,26 @@ impl Config {
     /// Where a setting's value came from.
     pub fn source(&self, setting: Setting) -> &Source {
         self.sources.get(&setting).unwrap_or(&Source::Default)
+    }
+
+    /// Where the API key came from, in words for an error message (never the key itself):
+    /// `the environment variable OPENAI_API_KEY`, `OPENAI_API_KEY in /src/app/.env`,
+    /// `--api-key`; a variable named by `api_key_env` says which file named it.
+    pub fn api_key_origin(&self) -> Option<String> {
+        self.api_key.as_ref()?;
+        let origin = match self.source(Setting::ApiKey) {
+            Source::Env(var) => format!("the environment variable {var}"),
+            Source::DotEnv { var, file } => format!("{var} in {}", file.display()),
+            Source::Flag(flag) => return Some((*flag).to_owned()),
+            other => return Some(other.to_string()),
+        };
+        Some(match self.source(Setting::ApiKeyEnv) {
+            Source::UserFile(file) | Source::ProjectFile(file) => format!(
+                "{origin}, the variable api_key_env names in {}",
+                file.display()
+            ),
+            Source::Default | Source::Env(_) | Source::DotEnv { .. } | Source::Flag(_) => origin,
+        })
     }
 
     /// The variables searched for the API key, in order (for a "no API key" message).

@@ -12,9 +12,12 @@ use super::defaults::{
 };
 use super::dotenv::Env;
 use super::file::read_layer;
-use super::layer::{Layer, Sourced, check_base_url, check_model};
+use super::layer::{
+    Layer, Sourced, check_base_url, check_model, check_network_timeout, check_thinking_budget,
+};
 use super::{
-    ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Setting, Source, find_project_root,
+    ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Setting, Source, Timeouts,
+    find_project_root,
 };
 
 const REIN_API_KEY: &str = "REIN_API_KEY";
@@ -53,6 +56,12 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
             }
             ProviderKind::OpenAi => None,
         });
+    // Only Anthropic thinks within `max_tokens`; other providers ignore the budget.
+    let thinking_budget = match endpoint.provider.value {
+        ProviderKind::Anthropic => stacked.thinking_budget.as_ref(),
+        ProviderKind::OpenAi => None,
+    };
+    let max_tokens = with_room_for_thinking(max_tokens, thinking_budget)?;
     let context_window = or_default(
         stacked.context_window,
         context_window_for_model(&endpoint.model.value),
@@ -61,6 +70,18 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     let retries = or_default(stacked.retries, DEFAULT_RETRIES);
     let budget = or_default(stacked.tool_output_budget, DEFAULT_TOOL_OUTPUT_BUDGET_CHARS);
     let bash_timeout = or_default(stacked.bash_timeout, BASH_DEFAULT_TIMEOUT);
+    let connect_timeout = or_default(
+        stacked.connect_timeout.clone(),
+        rein_llm::DEFAULT_CONNECT_TIMEOUT,
+    );
+    let stream_idle_timeout = or_default(
+        stacked.stream_idle_timeout.clone(),
+        rein_llm::DEFAULT_STREAM_IDLE_TIMEOUT,
+    );
+    let request_timeout = or_default(
+        stacked.request_timeout.clone(),
+        rein_llm::DEFAULT_REQUEST_TIMEOUT,
+    );
 
     let source = |value: Option<&Source>| value.cloned().unwrap_or(Source::Default);
     let sources = BTreeMap::from([
@@ -92,6 +113,17 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
             Setting::CaFile,
             source(stacked.ca_file.as_ref().map(|s| &s.source)),
         ),
+        (
+            Setting::ThinkingBudget,
+            source(stacked.thinking_budget.as_ref().map(|s| &s.source)),
+        ),
+        (Setting::ConnectTimeout, connect_timeout.source),
+        (
+            Setting::FirstByteTimeout,
+            source(stacked.first_byte_timeout.as_ref().map(|s| &s.source)),
+        ),
+        (Setting::StreamIdleTimeout, stream_idle_timeout.source),
+        (Setting::RequestTimeout, request_timeout.source),
     ]);
 
     Ok(Config {
@@ -102,18 +134,55 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         api_key_env: stacked.api_key_env.map(|s| s.value),
         temperature: stacked.temperature.map(|s| s.value),
         max_tokens: max_tokens.map(|s| s.value),
+        thinking_budget_tokens: stacked.thinking_budget.map(|s| s.value),
         context_window_tokens: context_window.value,
         max_rounds: max_rounds.value,
         retries: retries.value,
         tool_output_budget_chars: budget.value,
         bash_default_timeout: bash_timeout.value,
         ca_file: stacked.ca_file.map(|s| s.value),
+        timeouts: Timeouts {
+            connect: connect_timeout.value,
+            first_byte: stacked.first_byte_timeout.map(|s| s.value),
+            stream_idle: stream_idle_timeout.value,
+            request: request_timeout.value,
+        },
         rein_home: inputs.rein_home.to_path_buf(),
         project_root: project.dir,
         is_git_repo: project.is_git_repo,
         files,
         dotenv_file: env.dotenv_file().map(Into::into),
         sources,
+    })
+}
+
+/// The output limit with a thinking budget: Anthropic counts thinking in `max_tokens`, which
+/// must exceed the budget. A default limit grows to leave the usual room for the answer; a
+/// configured one that leaves none is an error naming both settings.
+fn with_room_for_thinking(
+    max_tokens: Option<Sourced<u32>>,
+    budget: Option<&Sourced<u32>>,
+) -> Result<Option<Sourced<u32>>, ConfigError> {
+    let (Some(max), Some(budget)) = (&max_tokens, budget) else {
+        return Ok(max_tokens);
+    };
+    if max.value > budget.value {
+        return Ok(max_tokens);
+    }
+    if max.source == Source::Default {
+        return Ok(Some(Sourced::new(
+            budget.value.saturating_add(max.value),
+            Source::Default,
+        )));
+    }
+    Err(ConfigError::InvalidValue {
+        key: Setting::MaxTokens.key().to_owned(),
+        origin: max.source.to_string(),
+        reason: format!(
+            "{} leaves no room for the answer: it must be more than thinking_budget ({}, from \
+             {}), which it includes",
+            max.value, budget.value, budget.source
+        ),
     })
 }
 
@@ -202,7 +271,8 @@ fn resolve_endpoint(
 
 const OPENAI_BASE_URL_VAR: &str = "OPENAI_BASE_URL";
 
-/// `REIN_MODEL`, `REIN_PROVIDER`, `REIN_BASE_URL` and `SSL_CERT_FILE`.
+/// `REIN_MODEL`, `REIN_PROVIDER`, `REIN_BASE_URL`, `SSL_CERT_FILE`, and the variables of
+/// the numeric settings that have one (`REIN_THINKING_BUDGET`, `REIN_*_TIMEOUT_SECS`).
 fn env_layer(env: &Env<'_>) -> Result<Layer, ConfigError> {
     let mut layer = Layer::default();
     if let Some(model) = env.get("REIN_MODEL") {
@@ -217,11 +287,51 @@ fn env_layer(env: &Env<'_>) -> Result<Layer, ConfigError> {
         layer.provider = Some(Sourced::new(value, provider.source));
     }
     layer.base_url = env_base_url(env, "REIN_BASE_URL")?;
+    layer.thinking_budget = env_number(env, Setting::ThinkingBudget, "tokens", |n| {
+        check_thinking_budget(n)
+    })?;
+    for setting in [
+        Setting::ConnectTimeout,
+        Setting::FirstByteTimeout,
+        Setting::StreamIdleTimeout,
+        Setting::RequestTimeout,
+    ] {
+        let value = env_number(env, setting, "seconds", |secs| {
+            let secs = u64::try_from(secs).map_err(|_| format!("{secs} is less than 1"))?;
+            check_network_timeout(std::time::Duration::from_secs(secs))
+        })?;
+        if let Some(slot) = layer.timeout_mut(setting) {
+            *slot = value;
+        }
+    }
     // The variable OpenSSL and most HTTP clients read for extra trusted certificates.
     if let Some(file) = env.get("SSL_CERT_FILE") {
         layer.ca_file = Some(Sourced::new(PathBuf::from(file.value), file.source));
     }
     Ok(layer)
+}
+
+/// The whole number in `setting`'s variable, checked; `unit` names what it counts.
+fn env_number<T>(
+    env: &Env<'_>,
+    setting: Setting,
+    unit: &str,
+    check: impl Fn(i64) -> Result<T, String>,
+) -> Result<Option<Sourced<T>>, ConfigError> {
+    let Some(var) = setting.env_var() else {
+        return Ok(None);
+    };
+    let Some(raw) = env.get(var) else {
+        return Ok(None);
+    };
+    let value = raw
+        .value
+        .trim()
+        .parse::<i64>()
+        .map_err(|_| format!("\"{}\" is not a whole number of {unit}", raw.value))
+        .and_then(check)
+        .map_err(|reason| invalid(&raw, reason))?;
+    Ok(Some(Sourced::new(value, raw.source)))
 }
 
 fn env_base_url(env: &Env<'_>, var: &str) -> Result<Option<Sourced<String>>, ConfigError> {

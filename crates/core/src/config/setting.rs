@@ -32,11 +32,21 @@ pub enum Setting {
     BashTimeout,
     /// `ca_file`: extra certificate authorities to trust (a corporate proxy's).
     CaFile,
+    /// `thinking_budget`: Anthropic extended thinking, in tokens.
+    ThinkingBudget,
+    /// `connect_timeout_secs`: making the connection to the model's server.
+    ConnectTimeout,
+    /// `first_byte_timeout_secs`: from the request to the first byte of the answer.
+    FirstByteTimeout,
+    /// `stream_idle_timeout_secs`: silence between two pieces of the answer.
+    StreamIdleTimeout,
+    /// `request_timeout_secs`: one model call in all, retries included.
+    RequestTimeout,
 }
 
 impl Setting {
     /// Every setting that may appear in a config file.
-    pub const FILE_KEYS: [Setting; 12] = [
+    pub const FILE_KEYS: [Setting; 17] = [
         Setting::Model,
         Setting::Provider,
         Setting::BaseUrl,
@@ -49,6 +59,11 @@ impl Setting {
         Setting::ToolOutputBudget,
         Setting::BashTimeout,
         Setting::CaFile,
+        Setting::ThinkingBudget,
+        Setting::ConnectTimeout,
+        Setting::FirstByteTimeout,
+        Setting::StreamIdleTimeout,
+        Setting::RequestTimeout,
     ];
 
     /// The key in a config file (`api_key` for the key, which files may not hold).
@@ -67,6 +82,35 @@ impl Setting {
             Setting::ToolOutputBudget => "tool_output_budget_chars",
             Setting::BashTimeout => "bash_timeout_secs",
             Setting::CaFile => "ca_file",
+            Setting::ThinkingBudget => "thinking_budget",
+            Setting::ConnectTimeout => "connect_timeout_secs",
+            Setting::FirstByteTimeout => "first_byte_timeout_secs",
+            Setting::StreamIdleTimeout => "stream_idle_timeout_secs",
+            Setting::RequestTimeout => "request_timeout_secs",
+        }
+    }
+
+    /// The environment variable that sets it, for the settings that have one.
+    pub fn env_var(self) -> Option<&'static str> {
+        match self {
+            Setting::Model => Some("REIN_MODEL"),
+            Setting::Provider => Some("REIN_PROVIDER"),
+            Setting::BaseUrl => Some("REIN_BASE_URL"),
+            Setting::CaFile => Some("SSL_CERT_FILE"),
+            Setting::ThinkingBudget => Some("REIN_THINKING_BUDGET"),
+            Setting::ConnectTimeout => Some("REIN_CONNECT_TIMEOUT_SECS"),
+            Setting::FirstByteTimeout => Some("REIN_FIRST_BYTE_TIMEOUT_SECS"),
+            Setting::StreamIdleTimeout => Some("REIN_STREAM_IDLE_TIMEOUT_SECS"),
+            Setting::RequestTimeout => Some("REIN_REQUEST_TIMEOUT_SECS"),
+            Setting::ApiKey
+            | Setting::ApiKeyEnv
+            | Setting::Temperature
+            | Setting::MaxTokens
+            | Setting::ContextWindow
+            | Setting::MaxRounds
+            | Setting::Retries
+            | Setting::ToolOutputBudget
+            | Setting::BashTimeout => None,
         }
     }
 
@@ -86,6 +130,11 @@ impl Setting {
             Setting::ToolOutputBudget => "--tool-output-budget",
             Setting::BashTimeout => "--bash-timeout",
             Setting::CaFile => "--ca-file",
+            Setting::ThinkingBudget => "--thinking-budget",
+            Setting::ConnectTimeout => "--connect-timeout",
+            Setting::FirstByteTimeout => "--first-byte-timeout",
+            Setting::StreamIdleTimeout => "--stream-idle-timeout",
+            Setting::RequestTimeout => "--request-timeout",
         }
     }
 

@@ -12,8 +12,9 @@ use rein_llm::{Message, Part, Role, ToolResult};
 
 use super::record::{LoadWarning, SessionEvent};
 
-/// The name given to a recorded tool call that had none (providers reject an empty name).
-pub const UNNAMED_TOOL: &str = "unnamed_tool";
+/// The name given to a recorded tool call that had none (providers reject an empty name);
+/// the same one the assembler gives such a call as it streams.
+pub use rein_llm::UNNAMED_TOOL;
 
 /// The content of the result given to a call that never finished.
 pub const INTERRUPTED_RESULT: &str =

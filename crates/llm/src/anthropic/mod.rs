@@ -12,6 +12,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use crate::anthropic::wire::{ANTHROPIC_VERSION, request_body};
 use crate::config::checked_base_url;
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
+use crate::explain::Endpoint;
 use crate::http::HttpClient;
 use crate::{ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request};
 
@@ -27,6 +28,8 @@ struct Shared {
     http: HttpClient,
     url: String,
     headers: HeaderMap,
+    thinking_budget_tokens: Option<u32>,
+    endpoint: Endpoint,
 }
 
 impl AnthropicProvider {
@@ -34,7 +37,7 @@ impl AnthropicProvider {
     pub fn new(config: &ProviderConfig) -> Result<Self, ConfigError> {
         let base = checked_base_url(config.base_url())?;
         let url = if base.ends_with("/v1/messages") {
-            base
+            base.clone()
         } else if base.ends_with("/v1") {
             format!("{base}/messages")
         } else {
@@ -50,14 +53,28 @@ impl AnthropicProvider {
             value.set_sensitive(true);
             headers.insert("x-api-key", value);
         }
-        let http = HttpClient::new(&config.network)?;
-        let settings = CallSettings {
+        let endpoint = Endpoint {
             kind: ProviderKind::Anthropic,
-            retry: config.retry.clone(),
-            idle_timeout: http.idle_timeout(),
+            base_url: base,
+            url: url.clone(),
+            key_sent: headers.contains_key("x-api-key"),
+            key_origin: config.api_key_origin.clone(),
         };
+        let http = HttpClient::new(&config.network)?;
+        let settings = CallSettings::new(
+            ProviderKind::Anthropic,
+            config.retry.clone(),
+            &config.network,
+            &url,
+        );
         Ok(Self {
-            shared: Arc::new(Shared { http, url, headers }),
+            shared: Arc::new(Shared {
+                http,
+                url,
+                headers,
+                thinking_budget_tokens: config.thinking_budget_tokens,
+                endpoint,
+            }),
             settings,
         })
     }
@@ -67,7 +84,7 @@ impl Provider for AnthropicProvider {
     fn stream(&self, request: &Request) -> EventStream {
         let opener = Attempt {
             shared: self.shared.clone(),
-            body: Bytes::from(request_body(request)),
+            body: Bytes::from(request_body(request, self.shared.thinking_budget_tokens)),
         };
         call_stream(Arc::new(opener), self.settings.clone())
     }
@@ -79,6 +96,10 @@ struct Attempt {
 }
 
 impl Opener for Attempt {
+    fn explain(&self, error: LlmError) -> LlmError {
+        self.shared.endpoint.explain(error)
+    }
+
     fn open(&self) -> BoxFuture<'static, Result<ByteStream, LlmError>> {
         let shared = self.shared.clone();
         let body = self.body.clone();

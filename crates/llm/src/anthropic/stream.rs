@@ -74,6 +74,9 @@ struct ContentBlock<'a> {
     thinking: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     signature: Option<Cow<'a, str>>,
+    /// A `redacted_thinking` block's encrypted content.
+    #[serde(borrow, default)]
+    data: Option<Cow<'a, str>>,
     #[serde(default)]
     input: Option<serde_json::Value>,
 }
@@ -161,6 +164,7 @@ fn to_usage(u: WireUsage) -> Usage {
         completion_tokens: u.output_tokens,
         cached_prompt_tokens: u.cache_read_input_tokens,
         cache_creation_tokens: u.cache_creation_input_tokens,
+        cost_usd: None,
     }
 }
 
@@ -281,7 +285,10 @@ impl AnthropicStream {
                     &initial,
                 );
             }
-            // redacted_thinking, server tools and block types newer than this code.
+            "redacted_thinking" => out.push(StreamEvent::RedactedReasoning {
+                data: block.data.as_deref().unwrap_or_default().to_owned(),
+            }),
+            // Server tools and block types newer than this code.
             _ => {}
         }
     }

@@ -34,34 +34,42 @@ fn anthropic_stream(text: &[&str], args: &[&str]) -> String {
         "content_block_stop",
         json!({"type":"content_block_stop","index":0}),
     );
-    s += &anthropic_event("ping", json!({"type":"ping"}));
     s += &anthropic_event(
         "content_block_start",
-        json!({"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}),
+        json!({"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy"}}),
     );
-    for t in text {
-        s += &anthropic_event(
-            "content_block_delta",
-            json!({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":t}}),
-        );
-    }
     s += &anthropic_event(
         "content_block_stop",
         json!({"type":"content_block_stop","index":1}),
     );
+    s += &anthropic_event("ping", json!({"type":"ping"}));
     s += &anthropic_event(
         "content_block_start",
-        json!({"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"read_file","input":{}}}),
+        json!({"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}),
     );
-    for a in args {
+    for t in text {
         s += &anthropic_event(
             "content_block_delta",
-            json!({"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":a}}),
+            json!({"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":t}}),
         );
     }
     s += &anthropic_event(
         "content_block_stop",
         json!({"type":"content_block_stop","index":2}),
+    );
+    s += &anthropic_event(
+        "content_block_start",
+        json!({"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_1","name":"read_file","input":{}}}),
+    );
+    for a in args {
+        s += &anthropic_event(
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":a}}),
+        );
+    }
+    s += &anthropic_event(
+        "content_block_stop",
+        json!({"type":"content_block_stop","index":3}),
     );
     s += &anthropic_event(
         "message_delta",
@@ -76,6 +84,12 @@ fn expected_anthropic_message(text: &str) -> Vec<Part> {
         Part::Reasoning {
             text: "let me see".into(),
             signature: Some("sig==".into()),
+            redacted: None,
+        },
+        Part::Reasoning {
+            text: String::new(),
+            signature: None,
+            redacted: Some("EmwKAhgBEgy".into()),
         },
         Part::Text { text: text.into() },
         Part::ToolCall(ToolCall {
@@ -100,10 +114,11 @@ fn anthropic_stream_assembles_thinking_text_tool_use_and_usage() {
             prompt_tokens: 55,
             completion_tokens: 42,
             cached_prompt_tokens: 30,
-            cache_creation_tokens: 5
+            cache_creation_tokens: 5,
+            cost_usd: None,
         })
     );
-    assert!(events.contains(&StreamEvent::ToolCallEnd { index: 2 }));
+    assert!(events.contains(&StreamEvent::ToolCallEnd { index: 3 }));
 }
 
 #[test]
@@ -143,7 +158,7 @@ fn anthropic_events_without_event_lines_and_unknown_types_are_handled() {
         .collect::<String>()
         + "data: {\"type\":\"brand_new_event\"}\n\n";
     let response = whole(ProviderKind::Anthropic, &body).unwrap();
-    assert_eq!(response.message.parts.len(), 3);
+    assert_eq!(response.message.parts.len(), 4);
 }
 
 #[test]
@@ -210,7 +225,7 @@ proptest! {
         let joined: String = text.concat();
         let mut expected = expected_anthropic_message(&joined);
         if joined.is_empty() {
-            expected.remove(1);
+            expected.remove(2);
         }
         prop_assert_eq!(response.message.parts, expected);
     }

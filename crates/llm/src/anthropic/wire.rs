@@ -18,6 +18,8 @@ const CLAUDE_3_MAX_TOKENS: u32 = 4096;
 struct WireRequest<'a> {
     model: &'a str,
     max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
     #[serde(skip_serializing_if = "str::is_empty")]
     system: &'a str,
     messages: Vec<WireMessage<'a>>,
@@ -26,6 +28,14 @@ struct WireRequest<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
+}
+
+/// Extended thinking, `{"type": "enabled", "budget_tokens": N}`.
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
 }
 
 #[derive(Serialize)]
@@ -40,6 +50,9 @@ enum Block<'a> {
     Thinking {
         thinking: &'a str,
         signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
     },
     Text {
         text: &'a str,
@@ -73,18 +86,33 @@ fn default_max_tokens(model: &str) -> u32 {
     }
 }
 
-/// Serialises a streaming request body.
-pub(crate) fn request_body(request: &Request) -> Vec<u8> {
+/// Serialises a streaming request body; with a thinking budget (tokens), extended thinking
+/// is on, within the API's rules: the output limit must exceed the budget (it is raised by
+/// the usual answer allowance when it does not), and temperature may not be set.
+pub(crate) fn request_body(request: &Request, thinking_budget_tokens: Option<u32>) -> Vec<u8> {
+    let mut max_tokens = request
+        .max_tokens
+        .unwrap_or_else(|| default_max_tokens(&request.model));
+    let mut temperature = request.temperature;
+    let thinking = thinking_budget_tokens.map(|budget_tokens| {
+        if max_tokens <= budget_tokens {
+            max_tokens = budget_tokens.saturating_add(default_max_tokens(&request.model));
+        }
+        temperature = None;
+        Thinking {
+            kind: "enabled",
+            budget_tokens,
+        }
+    });
     let body = WireRequest {
         model: &request.model,
-        max_tokens: request
-            .max_tokens
-            .unwrap_or_else(|| default_max_tokens(&request.model)),
+        max_tokens,
+        thinking,
         system: &request.system,
         messages: wire_messages(&request.messages),
         tools: request.tools.iter().map(AnthropicTool::from).collect(),
         stream: true,
-        temperature: request.temperature,
+        temperature,
     };
     serde_json::to_vec(&body).unwrap_or_default()
 }
@@ -93,13 +121,20 @@ fn block(part: &Part) -> Option<Block<'_>> {
     match part {
         Part::Text { text } if text.is_empty() => None, // the API rejects empty text blocks
         Part::Text { text } => Some(Block::Text { text }),
-        // Thinking can only be sent back with its signature; unsigned reasoning stays local.
-        Part::Reasoning { text, signature } => {
-            signature.as_deref().map(|signature| Block::Thinking {
-                thinking: text,
-                signature,
-            })
-        }
+        // Thinking goes back exactly as it came, signed or redacted; unsigned reasoning (from
+        // another provider) stays local.
+        Part::Reasoning {
+            redacted: Some(data),
+            ..
+        } => Some(Block::RedactedThinking { data }),
+        Part::Reasoning {
+            text,
+            signature,
+            redacted: None,
+        } => signature.as_deref().map(|signature| Block::Thinking {
+            thinking: text,
+            signature,
+        }),
         Part::ToolCall(call) => Some(Block::ToolUse {
             id: &call.id,
             name: &call.name,
@@ -186,6 +221,12 @@ pub fn messages_from_anthropic(
                         .get("signature")
                         .and_then(Value::as_str)
                         .map(str::to_owned),
+                    redacted: None,
+                }),
+                Some("redacted_thinking") => parts.push(Part::Reasoning {
+                    text: String::new(),
+                    signature: None,
+                    redacted: Some(s("data")),
                 }),
                 Some("tool_use") => parts.push(Part::ToolCall(ToolCall {
                     id: s("id"),

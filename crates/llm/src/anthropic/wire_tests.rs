@@ -4,7 +4,7 @@ use super::*;
 use crate::ToolSpec;
 
 fn body_of(request: &Request) -> Value {
-    serde_json::from_slice(&request_body(request)).unwrap()
+    serde_json::from_slice(&request_body(request, None)).unwrap()
 }
 
 fn call(id: &str, arguments: ToolArguments) -> Part {
@@ -35,6 +35,12 @@ fn conversation() -> Vec<Message> {
                 Part::Reasoning {
                     text: "think".into(),
                     signature: Some("sig".into()),
+                    redacted: None,
+                },
+                Part::Reasoning {
+                    text: String::new(),
+                    signature: None,
+                    redacted: Some("opaque".into()),
                 },
                 Part::Text {
                     text: "Reading.".into(),
@@ -85,6 +91,7 @@ fn maps_the_conversation_to_messages() {
             {"role": "user", "content": [{"type": "text", "text": "hi"}]},
             {"role": "assistant", "content": [
                 {"type": "thinking", "thinking": "think", "signature": "sig"},
+                {"type": "redacted_thinking", "data": "opaque"},
                 {"type": "text", "text": "Reading."},
                 {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"file_path": "a"}},
                 {"type": "tool_use", "id": "toolu_2", "name": "read_file", "input": {"file_path": "b"}}
@@ -142,6 +149,7 @@ fn drops_what_the_api_would_reject() {
                     Part::Reasoning {
                         text: "unsigned".into(),
                         signature: None,
+                        redacted: None,
                     },
                     call(
                         "t",
@@ -164,6 +172,35 @@ fn drops_what_the_api_would_reject() {
             {"type": "tool_use", "id": "t", "name": "read_file", "input": {}}
         ]}])
     );
+}
+
+#[test]
+fn a_thinking_budget_turns_thinking_on_within_the_apis_rules() {
+    let request = Request {
+        model: "claude-sonnet-4-5".into(),
+        messages: conversation(),
+        temperature: Some(0.2),
+        max_tokens: Some(4000),
+        ..Request::default()
+    };
+    let body: Value = serde_json::from_slice(&request_body(&request, Some(2048))).unwrap();
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+    assert_eq!(body["max_tokens"], 4000);
+    assert!(
+        body.get("temperature").is_none(),
+        "thinking refuses a temperature"
+    );
+    // The output limit must exceed the budget.
+    let body: Value = serde_json::from_slice(&request_body(&request, Some(4000))).unwrap();
+    assert_eq!(body["max_tokens"], 4000 + 8192);
+    // Without a budget, nothing changes.
+    let body = body_of(&request);
+    assert!(body.get("thinking").is_none());
+    assert_eq!(body["max_tokens"], 4000);
+    assert!((body["temperature"].as_f64().unwrap() - 0.2).abs() < 1e-6);
 }
 
 #[test]

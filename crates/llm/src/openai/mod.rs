@@ -12,6 +12,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 
 use crate::config::checked_base_url;
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
+use crate::explain::Endpoint;
 use crate::http::HttpClient;
 use crate::openai::wire::{MaxTokensField, request_body, with_usage_option};
 use crate::{ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request};
@@ -30,6 +31,7 @@ struct Shared {
     url: String,
     headers: HeaderMap,
     max_field: MaxTokensField,
+    endpoint: Endpoint,
     /// Set once a server has rejected `stream_options` and accepted the request without it.
     omit_usage_option: AtomicBool,
 }
@@ -50,6 +52,16 @@ impl OpenAiProvider {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
+        let endpoint = Endpoint {
+            kind: ProviderKind::OpenAi,
+            base_url: base
+                .strip_suffix("/chat/completions")
+                .unwrap_or(&base)
+                .to_owned(),
+            url: url.clone(),
+            key_sent: headers.contains_key(AUTHORIZATION),
+            key_origin: config.api_key_origin.clone(),
+        };
         // OpenAI's own reasoning models refuse `max_tokens`; most other servers only know it.
         let max_field = if base.contains("://api.openai.com") {
             MaxTokensField::MaxCompletionTokens
@@ -57,22 +69,46 @@ impl OpenAiProvider {
             MaxTokensField::MaxTokens
         };
         let http = HttpClient::new(&config.network)?;
-        let settings = CallSettings {
-            kind: ProviderKind::OpenAi,
-            retry: config.retry.clone(),
-            idle_timeout: http.idle_timeout(),
-        };
+        let settings = CallSettings::new(
+            ProviderKind::OpenAi,
+            config.retry.clone(),
+            &config.network,
+            &url,
+        );
         Ok(Self {
             shared: Arc::new(Shared {
                 http,
                 url,
                 headers,
                 max_field,
+                endpoint,
                 omit_usage_option: AtomicBool::new(false),
             }),
             settings,
         })
     }
+}
+
+/// Wordings of servers that refuse `stream_options` (by name, or as an unknown parameter);
+/// any other 400 is about something else and is reported as it is.
+const UNKNOWN_PARAMETER_WORDINGS: &[&str] = &[
+    "stream_options",
+    "include_usage",
+    "unrecognized request argument",
+    "unknown parameter",
+    "unknown field",
+    "unrecognized parameter",
+    "unsupported parameter",
+    "extra inputs are not permitted",
+    "extra_forbidden",
+    "additional properties",
+    "unexpected keyword argument",
+];
+
+/// Whether a refused request's message may be about `stream_options`.
+fn refuses_a_parameter(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    UNKNOWN_PARAMETER_WORDINGS.iter().any(|w| lower.contains(w))
 }
 
 impl Provider for OpenAiProvider {
@@ -93,6 +129,10 @@ struct Attempt {
 }
 
 impl Opener for Attempt {
+    fn explain(&self, error: LlmError) -> LlmError {
+        self.shared.endpoint.explain(error)
+    }
+
     fn open(&self) -> BoxFuture<'static, Result<ByteStream, LlmError>> {
         let shared = self.shared.clone();
         let body = self.body.clone();
@@ -103,18 +143,48 @@ impl Opener for Attempt {
             }
             match post(Bytes::from(with_usage_option(&body))).await {
                 Err(LlmError::BadRequest {
-                    status: 400,
+                    status: status @ (400 | 422),
                     message,
-                }) => {
-                    tracing::info!(%message, "the server refused the request; retrying without stream_options");
+                }) if refuses_a_parameter(&message) => {
+                    tracing::info!(%message, "the server refused a parameter; retrying without stream_options");
                     let retried = post(body).await;
+                    // Remembered only once the request went through without it: the
+                    // complaint may have been about another parameter.
                     if retried.is_ok() {
                         shared.omit_usage_option.store(true, Ordering::Relaxed);
                     }
-                    retried
+                    retried.map_err(|error| match error {
+                        // Still refused: the first complaint is the one to show.
+                        LlmError::BadRequest { .. } => LlmError::BadRequest { status, message },
+                        other => other,
+                    })
                 }
                 other => other,
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_complaints_about_a_parameter_drop_stream_options() {
+        for refusal in [
+            "Unrecognized request argument supplied: stream_options",
+            "stream_options: Extra inputs are not permitted",
+            "[{'type': 'extra_forbidden', 'loc': ('body', 'stream_options')}]",
+            "Unknown parameter: 'stream_options.include_usage'.",
+        ] {
+            assert!(refuses_a_parameter(refusal), "{refusal}");
+        }
+        for other in [
+            "No connected db.",
+            "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`",
+            "messages: field required",
+        ] {
+            assert!(!refuses_a_parameter(other), "{other}");
+        }
     }
 }

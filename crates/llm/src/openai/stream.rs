@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use crate::classify::classify_in_stream;
 use crate::decode::Emit;
-use crate::serde_util::{InlineVec, TextOrJson, count};
+use crate::serde_util::{InlineVec, TextOrJson, cost, count};
 use crate::sse::SseEvent;
 use crate::{LlmError, StopReason, StreamEvent, Usage};
 
@@ -55,10 +55,28 @@ struct Delta<'a> {
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     reasoning: Option<Cow<'a, str>>,
+    // LiteLLM relays Claude's thinking as blocks beside `reasoning_content`, with the
+    // signatures (and redacted blocks) that must go back with the next request.
+    #[serde(borrow, default)]
+    thinking_blocks: Option<Vec<ThinkingBlock<'a>>>,
     // A `Vec` rather than an `InlineVec`: kept small, `Delta` is cheap to move through
     // serde's layers, and only chunks that carry calls pay an allocation.
     #[serde(borrow, default)]
     tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+}
+
+/// A thinking block as LiteLLM streams it: a piece of text or a signature, or a whole
+/// redacted block.
+#[derive(Deserialize)]
+struct ThinkingBlock<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    data: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -92,6 +110,9 @@ pub(crate) struct WireUsage {
     prompt_cache_hit_tokens: u64,
     #[serde(default, deserialize_with = "count")]
     cached_tokens: u64,
+    /// The price of the call in USD, from gateways (LiteLLM, OpenRouter).
+    #[serde(default, deserialize_with = "cost")]
+    cost: Option<f64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -113,6 +134,26 @@ impl WireUsage {
                 .max(self.prompt_cache_hit_tokens)
                 .max(self.cached_tokens),
             cache_creation_tokens: 0,
+            cost_usd: self.cost,
+        }
+    }
+}
+
+/// Reads LiteLLM's `thinking_blocks`: text, then the signature that closes a block; redacted
+/// blocks whole.
+fn thinking_blocks(blocks: &[ThinkingBlock<'_>], out: &mut Emit<'_>) {
+    for block in blocks {
+        if block.kind.as_deref() == Some("redacted_thinking") {
+            out.push(StreamEvent::RedactedReasoning {
+                data: block.data.as_deref().unwrap_or_default().to_owned(),
+            });
+            continue;
+        }
+        out.reasoning(block.thinking.as_deref().unwrap_or_default());
+        if let Some(signature) = block.signature.as_deref().filter(|s| !s.is_empty()) {
+            out.push(StreamEvent::ReasoningSignature {
+                signature: signature.to_owned(),
+            });
         }
     }
 }
@@ -176,12 +217,19 @@ impl OpenAiStream {
         }
         if let Some(choice) = chunk.choices.iter().find(|c| c.index == 0) {
             if let Some(delta) = &choice.delta {
-                if let Some(r) = delta
-                    .reasoning_content
-                    .as_deref()
-                    .or(delta.reasoning.as_deref())
-                {
-                    out.reasoning(r);
+                match delta.thinking_blocks.as_deref() {
+                    // The blocks carry the same text as `reasoning_content`, plus where each
+                    // block ends: they are read instead of it.
+                    Some(blocks) if !blocks.is_empty() => thinking_blocks(blocks, out),
+                    _ => {
+                        if let Some(r) = delta
+                            .reasoning_content
+                            .as_deref()
+                            .or(delta.reasoning.as_deref())
+                        {
+                            out.reasoning(r);
+                        }
+                    }
                 }
                 if let Some(text) = &delta.content {
                     out.text(text);
@@ -214,10 +262,16 @@ impl OpenAiStream {
                 _ => self.next_index,
             },
         };
-        if self.open_call != Some(index) {
-            // Calls stream one after another, so a new index completes the previous call.
+        // A different id at the open index is another call too: some servers (Ollama) send
+        // whole calls that all say `index: 0`.
+        let another_id =
+            matches!((self.open_call_id.as_deref(), id), (Some(open), Some(id)) if open != id);
+        if self.open_call != Some(index) || another_id {
+            // Calls stream one after another, so a new call completes the previous one.
             self.end_open_call(out);
             self.open_call = Some(index);
+            self.open_call_id = id.map(str::to_owned);
+        } else if self.open_call_id.is_none() {
             self.open_call_id = id.map(str::to_owned);
         }
         self.saw_tool_call = true;

@@ -54,6 +54,7 @@ fn expected_openai_message(text: &str) -> Vec<Part> {
         Part::Reasoning {
             text: "think".into(),
             signature: None,
+            redacted: None,
         },
         Part::Text { text: text.into() },
         Part::ToolCall(ToolCall {
@@ -92,7 +93,8 @@ fn openai_stream_assembles_text_reasoning_calls_and_usage() {
             prompt_tokens: 10,
             completion_tokens: 5,
             cached_prompt_tokens: 3,
-            cache_creation_tokens: 0
+            cache_creation_tokens: 0,
+            cost_usd: None,
         })
     );
     // Each call is ended, the first as soon as the second starts, and Finish comes last.
@@ -221,6 +223,115 @@ fn openai_calls_without_index_or_id_still_assemble() {
     );
     // "stop" after tool calls is read as a request for tool results.
     assert_eq!(response.stop_reason, StopReason::ToolUse);
+}
+
+#[test]
+fn openai_whole_calls_all_at_index_0_are_separate_calls() {
+    // What Ollama streams: each call whole in one chunk, every one at index 0.
+    let body = sse(&[
+        openai_chunk(
+            json!({"tool_calls":[{"index":0,"id":"call_x1","type":"function","function":{"name":"read_file","arguments":"{\"file_path\":\"a.txt\"}"}}]}),
+            None,
+        ),
+        openai_chunk(
+            json!({"tool_calls":[{"index":0,"id":"call_x2","type":"function","function":{"name":"read_file","arguments":"{\"file_path\":\"b.txt\"}"}}]}),
+            None,
+        ),
+        openai_chunk(json!({}), Some("tool_calls")),
+    ]) + "data: [DONE]\n\n";
+    let (events, response) = decode(ProviderKind::OpenAi, &[body.as_bytes()]).unwrap();
+    let ends = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::ToolCallEnd { index: 0 }))
+        .count();
+    assert_eq!(ends, 2, "each call is ended: {events:?}");
+    let calls: Vec<(String, ToolArguments)> = response
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolCall(c) => Some((c.id.clone(), c.arguments.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            (
+                "call_x1".to_owned(),
+                ToolArguments::Json {
+                    value: json!({"file_path": "a.txt"})
+                }
+            ),
+            (
+                "call_x2".to_owned(),
+                ToolArguments::Json {
+                    value: json!({"file_path": "b.txt"})
+                }
+            ),
+        ]
+    );
+}
+
+#[test]
+fn openai_thinking_blocks_from_litellm_keep_their_signatures() {
+    // LiteLLM relaying Claude: each piece both in `reasoning_content` and in a block, the
+    // signature alone in a block, a redacted block whole.
+    let piece = |text: &str| {
+        openai_chunk(
+            json!({"reasoning_content": text, "thinking_blocks": [{"type": "thinking", "thinking": text, "signature": ""}]}),
+            None,
+        )
+    };
+    let body = sse(&[
+        piece("Let me "),
+        piece("read."),
+        openai_chunk(
+            json!({"reasoning_content": "", "thinking_blocks": [{"type": "thinking", "thinking": "", "signature": "sig-A"}]}),
+            None,
+        ),
+        openai_chunk(
+            json!({"thinking_blocks": [{"type": "redacted_thinking", "data": "opaque"}]}),
+            None,
+        ),
+        openai_chunk(
+            json!({"tool_calls":[{"index":0,"id":"toolu_1","type":"function","function":{"name":"read_file","arguments":"{}"}}]}),
+            Some("tool_calls"),
+        ),
+    ]) + "data: [DONE]\n\n";
+    let response = whole(ProviderKind::OpenAi, &body).unwrap();
+    assert_eq!(
+        response.message.parts[..2],
+        [
+            Part::Reasoning {
+                text: "Let me read.".into(),
+                signature: Some("sig-A".into()),
+                redacted: None,
+            },
+            Part::Reasoning {
+                text: String::new(),
+                signature: None,
+                redacted: Some("opaque".into()),
+            },
+        ]
+    );
+    // A whole reply lists the blocks in its message.
+    let reply = json!({"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Hi",
+        "reasoning_content":"onetwo",
+        "thinking_blocks":[{"type":"thinking","thinking":"one","signature":"s1"},{"type":"thinking","thinking":"two","signature":"s2"}]}}]});
+    let response = whole(ProviderKind::OpenAi, &reply.to_string()).unwrap();
+    let signed: Vec<(&str, Option<&str>)> = response
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Reasoning {
+                text, signature, ..
+            } => Some((text.as_str(), signature.as_deref())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(signed, [("one", Some("s1")), ("two", Some("s2"))]);
 }
 
 #[test]

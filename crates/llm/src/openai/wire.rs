@@ -47,12 +47,31 @@ enum WireMessage<'a> {
     Assistant {
         // `null` when the message is only tool calls, as the API documents.
         content: Option<Cow<'a, str>>,
+        // DeepSeek's (and Kimi's) thinking mode refuses a tool-call turn without it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_content: Option<Cow<'a, str>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<WireToolCall<'a>>,
+        // LiteLLM hands these to Claude, which refuses a tool-call turn without them.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        thinking_blocks: Vec<WireThinkingBlock<'a>>,
     },
     Tool {
         tool_call_id: &'a str,
         content: &'a str,
+    },
+}
+
+/// A signed or redacted thinking block, as LiteLLM takes them back.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireThinkingBlock<'a> {
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
     },
 }
 
@@ -120,12 +139,51 @@ fn joined_text(parts: &[Part]) -> Option<Cow<'_, str>> {
     }
 }
 
+/// The reasoning of an assistant message as `reasoning_content` (the texts joined) and as
+/// `thinking_blocks` (the signed and redacted ones).
+fn wire_reasoning(parts: &[Part]) -> (Option<Cow<'_, str>>, Vec<WireThinkingBlock<'_>>) {
+    let mut text: Option<Cow<'_, str>> = None;
+    let mut blocks = Vec::new();
+    for part in parts {
+        let Part::Reasoning {
+            text: piece,
+            signature,
+            redacted,
+        } = part
+        else {
+            continue;
+        };
+        match (redacted, signature) {
+            (Some(data), _) => blocks.push(WireThinkingBlock::RedactedThinking { data }),
+            (None, Some(signature)) => blocks.push(WireThinkingBlock::Thinking {
+                thinking: piece,
+                signature,
+            }),
+            (None, None) => {}
+        }
+        if piece.is_empty() {
+            continue;
+        }
+        text = Some(match text {
+            None => Cow::Borrowed(piece.as_str()),
+            Some(before) => Cow::Owned(format!("{before}{piece}")),
+        });
+    }
+    (text, blocks)
+}
+
 fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessage<'a>> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     if !system.is_empty() {
         out.push(WireMessage::System { content: system });
     }
-    for message in messages {
+    // Reasoning goes back only within the current turn (after the last user message), as
+    // DeepSeek asks: earlier turns' reasoning is dropped.
+    let current_turn = messages
+        .iter()
+        .rposition(|m| m.role == Role::User)
+        .map_or(0, |last_user| last_user + 1);
+    for (position, message) in messages.iter().enumerate() {
         // Tool results become one `tool` message each, wherever they sit.
         for part in &message.parts {
             if let Part::ToolResult(result) = part {
@@ -151,10 +209,17 @@ fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessag
                     })
                     .collect();
                 let content = joined_text(&message.parts);
+                let (reasoning_content, thinking_blocks) = if position >= current_turn {
+                    wire_reasoning(&message.parts)
+                } else {
+                    (None, Vec::new())
+                };
                 if content.is_some() || !tool_calls.is_empty() {
                     out.push(WireMessage::Assistant {
                         content,
+                        reasoning_content,
                         tool_calls,
+                        thinking_blocks,
                     });
                 }
             }
@@ -200,8 +265,8 @@ pub fn messages_from_openai(messages: &Value) -> Result<(String, Vec<Message>), 
                 parts: text.map(|text| Part::Text { text }).into_iter().collect(),
             }),
             "assistant" => {
-                let mut parts: Vec<Part> =
-                    text.map(|text| Part::Text { text }).into_iter().collect();
+                let mut parts = reasoning_from_openai(m);
+                parts.extend(text.map(|text| Part::Text { text }));
                 for call in m
                     .get("tool_calls")
                     .and_then(Value::as_array)
@@ -249,6 +314,39 @@ pub fn messages_from_openai(messages: &Value) -> Result<(String, Vec<Message>), 
         }
     }
     Ok((system.join("\n"), out))
+}
+
+/// The reasoning of an assistant message: its `thinking_blocks` when present, else its
+/// `reasoning_content` as one unsigned block.
+fn reasoning_from_openai(message: &Value) -> Vec<Part> {
+    let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let blocks = message.get("thinking_blocks").and_then(Value::as_array);
+    if let Some(blocks) = blocks.filter(|b| !b.is_empty()) {
+        return blocks
+            .iter()
+            .map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("redacted_thinking") => Part::Reasoning {
+                    text: String::new(),
+                    signature: None,
+                    redacted: Some(field(b, "data").unwrap_or_default()),
+                },
+                _ => Part::Reasoning {
+                    text: field(b, "thinking").unwrap_or_default(),
+                    signature: field(b, "signature"),
+                    redacted: None,
+                },
+            })
+            .collect();
+    }
+    field(message, "reasoning_content")
+        .filter(|text| !text.is_empty())
+        .map(|text| Part::Reasoning {
+            text,
+            signature: None,
+            redacted: None,
+        })
+        .into_iter()
+        .collect()
 }
 
 /// The text of a `content` that is a string or an array of `{type: "text", text}` parts.

@@ -17,6 +17,7 @@ fn conversation() -> Vec<Message> {
                 Part::Reasoning {
                     text: "look first".into(),
                     signature: None,
+                    redacted: None,
                 },
                 Part::Text {
                     text: "Reading it.".into(),
@@ -84,7 +85,7 @@ fn maps_the_conversation_to_chat_completions() {
         json!([
             {"role": "system", "content": "be brief"},
             {"role": "user", "content": "fix main.py"},
-            {"role": "assistant", "content": "Reading it.", "tool_calls": [
+            {"role": "assistant", "content": "Reading it.", "reasoning_content": "look first", "tool_calls": [
                 {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"file_path\":\"main.py\"}"}},
                 {"id": "call_2", "type": "function", "function": {"name": "grep", "arguments": "{\"pattern\":"}}
             ]},
@@ -148,15 +149,103 @@ fn round_trips_through_the_wire_format() {
     let (system, messages) = messages_from_openai(&body["messages"]).unwrap();
     assert_eq!(system, "sys");
     let mut expected = conversation();
-    // Reasoning is not sent to OpenAI-compatible servers, and results carry no error flag.
-    expected[1].parts.remove(0);
+    // Results carry no error flag.
     if let Part::ToolResult(r) = &mut expected[2].parts[1] {
         r.is_error = false;
     }
-    if let Part::ToolCall(c) = &mut expected[1].parts[2] {
+    if let Part::ToolCall(c) = &mut expected[1].parts[3] {
         c.arguments = crate::assemble::parse_arguments("{\"pattern\":");
     }
     assert_eq!(messages, expected);
+}
+
+fn reasoning(text: &str, signature: Option<&str>, redacted: Option<&str>) -> Part {
+    Part::Reasoning {
+        text: text.into(),
+        signature: signature.map(Into::into),
+        redacted: redacted.map(Into::into),
+    }
+}
+
+fn user(text: &str) -> Message {
+    Message {
+        role: Role::User,
+        parts: vec![Part::Text { text: text.into() }],
+    }
+}
+
+fn assistant(parts: Vec<Part>) -> Message {
+    Message {
+        role: Role::Assistant,
+        parts,
+    }
+}
+
+#[test]
+fn reasoning_goes_back_only_within_the_current_turn() {
+    let call = |id: &str| {
+        Part::ToolCall(ToolCall {
+            id: id.into(),
+            name: "glob".into(),
+            arguments: ToolArguments::Json { value: json!({}) },
+        })
+    };
+    let result = |id: &str| Message {
+        role: Role::Tool,
+        parts: vec![Part::ToolResult(ToolResult {
+            call_id: id.into(),
+            content: "x".into(),
+            is_error: false,
+        })],
+    };
+    let request = Request {
+        messages: vec![
+            user("first"),
+            assistant(vec![reasoning("old thought", None, None), call("c1")]),
+            result("c1"),
+            assistant(vec![
+                reasoning("old answer thought", None, None),
+                Part::Text {
+                    text: "done".into(),
+                },
+            ]),
+            user("second"),
+            assistant(vec![
+                reasoning("new ", Some("sig-1"), None),
+                reasoning("", None, Some("opaque")),
+                reasoning("thought", Some("sig-2"), None),
+                call("c2"),
+            ]),
+            result("c2"),
+        ],
+        ..Request::default()
+    };
+    let body = body_of(&request, MaxTokensField::MaxTokens);
+    let messages = body["messages"].as_array().unwrap();
+    for earlier in [&messages[1], &messages[3]] {
+        assert!(earlier.get("reasoning_content").is_none(), "{earlier}");
+        assert!(earlier.get("thinking_blocks").is_none(), "{earlier}");
+    }
+    let current = &messages[5];
+    assert_eq!(current["reasoning_content"], "new thought");
+    assert_eq!(
+        current["thinking_blocks"],
+        json!([
+            {"type": "thinking", "thinking": "new ", "signature": "sig-1"},
+            {"type": "redacted_thinking", "data": "opaque"},
+            {"type": "thinking", "thinking": "thought", "signature": "sig-2"}
+        ])
+    );
+    // Read back, the blocks are the reasoning, signatures and all.
+    let (_, read) = messages_from_openai(&body["messages"]).unwrap();
+    assert_eq!(
+        read[5].parts[..3],
+        [
+            reasoning("new ", Some("sig-1"), None),
+            reasoning("", None, Some("opaque")),
+            reasoning("thought", Some("sig-2"), None),
+        ]
+    );
 }
 
 #[test]

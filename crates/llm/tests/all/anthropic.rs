@@ -32,7 +32,8 @@ async fn streams_thinking_text_and_tool_use() {
         response.message.parts[0],
         Part::Reasoning {
             text: "Hm, a file.".into(),
-            signature: Some("sig-1".into())
+            signature: Some("sig-1".into()),
+            redacted: None,
         }
     );
     assert_eq!(outcome.text(), "Reading.");
@@ -54,7 +55,8 @@ async fn streams_thinking_text_and_tool_use() {
             prompt_tokens: 100,
             completion_tokens: 20,
             cached_prompt_tokens: 60,
-            cache_creation_tokens: 30
+            cache_creation_tokens: 30,
+            cost_usd: None,
         })
     );
 

@@ -1,6 +1,6 @@
 //! Proxies and connection failures; no address but 127.0.0.1 is ever contacted.
 
-use rein_llm::{LlmError, NetworkConfig, ProviderKind, RetryPolicy, build_provider};
+use rein_llm::{LlmError, NetworkConfig, ProviderKind, build_provider};
 use rein_testkit::{MockServer, Script, Turn};
 
 use crate::support::{config, request, run};
@@ -45,23 +45,34 @@ async fn no_proxy_hosts_are_reached_directly() {
 }
 
 #[tokio::test]
-async fn a_refused_connection_is_a_connection_error_after_retries() {
-    let mut cfg = config(
-        ProviderKind::Anthropic,
-        &format!("http://127.0.0.1:{}", closed_port()),
-    );
-    cfg.retry = RetryPolicy {
-        max_retries: 1,
-        ..crate::support::fast_retry()
-    };
-    let outcome = run(
-        &*build_provider(&cfg).unwrap(),
-        &request("claude-haiku-4-5"),
-    )
-    .await;
-    match outcome.error() {
-        LlmError::Connection(message) => assert!(message.contains("connect"), "{message}"),
-        other => panic!("{other:?}"),
+async fn a_refused_local_connection_says_the_server_is_not_running_at_once() {
+    let url = format!("http://127.0.0.1:{}", closed_port());
+    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+        let base = match kind {
+            ProviderKind::OpenAi => format!("{url}/v1"),
+            ProviderKind::Anthropic => url.clone(),
+        };
+        let cfg = config(kind, &base);
+        let outcome = run(&*build_provider(&cfg).unwrap(), &request("m")).await;
+        let endpoint = match kind {
+            ProviderKind::OpenAi => format!("{url}/v1/chat/completions"),
+            ProviderKind::Anthropic => format!("{url}/v1/messages"),
+        };
+        assert_eq!(
+            outcome.error(),
+            &LlmError::NotRunning {
+                url: endpoint.clone()
+            },
+            "{kind}"
+        );
+        assert!(
+            outcome.retries().is_empty(),
+            "{kind}: it will not start by itself"
+        );
+        let message = outcome.error().to_string();
+        assert!(
+            message.contains(&endpoint) && message.contains("no server is running"),
+            "{message}"
+        );
     }
-    assert_eq!(outcome.retries().len(), 1);
 }

@@ -58,7 +58,8 @@ async fn split_deltas_and_tool_calls_assemble_by_index() {
             prompt_tokens: 10,
             completion_tokens: 5,
             cached_prompt_tokens: 3,
-            cache_creation_tokens: 0
+            cache_creation_tokens: 0,
+            cost_usd: None,
         })
     );
     // Both calls were reported before the message was finished, in order.

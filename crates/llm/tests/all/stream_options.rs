@@ -46,29 +46,63 @@ async fn a_refused_stream_options_is_dropped_and_remembered() {
 }
 
 #[tokio::test]
-async fn a_400_for_another_reason_is_reported_and_not_remembered() {
-    let bad = || Reply::http(400, r#"{"error":{"message":"messages: field required"}}"#);
+async fn a_400_for_another_reason_is_reported_once_and_not_remembered() {
+    for message in [
+        "No connected db.",
+        "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`",
+    ] {
+        let bad = Reply::http(400, format!(r#"{{"error":{{"message":"{message}"}}}}"#));
+        let server = MockServer::start(Script::new().reply(bad).reply(Turn::text("fine")));
+        let provider = openai(&server.openai_base_url());
+
+        let first = run(&*provider, &request("m")).await;
+        match first.error() {
+            LlmError::BadRequest {
+                status: 400,
+                message: said,
+            } => assert_eq!(said, message),
+            other => panic!("{other:?}"),
+        }
+        let second = run(&*provider, &request("m")).await;
+        assert_eq!(second.text(), "fine");
+
+        let sent: Vec<bool> = server
+            .requests()
+            .iter()
+            .map(|r| r.body.get("stream_options").is_some())
+            .collect();
+        // Not sent twice, and stream_options still asked for.
+        assert_eq!(sent, vec![true, true], "{message}");
+    }
+}
+
+#[tokio::test]
+async fn a_refusal_of_another_unknown_parameter_is_not_remembered() {
+    let refuses_thinking = || {
+        Reply::http(
+            400,
+            r#"{"error":{"message":"Unrecognized request argument supplied: thinking"}}"#,
+        )
+    };
     let server = MockServer::start(
         Script::new()
-            .reply(bad())
-            .reply(bad())
+            .reply(refuses_thinking())
+            .reply(refuses_thinking())
             .reply(Turn::text("fine")),
     );
     let provider = openai(&server.openai_base_url());
-
     let first = run(&*provider, &request("m")).await;
     assert!(
-        matches!(first.error(), LlmError::BadRequest { status: 400, .. }),
+        matches!(first.error(), LlmError::BadRequest { message, .. } if message.contains("thinking")),
         "{:?}",
         first.error()
     );
-    let second = run(&*provider, &request("m")).await;
-    assert_eq!(second.text(), "fine");
-
+    assert_eq!(run(&*provider, &request("m")).await.text(), "fine");
     let sent: Vec<bool> = server
         .requests()
         .iter()
         .map(|r| r.body.get("stream_options").is_some())
         .collect();
+    // Tried once without it, which did not help: the next call asks for usage again.
     assert_eq!(sent, vec![true, false, true]);
 }
