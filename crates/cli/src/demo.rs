@@ -4,17 +4,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use rein_core::agent::{Agent, AgentParts, AgentSettings, Events};
-use rein_core::hooks::NoHooks;
-use rein_core::interaction::Unattended;
-use rein_core::permissions::ModePolicy;
+use rein_core::agent::Events;
+use rein_core::build::AgentBuilder;
+use rein_core::permissions::PermissionMode;
 use rein_llm::replay::ReplayProvider;
-use rein_tools::{ToolConfig, ToolContext};
 use tokio_util::sync::CancellationToken;
 
-use crate::args::PermissionMode;
 use crate::exit::Exit;
-use crate::{interrupt, render, setup};
+use crate::{interrupt, render};
 
 /// The sample project, copied into a fresh directory for each demo.
 const PROJECT: [(&str, &str); 2] = [
@@ -76,32 +73,18 @@ pub(crate) async fn run() -> Exit {
     ));
 
     // The demo shows rein editing and running code, as the person asked it to.
-    let registry = Arc::new(setup::registry(PermissionMode::Yolo));
-    let tool_ctx = ToolContext::new(ToolConfig::new(
-        &workspace,
-        workspace.join(".rein-tool-output"),
-    ));
-    let system_prompt = setup::render_prompt(&workspace, false, &registry, None);
-    let mut agent = Agent::new(AgentParts {
-        provider: Arc::new(provider),
-        registry,
-        tool_ctx,
-        system_prompt,
-        settings: AgentSettings {
-            model: "demo".into(),
-            provider: rein_llm::ProviderKind::OpenAi,
-            temperature: None,
-            max_tokens: None,
-            max_rounds: 10,
-        },
-        history: Vec::new(),
-        transcript: None,
-        policy: Arc::new(ModePolicy::new(
-            rein_core::permissions::PermissionMode::Yolo,
-        )),
-        interaction: Arc::new(Unattended),
-        hooks: Arc::new(NoHooks),
-    });
+    let built = AgentBuilder::new(&workspace, "demo", rein_llm::ProviderKind::OpenAi)
+        .provider(Arc::new(provider))
+        .mode(PermissionMode::Yolo)
+        .settings(|s| s.max_rounds = 10)
+        .build();
+    let mut agent = match built {
+        Ok(agent) => agent,
+        Err(e) => {
+            render::error(&e.to_string());
+            return Exit::Runtime;
+        }
+    };
     let cancel = CancellationToken::new();
     let interrupts = interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
     let events = Events::new(render::TextProgress::new());

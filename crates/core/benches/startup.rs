@@ -65,3 +65,19 @@ fn build_prompt(bencher: Bencher) {
         })
     });
 }
+
+/// The whole agent, as the CLI builds it for a run: every built-in tool's schema, the
+/// system prompt, the policy (the endpoint given, so no network set-up is timed).
+#[divan::bench]
+fn build_agent(bencher: Bencher) {
+    let tmp = tempfile::tempdir().unwrap();
+    let workspace = tmp.path().canonicalize().unwrap();
+    let provider: std::sync::Arc<dyn rein_llm::Provider> =
+        std::sync::Arc::new(rein_llm::ReplayProvider::parse("", "empty").unwrap());
+    bencher.bench_local(|| {
+        rein_core::build::AgentBuilder::new(&workspace, "gpt-4o", rein_llm::ProviderKind::OpenAi)
+            .provider(std::sync::Arc::clone(&provider))
+            .build()
+            .unwrap()
+    });
+}

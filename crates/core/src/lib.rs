@@ -1,6 +1,7 @@
 //! rein's agent: the loop, sessions, configuration and system prompt.
 
 pub mod agent;
+pub mod build;
 pub mod config;
 pub mod hooks;
 pub mod interaction;

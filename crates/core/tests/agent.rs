@@ -3,15 +3,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rein_core::agent::{Agent, AgentEvent, AgentParts, AgentSettings, Events, TurnStop};
-use rein_core::hooks::NoHooks;
-use rein_core::interaction::Unattended;
-use rein_core::permissions::{ModePolicy, PermissionMode};
+use rein_core::agent::{Agent, AgentEvent, Events, TurnStop};
+use rein_core::build::AgentBuilder;
+use rein_core::permissions::PermissionMode;
 use rein_llm::{Message, Part, ProviderConfig, ProviderKind, RetryPolicy, Role, build_provider};
 use rein_testkit::{MockServer, MockToolCall, Reply, Script, Turn};
-use rein_tools::{
-    Tool, ToolConfig, ToolContext, ToolError, ToolKind, ToolOutput, ToolRegistry, async_trait,
-};
+use rein_tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, async_trait};
 use serde_json::Value;
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
@@ -74,30 +71,18 @@ impl Fixture {
             base_delay: Duration::from_millis(5),
             ..RetryPolicy::default()
         };
-        let mut registry = ToolRegistry::builtin();
-        registry.register(SlowLook {
-            spans: Arc::clone(&self.spans),
-        });
         let workspace = self.dir.path().canonicalize().unwrap();
-        let offload = workspace.join(".offload");
-        Agent::new(AgentParts {
-            provider: build_provider(&config).unwrap(),
-            registry: Arc::new(registry),
-            tool_ctx: ToolContext::new(ToolConfig::new(workspace, offload)),
-            system_prompt: "You are a test.".into(),
-            settings: AgentSettings {
-                model: "gpt-4o".into(),
-                provider: rein_llm::ProviderKind::OpenAi,
-                temperature: None,
-                max_tokens: None,
-                max_rounds,
-            },
-            history: Vec::new(),
-            transcript: None,
-            policy: Arc::new(ModePolicy::new(PermissionMode::Yolo)),
-            interaction: Arc::new(Unattended),
-            hooks: Arc::new(NoHooks),
-        })
+        AgentBuilder::new(&workspace, "gpt-4o", ProviderKind::OpenAi)
+            .provider(build_provider(&config).unwrap())
+            .tool(Arc::new(SlowLook {
+                spans: Arc::clone(&self.spans),
+            }))
+            .tool_config(|tools| tools.offload_dir = workspace.join(".offload"))
+            .system_prompt("You are a test.")
+            .mode(PermissionMode::Yolo)
+            .settings(|s| s.max_rounds = max_rounds)
+            .build()
+            .unwrap()
     }
 
     async fn run(

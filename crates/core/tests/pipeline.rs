@@ -4,15 +4,14 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rein_core::agent::{Agent, AgentEvent, AgentParts, AgentSettings, Events, TurnStop};
+use rein_core::agent::{Agent, AgentEvent, Events, TurnStop};
+use rein_core::build::AgentBuilder;
 use rein_core::hooks::{HookCall, NoHooks, PreToolUse, ToolHooks};
 use rein_core::interaction::{Approval, ApprovalRequest, Interaction, ScriptedInteraction};
 use rein_core::permissions::{CallView, Decision, ModePolicy, PermissionMode, Policy, Rule};
 use rein_llm::{Message, Part, ProviderConfig, ProviderKind, RetryPolicy, Role, build_provider};
 use rein_testkit::{MockServer, MockToolCall, Script, Turn};
-use rein_tools::{
-    Tool, ToolConfig, ToolContext, ToolError, ToolKind, ToolOutput, ToolRegistry, async_trait,
-};
+use rein_tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, async_trait};
 use serde_json::json;
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
@@ -143,31 +142,22 @@ impl Setup {
             base_delay: Duration::from_millis(5),
             ..RetryPolicy::default()
         };
-        let mut registry = ToolRegistry::builtin();
-        registry.register(Loud {
-            log: Arc::clone(&self.log),
-        });
         let workspace = self.dir.path().canonicalize().unwrap();
-        let mut tools = ToolConfig::new(&workspace, workspace.join(".offload"));
-        tools.output_budget_chars = 1_000;
-        Agent::new(AgentParts {
-            provider: build_provider(&config).unwrap(),
-            registry: Arc::new(registry),
-            tool_ctx: ToolContext::new(tools),
-            system_prompt: "You are a test.".into(),
-            settings: AgentSettings {
-                model: "gpt-4o".into(),
-                provider: ProviderKind::OpenAi,
-                temperature: None,
-                max_tokens: None,
-                max_rounds: 10,
-            },
-            history: Vec::new(),
-            transcript: None,
-            policy,
-            interaction,
-            hooks,
-        })
+        AgentBuilder::new(&workspace, "gpt-4o", ProviderKind::OpenAi)
+            .provider(build_provider(&config).unwrap())
+            .tool(Arc::new(Loud {
+                log: Arc::clone(&self.log),
+            }))
+            .tool_config(|tools| {
+                tools.offload_dir = workspace.join(".offload");
+                tools.output_budget_chars = 1_000;
+            })
+            .system_prompt("You are a test.")
+            .policy(policy)
+            .interaction(interaction)
+            .hooks(hooks)
+            .build()
+            .unwrap()
     }
 
     fn logged(&self) -> Vec<String> {

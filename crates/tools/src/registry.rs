@@ -94,6 +94,22 @@ impl ToolRegistry {
         self.entries.iter().map(|e| e.spec.clone()).collect()
     }
 
+    /// The tools whose kind `offer` accepts, in the same order (plan mode offers only
+    /// read-only ones).
+    pub fn offered(&self, offer: impl Fn(ToolKind) -> bool) -> ToolRegistry {
+        ToolRegistry {
+            entries: self
+                .entries
+                .iter()
+                .filter(|e| offer(e.spec.kind))
+                .map(|e| Entry {
+                    tool: Arc::clone(&e.tool),
+                    spec: e.spec.clone(),
+                })
+                .collect(),
+        }
+    }
+
     /// The names of every tool, in registration order.
     pub fn names(&self) -> Vec<&str> {
         self.entries.iter().map(|e| e.spec.name.as_str()).collect()

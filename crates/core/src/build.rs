@@ -1,0 +1,362 @@
+//! Building an agent: one function for the CLI, the demo, the tests, the benches and
+//! sub-agents. [`AgentBuilder`] starts from defaults (or from a resolved [`Config`]) and
+//! takes the parts a caller wants to choose: the model endpoint, the tools, the permission
+//! mode and who answers its questions, the session.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use rein_llm::{NetworkConfig, Provider, ProviderConfig, ProviderKind, RetryPolicy};
+use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
+
+use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
+use crate::config::{Config, Setting};
+use crate::hooks::{NoHooks, ToolHooks};
+use crate::interaction::{Interaction, Unattended};
+use crate::permissions::{ModePolicy, PermissionMode, Policy};
+use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
+use crate::session::Session;
+
+/// Why an agent could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// No API key is configured for a remote endpoint.
+    #[error("no API key for {base_url}")]
+    NoApiKey {
+        /// The endpoint.
+        base_url: String,
+    },
+    /// The model endpoint could not be set up.
+    #[error(transparent)]
+    Provider(#[from] rein_llm::ConfigError),
+    /// Nothing was given to reach a model with.
+    #[error("no model endpoint: give a provider or a configuration")]
+    NoProvider,
+}
+
+/// Builds an [`Agent`]. Every part has a default: the built-in tools offered by the
+/// permission mode, the default mode, no one to ask, no hooks, no session file, the system
+/// prompt rendered for the workspace.
+pub struct AgentBuilder {
+    workspace: PathBuf,
+    provider: Option<Arc<dyn Provider>>,
+    provider_config: Option<ProviderConfig>,
+    settings: AgentSettings,
+    tool_config: ToolConfig,
+    rein_home: Option<PathBuf>,
+    tools: Option<ToolRegistry>,
+    extra_tools: Vec<Arc<dyn DynTool>>,
+    mode: PermissionMode,
+    policy: Option<Arc<dyn Policy>>,
+    interaction: Arc<dyn Interaction>,
+    hooks: Arc<dyn ToolHooks>,
+    system_prompt: Option<String>,
+    project_instructions: Option<String>,
+    is_git_repo: bool,
+    history: Vec<rein_llm::Message>,
+    transcript: Option<Box<dyn Transcript>>,
+    warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("workspace", &self.workspace)
+            .field("settings", &self.settings)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    /// An agent working in `workspace` (canonical), with `model` reached through `provider`
+    /// (set the endpoint itself with [`AgentBuilder::provider`]). Large tool outputs are
+    /// saved under `workspace/.rein-tool-output` until a session or a home says otherwise.
+    pub fn new(
+        workspace: impl Into<PathBuf>,
+        model: impl Into<String>,
+        kind: ProviderKind,
+    ) -> Self {
+        let workspace = workspace.into();
+        let tool_config = ToolConfig::new(&workspace, workspace.join(".rein-tool-output"));
+        AgentBuilder {
+            provider: None,
+            provider_config: None,
+            settings: AgentSettings {
+                model: model.into(),
+                provider: kind,
+                temperature: None,
+                max_tokens: None,
+                max_rounds: DEFAULT_MAX_ROUNDS,
+            },
+            tool_config,
+            rein_home: None,
+            tools: None,
+            extra_tools: Vec::new(),
+            mode: PermissionMode::Default,
+            policy: None,
+            interaction: Arc::new(Unattended),
+            hooks: Arc::new(NoHooks),
+            system_prompt: None,
+            project_instructions: None,
+            is_git_repo: false,
+            history: Vec::new(),
+            transcript: None,
+            warnings: Vec::new(),
+            workspace,
+        }
+    }
+
+    /// An agent as `config` describes it, working in `cwd`: its model endpoint (built when
+    /// the agent is), settings, tool limits and the project's instructions. `env` supplies
+    /// proxy variables; `home_dir` is where `~` points for the tools.
+    pub fn from_config(
+        config: &Config,
+        cwd: &Path,
+        home_dir: Option<&Path>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Self {
+        let mut builder = AgentBuilder::new(cwd, config.model.clone(), config.provider);
+        builder.settings.temperature = config.temperature;
+        builder.settings.max_tokens = config.max_tokens;
+        builder.settings.max_rounds = config.max_rounds;
+        builder.tool_config.output_budget_chars = config.tool_output_budget_chars;
+        builder.tool_config.bash_default_timeout = config.bash_default_timeout;
+        builder.tool_config.home_dir = home_dir.map(Path::to_path_buf);
+        builder.rein_home = Some(config.rein_home.clone());
+        builder.is_git_repo = config.is_git_repo;
+        match prompt::find_project_instructions(
+            &config.project_root,
+            cwd,
+            PROJECT_INSTRUCTIONS_LIMIT_BYTES,
+        ) {
+            Ok(found) => builder.project_instructions = found.map(|i| i.text),
+            Err(e) => builder
+                .warnings
+                .push(format!("project instructions skipped: {e}")),
+        }
+        let thinking_budget_tokens = match (config.thinking_budget_tokens, config.provider) {
+            (Some(budget), ProviderKind::Anthropic) => Some(budget),
+            (Some(_), ProviderKind::OpenAi) => {
+                builder.warnings.push(format!(
+                    "thinking_budget (from {}) applies to the Anthropic API only; it is not \
+                     sent to this OpenAI-compatible endpoint",
+                    config.source(Setting::ThinkingBudget)
+                ));
+                None
+            }
+            (None, _) => None,
+        };
+        builder.provider_config = Some(ProviderConfig {
+            kind: config.provider,
+            base_url: Some(config.base_url.clone()),
+            api_key: config.api_key().map(str::to_owned),
+            api_key_origin: config.api_key_origin(),
+            network: NetworkConfig {
+                // The configured file (`ca_file`), or SSL_CERT_FILE, which the config's
+                // environment layer already read, with `.env` files.
+                ca_file: config.ca_file.clone(),
+                connect_timeout: config.timeouts.connect,
+                first_byte_timeout: config.timeouts.first_byte,
+                stream_idle_timeout: config.timeouts.stream_idle,
+                request_timeout: config.timeouts.request,
+                ..NetworkConfig::from_env_vars(env)
+            },
+            retry: RetryPolicy {
+                max_retries: config.retries,
+                ..RetryPolicy::default()
+            },
+            thinking_budget_tokens,
+        });
+        builder
+    }
+
+    /// The model endpoint to use instead of the configured one (a replay, a recorder, a
+    /// test's mock).
+    pub fn provider(mut self, provider: Arc<dyn Provider>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// What rein may do without asking; also decides which tools are offered.
+    pub fn mode(mut self, mode: PermissionMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// A policy of the caller's own instead of the mode's.
+    pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Who answers questions (default: no one; what would ask is refused).
+    pub fn interaction(mut self, interaction: Arc<dyn Interaction>) -> Self {
+        self.interaction = interaction;
+        self
+    }
+
+    /// Hooks around each tool call.
+    pub fn hooks(mut self, hooks: Arc<dyn ToolHooks>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// These tools instead of the built-in ones (still filtered by the mode).
+    pub fn tools(mut self, tools: ToolRegistry) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    /// One more tool beside the others.
+    pub fn tool(mut self, tool: Arc<dyn DynTool>) -> Self {
+        self.extra_tools.push(tool);
+        self
+    }
+
+    /// Changes the tools' settings (output budget, timeouts, offload directory).
+    pub fn tool_config(mut self, adjust: impl FnOnce(&mut ToolConfig)) -> Self {
+        adjust(&mut self.tool_config);
+        self
+    }
+
+    /// Changes the model settings (temperature, token and round limits).
+    pub fn settings(mut self, adjust: impl FnOnce(&mut AgentSettings)) -> Self {
+        adjust(&mut self.settings);
+        self
+    }
+
+    /// This system prompt instead of the rendered one.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Records the conversation in `session`, continuing `history` (empty for a new one).
+    /// Large tool outputs then go to the session's own directory under rein's home.
+    pub fn session(mut self, session: Session, history: Vec<rein_llm::Message>) -> Self {
+        if let Some(home) = &self.rein_home {
+            self.tool_config.offload_dir = home.join("tool-output").join(session.id());
+        }
+        self.transcript = Some(Box::new(session));
+        self.history = history;
+        self
+    }
+
+    /// Records the conversation in a transcript of the caller's own.
+    pub fn transcript(
+        mut self,
+        transcript: Box<dyn Transcript>,
+        history: Vec<rein_llm::Message>,
+    ) -> Self {
+        self.transcript = Some(transcript);
+        self.history = history;
+        self
+    }
+
+    /// Things the person should know, gathered while building (instructions skipped, a
+    /// setting that does not apply).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Sets up the configured model endpoint now, so that a missing key or a bad setting is
+    /// reported before anything is written (a session file, say).
+    pub fn connect(mut self) -> Result<Self, BuildError> {
+        if self.provider.is_none() {
+            let config = self
+                .provider_config
+                .as_ref()
+                .ok_or(BuildError::NoProvider)?;
+            let base_url = config.base_url.clone().unwrap_or_default();
+            if config.api_key.is_none() && !rein_llm::is_loopback_url(&base_url) {
+                return Err(BuildError::NoApiKey { base_url });
+            }
+            self.provider = Some(rein_llm::build_provider(config)?);
+        }
+        Ok(self)
+    }
+
+    /// Wraps the endpoint (set, or connected with [`AgentBuilder::connect`]) — to record it,
+    /// say. Without one, `wrap` is not called.
+    pub fn wrap_provider<E>(
+        mut self,
+        wrap: impl FnOnce(Arc<dyn Provider>) -> Result<Arc<dyn Provider>, E>,
+    ) -> Result<Self, E> {
+        if let Some(provider) = self.provider.take() {
+            self.provider = Some(wrap(provider)?);
+        }
+        Ok(self)
+    }
+
+    /// The agent.
+    pub fn build(self) -> Result<Agent, BuildError> {
+        let this = self.connect()?;
+        let Some(provider) = this.provider.clone() else {
+            return Err(BuildError::NoProvider);
+        };
+        this.assemble(provider)
+    }
+
+    fn assemble(self, provider: Arc<dyn Provider>) -> Result<Agent, BuildError> {
+        let mut registry = self.tools.unwrap_or_else(ToolRegistry::builtin);
+        for tool in self.extra_tools {
+            registry.register_arc(tool);
+        }
+        let registry = registry.offered(|kind| self.mode.offers(kind));
+        let system_prompt = self.system_prompt.unwrap_or_else(|| {
+            render_system_prompt(
+                &self.workspace,
+                self.is_git_repo,
+                &registry,
+                self.project_instructions.as_deref(),
+            )
+        });
+        let policy = self
+            .policy
+            .unwrap_or_else(|| Arc::new(ModePolicy::new(self.mode)));
+        Ok(Agent::new(AgentParts {
+            provider,
+            registry: Arc::new(registry),
+            tool_ctx: ToolContext::new(self.tool_config),
+            system_prompt,
+            settings: self.settings,
+            history: self.history,
+            transcript: self.transcript,
+            policy,
+            interaction: self.interaction,
+            hooks: self.hooks,
+        }))
+    }
+}
+
+/// The system prompt for `registry`'s tools in `cwd`, dated today.
+pub fn render_system_prompt(
+    cwd: &Path,
+    is_git_repo: bool,
+    registry: &ToolRegistry,
+    project_instructions: Option<&str>,
+) -> String {
+    let specs = registry.specs();
+    let tools: Vec<(&str, &str)> = specs
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.description.lines().next().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let date = prompt::utc_date(SystemTime::now());
+    prompt::build_system_prompt(&PromptInputs {
+        cwd,
+        os: std::env::consts::OS,
+        // The bash tool runs every command with `bash -c`, whatever the person's login shell.
+        shell: "bash",
+        date: &date,
+        is_git_repo,
+        tools: &tools,
+        project_instructions,
+    })
+}
