@@ -7,6 +7,7 @@ pub mod tool;
 
 mod args;
 mod atomic;
+mod beneath;
 mod blocking;
 mod budget;
 mod diff;

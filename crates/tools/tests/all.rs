@@ -4,6 +4,7 @@ mod support;
 
 mod bash;
 mod budget;
+mod confinement_race;
 mod dangerous;
 mod edit_file;
 mod edit_ladder;
