@@ -91,6 +91,7 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
         extra_allowed_dirs: Vec::new(),
         offload_dir: rein_home.join("tool-output").join(&session_id),
         output_budget_chars: config.tool_output_budget_chars,
+        offload_max_bytes: rein_tools::context::DEFAULT_OFFLOAD_MAX_BYTES,
         bash_default_timeout: config.bash_default_timeout,
         home_dir: home.clone(),
     });

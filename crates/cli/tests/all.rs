@@ -4,6 +4,7 @@
 
 mod support;
 
+mod big_output;
 mod demo;
 mod env;
 mod fix_import;

@@ -14,6 +14,7 @@ mod diff;
 pub mod edit;
 pub mod glob;
 pub mod grep;
+mod offload;
 pub mod paths;
 pub mod read_file;
 mod registry;

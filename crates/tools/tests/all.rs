@@ -3,6 +3,7 @@
 mod support;
 
 mod bash;
+mod bash_output;
 mod budget;
 mod confinement_race;
 mod dangerous;

@@ -16,8 +16,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::cwd::WRAPPER_SCRIPT;
-use super::output::CappedOutput;
+use super::output::{CappedOutput, OUTPUT_HEAD_BYTES};
 use super::signals::{Signal, group_alive, signal_group, start_new_session};
+use super::spool::{Spool, SpoolSpec, Spooled};
 use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
 
 /// Set for every command so that nothing waits for a person or paints colours.
@@ -56,6 +57,8 @@ pub(crate) struct RunSpec<'a> {
     pub(crate) cwd_file: &'a Path,
     /// When to stop it.
     pub(crate) timeout: Duration,
+    /// Where its output is saved once it is too big to show whole.
+    pub(crate) spool: SpoolSpec,
 }
 
 /// Why the command stopped.
@@ -84,8 +87,10 @@ pub(crate) enum Leftovers {
 /// What happened.
 #[derive(Debug)]
 pub(crate) struct RunOutcome {
-    /// stdout and stderr, interleaved.
+    /// stdout and stderr, interleaved: the start and the end.
     pub(crate) output: CappedOutput,
+    /// All of it, in a file, when it was big.
+    pub(crate) spooled: Spooled,
     /// Why it stopped.
     pub(crate) stop: Stop,
     /// bash's exit status, when it was reaped.
@@ -122,7 +127,13 @@ pub(crate) async fn run(
         .ok_or_else(|| io::Error::other("bash exited before rein could track it"))?;
     tracker.register(pgid);
     let mut guard = AbandonGuard { pgid, armed: true };
-    let mut reader = OutputReader::new(pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?);
+    let mut spool_spec = spec.spool;
+    // The spool starts with what memory holds: the threshold must be within the head.
+    spool_spec.threshold_bytes = spool_spec.threshold_bytes.min(OUTPUT_HEAD_BYTES as u64);
+    let mut reader = OutputReader::new(
+        pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?,
+        Spool::new(spool_spec),
+    );
 
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
@@ -157,8 +168,10 @@ pub(crate) async fn run(
         Leftovers::None
     };
     guard.armed = false;
+    let (output, spooled) = reader.finish();
     Ok(RunOutcome {
-        output: reader.finish(),
+        output,
+        spooled,
         stop,
         status,
         leftovers,
@@ -214,19 +227,21 @@ async fn stop_group(
     status
 }
 
-/// Reads the shared pipe into a capped buffer.
+/// Reads the shared pipe into a capped buffer and, once it is big, a file.
 struct OutputReader {
     pipe: pipe::Receiver,
     output: CappedOutput,
+    spool: Spool,
     buf: Vec<u8>,
     eof: bool,
 }
 
 impl OutputReader {
-    fn new(pipe: pipe::Receiver) -> Self {
+    fn new(pipe: pipe::Receiver, spool: Spool) -> Self {
         OutputReader {
             pipe,
             output: CappedOutput::default(),
+            spool,
             buf: vec![0; READ_CHUNK_BYTES],
             eof: false,
         }
@@ -236,7 +251,12 @@ impl OutputReader {
     async fn read_chunk(&mut self) {
         match self.pipe.read(&mut self.buf).await {
             Ok(0) => self.eof = true,
-            Ok(n) => self.output.push(&self.buf[..n]),
+            Ok(n) => {
+                let chunk = &self.buf[..n];
+                // No await between the read and these: the chunk is never half-kept.
+                self.spool.push(chunk, self.output.head_bytes());
+                self.output.push(chunk);
+            }
             Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
             // A broken pipe can only mean there is nothing more to read.
             Err(_) => self.eof = true,
@@ -257,13 +277,15 @@ impl OutputReader {
         }
     }
 
-    /// The output so far. If processes still hold the pipe, it is drained in the background
-    /// until they close it: closing it here would kill them with SIGPIPE on their next write,
-    /// and leaving it unread would block them once the pipe buffer is full.
-    fn finish(self) -> CappedOutput {
+    /// The output so far, and its file closed. If processes still hold the pipe, it is
+    /// drained in the background until they close it: closing it here would kill them with
+    /// SIGPIPE on their next write, and leaving it unread would block them once the pipe
+    /// buffer is full.
+    fn finish(self) -> (CappedOutput, Spooled) {
         let OutputReader {
             mut pipe,
             output,
+            spool,
             mut buf,
             eof,
         } = self;
@@ -273,7 +295,7 @@ impl OutputReader {
                 while let Ok(1..) = pipe.read(&mut buf).await {}
             });
         }
-        output
+        (output, spool.finish())
     }
 }
 
