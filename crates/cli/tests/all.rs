@@ -10,6 +10,7 @@ mod env;
 mod fix_import;
 mod headless;
 mod interrupt;
+mod orphans;
 mod parallel;
 mod rounds;
 mod sessions;

@@ -11,6 +11,7 @@ mod edit_file;
 mod edit_ladder;
 mod glob;
 mod grep;
+mod orphans;
 mod paths;
 mod read_file;
 mod registry;

@@ -13,7 +13,11 @@
 //!   with a notice: the model plainly wanted a long wait, and refusing would only cost a
 //!   round. A timeout of 0 is refused.
 //! - Processes left in the background keep running after the call (a server to query next);
-//!   the [`ProcessTracker`] in the context ends them on turn cancel, exit, or drop.
+//!   the [`ProcessTracker`] in the context ends them on turn cancel, exit, or drop. That
+//!   includes processes that left the command's process group and session (`setsid cmd &`,
+//!   double forks): they carry the command's marker or descend from its processes
+//!   (`procs.rs`). With [`adopt_orphans`] (Linux), rein also becomes their parent, reaps them,
+//!   and stops whatever is still below it when it exits (`reaper.rs`).
 //! - `cd` persists, captured by bash itself on exit (see `cwd.rs`), inside the workspace only.
 //! - Dangerous commands are refused before they run ([`check_command`]).
 
@@ -21,6 +25,8 @@ mod cwd;
 mod danger;
 mod output;
 mod process;
+mod procs;
+mod reaper;
 mod result;
 mod signals;
 mod spool;
@@ -34,6 +40,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub use danger::{CheckPlaces, Danger, DangerKind, check_command};
+pub use reaper::{OrphanCare, adopt_orphans};
 pub use tracker::{KILL_GRACE, ProcessTracker};
 
 use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};

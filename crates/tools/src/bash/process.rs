@@ -8,6 +8,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
@@ -17,7 +18,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::cwd::WRAPPER_SCRIPT;
 use super::output::{CappedOutput, OUTPUT_HEAD_BYTES};
-use super::signals::{Signal, group_alive, signal_group, start_new_session};
+use super::procs::{self, CommandId, MARKER_VAR, marker_value};
+use super::reaper;
+use super::signals::start_new_session;
 use super::spool::{Spool, SpoolSpec, Spooled};
 use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
 
@@ -45,6 +48,9 @@ const AFTER_KILL_IDLE: Duration = Duration::from_millis(50);
 /// How long processes that are exiting get before they count as left running.
 const EXITING_SETTLE: Duration = Duration::from_millis(100);
 const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// The serial of the next command's marker.
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// What to run.
 #[derive(Debug)]
@@ -118,15 +124,20 @@ pub(crate) async fn run(
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .envs(CHILD_ENV);
+    // Every process the command starts inherits the marker, even one that leaves the
+    // session: that is how it is found later (procs.rs).
+    let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+    command.env(MARKER_VAR, marker_value(serial));
     start_new_session(&mut command);
-    let mut child = command.spawn()?;
+    let mut child = reaper::spawn(&mut command)?;
     // The command holds our copies of the pipe's write end: drop it, or the pipe never ends.
     drop(command);
     let pgid = child
         .id()
         .ok_or_else(|| io::Error::other("bash exited before rein could track it"))?;
-    tracker.register(pgid);
-    let mut guard = AbandonGuard { pgid, armed: true };
+    let id = CommandId { pgid, serial };
+    tracker.register(id);
+    let mut guard = AbandonGuard { id, armed: true };
     let mut spool_spec = spec.spool;
     // The spool starts with what memory holds: the threshold must be within the head.
     spool_spec.threshold_bytes = spool_spec.threshold_bytes.min(OUTPUT_HEAD_BYTES as u64);
@@ -155,16 +166,21 @@ pub(crate) async fn run(
             .read_while_flowing(AFTER_EXIT_IDLE, AFTER_EXIT_MAX)
             .await;
     } else {
-        status = stop_group(pgid, &mut child, &mut reader).await;
+        status = stop_group(id, &mut child, &mut reader).await;
         reader
             .read_while_flowing(AFTER_KILL_IDLE, AFTER_EXIT_MAX)
             .await;
     }
 
-    let leftovers = if still_running(pgid).await {
+    if status.is_some() {
+        reaper::reaped_by_tokio(pgid);
+    }
+    // What bash orphaned on exit is rein's now: note it while it is alive.
+    reaper::reap_adopted();
+    let leftovers = if still_running(id).await {
         Leftovers::Running { pgid }
     } else {
-        tracker.forget(pgid);
+        tracker.forget(id);
         Leftovers::None
     };
     guard.armed = false;
@@ -181,10 +197,10 @@ pub(crate) async fn run(
 /// Whether the group still has live processes, allowing those that are exiting a moment to
 /// finish: a process closes its files (so the pipe may already have ended) before it becomes
 /// a zombie.
-async fn still_running(pgid: u32) -> bool {
+async fn still_running(id: CommandId) -> bool {
     let give_up = Instant::now() + EXITING_SETTLE;
     loop {
-        if !group_alive(pgid) {
+        if procs::alive_among(&[id]).is_empty() {
             return false;
         }
         if Instant::now() >= give_up {
@@ -196,11 +212,11 @@ async fn still_running(pgid: u32) -> bool {
 
 /// SIGTERM to the group, SIGKILL after [`KILL_GRACE`]; keeps reading output and reaps bash.
 async fn stop_group(
-    pgid: u32,
+    id: CommandId,
     child: &mut tokio::process::Child,
     reader: &mut OutputReader,
 ) -> Option<ExitStatus> {
-    let mut ending = Termination::start([pgid]);
+    let mut ending = Termination::start([id]);
     let mut status = None;
     let mut poll = tokio::time::interval(EXIT_POLL_INTERVAL);
     loop {
@@ -299,9 +315,9 @@ impl OutputReader {
     }
 }
 
-/// Ends the group if the call is dropped before it finishes (the agent gave up on it).
+/// Ends the command if the call is dropped before it finishes (the agent gave up on it).
 struct AbandonGuard {
-    pgid: u32,
+    id: CommandId,
     armed: bool,
 }
 
@@ -310,17 +326,15 @@ impl Drop for AbandonGuard {
         if !self.armed {
             return;
         }
-        let pgid = self.pgid;
-        let _ = signal_group(pgid, Signal::Term);
-        let _ = signal_group(pgid, Signal::Cont);
+        let mut ending = Termination::start([self.id]);
         // Drop cannot wait: a short-lived thread sends SIGKILL after the grace period.
         let _ = std::thread::Builder::new()
             .name("rein-bash-kill".to_owned())
             .spawn(move || {
-                std::thread::sleep(KILL_GRACE);
-                if group_alive(pgid) {
-                    let _ = signal_group(pgid, Signal::Kill);
+                while !ending.is_done() && !ending.grace_over() {
+                    std::thread::sleep(EXIT_POLL_INTERVAL);
                 }
+                ending.finish();
             });
     }
 }

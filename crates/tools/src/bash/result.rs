@@ -34,9 +34,9 @@ pub(crate) fn finish(
     match leftovers {
         Leftovers::None => {}
         Leftovers::Running { pgid } => notices.push(format!(
-            "background processes are still running in process group {pgid}: what they print from now \
-             on is not shown, so send their output to a file to read it later; they are stopped when \
-             the turn is cancelled or the session ends"
+            "background processes are still running (started by this command, process group \
+             {pgid}): what they print from now on is not shown, so send their output to a file to \
+             read it later; they are stopped when the turn is cancelled or the session ends"
         )),
     }
     match stop {
