@@ -214,3 +214,16 @@ async fn an_unwritable_offload_directory_still_returns_the_ends() -> Result<()> 
     assert!(out.content.contains("could not"), "{}", out.content);
     Ok(())
 }
+
+#[tokio::test]
+async fn a_long_offload_path_still_fits_the_budget() -> Result<()> {
+    let env = Env::with_config(|c| {
+        c.output_budget_chars = 2000;
+        c.offload_dir = c.offload_dir.join("d".repeat(200)).join("e".repeat(200));
+    })?;
+    let out = env.call("bash", json!({"command": "seq 1 100000"})).await?;
+    assert!(out.content.chars().count() <= 2000, "{}", out.content);
+    let path = named_file(&out.content)?;
+    assert!(std::fs::read_to_string(path)? == seq(100_000));
+    Ok(())
+}

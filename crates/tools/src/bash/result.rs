@@ -97,7 +97,12 @@ fn render_output(
         spooled.discard();
         return whole.clone();
     }
-    let keep = budget_chars.saturating_sub(trailer.chars().count() + NOTICE_RESERVE_CHARS) / 2;
+    // The notice names the file: a long offload path must not push the result over.
+    let path_chars = spooled
+        .path()
+        .map_or(0, |p| p.as_os_str().to_string_lossy().chars().count());
+    let reserve = trailer.chars().count() + NOTICE_RESERVE_CHARS + path_chars;
+    let keep = budget_chars.saturating_sub(reserve) / 2;
     let (start, end) = output.ends();
     let cut = match &whole {
         Some(whole) => Cut::of_text(whole, keep),
