@@ -194,7 +194,7 @@ pub(crate) async fn run(
     })
 }
 
-/// Whether the group still has live processes, allowing those that are exiting a moment to
+/// Whether the command still has live processes, allowing those that are exiting a moment to
 /// finish: a process closes its files (so the pipe may already have ended) before it becomes
 /// a zombie.
 async fn still_running(id: CommandId) -> bool {
