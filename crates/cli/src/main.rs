@@ -31,6 +31,8 @@ fn main() -> ExitCode {
             };
         }
     };
+    // Before any command runs: orphans of rein's commands become rein's to reap and stop.
+    rein_tools::bash::adopt_orphans();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod big_output;
 mod dead_endpoint;
 mod demo;
 mod endpoint_errors;
@@ -13,6 +14,7 @@ mod gateways;
 mod headless;
 mod interrupt;
 mod lose_nothing;
+mod orphans;
 mod parallel;
 mod permissions;
 mod rounds;

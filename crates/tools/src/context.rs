@@ -12,6 +12,8 @@ use crate::bash::ProcessTracker;
 
 /// Tool results above this many characters are offloaded to a file (see the output budget).
 pub const DEFAULT_OUTPUT_BUDGET_CHARS: usize = 30_000;
+/// The largest file a tool result is saved to (64 MiB); past it the file says where it was cut.
+pub const DEFAULT_OFFLOAD_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// How long a bash command may run when the model does not say.
 pub const BASH_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -35,6 +37,9 @@ pub struct ToolConfig {
     pub offload_dir: PathBuf,
     /// Tool results above this many characters are offloaded.
     pub output_budget_chars: usize,
+    /// The most bytes saved of one tool result (a command's output is saved as it arrives);
+    /// what comes after is not saved, and the file ends with a line saying so.
+    pub offload_max_bytes: u64,
     /// The bash timeout when the model gives none.
     pub bash_default_timeout: Duration,
     /// The home directory, for `~` expansion (passed in, never read from the environment here).
@@ -42,14 +47,15 @@ pub struct ToolConfig {
 }
 
 impl ToolConfig {
-    /// Settings with the defaults: no extra allowed directories, the default output budget and
-    /// bash timeout, and no home directory (so `~` is not expanded).
+    /// Settings with the defaults: no extra allowed directories, the default output budget,
+    /// offload file size and bash timeout, and no home directory (so `~` is not expanded).
     pub fn new(workspace_root: impl Into<PathBuf>, offload_dir: impl Into<PathBuf>) -> Self {
         ToolConfig {
             workspace_root: workspace_root.into(),
             extra_allowed_dirs: Vec::new(),
             offload_dir: offload_dir.into(),
             output_budget_chars: DEFAULT_OUTPUT_BUDGET_CHARS,
+            offload_max_bytes: DEFAULT_OFFLOAD_MAX_BYTES,
             bash_default_timeout: BASH_DEFAULT_TIMEOUT,
             home_dir: None,
         }

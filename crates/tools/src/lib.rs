@@ -7,12 +7,14 @@ pub mod tool;
 
 mod args;
 mod atomic;
+mod beneath;
 mod blocking;
 mod budget;
 mod diff;
 pub mod edit;
 pub mod glob;
 pub mod grep;
+mod offload;
 pub mod paths;
 pub mod read_file;
 mod registry;

@@ -1,6 +1,9 @@
 //! Workspace confinement: every path a file tool touches is resolved the way the kernel would
 //! (relative to the current directory, `~` expanded, symlinks followed) and must then lie under
 //! the workspace root or an extra allowed directory (the offload directory included).
+//!
+//! This is the check. The file tools then open what was checked without following any link
+//! again (`beneath.rs`), so a link swapped in after the check cannot lead outside.
 
 use std::ffi::OsString;
 use std::io;
@@ -141,7 +144,7 @@ fn append(mut base: PathBuf, missing: &[OsString]) -> PathBuf {
 }
 
 /// The canonical directories file tools may touch: the workspace first, then the extras.
-fn allowed_dirs(ctx: &ToolContext) -> Vec<PathBuf> {
+pub(crate) fn allowed_dirs(ctx: &ToolContext) -> Vec<PathBuf> {
     let config = ctx.config();
     std::iter::once(&config.workspace_root)
         .chain(&config.extra_allowed_dirs)

@@ -85,16 +85,23 @@ pub(crate) fn sampled_stamp(file: &File, meta: &Metadata) -> io::Result<FileStam
     })
 }
 
-/// The current stamp of the file at `path`, in the form its length calls for.
-pub(crate) fn current_stamp(path: &Path) -> io::Result<FileStamp> {
-    let file = File::open(path)?;
-    let meta = file.metadata()?;
+/// The current stamp of an open file, in the form its length calls for.
+pub(crate) fn current_stamp(file: &File, meta: &Metadata) -> io::Result<FileStamp> {
     if full_hash_applies(meta.len()) {
-        let bytes = std::fs::read(path)?;
+        let bytes = read_whole(file)?;
         Ok(stamp_of_bytes(&bytes, meta.modified().ok()))
     } else {
-        sampled_stamp(&file, &meta)
+        sampled_stamp(file, meta)
     }
+}
+
+/// The whole content of an open file, from its start whatever has been read of it before.
+pub(crate) fn read_whole(mut file: &File) -> io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    file.seek(SeekFrom::Start(0))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 fn sampled_hash(len: u64, mtime: Option<SystemTime>, head: &[u8], tail: &[u8]) -> u64 {
@@ -151,8 +158,12 @@ mod tests {
         let mut bytes = vec![b'x'; len];
         bytes[len - 1] = b'\n';
         std::fs::write(&path, &bytes)?;
-        let mtime = std::fs::metadata(&path)?.modified().ok();
-        assert_eq!(current_stamp(&path)?, stamp_of_bytes(&bytes, mtime));
+        let file = File::open(&path)?;
+        let meta = file.metadata()?;
+        assert_eq!(
+            current_stamp(&file, &meta)?,
+            stamp_of_bytes(&bytes, meta.modified().ok())
+        );
         Ok(())
     }
 }

@@ -1,15 +1,18 @@
 //! write_file: creates a file or replaces its whole content, atomically, keeping the replaced
 //! file's permissions, line endings, byte-order mark and final-newline state.
 
-use std::path::Path;
+use std::fs::{File, Metadata};
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::atomic::write_atomic;
+use crate::beneath::{Confined, Target, describe};
 use crate::paths::{display_path, resolve};
-use crate::stamp::{current_stamp, full_hash_applies, require_fresh_read, stamp_of_bytes};
+use crate::stamp::{
+    current_stamp, full_hash_applies, read_whole, require_fresh_read, stamp_of_bytes,
+};
 use crate::text_style::TextStyle;
 use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 
@@ -56,25 +59,28 @@ fn write_file(args: &WriteFileArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
     let path = resolve(ctx, &args.file_path)?;
     let display = display_path(ctx, &path);
     let io_err = |err: std::io::Error| ToolError::Model(format!("Cannot write {display}: {err}."));
-    let (bytes, notes) = match std::fs::metadata(&path) {
-        Ok(meta) if meta.is_dir() => {
+    let confined = Confined::new(ctx, &path).map_err(io_err)?;
+    let (parent, target) = confined.locate().map_err(io_err)?;
+    let (bytes, notes, permissions) = match target {
+        Target::Directory => {
             return Err(ToolError::Model(format!(
                 "{display} is a directory; give the path of a file."
             )));
         }
-        Ok(meta) if !meta.is_file() => {
+        Target::Other(kind) => {
             return Err(ToolError::Model(format!(
-                "{display} is not a regular file; write_file only writes files."
+                "{display} is {}, not a regular file; write_file only writes files.",
+                describe(kind)
             )));
         }
-        Ok(meta) if meta.permissions().readonly() => {
+        Target::File(_, meta) if meta.permissions().readonly() => {
             return Err(ToolError::Model(format!(
                 "{display} is read-only; rein does not overwrite read-only files."
             )));
         }
-        Ok(meta) if full_hash_applies(meta.len()) => {
+        Target::File(file, meta) if full_hash_applies(meta.len()) => {
             // One read serves both the freshness check and the style.
-            let old = std::fs::read(&path).map_err(io_err)?;
+            let old = read_whole(&file).map_err(io_err)?;
             require_fresh_read(
                 ctx,
                 &path,
@@ -82,27 +88,22 @@ fn write_file(args: &WriteFileArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
                 stamp_of_bytes(&old, meta.modified().ok()),
             )?;
             let (text, notes) = TextStyle::detect(&old).apply_to_whole(&args.content);
-            (text.into_bytes(), notes)
+            (text.into_bytes(), notes, Some(meta.permissions()))
         }
-        Ok(_) => {
-            let current = current_stamp(&path).map_err(io_err)?;
+        Target::File(file, meta) => {
+            let current = current_stamp(&file, &meta).map_err(io_err)?;
             require_fresh_read(ctx, &path, &display, current)?;
-            let style = TextStyle::detect(&style_sample(&path).map_err(io_err)?);
+            let style = TextStyle::detect(&style_sample(&file, &meta).map_err(io_err)?);
             let (text, notes) = style.apply_to_whole(&args.content);
-            (text.into_bytes(), notes)
+            (text.into_bytes(), notes, Some(meta.permissions()))
         }
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(io_err)?;
-            }
-            (args.content.clone().into_bytes(), Vec::new())
-        }
-        Err(err) => return Err(io_err(err)),
+        Target::Missing => (args.content.clone().into_bytes(), Vec::new(), None),
     };
-    write_atomic(&path, &bytes).map_err(io_err)?;
-    let mtime = std::fs::metadata(&path)
-        .ok()
-        .and_then(|m| m.modified().ok());
+    let parent = match parent {
+        Some(parent) => parent,
+        None => confined.create_parent().map_err(io_err)?,
+    };
+    let mtime = write_atomic(&parent, &bytes, permissions).map_err(io_err)?;
     ctx.record_read(path.clone(), stamp_of_bytes(&bytes, mtime));
     ctx.record_change(path);
     let lines = line_count(&bytes);
@@ -119,12 +120,11 @@ fn write_file(args: &WriteFileArgs, ctx: &ToolContext) -> Result<ToolOutput, Too
 
 /// The whole file when small, else its first and last bytes (enough to see the BOM, the line
 /// endings and the final newline).
-fn style_sample(path: &Path) -> std::io::Result<Vec<u8>> {
+fn style_sample(file: &File, meta: &Metadata) -> std::io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
-    let file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
+    let len = meta.len();
     if len <= (2 * STYLE_SAMPLE_BYTES) as u64 {
-        return std::fs::read(path);
+        return read_whole(file);
     }
     let mut sample = vec![0; 2 * STYLE_SAMPLE_BYTES];
     let (head, tail) = sample.split_at_mut(STYLE_SAMPLE_BYTES);

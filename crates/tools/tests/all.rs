@@ -3,12 +3,15 @@
 mod support;
 
 mod bash;
+mod bash_output;
 mod budget;
+mod confinement_race;
 mod dangerous;
 mod edit_file;
 mod edit_ladder;
 mod glob;
 mod grep;
+mod orphans;
 mod paths;
 mod read_file;
 mod registry;

@@ -5,12 +5,19 @@
 //! - stdout and stderr arrive interleaved through one pipe; the exit code (or the signal) is
 //!   always the last line. A non-zero exit is reported with `is_error` set, with the full
 //!   output: the model needs it either way, and `grep`'s or `diff`'s exit 1 is visible as such.
+//! - Output too big for the budget is saved whole to a file in the offload directory as it
+//!   arrives (up to `offload_max_bytes`), while memory keeps only its two ends; the model gets
+//!   those ends and the file's name (`spool.rs`, `result.rs`).
 //! - Timeout and cancellation end the whole process group (SIGTERM, SIGKILL after 2 s) and
 //!   return what was printed so far. A timeout above [`BASH_MAX_TIMEOUT`] is clamped to it,
 //!   with a notice: the model plainly wanted a long wait, and refusing would only cost a
 //!   round. A timeout of 0 is refused.
 //! - Processes left in the background keep running after the call (a server to query next);
-//!   the [`ProcessTracker`] in the context ends them on turn cancel, exit, or drop.
+//!   the [`ProcessTracker`] in the context ends them on turn cancel, exit, or drop. That
+//!   includes processes that left the command's process group and session (`setsid cmd &`,
+//!   double forks): they carry the command's marker or descend from its processes
+//!   (`procs.rs`). With [`adopt_orphans`] (Linux), rein also becomes their parent, reaps them,
+//!   and stops whatever is still below it when it exits (`reaper.rs`).
 //! - `cd` persists, captured by bash itself on exit (see `cwd.rs`), inside the workspace only.
 //! - Dangerous commands are refused before they run ([`check_command`]).
 
@@ -18,12 +25,14 @@ mod cwd;
 mod danger;
 mod output;
 mod process;
+mod procs;
+mod reaper;
+mod result;
 mod signals;
+mod spool;
 mod tracker;
 
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -31,11 +40,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub use danger::{CheckPlaces, Danger, DangerKind, check_command};
+pub use reaper::{OrphanCare, adopt_orphans};
 pub use tracker::{KILL_GRACE, ProcessTracker};
 
 use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 use cwd::{CwdChange, CwdFile};
-use process::{Leftovers, RunOutcome, RunSpec, Stop};
+use process::{RunSpec, Stop};
+use spool::SpoolSpec;
 
 /// The longest timeout a command may have.
 pub const BASH_MAX_TIMEOUT: Duration = Duration::from_secs(600);
@@ -119,8 +130,9 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         });
     }
     // bash runs elsewhere: a relative offload directory must mean what it means to rein.
-    let cwd_file_dir = std::path::absolute(&ctx.config().offload_dir);
-    let cwd_file = match cwd_file_dir.and_then(|dir| CwdFile::create(&dir)) {
+    let offload_dir = std::path::absolute(&ctx.config().offload_dir)
+        .unwrap_or_else(|_| ctx.config().offload_dir.clone());
+    let cwd_file = match CwdFile::create(&offload_dir) {
         Ok(file) => Some(file),
         Err(err) => {
             notices.push(format!(
@@ -136,6 +148,12 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             .as_ref()
             .map_or(Path::new("/dev/null"), CwdFile::path),
         timeout,
+        spool: SpoolSpec {
+            dir: offload_dir,
+            // Bytes bound characters from above: an output within the budget in bytes fits.
+            threshold_bytes: ctx.config().output_budget_chars as u64,
+            cap_bytes: ctx.config().offload_max_bytes,
+        },
     };
     let outcome = process::run(spec, ctx.cancel_token(), ctx.processes())
         .await
@@ -159,7 +177,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             )),
         }
     }
-    finish(outcome, notices, timeout)
+    result::finish(outcome, notices, timeout, ctx.config().output_budget_chars)
 }
 
 /// The timeout to use; a value above the maximum is clamped with a notice.
@@ -200,101 +218,6 @@ fn current_dir(ctx: &ToolContext, notices: &mut Vec<String>) -> PathBuf {
     root
 }
 
-fn finish(
-    outcome: RunOutcome,
-    mut notices: Vec<String>,
-    timeout: Duration,
-) -> Result<ToolOutput, ToolError> {
-    let RunOutcome {
-        output,
-        stop,
-        status,
-        leftovers,
-    } = outcome;
-    match leftovers {
-        Leftovers::None => {}
-        Leftovers::Running { pgid } => notices.push(format!(
-            "background processes are still running in process group {pgid}: what they print from now \
-             on is not shown, so send their output to a file to read it later; they are stopped when \
-             the turn is cancelled or the session ends"
-        )),
-    }
-    match stop {
-        Stop::Exited => {}
-        Stop::TimedOut => notices.push(format!(
-            "timed out after {}: the command and every process it started were stopped",
-            format_secs(timeout)
-        )),
-        Stop::Cancelled => notices
-            .push("cancelled: the command and every process it started were stopped".to_owned()),
-    }
-    let mut text = if output.is_empty() {
-        "(no output)".to_owned()
-    } else {
-        output.render()
-    };
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    for notice in &notices {
-        text.push_str(&format!("({notice})\n"));
-    }
-    text.push_str(&status_line(status));
-    match stop {
-        Stop::Cancelled => Err(ToolError::Cancelled { partial: text }),
-        Stop::Exited | Stop::TimedOut => {
-            let success = stop == Stop::Exited && status.is_some_and(|s| s.success());
-            Ok(ToolOutput {
-                content: text,
-                is_error: !success,
-            })
-        }
-    }
-}
-
-/// `exit code: N`, or `killed by signal N (SIGNAME)`.
-fn status_line(status: Option<ExitStatus>) -> String {
-    let Some(status) = status else {
-        return "exit code: unknown (bash could not be reaped)".to_owned();
-    };
-    if let Some(code) = status.code() {
-        return format!("exit code: {code}");
-    }
-    match status.signal() {
-        Some(signal) => match signal_name(signal) {
-            Some(name) => format!("killed by signal {signal} ({name})"),
-            None => format!("killed by signal {signal}"),
-        },
-        None => "exit code: unknown".to_owned(),
-    }
-}
-
-fn signal_name(signal: i32) -> Option<&'static str> {
-    Some(match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        _ => return None,
-    })
-}
-
-fn format_secs(duration: Duration) -> String {
-    if duration.subsec_millis() == 0 {
-        format!("{} s", duration.as_secs())
-    } else {
-        format!("{:.1} s", duration.as_secs_f64())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,18 +243,5 @@ mod tests {
         assert!(
             matches!(effective_timeout(Some(0), default, &mut notices), Err(ToolError::Model(m)) if m.contains("at least 1"))
         );
-    }
-
-    #[test]
-    fn status_lines() {
-        assert_eq!(
-            status_line(Some(ExitStatus::from_raw(3 << 8))),
-            "exit code: 3"
-        );
-        assert_eq!(
-            status_line(Some(ExitStatus::from_raw(9))),
-            "killed by signal 9 (SIGKILL)"
-        );
-        assert_eq!(format_secs(Duration::from_millis(1500)), "1.5 s");
     }
 }

@@ -1,5 +1,6 @@
 //! A command's output as kept in memory: the start and the end, with a count of what was
 //! left out between them, so a command that prints gigabytes cannot exhaust rein's memory.
+//! (The whole output goes to a file as it arrives: see `spool.rs`.)
 
 use std::collections::VecDeque;
 
@@ -60,6 +61,47 @@ impl CappedOutput {
         self.head.is_empty()
     }
 
+    /// The start of the output: all of it while it is no longer than the head limit.
+    pub(crate) fn head_bytes(&self) -> &[u8] {
+        &self.head
+    }
+
+    /// Whether bytes between the head and the tail were left out.
+    pub(crate) fn has_gap(&self) -> bool {
+        self.omitted_bytes > 0
+    }
+
+    /// The start and the end as text (invalid UTF-8 shown lossily; a character the gap split
+    /// is dropped from either side).
+    pub(crate) fn ends(&self) -> (String, String) {
+        let head = String::from_utf8_lossy(&self.head);
+        let head = match head.strip_suffix('\u{fffd}') {
+            Some(whole) if self.has_gap() => whole.to_owned(),
+            _ => head.into_owned(),
+        };
+        (
+            head,
+            String::from_utf8_lossy(&self.tail_bytes()).into_owned(),
+        )
+    }
+
+    /// The kept tail, starting at a whole character when the cut may have split one.
+    fn tail_bytes(&self) -> Vec<u8> {
+        let (front, back) = self.tail.as_slices();
+        let mut tail = Vec::with_capacity(front.len() + back.len());
+        tail.extend_from_slice(front);
+        tail.extend_from_slice(back);
+        if self.omitted_bytes > 0 {
+            let skip = tail
+                .iter()
+                .take(3)
+                .take_while(|b| (**b & 0b1100_0000) == 0b1000_0000)
+                .count();
+            tail.drain(..skip);
+        }
+        tail
+    }
+
     /// The output as text (invalid UTF-8 shown lossily), with a notice where bytes were left out.
     pub(crate) fn render(&self) -> String {
         let mut text = String::from_utf8_lossy(&self.head).into_owned();
@@ -71,20 +113,7 @@ impl CappedOutput {
                 self.omitted_bytes
             ));
         }
-        let (front, back) = self.tail.as_slices();
-        let mut tail = Vec::with_capacity(front.len() + back.len());
-        tail.extend_from_slice(front);
-        tail.extend_from_slice(back);
-        if self.omitted_bytes > 0 {
-            // The cut may have split a character: start the tail at the next whole one.
-            let skip = tail
-                .iter()
-                .take(3)
-                .take_while(|b| (**b & 0b1100_0000) == 0b1000_0000)
-                .count();
-            tail.drain(..skip);
-        }
-        text.push_str(&String::from_utf8_lossy(&tail));
+        text.push_str(&String::from_utf8_lossy(&self.tail_bytes()));
         if self.omitted_bytes > 0 {
             // Said again at the end: a long result reaches the model as its head and tail,
             // so the notice in the middle may never be seen.

@@ -8,6 +8,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
@@ -16,8 +17,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::cwd::WRAPPER_SCRIPT;
-use super::output::CappedOutput;
-use super::signals::{Signal, group_alive, signal_group, start_new_session};
+use super::output::{CappedOutput, OUTPUT_HEAD_BYTES};
+use super::procs::{self, CommandId, MARKER_VAR, marker_value};
+use super::reaper;
+use super::signals::start_new_session;
+use super::spool::{Spool, SpoolSpec, Spooled};
 use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
 
 /// Set for every command so that nothing waits for a person or paints colours.
@@ -45,6 +49,9 @@ const AFTER_KILL_IDLE: Duration = Duration::from_millis(50);
 const EXITING_SETTLE: Duration = Duration::from_millis(100);
 const READ_CHUNK_BYTES: usize = 64 * 1024;
 
+/// The serial of the next command's marker.
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
+
 /// What to run.
 #[derive(Debug)]
 pub(crate) struct RunSpec<'a> {
@@ -56,6 +63,8 @@ pub(crate) struct RunSpec<'a> {
     pub(crate) cwd_file: &'a Path,
     /// When to stop it.
     pub(crate) timeout: Duration,
+    /// Where its output is saved once it is too big to show whole.
+    pub(crate) spool: SpoolSpec,
 }
 
 /// Why the command stopped.
@@ -84,8 +93,10 @@ pub(crate) enum Leftovers {
 /// What happened.
 #[derive(Debug)]
 pub(crate) struct RunOutcome {
-    /// stdout and stderr, interleaved.
+    /// stdout and stderr, interleaved: the start and the end.
     pub(crate) output: CappedOutput,
+    /// All of it, in a file, when it was big.
+    pub(crate) spooled: Spooled,
     /// Why it stopped.
     pub(crate) stop: Stop,
     /// bash's exit status, when it was reaped.
@@ -113,16 +124,27 @@ pub(crate) async fn run(
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .envs(CHILD_ENV);
+    // Every process the command starts inherits the marker, even one that leaves the
+    // session: that is how it is found later (procs.rs).
+    let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+    command.env(MARKER_VAR, marker_value(serial));
     start_new_session(&mut command);
-    let mut child = command.spawn()?;
+    let mut child = reaper::spawn(&mut command)?;
     // The command holds our copies of the pipe's write end: drop it, or the pipe never ends.
     drop(command);
     let pgid = child
         .id()
         .ok_or_else(|| io::Error::other("bash exited before rein could track it"))?;
-    tracker.register(pgid);
-    let mut guard = AbandonGuard { pgid, armed: true };
-    let mut reader = OutputReader::new(pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?);
+    let id = CommandId { pgid, serial };
+    tracker.register(id);
+    let mut guard = AbandonGuard { id, armed: true };
+    let mut spool_spec = spec.spool;
+    // The spool starts with what memory holds: the threshold must be within the head.
+    spool_spec.threshold_bytes = spool_spec.threshold_bytes.min(OUTPUT_HEAD_BYTES as u64);
+    let mut reader = OutputReader::new(
+        pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?,
+        Spool::new(spool_spec),
+    );
 
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
@@ -144,34 +166,41 @@ pub(crate) async fn run(
             .read_while_flowing(AFTER_EXIT_IDLE, AFTER_EXIT_MAX)
             .await;
     } else {
-        status = stop_group(pgid, &mut child, &mut reader).await;
+        status = stop_group(id, &mut child, &mut reader).await;
         reader
             .read_while_flowing(AFTER_KILL_IDLE, AFTER_EXIT_MAX)
             .await;
     }
 
-    let leftovers = if still_running(pgid).await {
+    if status.is_some() {
+        reaper::reaped_by_tokio(pgid);
+    }
+    // What bash orphaned on exit is rein's now: note it while it is alive.
+    reaper::reap_adopted();
+    let leftovers = if still_running(id).await {
         Leftovers::Running { pgid }
     } else {
-        tracker.forget(pgid);
+        tracker.forget(id);
         Leftovers::None
     };
     guard.armed = false;
+    let (output, spooled) = reader.finish();
     Ok(RunOutcome {
-        output: reader.finish(),
+        output,
+        spooled,
         stop,
         status,
         leftovers,
     })
 }
 
-/// Whether the group still has live processes, allowing those that are exiting a moment to
+/// Whether the command still has live processes, allowing those that are exiting a moment to
 /// finish: a process closes its files (so the pipe may already have ended) before it becomes
 /// a zombie.
-async fn still_running(pgid: u32) -> bool {
+async fn still_running(id: CommandId) -> bool {
     let give_up = Instant::now() + EXITING_SETTLE;
     loop {
-        if !group_alive(pgid) {
+        if procs::alive_among(&[id]).is_empty() {
             return false;
         }
         if Instant::now() >= give_up {
@@ -183,11 +212,11 @@ async fn still_running(pgid: u32) -> bool {
 
 /// SIGTERM to the group, SIGKILL after [`KILL_GRACE`]; keeps reading output and reaps bash.
 async fn stop_group(
-    pgid: u32,
+    id: CommandId,
     child: &mut tokio::process::Child,
     reader: &mut OutputReader,
 ) -> Option<ExitStatus> {
-    let mut ending = Termination::start([pgid]);
+    let mut ending = Termination::start([id]);
     let mut status = None;
     let mut poll = tokio::time::interval(EXIT_POLL_INTERVAL);
     loop {
@@ -214,19 +243,21 @@ async fn stop_group(
     status
 }
 
-/// Reads the shared pipe into a capped buffer.
+/// Reads the shared pipe into a capped buffer and, once it is big, a file.
 struct OutputReader {
     pipe: pipe::Receiver,
     output: CappedOutput,
+    spool: Spool,
     buf: Vec<u8>,
     eof: bool,
 }
 
 impl OutputReader {
-    fn new(pipe: pipe::Receiver) -> Self {
+    fn new(pipe: pipe::Receiver, spool: Spool) -> Self {
         OutputReader {
             pipe,
             output: CappedOutput::default(),
+            spool,
             buf: vec![0; READ_CHUNK_BYTES],
             eof: false,
         }
@@ -236,7 +267,12 @@ impl OutputReader {
     async fn read_chunk(&mut self) {
         match self.pipe.read(&mut self.buf).await {
             Ok(0) => self.eof = true,
-            Ok(n) => self.output.push(&self.buf[..n]),
+            Ok(n) => {
+                let chunk = &self.buf[..n];
+                // No await between the read and these: the chunk is never half-kept.
+                self.spool.push(chunk, self.output.head_bytes());
+                self.output.push(chunk);
+            }
             Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
             // A broken pipe can only mean there is nothing more to read.
             Err(_) => self.eof = true,
@@ -257,13 +293,15 @@ impl OutputReader {
         }
     }
 
-    /// The output so far. If processes still hold the pipe, it is drained in the background
-    /// until they close it: closing it here would kill them with SIGPIPE on their next write,
-    /// and leaving it unread would block them once the pipe buffer is full.
-    fn finish(self) -> CappedOutput {
+    /// The output so far, and its file closed. If processes still hold the pipe, it is
+    /// drained in the background until they close it: closing it here would kill them with
+    /// SIGPIPE on their next write, and leaving it unread would block them once the pipe
+    /// buffer is full.
+    fn finish(self) -> (CappedOutput, Spooled) {
         let OutputReader {
             mut pipe,
             output,
+            spool,
             mut buf,
             eof,
         } = self;
@@ -273,13 +311,13 @@ impl OutputReader {
                 while let Ok(1..) = pipe.read(&mut buf).await {}
             });
         }
-        output
+        (output, spool.finish())
     }
 }
 
-/// Ends the group if the call is dropped before it finishes (the agent gave up on it).
+/// Ends the command if the call is dropped before it finishes (the agent gave up on it).
 struct AbandonGuard {
-    pgid: u32,
+    id: CommandId,
     armed: bool,
 }
 
@@ -288,17 +326,15 @@ impl Drop for AbandonGuard {
         if !self.armed {
             return;
         }
-        let pgid = self.pgid;
-        let _ = signal_group(pgid, Signal::Term);
-        let _ = signal_group(pgid, Signal::Cont);
+        let mut ending = Termination::start([self.id]);
         // Drop cannot wait: a short-lived thread sends SIGKILL after the grace period.
         let _ = std::thread::Builder::new()
             .name("rein-bash-kill".to_owned())
             .spawn(move || {
-                std::thread::sleep(KILL_GRACE);
-                if group_alive(pgid) {
-                    let _ = signal_group(pgid, Signal::Kill);
+                while !ending.is_done() && !ending.grace_over() {
+                    std::thread::sleep(EXIT_POLL_INTERVAL);
                 }
+                ending.finish();
             });
     }
 }

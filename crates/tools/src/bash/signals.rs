@@ -1,7 +1,16 @@
-//! The system calls std lacks: signalling a whole process group, starting a child in a new
-//! session, and telling whether a group still has a live process.
+//! The system calls std lacks: signalling a whole process group or one exact process,
+//! starting a child in a new session, and telling whether an id may be a command's session.
+//!
+//! Safety properties, each tested below or in `tests/orphans.rs`:
+//! - Process group 0 and 1, rein's own group and its own session are never signalled (they
+//!   would mean "my group" or "everyone", or hit rein and the shell that started it).
+//! - A single process is signalled only if it is still the very process that was looked at
+//!   (same pid and start time, held through a pidfd where the kernel has them), never pid 0,
+//!   1 or rein itself: a pid reused in between is never hit.
 
 use std::io;
+
+use super::procs::{self, ProcStat};
 
 /// A signal rein sends to a process group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,12 +31,20 @@ impl Signal {
             Signal::Cont => libc::SIGCONT,
         }
     }
+
+    fn rustix(self) -> rustix::process::Signal {
+        match self {
+            Signal::Term => rustix::process::Signal::TERM,
+            Signal::Kill => rustix::process::Signal::KILL,
+            Signal::Cont => rustix::process::Signal::CONT,
+        }
+    }
 }
 
 /// Sends `signal` to every process of the command started as group (and session) `pgid`:
 /// its own process group and every other group of its session, since a command that turns
-/// on job control (`set -m`) puts its jobs in groups of their own. Only a process that starts
-/// a session of its own (`setsid`) leaves rein's reach.
+/// on job control (`set -m`) puts its jobs in groups of their own. (Processes that left the
+/// session are signalled one by one: [`signal_process`].)
 pub(crate) fn signal_group(pgid: u32, signal: Signal) -> io::Result<()> {
     // Checked before the session is looked at: processes that never called setsid report
     // session 0, and rein's own session must never be touched.
@@ -67,32 +84,44 @@ fn raw_kill_group(pgid: u32, signal: libc::c_int) -> io::Result<()> {
     }
 }
 
-/// Whether the command started as group (and session) `pgid` has a process that is not a
-/// zombie, in its own group or in another group of its session.
-///
-/// Zombies do not count: an orphan's zombie stays until its new parent reaps it, which some
-/// container init processes never do.
-pub(crate) fn group_alive(pgid: u32) -> bool {
-    !alive_among(&[pgid]).is_empty()
-}
-
-/// Those of `ids` (each a command's group and session) that [`group_alive`] holds alive,
-/// found with one look at the process table however many there are.
-pub(crate) fn alive_among(ids: &[u32]) -> Vec<u32> {
-    if ids.is_empty() {
-        return Vec::new();
+/// Sends `signal` to the process `proc` describes, if it is still that process. A process
+/// that has gone is not an error: that is what was wanted.
+pub(crate) fn signal_process(proc: &ProcStat, signal: Signal) -> io::Result<()> {
+    if proc.pid <= 1 || proc.pid == std::process::id() {
+        return Err(io::Error::other(format!(
+            "refusing to signal process {}",
+            proc.pid
+        )));
     }
-    let sessions: Vec<bool> = ids.iter().map(|&id| is_foreign_session(id)).collect();
-    let mut alive = vec![false; ids.len()];
-    for member in live_members(ids) {
-        for (i, &id) in ids.iter().enumerate() {
-            alive[i] |= member.group == id || (sessions[i] && member.session == id);
+    let raw = i32::try_from(proc.pid).map_err(|_| io::Error::other("pid out of range"))?;
+    let pid = rustix::process::Pid::from_raw(raw).ok_or_else(|| io::Error::other("pid 0"))?;
+    let same = || procs::read(proc.pid).is_some_and(|now| now.start_ticks == proc.start_ticks);
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::io::Errno;
+        use rustix::process::{PidfdFlags, pidfd_open, pidfd_send_signal};
+        match pidfd_open(pid, PidfdFlags::empty()) {
+            // The pidfd holds this process: once it is checked, the pid cannot be reused
+            // under it.
+            Ok(pidfd) if same() => {
+                return match pidfd_send_signal(&pidfd, signal.rustix()) {
+                    Ok(()) | Err(Errno::SRCH) => Ok(()),
+                    Err(err) => Err(err.into()),
+                };
+            }
+            Ok(_) | Err(Errno::SRCH) => return Ok(()),
+            // No pidfds here (before Linux 5.3): check, then signal by pid.
+            Err(Errno::NOSYS) => {}
+            Err(err) => return Err(err.into()),
         }
     }
-    ids.iter()
-        .zip(alive)
-        .filter_map(|(&id, alive)| alive.then_some(id))
-        .collect()
+    if !same() {
+        return Ok(());
+    }
+    match rustix::process::kill_process(pid, signal.rustix()) {
+        Ok(()) | Err(rustix::io::Errno::SRCH) => Ok(()),
+        Err(err) => Err(err.into()),
+    }
 }
 
 /// The process groups other than `sid` itself that have a live member in session `sid`;
@@ -101,9 +130,10 @@ fn other_groups_of_session(sid: u32) -> Vec<u32> {
     if !is_foreign_session(sid) {
         return Vec::new();
     }
-    let mut groups: Vec<u32> = live_members(&[sid])
-        .filter(|member| member.session == sid && member.group != sid && member.group > 1)
-        .map(|member| member.group)
+    let mut groups: Vec<u32> = procs::table()
+        .into_iter()
+        .filter(|p| p.is_live() && p.session == sid && p.group != sid && p.group > 1)
+        .map(|p| p.group)
         .collect();
     groups.sort_unstable();
     groups.dedup();
@@ -112,105 +142,49 @@ fn other_groups_of_session(sid: u32) -> Vec<u32> {
 
 /// Whether `id` may name the session of a command rein started: not 0 or 1, and neither
 /// rein's own session nor its process group.
-#[expect(
-    unsafe_code,
-    reason = "getsid and getpgrp have no safe wrapper in std; they take and return integers"
-)]
-fn is_foreign_session(id: u32) -> bool {
-    let Ok(id) = libc::pid_t::try_from(id) else {
+pub(crate) fn is_foreign_session(id: u32) -> bool {
+    let Ok(raw) = i32::try_from(id) else {
         return false;
     };
-    // SAFETY: getsid(0) and getpgrp() only read the calling process's ids.
-    let (own_session, own_group) = unsafe { (libc::getsid(0), libc::getpgrp()) };
-    id > 1 && id != own_session && id != own_group
+    let own_group = rustix::process::getpgrp().as_raw_pid();
+    let own_session = rustix::process::getsid(None).map_or(0, |p| p.as_raw_pid());
+    raw > 1 && raw != own_session && raw != own_group
 }
 
-/// What `/proc/PID/stat` says of a process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ProcStat {
-    /// The state letter (`R`, `S`, `Z`...).
-    pub(crate) state: char,
-    /// The process group.
-    pub(crate) group: u32,
-    /// The session.
-    pub(crate) session: u32,
-}
-
-/// The live (not zombie) processes of this machine, as far as `/proc` shows them (all of
-/// them: `ids` only matter where there is no `/proc`).
-#[cfg(target_os = "linux")]
-fn live_members(_ids: &[u32]) -> impl Iterator<Item = ProcStat> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name();
-            let is_pid = name
-                .to_str()
-                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
-            if !is_pid {
-                return None;
-            }
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            parse_stat(&stat)
-        })
-        .filter(|stat| !matches!(stat.state, 'Z' | 'X'))
-}
-
-/// Without `/proc`, only the groups themselves can be seen: `kill(-id, 0)` tells whether
-/// each has any process (zombies included).
+/// Whether process group `pgid` has any process (zombies included), for systems without
+/// `/proc`.
 #[cfg(not(target_os = "linux"))]
-fn live_members(ids: &[u32]) -> impl Iterator<Item = ProcStat> {
-    ids.iter()
-        .copied()
-        .filter(|&id| {
-            !matches!(
-                raw_kill_group(id, 0),
-                Err(err) if err.raw_os_error() == Some(libc::ESRCH)
-            )
-        })
-        .map(|id| ProcStat {
-            state: 'S',
-            group: id,
-            session: id,
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-}
-
-/// The state, process group and session from the text of `/proc/PID/stat`.
-pub(crate) fn parse_stat(stat: &str) -> Option<ProcStat> {
-    // The command name is in parentheses and may itself contain spaces and parentheses.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    let mut fields = after_name.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _parent = fields.next()?;
-    let group = fields.next()?.parse().ok()?;
-    let session = fields.next()?.parse().ok()?;
-    Some(ProcStat {
-        state,
-        group,
-        session,
-    })
+pub(crate) fn group_has_process(pgid: u32) -> bool {
+    !matches!(
+        raw_kill_group(pgid, 0),
+        Err(err) if err.raw_os_error() == Some(libc::ESRCH)
+    )
 }
 
 /// Makes the child start a new session: its own process group (id = its pid), and no
 /// controlling terminal, so a program that opens `/dev/tty` to ask for a password (`sudo`,
 /// `ssh`, git credentials) fails at once instead of being stopped by SIGTTIN until the timeout.
+///
+/// On Linux bash also becomes a child subreaper: what its processes orphan while it runs
+/// (double forks, `setsid cmd &` whose parent exits) stays in its tree, where rein finds it,
+/// and bash reaps it when it ends.
 #[expect(
     unsafe_code,
-    reason = "pre_exec is unsafe; setsid is async-signal-safe, as required after fork"
+    reason = "pre_exec is unsafe; setsid and prctl are async-signal-safe, as required after fork"
 )]
 pub(crate) fn start_new_session(command: &mut tokio::process::Command) {
-    // SAFETY: the closure only calls setsid(2), which is async-signal-safe and allocates nothing.
+    // SAFETY: the closure only makes system calls (setsid(2), prctl(2)), which are
+    // async-signal-safe and allocate nothing.
     unsafe {
         command.pre_exec(|| {
             if libc::setsid() == -1 {
-                Err(io::Error::last_os_error())
-            } else {
-                Ok(())
+                return Err(io::Error::last_os_error());
             }
+            // Best effort: without it (kernels before 3.4) rein still finds orphans by their
+            // marker.
+            #[cfg(target_os = "linux")]
+            let _ = libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+            Ok(())
         });
     }
 }
@@ -220,20 +194,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stat_lines_with_odd_command_names() {
-        let stat = |state, group, session| {
-            Some(ProcStat {
-                state,
-                group,
-                session,
-            })
-        };
-        assert_eq!(parse_stat("42 (a b) c)) S 1 43 44 0 -1"), stat('S', 43, 44));
-        assert_eq!(parse_stat("7 (sleep) Z 1 5 6"), stat('Z', 5, 6));
-        assert_eq!(parse_stat("garbage"), None);
-    }
-
-    #[test]
     fn own_group_and_init_are_never_signalled() {
         assert!(signal_group(0, Signal::Term).is_err());
         assert!(signal_group(1, Signal::Term).is_err());
@@ -241,5 +201,42 @@ mod tests {
         // supervisors): it must never be taken for a command's session.
         assert!(other_groups_of_session(0).is_empty());
         assert!(other_groups_of_session(1).is_empty());
+        let own_group = u32::try_from(rustix::process::getpgrp().as_raw_pid()).unwrap_or(0);
+        assert!(!is_foreign_session(own_group));
+    }
+
+    #[test]
+    fn init_and_rein_itself_are_never_signalled_one_by_one() {
+        let mut init = procs::read(1).unwrap_or(ProcStat {
+            pid: 1,
+            parent: 0,
+            state: 'S',
+            group: 1,
+            session: 1,
+            start_ticks: 0,
+        });
+        assert!(signal_process(&init, Signal::Cont).is_err());
+        init.pid = 0;
+        assert!(signal_process(&init, Signal::Cont).is_err());
+        let own = procs::read(std::process::id());
+        assert!(own.is_some_and(|own| signal_process(&own, Signal::Cont).is_err()));
+    }
+
+    #[test]
+    fn a_process_that_is_no_longer_the_one_seen_is_not_signalled() -> io::Result<()> {
+        let mut child = std::process::Command::new("sleep").arg("30").spawn()?;
+        let pid = child.id();
+        let seen = procs::read(pid).ok_or_else(|| io::Error::other("child not in /proc"))?;
+        // The same pid, another start time: as if the pid had been reused.
+        let other = ProcStat {
+            start_ticks: seen.start_ticks + 1,
+            ..seen
+        };
+        signal_process(&other, Signal::Term)?;
+        let still = procs::read(pid).is_some_and(|p| p.is_live());
+        signal_process(&seen, Signal::Kill)?;
+        child.wait()?;
+        assert!(still, "a process with another start time was signalled");
+        Ok(())
     }
 }

@@ -1,19 +1,22 @@
-//! Every process group rein's commands started, so that they can all be ended together: when
-//! a turn is cancelled, when rein exits, and when the last handle is dropped.
+//! Every command rein started, with its processes (its process group and session, and those
+//! that left them: see `procs.rs`), so that they can all be ended together: when a turn is
+//! cancelled, when rein exits, and when the last handle is dropped.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::signals::{Signal, alive_among, signal_group};
+use super::procs::{self, CommandId};
+use super::signals::{Signal, signal_group, signal_process};
 
 /// How long processes get to exit after SIGTERM before they are sent SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How often rein looks whether signalled processes have gone.
 pub(crate) const EXIT_POLL_INTERVAL: Duration = Duration::from_millis(20);
 
-/// The process groups started by bash calls (one per call). Cheap to clone: clones share the
-/// set. When the last clone is dropped, every group still alive is ended.
+/// The commands bash calls started (one process group each, with every process that left it:
+/// see `procs.rs`). Cheap to clone: clones share the set. When the last clone is dropped,
+/// every command still alive is ended.
 #[derive(Debug, Clone, Default)]
 pub struct ProcessTracker {
     groups: Arc<Groups>,
@@ -21,7 +24,7 @@ pub struct ProcessTracker {
 
 #[derive(Debug, Default)]
 struct Groups {
-    ids: Mutex<BTreeSet<u32>>,
+    ids: Mutex<BTreeSet<CommandId>>,
 }
 
 impl Drop for Groups {
@@ -41,30 +44,30 @@ impl ProcessTracker {
         ProcessTracker::default()
     }
 
-    /// Remembers a group to end later; forgets groups that have no live process left.
-    pub(crate) fn register(&self, pgid: u32) {
+    /// Remembers a command to end later; forgets commands that have no live process left.
+    pub(crate) fn register(&self, id: CommandId) {
         let mut ids = self.lock();
-        let listed: Vec<u32> = ids.iter().copied().collect();
-        *ids = alive_among(&listed).into_iter().collect();
-        ids.insert(pgid);
+        let listed: Vec<CommandId> = ids.iter().copied().collect();
+        *ids = procs::alive_among(&listed).into_iter().collect();
+        ids.insert(id);
     }
 
-    /// Forgets a group that has ended.
-    pub(crate) fn forget(&self, pgid: u32) {
-        self.lock().remove(&pgid);
+    /// Forgets a command that has ended.
+    pub(crate) fn forget(&self, id: CommandId) {
+        self.lock().remove(&id);
     }
 
-    /// The tracked groups that still have a live process.
+    /// The process groups of the tracked commands that still have a live process.
     pub fn live_groups(&self) -> Vec<u32> {
         let mut ids = self.lock();
-        let listed: Vec<u32> = ids.iter().copied().collect();
-        let alive = alive_among(&listed);
+        let listed: Vec<CommandId> = ids.iter().copied().collect();
+        let alive = procs::alive_among(&listed);
         *ids = alive.iter().copied().collect();
-        alive
+        alive.iter().map(|id| id.pgid).collect()
     }
 
-    /// Ends every tracked group: SIGTERM, then SIGKILL for what is still alive after
-    /// [`KILL_GRACE`]. Returns how many groups were alive.
+    /// Ends every tracked command: SIGTERM, then SIGKILL for what is still alive after
+    /// [`KILL_GRACE`]. Returns how many commands were alive.
     pub async fn kill_all(&self) -> usize {
         let ids = std::mem::take(&mut *self.lock());
         let mut ending = Termination::start(ids);
@@ -89,7 +92,7 @@ impl ProcessTracker {
         count
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<u32>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<CommandId>> {
         self.groups
             .ids
             .lock()
@@ -97,24 +100,20 @@ impl ProcessTracker {
     }
 }
 
-/// Ending some process groups: SIGTERM now, SIGKILL at the end of the grace period.
+/// Ending some commands: SIGTERM now, SIGKILL at the end of the grace period, to their
+/// process groups and to each of their processes outside those groups.
 #[derive(Debug)]
 pub(crate) struct Termination {
-    alive: Vec<u32>,
+    alive: Vec<CommandId>,
     count: usize,
     kill_at: Instant,
 }
 
 impl Termination {
-    /// Sends SIGTERM (and SIGCONT, so stopped processes see it) to the groups still alive.
-    pub(crate) fn start(ids: impl IntoIterator<Item = u32>) -> Termination {
-        let listed: Vec<u32> = ids.into_iter().collect();
-        let alive = alive_among(&listed);
-        for &id in &alive {
-            // A group that vanished in between is what we want anyway.
-            let _ = signal_group(id, Signal::Term);
-            let _ = signal_group(id, Signal::Cont);
-        }
+    /// Sends SIGTERM (and SIGCONT, so stopped processes see it) to the commands still alive.
+    pub(crate) fn start(ids: impl IntoIterator<Item = CommandId>) -> Termination {
+        let listed: Vec<CommandId> = ids.into_iter().collect();
+        let alive = signal_all(&listed, &[Signal::Term, Signal::Cont]);
         Termination {
             count: alive.len(),
             alive,
@@ -122,14 +121,14 @@ impl Termination {
         }
     }
 
-    /// How many groups were alive at the start.
+    /// How many commands were alive at the start.
     pub(crate) fn count(&self) -> usize {
         self.count
     }
 
-    /// Whether every group has gone.
+    /// Whether every command has gone.
     pub(crate) fn is_done(&mut self) -> bool {
-        self.alive = alive_among(&self.alive);
+        self.alive = procs::alive_among(&self.alive);
         self.alive.is_empty()
     }
 
@@ -138,18 +137,42 @@ impl Termination {
         Instant::now() >= self.kill_at
     }
 
-    /// Sends SIGKILL to what is left, then waits briefly for it to go.
+    /// Sends SIGKILL to what is left (looked up afresh, so what was started during the grace
+    /// period goes too), then waits briefly for it to go.
     pub(crate) fn finish(&mut self) {
         const KILL_SETTLE: Duration = Duration::from_millis(500);
         if self.is_done() {
             return;
         }
-        for &id in &self.alive {
-            let _ = signal_group(id, Signal::Kill);
-        }
+        signal_all(&self.alive, &[Signal::Kill]);
         let give_up = Instant::now() + KILL_SETTLE;
         while !self.is_done() && Instant::now() < give_up {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+}
+
+/// Sends `signals` to every live process of `ids`: to their groups, and one by one to those
+/// outside them. Returns the commands that had a live process.
+fn signal_all(ids: &[CommandId], signals: &[Signal]) -> Vec<CommandId> {
+    let members = procs::members(ids);
+    let mut alive = vec![false; ids.len()];
+    for member in &members {
+        alive[member.command] = true;
+    }
+    let alive: Vec<CommandId> = ids
+        .iter()
+        .zip(alive)
+        .filter_map(|(&id, alive)| alive.then_some(id))
+        .collect();
+    for &signal in signals {
+        for id in &alive {
+            // A group that vanished in between is what we want anyway.
+            let _ = signal_group(id.pgid, signal);
+        }
+        for member in members.iter().filter(|m| m.outside_groups) {
+            let _ = signal_process(&member.proc, signal);
+        }
+    }
+    alive
 }

@@ -19,10 +19,11 @@ pub(crate) use engine::Change;
 use engine::{Edited, Refusal, Replace, Rung, apply_edit};
 
 use crate::atomic::write_atomic;
+use crate::beneath::{Confined, ParentDir, Target, describe};
 use crate::diff::unified_diff;
 use crate::paths::{display_path, resolve};
 use crate::read_file::{BINARY_SNIFF_BYTES, human_size};
-use crate::stamp::{require_fresh_read, stamp_of_bytes};
+use crate::stamp::{read_whole, require_fresh_read, stamp_of_bytes};
 use crate::text_style::BOM;
 use crate::write_file::line_count;
 use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
@@ -76,34 +77,42 @@ fn edit_file(args: &EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let path = resolve(ctx, &args.file_path)?;
     let display = display_path(ctx, &path);
     let io_err = |err: std::io::Error| ToolError::Model(format!("Cannot edit {display}: {err}."));
-    let meta = match std::fs::metadata(&path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+    let confined = Confined::new(ctx, &path).map_err(io_err)?;
+    let (parent, target) = confined.locate().map_err(io_err)?;
+    let (parent, file, meta) = match (parent, target) {
+        (parent, Target::Missing) => {
             if args.old_string.is_empty() {
-                return create(&path, &display, &args.new_string, ctx);
+                return create(&confined, parent, &path, &display, &args.new_string, ctx);
             }
             return Err(ToolError::Model(format!(
                 "File not found: {display}. To create a file, use write_file (or edit_file with an empty old_string)."
             )));
         }
-        Err(err) => return Err(io_err(err)),
+        (_, Target::Directory) => {
+            return Err(ToolError::Model(format!(
+                "{display} is a directory; give the path of a file."
+            )));
+        }
+        _ if args.old_string.is_empty() => {
+            return Err(ToolError::Model(format!(
+                "{display} already exists, so an empty old_string cannot create it. Give the text to \
+                 replace as old_string, or use write_file to replace the whole file."
+            )));
+        }
+        (Some(parent), Target::File(file, meta)) => (parent, file, meta),
+        (_, Target::Other(kind)) => {
+            return Err(ToolError::Model(format!(
+                "{display} is {}, not a regular file; edit_file only edits files.",
+                describe(kind)
+            )));
+        }
+        (None, Target::File(..)) => {
+            // A file always lies in a directory; this cannot be, but must not panic.
+            return Err(ToolError::Internal(format!(
+                "{display} was opened without its directory"
+            )));
+        }
     };
-    if meta.is_dir() {
-        return Err(ToolError::Model(format!(
-            "{display} is a directory; give the path of a file."
-        )));
-    }
-    if args.old_string.is_empty() {
-        return Err(ToolError::Model(format!(
-            "{display} already exists, so an empty old_string cannot create it. Give the text to \
-             replace as old_string, or use write_file to replace the whole file."
-        )));
-    }
-    if !meta.is_file() {
-        return Err(ToolError::Model(format!(
-            "{display} is not a regular file; edit_file only edits files."
-        )));
-    }
     if meta.permissions().readonly() {
         return Err(ToolError::Model(format!(
             "{display} is read-only; rein does not change read-only files."
@@ -115,7 +124,7 @@ fn edit_file(args: &EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             human_size(meta.len())
         )));
     }
-    let bytes = std::fs::read(&path).map_err(io_err)?;
+    let bytes = read_whole(&file).map_err(io_err)?;
     require_fresh_read(
         ctx,
         &path,
@@ -151,10 +160,7 @@ fn edit_file(args: &EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     } else {
         Cow::Borrowed(edited.text.as_bytes())
     };
-    write_atomic(&path, &new_bytes).map_err(io_err)?;
-    let mtime = std::fs::metadata(&path)
-        .ok()
-        .and_then(|m| m.modified().ok());
+    let mtime = write_atomic(&parent, &new_bytes, Some(meta.permissions())).map_err(io_err)?;
     ctx.record_read(path.clone(), stamp_of_bytes(&new_bytes, mtime));
     ctx.record_change(path);
 
@@ -164,17 +170,19 @@ fn edit_file(args: &EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
 }
 
 fn create(
+    confined: &Confined,
+    parent: Option<ParentDir>,
     path: &Path,
     display: &str,
     content: &str,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
     let io_err = |err: std::io::Error| ToolError::Model(format!("Cannot create {display}: {err}."));
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io_err)?;
-    }
-    write_atomic(path, content.as_bytes()).map_err(io_err)?;
-    let mtime = std::fs::metadata(path).ok().and_then(|m| m.modified().ok());
+    let parent = match parent {
+        Some(parent) => parent,
+        None => confined.create_parent().map_err(io_err)?,
+    };
+    let mtime = write_atomic(&parent, content.as_bytes(), None).map_err(io_err)?;
     ctx.record_read(
         path.to_path_buf(),
         stamp_of_bytes(content.as_bytes(), mtime),

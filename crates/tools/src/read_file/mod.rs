@@ -2,7 +2,6 @@
 
 mod scan;
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -13,6 +12,7 @@ use serde::Deserialize;
 pub(crate) use scan::count_newlines;
 use scan::{Scan, Stop, Window};
 
+use crate::beneath::{Confined, Target, describe};
 use crate::paths::{display_path, resolve};
 use crate::stamp::{full_hash_applies, sampled_stamp};
 use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
@@ -70,25 +70,25 @@ fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     }
     let path = resolve(ctx, &args.file_path)?;
     let display = display_path(ctx, &path);
-    let meta = match std::fs::metadata(&path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Err(not_found(&path, &display));
-        }
-        Err(err) => return Err(ToolError::Model(format!("Cannot read {display}: {err}."))),
-    };
-    if meta.is_dir() {
-        return Err(ToolError::Model(format!(
-            "{display} is a directory. List its files with glob (pattern \"*\", path \"{display}\")."
-        )));
-    }
-    if !meta.is_file() {
-        return Err(ToolError::Model(format!(
-            "{display} is not a regular file (a device, socket or pipe)."
-        )));
-    }
     let io_err = |err: std::io::Error| ToolError::Model(format!("Cannot read {display}: {err}."));
-    let mut file = File::open(&path).map_err(io_err)?;
+    let target = Confined::new(ctx, &path)
+        .and_then(|confined| confined.target())
+        .map_err(io_err)?;
+    let (mut file, meta) = match target {
+        Target::File(file, meta) => (file, meta),
+        Target::Missing => return Err(not_found(&path, &display)),
+        Target::Directory => {
+            return Err(ToolError::Model(format!(
+                "{display} is a directory. List its files with glob (pattern \"*\", path \"{display}\")."
+            )));
+        }
+        Target::Other(kind) => {
+            return Err(ToolError::Model(format!(
+                "{display} is {}, not a regular file; read_file reads files only.",
+                describe(kind)
+            )));
+        }
+    };
     let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
     (&mut file)
         .take(BINARY_SNIFF_BYTES as u64)
