@@ -338,7 +338,7 @@ pub fn render_system_prompt(
     registry: &ToolRegistry,
     project_instructions: Option<&str>,
 ) -> String {
-    let specs = registry.specs();
+    let specs = registry.infos();
     let tools: Vec<(&str, &str)> = specs
         .iter()
         .map(|s| {

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use rein_tools::async_trait;
+use rein_tools::{Preview, async_trait};
 use serde::Serialize;
 
 use crate::permissions::Rule;
@@ -19,8 +19,8 @@ pub struct ApprovalRequest {
     pub tool: String,
     /// The call's full arguments.
     pub arguments: serde_json::Value,
-    /// What the call would do, shown before the question.
-    pub preview: Preview,
+    /// What the call would do, shown before the question; `None`: show the arguments.
+    pub preview: Option<Preview>,
     /// Why rein asks.
     pub reason: String,
     /// What "yes for the rest of the session" allows from then on.
@@ -28,28 +28,6 @@ pub struct ApprovalRequest {
     /// The sub-agent that made the call, when it was not the main conversation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
-}
-
-/// What a call would do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Preview {
-    /// The change an edit or a write would make, as a unified diff.
-    Diff {
-        /// The file, as the model named it.
-        path: String,
-        /// The unified diff.
-        diff: String,
-    },
-    /// The whole command a shell call would run, and where.
-    Command {
-        /// The command.
-        command: String,
-        /// The directory it would run in.
-        cwd: String,
-    },
-    /// Only the arguments (tools with no better preview, or when the preview failed).
-    Arguments,
 }
 
 /// The person's answer to an approval.

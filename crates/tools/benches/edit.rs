@@ -77,9 +77,13 @@ fn write_lines(path: &Path, count: usize, marker: Option<usize>) {
 }
 
 fn tool(setup: &Setup, name: &str, args: Value) -> String {
+    let tool = setup.tools.get(name).expect("a built-in tool");
+    let call = std::sync::Arc::clone(tool)
+        .prepare(&args)
+        .expect("valid arguments");
     let out = setup
         .runtime
-        .block_on(setup.tools.call_value(name, args, &setup.ctx))
+        .block_on(call.run(&setup.ctx))
         .expect("the tool runs");
     assert!(!out.is_error, "{name} failed: {}", out.content);
     out.content

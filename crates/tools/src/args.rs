@@ -13,17 +13,6 @@ pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: &Value) -> Resul
     })
 }
 
-/// Parses the raw argument text a model sent. An empty string means no arguments (some models
-/// send that for tools without required parameters).
-pub fn parse_arguments_json(raw: &str) -> Result<Value, String> {
-    if raw.trim().is_empty() {
-        return Ok(Value::Object(serde_json::Map::new()));
-    }
-    serde_json::from_str(raw).map_err(|err| {
-        format!("The arguments are not valid JSON ({err}); send one JSON object, e.g. {{\"file_path\": \"src/main.rs\"}}")
-    })
-}
-
 fn describe(path: &str, message: &str) -> String {
     let at_root = path.is_empty() || path == ".";
     if at_root {
@@ -176,12 +165,5 @@ mod tests {
     fn null_for_optional_parameters_is_accepted() {
         let parsed = parse_args::<Args>("t", &serde_json::json!({"file_path": "a", "limit": null}));
         assert!(parsed.is_ok());
-    }
-
-    #[test]
-    fn raw_json_errors_are_clear_and_empty_means_no_arguments() {
-        assert_eq!(parse_arguments_json("  ").unwrap(), serde_json::json!({}));
-        let err = parse_arguments_json("{\"file_path\": ").unwrap_err();
-        assert!(err.starts_with("The arguments are not valid JSON"), "{err}");
     }
 }

@@ -56,6 +56,19 @@ pub(crate) fn unified_diff(display: &str, old: &str, new: &str, changes: &[Chang
     out
 }
 
+/// A unified diff of a whole replacement of `old` by `new` (a write, or a file created).
+pub(crate) fn whole_diff(display: &str, old: &str, new: &str) -> String {
+    unified_diff(
+        display,
+        old,
+        new,
+        &[Change {
+            old: 0..old.len(),
+            new: 0..new.len(),
+        }],
+    )
+}
+
 /// A region of the old text covering one or more changes with their context.
 struct Window {
     /// The region in the old text (whole lines).

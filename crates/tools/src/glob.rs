@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::paths::{display_path, display_relative, resolve};
 use crate::walk::{FilePattern, split_absolute_pattern, walker};
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use crate::{Display, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 
 /// Paths listed at most.
 pub const GLOB_MAX_RESULTS: usize = 100;
@@ -73,7 +73,11 @@ fn glob(args: &GlobArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
             "No files matched `{}` in {}",
             args.pattern,
             display_relative(&cwd, &root)
-        )));
+        ))
+        .with_display(Display::Listing {
+            count: 0,
+            truncated: false,
+        }));
     }
     let mut out = String::new();
     for (_, path) in found.iter().take(GLOB_MAX_RESULTS) {
@@ -86,7 +90,10 @@ fn glob(args: &GlobArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
             found.len() - GLOB_MAX_RESULTS
         ));
     }
-    Ok(ToolOutput::success(out))
+    Ok(ToolOutput::success(out).with_display(Display::Listing {
+        count: found.len() as u64,
+        truncated: found.len() > GLOB_MAX_RESULTS,
+    }))
 }
 
 /// The directory to search: resolved, confined, and a directory.

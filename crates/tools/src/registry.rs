@@ -1,14 +1,13 @@
-//! The set of tools the model may call: their descriptions for the request, and one entry
-//! point that looks a tool up, checks the arguments, runs it and applies the output budget.
+//! The set of tools the model may call: their descriptions for the request, looked up by
+//! name. Running a call (checks, permissions, the output budget) is the agent's pipeline.
 
 use std::sync::Arc;
 
-use crate::budget::apply_output_budget;
-use crate::{DynTool, ToolContext, ToolError, ToolKind, ToolOutput};
+use crate::{DynTool, ToolKind};
 
 /// How a tool presents itself to the model; `rein-llm` renders it into each wire format.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
+pub struct ToolInfo {
     /// The name the model calls the tool by.
     pub name: String,
     /// What the tool does.
@@ -21,7 +20,7 @@ pub struct ToolSpec {
 
 struct Entry {
     tool: Arc<dyn DynTool>,
-    spec: ToolSpec,
+    spec: ToolInfo,
 }
 
 /// The tools of one agent, in registration order (stable, so requests stay cache-friendly).
@@ -64,7 +63,7 @@ impl ToolRegistry {
     /// Adds a shared tool; one with the same name is replaced in place.
     pub fn register_arc(&mut self, tool: Arc<dyn DynTool>) {
         // The schema is built once here, not on every request.
-        let spec = ToolSpec {
+        let spec = ToolInfo {
             name: tool.name().to_owned(),
             description: tool.description().to_owned(),
             parameters: tool.parameters(),
@@ -90,7 +89,7 @@ impl ToolRegistry {
     }
 
     /// The descriptions of every tool, in registration order, for the request.
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    pub fn infos(&self) -> Vec<ToolInfo> {
         self.entries.iter().map(|e| e.spec.clone()).collect()
     }
 
@@ -113,69 +112,5 @@ impl ToolRegistry {
     /// The names of every tool, in registration order.
     pub fn names(&self) -> Vec<&str> {
         self.entries.iter().map(|e| e.spec.name.as_str()).collect()
-    }
-
-    /// Checks a call without running it (for hooks and permission prompts that come first).
-    /// The error is the message for the model.
-    pub fn validate(&self, name: &str, args: &serde_json::Value) -> Result<(), String> {
-        match self.get(name) {
-            Some(tool) => tool.validate(args),
-            None => Err(self.unknown_tool_message(name)),
-        }
-    }
-
-    /// Runs a call from the model's raw argument text. See [`ToolRegistry::call_value`].
-    pub async fn call(
-        &self,
-        name: &str,
-        args_json: &str,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        match crate::args::parse_arguments_json(args_json) {
-            Ok(args) => self.call_value(name, args, ctx).await,
-            Err(message) => {
-                let message = match self.get(name) {
-                    Some(_) => message,
-                    None => format!("{} {message}", self.unknown_tool_message(name)),
-                };
-                Ok(ToolOutput::error(message))
-            }
-        }
-    }
-
-    /// Runs a call: an unknown tool or bad arguments become an error result naming the problem,
-    /// the tool's own refusals become error results, and every result passes the output
-    /// budget. `Err` is only [`ToolError::Cancelled`] (its partial output budgeted too) or
-    /// [`ToolError::Internal`]: they end the turn.
-    pub async fn call_value(
-        &self,
-        name: &str,
-        args: serde_json::Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let Some(tool) = self.get(name) else {
-            return Ok(ToolOutput::error(self.unknown_tool_message(name)));
-        };
-        let output = match tool.call(args, ctx).await {
-            Ok(output) => output,
-            Err(ToolError::Model(message)) => ToolOutput::error(message),
-            Err(ToolError::Cancelled { partial }) => {
-                let partial = apply_output_budget(partial, ctx.config(), name);
-                return Err(ToolError::Cancelled { partial });
-            }
-            Err(err @ ToolError::Internal(_)) => return Err(err),
-        };
-        let content = apply_output_budget(output.content, ctx.config(), name);
-        Ok(ToolOutput {
-            content,
-            is_error: output.is_error,
-        })
-    }
-
-    fn unknown_tool_message(&self, name: &str) -> String {
-        format!(
-            "There is no tool named `{name}`. The tools are: {}.",
-            self.names().join(", ")
-        )
     }
 }

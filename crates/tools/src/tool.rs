@@ -1,10 +1,14 @@
-//! The tool trait: typed arguments for the author, an erased, validating form for the agent.
+//! The tool trait: typed arguments for the author, an erased form for the agent that checks
+//! the arguments once, into the typed ones, and then previews or runs the call.
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use crate::ToolContext;
+use crate::display::{Display, FileChange, Preview};
 
 /// What a tool does to the machine; drives both permissions and concurrency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -18,21 +22,28 @@ pub enum ToolKind {
     Execute,
 }
 
-/// What a tool call gives back to the model.
+/// What a tool call gives back: the text the model sees, and for the person the facts to
+/// show and the files it changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
     /// The text the model sees.
     pub content: String,
     /// Whether the call failed (the model should correct itself).
     pub is_error: bool,
+    /// What a renderer shows.
+    pub display: Display,
+    /// The files the call changed.
+    pub changes: Vec<FileChange>,
 }
 
 impl ToolOutput {
-    /// A successful result.
+    /// A successful result, shown as plain text.
     pub fn success(content: impl Into<String>) -> Self {
         ToolOutput {
             content: content.into(),
             is_error: false,
+            display: Display::Text,
+            changes: Vec::new(),
         }
     }
 
@@ -41,7 +52,21 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             is_error: true,
+            display: Display::Text,
+            changes: Vec::new(),
         }
+    }
+
+    /// The same result, shown with `display`.
+    pub fn with_display(mut self, display: Display) -> Self {
+        self.display = display;
+        self
+    }
+
+    /// The same result, recording that it changed a file.
+    pub fn with_change(mut self, change: FileChange) -> Self {
+        self.changes.push(change);
+        self
     }
 }
 
@@ -105,16 +130,18 @@ impl ToolError {
 /// registry.register(WordCount);
 /// let ctx = ToolContext::new(ToolConfig::new("/nonexistent/ws", "/nonexistent/offload"));
 /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-/// let out = rt.block_on(registry.call("word_count", r#"{"text": "one two three"}"#, &ctx)).unwrap();
+/// let tool = registry.get("word_count").unwrap();
+/// let call = tool.clone().prepare(&serde_json::json!({"text": "one two three"})).unwrap();
+/// let out = rt.block_on(call.run(&ctx)).unwrap();
 /// assert_eq!(out, ToolOutput::success("3"));
-/// let bad = rt.block_on(registry.call("word_count", r#"{"txt": "x"}"#, &ctx)).unwrap();
-/// assert!(bad.is_error && bad.content.contains("unknown parameter `txt`"));
+/// let bad = tool.clone().prepare(&serde_json::json!({"txt": "x"})).err().unwrap();
+/// assert!(bad.contains("unknown parameter `txt`"));
 /// ```
 #[async_trait]
 pub trait Tool: Send + Sync + 'static {
     /// The arguments, deserialised from the model's JSON; their schema is what the model sees.
     /// Mark the struct `#[serde(deny_unknown_fields)]` so invented parameters are refused.
-    type Args: DeserializeOwned + JsonSchema + Send;
+    type Args: DeserializeOwned + JsonSchema + Send + Sync;
     /// The name the model calls the tool by.
     fn name(&self) -> &'static str;
     /// What the tool does, for the model.
@@ -123,10 +150,16 @@ pub trait Tool: Send + Sync + 'static {
     fn kind(&self) -> ToolKind;
     /// Runs the tool.
     async fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// What the call would do, for the person to see before approving it; `None` shows the
+    /// arguments. Must not change anything.
+    async fn preview(&self, _args: &Self::Args, _ctx: &ToolContext) -> Option<Preview> {
+        None
+    }
 }
 
-/// The erased form of a [`Tool`]: JSON in, validated against the schema, result out.
-#[async_trait]
+/// The erased form of a [`Tool`], as the agent uses it: JSON arguments checked once into
+/// the typed ones ([`DynTool::prepare`]), then previewed or run.
 pub trait DynTool: Send + Sync {
     /// The name the model calls the tool by.
     fn name(&self) -> &'static str;
@@ -137,17 +170,20 @@ pub trait DynTool: Send + Sync {
     fn parameters(&self) -> serde_json::Value;
     /// What kind of effect the tool has.
     fn kind(&self) -> ToolKind;
-    /// Checks the arguments without running the tool; the error is the message for the model.
-    fn validate(&self, args: &serde_json::Value) -> Result<(), String>;
-    /// Validates the arguments and runs the tool.
-    async fn call(
-        &self,
-        args: serde_json::Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError>;
+    /// Checks the arguments, giving the call ready to preview or run; the error is the
+    /// message for the model.
+    fn prepare(self: Arc<Self>, args: &serde_json::Value) -> Result<Box<dyn PreparedCall>, String>;
 }
 
+/// A call whose arguments passed the check.
 #[async_trait]
+pub trait PreparedCall: Send + Sync {
+    /// What the call would do (see [`Tool::preview`]).
+    async fn preview(&self, ctx: &ToolContext) -> Option<Preview>;
+    /// Runs the call.
+    async fn run(self: Box<Self>, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
 impl<T: Tool> DynTool for T {
     fn name(&self) -> &'static str {
         Tool::name(self)
@@ -165,17 +201,26 @@ impl<T: Tool> DynTool for T {
         Tool::kind(self)
     }
 
-    fn validate(&self, args: &serde_json::Value) -> Result<(), String> {
-        crate::args::parse_args::<T::Args>(Tool::name(self), args).map(drop)
+    fn prepare(self: Arc<Self>, args: &serde_json::Value) -> Result<Box<dyn PreparedCall>, String> {
+        let args = crate::args::parse_args::<T::Args>(Tool::name(&*self), args)?;
+        Ok(Box::new(Prepared { tool: self, args }))
+    }
+}
+
+/// A typed tool and its checked arguments.
+struct Prepared<T: Tool> {
+    tool: Arc<T>,
+    args: T::Args,
+}
+
+#[async_trait]
+impl<T: Tool> PreparedCall for Prepared<T> {
+    async fn preview(&self, ctx: &ToolContext) -> Option<Preview> {
+        self.tool.preview(&self.args, ctx).await
     }
 
-    async fn call(
-        &self,
-        args: serde_json::Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let args = crate::args::parse_args::<T::Args>(Tool::name(self), &args)
-            .map_err(ToolError::Model)?;
-        self.run(args, ctx).await
+    async fn run(self: Box<Self>, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let Prepared { tool, args } = *self;
+        tool.run(args, ctx).await
     }
 }

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail, ensure};
 use rein_tools::bash::{BashArgs, BashTool};
-use rein_tools::{DynTool, Tool, ToolConfig, ToolContext, ToolError, ToolOutput};
+use rein_tools::{Display, Tool, ToolConfig, ToolContext, ToolError, ToolOutput, ToolRegistry};
+
+use crate::support::run_tool;
 use tokio_util::sync::CancellationToken;
 
 /// A workspace and a home directory in one temporary directory.
@@ -147,7 +149,35 @@ async fn exit_codes_and_signals_are_reported() -> Result<()> {
 async fn silent_commands_say_so() -> Result<()> {
     let f = fixture()?;
     let out = bash(&f.ctx, "true").await?;
-    assert_eq!(out, ToolOutput::success("(no output)\nexit code: 0"));
+    assert_eq!(out.content, "(no output)\nexit code: 0");
+    assert!(!out.is_error);
+    let Display::Command {
+        command,
+        exit_code,
+        timed_out,
+        output_tail,
+        saved_to,
+        ..
+    } = out.display
+    else {
+        panic!("not a command payload: {:?}", out.display);
+    };
+    assert_eq!(
+        (
+            command.as_str(),
+            exit_code,
+            timed_out,
+            output_tail.as_str(),
+            saved_to
+        ),
+        ("true", Some(0), false, "", None)
+    );
+    let failed = bash(&f.ctx, "seq 1 9; exit 3").await?;
+    assert!(failed.is_error);
+    assert!(matches!(
+        failed.display,
+        Display::Command { exit_code: Some(3), ref output_tail, .. } if output_tail == "5\n6\n7\n8\n9\n"
+    ));
     Ok(())
 }
 
@@ -545,8 +575,14 @@ async fn bad_arguments_get_clear_errors() -> Result<()> {
     assert!(out.content.contains(notice), "{}", out.content);
 
     let unknown = serde_json::json!({ "command": "true", "cwd": "/" });
-    assert!(model_error(DynTool::call(&BashTool, unknown, &f.ctx).await).contains("cwd"));
+    assert!(
+        model_error(run_tool(&ToolRegistry::builtin(), "bash", unknown, &f.ctx).await)
+            .contains("cwd")
+    );
     let wrong_type = serde_json::json!({ "command": "true", "timeout": "soon" });
-    assert!(model_error(DynTool::call(&BashTool, wrong_type, &f.ctx).await).contains("timeout"));
+    assert!(
+        model_error(run_tool(&ToolRegistry::builtin(), "bash", wrong_type, &f.ctx).await)
+            .contains("timeout")
+    );
     Ok(())
 }

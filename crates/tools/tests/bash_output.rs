@@ -9,7 +9,7 @@ use rein_tools::ToolError;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::Env;
+use crate::support::{Env, run_tool};
 
 /// `seq 1 n` as the command prints it.
 fn seq(n: u64) -> String {
@@ -163,7 +163,8 @@ async fn a_cancelled_command_keeps_its_big_output_too() -> Result<()> {
     let token = CancellationToken::new();
     let ctx = env.ctx.with_cancel(token.clone());
     let marker = env.root.join("printed");
-    let call = env.tools.call_value(
+    let call = run_tool(
+        &env.tools,
         "bash",
         json!({"command": "seq 1 300000; touch printed; sleep 30"}),
         &ctx,

@@ -5,7 +5,7 @@ use rein_tools::ToolError;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::Env;
+use crate::support::{Env, run_tool};
 
 fn sample() -> Result<Env> {
     let env = Env::new()?;
@@ -159,19 +159,11 @@ async fn a_cancelled_search_stops() -> Result<()> {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let ctx = env.ctx.with_cancel(cancel);
-    match env
-        .tools
-        .call_value("grep", json!({"pattern": "answer"}), &ctx)
-        .await
-    {
+    match run_tool(&env.tools, "grep", json!({"pattern": "answer"}), &ctx).await {
         Err(ToolError::Cancelled { partial }) => assert!(partial.contains("cancelled")),
         other => panic!("expected cancellation, got {other:?}"),
     }
-    match env
-        .tools
-        .call_value("glob", json!({"pattern": "*"}), &ctx)
-        .await
-    {
+    match run_tool(&env.tools, "glob", json!({"pattern": "*"}), &ctx).await {
         Err(ToolError::Cancelled { .. }) => {}
         other => panic!("expected cancellation, got {other:?}"),
     }

@@ -10,7 +10,7 @@ use rein_tools::ToolError;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::Env;
+use crate::support::{Env, run_tool};
 
 /// Whether `pid` runs (a zombie counts as gone).
 fn alive(pid: u32) -> bool {
@@ -124,9 +124,7 @@ async fn cancelling_stops_a_child_in_its_own_session() -> Result<()> {
     let ctx = env.ctx.with_cancel(token.clone());
     let pid_file = env.root.join("orphan.pid");
     let command = "setsid sleep 60 > /dev/null 2>&1 & echo $! > orphan.pid; sleep 60";
-    let call = env
-        .tools
-        .call_value("bash", json!({ "command": command }), &ctx);
+    let call = run_tool(&env.tools, "bash", json!({ "command": command }), &ctx);
     let cancel = async {
         let pid = pid_in(&pid_file).await?;
         token.cancel();

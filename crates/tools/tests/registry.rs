@@ -4,7 +4,9 @@ use anyhow::Result;
 use rein_tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, ToolRegistry, async_trait};
 use serde_json::{Value, json};
 
-use crate::support::Env;
+use std::sync::Arc;
+
+use crate::support::{Env, run_tool};
 
 #[test]
 fn builtin_registers_every_tool_in_a_stable_order() {
@@ -20,7 +22,7 @@ fn builtin_registers_every_tool_in_a_stable_order() {
             "bash"
         ]
     );
-    let kinds: Vec<ToolKind> = registry.specs().iter().map(|s| s.kind).collect();
+    let kinds: Vec<ToolKind> = registry.infos().iter().map(|s| s.kind).collect();
     assert_eq!(
         kinds,
         [
@@ -32,17 +34,6 @@ fn builtin_registers_every_tool_in_a_stable_order() {
             ToolKind::Execute
         ]
     );
-}
-
-#[tokio::test]
-async fn unknown_tool_gets_the_list_of_tools() -> Result<()> {
-    let env = Env::new()?;
-    let msg = env.err("read", json!({"file_path": "a"})).await?;
-    assert_eq!(
-        msg,
-        "There is no tool named `read`. The tools are: read_file, write_file, edit_file, glob, grep, bash."
-    );
-    Ok(())
 }
 
 #[tokio::test]
@@ -77,45 +68,21 @@ async fn bad_arguments_name_the_parameter() -> Result<()> {
     Ok(())
 }
 
-#[tokio::test]
-async fn raw_arguments_that_are_not_json_are_explained() -> Result<()> {
-    let env = Env::new()?;
-    let out = env
-        .tools
-        .call("read_file", "{\"file_path\": \"a\"", &env.ctx)
-        .await?;
-    assert!(out.is_error);
-    assert!(
-        out.content.starts_with("The arguments are not valid JSON"),
-        "{}",
-        out.content
-    );
-    let out = env.tools.call("nope", "{", &env.ctx).await?;
-    assert!(
-        out.content.contains("There is no tool named `nope`"),
-        "{}",
-        out.content
-    );
-    Ok(())
-}
-
 #[test]
-fn validate_checks_without_running() {
+fn prepare_checks_without_running() {
     let registry = ToolRegistry::builtin();
-    assert_eq!(
-        registry.validate("write_file", &json!({"file_path": "a", "content": ""})),
-        Ok(())
-    );
-    let err = registry
-        .validate("write_file", &json!({"file_path": "a"}))
-        .unwrap_err();
-    assert!(err.contains("missing parameter `content`"), "{err}");
+    let write = registry.get("write_file").unwrap();
     assert!(
-        registry
-            .validate("bash2", &json!({}))
-            .unwrap_err()
-            .contains("no tool named")
+        Arc::clone(write)
+            .prepare(&json!({"file_path": "a", "content": ""}))
+            .is_ok()
     );
+    let err = Arc::clone(write)
+        .prepare(&json!({"file_path": "a"}))
+        .err()
+        .unwrap();
+    assert!(err.contains("missing parameter `content`"), "{err}");
+    assert!(registry.get("bash2").is_none());
 }
 
 /// Every schema is a plain object schema providers accept.
@@ -179,7 +146,7 @@ fn schemas_are_clean_and_match_the_contract() {
             &["pattern"],
         ),
     ];
-    let specs = ToolRegistry::builtin().specs();
+    let specs = ToolRegistry::builtin().infos();
     for ((name, properties, required), spec) in expected.iter().zip(&specs) {
         assert_eq!(spec.name, *name);
         assert!(!spec.description.is_empty());
@@ -223,7 +190,7 @@ fn schemas_are_clean_and_match_the_contract() {
 
 #[test]
 fn specs_render_into_both_wire_forms_within_the_request_budget() {
-    let specs = ToolRegistry::builtin().specs();
+    let specs = ToolRegistry::builtin().infos();
     let openai: Vec<Value> = specs
         .iter()
         .map(|s| json!({"type": "function", "function": {"name": s.name, "description": s.description, "parameters": s.parameters}}))
@@ -297,26 +264,19 @@ async fn tool_errors_map_to_results_or_end_the_turn() -> Result<()> {
         env.err("echo", json!({"text": "refuse"})).await?,
         "no thanks"
     );
-    match env
-        .tools
-        .call_value("echo", json!({"text": "crash"}), &env.ctx)
-        .await
-    {
+    match run_tool(&env.tools, "echo", json!({"text": "crash"}), &env.ctx).await {
         Err(ToolError::Internal(msg)) => assert_eq!(msg, "disk gone"),
         other => panic!("expected an internal error, got {other:?}"),
     }
-    match env
-        .tools
-        .call_value("echo", json!({"text": "cancel", "times": 5000}), &env.ctx)
-        .await
+    match run_tool(
+        &env.tools,
+        "echo",
+        json!({"text": "cancel", "times": 5000}),
+        &env.ctx,
+    )
+    .await
     {
-        Err(ToolError::Cancelled { partial }) => {
-            assert!(
-                partial.chars().count() <= 1000,
-                "partial output is budgeted too"
-            );
-            assert!(partial.contains("characters cut"));
-        }
+        Err(ToolError::Cancelled { partial }) => assert_eq!(partial.len(), 10_000),
         other => panic!("expected cancellation, got {other:?}"),
     }
     Ok(())

@@ -3,7 +3,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
-use rein_tools::{ToolConfig, ToolContext, ToolOutput, ToolRegistry};
+use std::sync::Arc;
+
+use rein_tools::{
+    ToolConfig, ToolContext, ToolError, ToolOutput, ToolRegistry, apply_output_budget,
+};
 use serde_json::Value;
 
 /// A workspace in a temporary directory, with an offload directory and a fake home beside it
@@ -66,9 +70,23 @@ impl Env {
         std::fs::read(self.root.join(rel)).with_context(|| format!("reading {rel}"))
     }
 
-    /// Calls a tool through the registry, as the agent does.
+    /// Calls a tool as the agent's pipeline does: arguments checked (a mistake is an error
+    /// result), run, and the output budget applied.
     pub(crate) async fn call(&self, tool: &str, args: Value) -> Result<ToolOutput> {
-        Ok(self.tools.call_value(tool, args, &self.ctx).await?)
+        let Some(found) = self.tools.get(tool) else {
+            bail!("no tool named {tool}");
+        };
+        let prepared = match Arc::clone(found).prepare(&args) {
+            Ok(prepared) => prepared,
+            Err(message) => return Ok(ToolOutput::error(message)),
+        };
+        let mut output = match prepared.run(&self.ctx).await {
+            Ok(output) => output,
+            Err(ToolError::Model(message)) => ToolOutput::error(message),
+            Err(e) => return Err(e.into()),
+        };
+        output.content = apply_output_budget(output.content, self.ctx.config(), tool);
+        Ok(output)
     }
 
     /// Calls a tool that must succeed; returns its text.
@@ -106,4 +124,22 @@ pub(crate) fn files_containing(dir: &Path, needle: &str) -> Result<Vec<String>> 
         }
     }
     Ok(names)
+}
+
+/// Runs a tool with `ctx` and no output budget: a call that fails its argument check is a
+/// [`ToolError::Model`] here.
+pub(crate) async fn run_tool(
+    tools: &ToolRegistry,
+    name: &str,
+    args: Value,
+    ctx: &ToolContext,
+) -> std::result::Result<ToolOutput, ToolError> {
+    let tool = tools
+        .get(name)
+        .ok_or_else(|| ToolError::model(format!("no tool named {name}")))?;
+    Arc::clone(tool)
+        .prepare(&args)
+        .map_err(ToolError::Model)?
+        .run(ctx)
+        .await
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use rein_llm::{ToolCall, ToolResult};
+use rein_tools::Display;
 use tokio::task::JoinHandle;
 
 use super::event::AgentEvent;
@@ -32,12 +33,16 @@ impl EarlyStarts {
 
     /// Starts `call` now if it and every call before it may start early.
     pub(crate) fn offer(&mut self, env: &CallEnv, call: ToolCall) {
-        if self.closed || self.started.len() >= MAX_CONCURRENT_READS || !env.may_start_early(&call)
-        {
+        let check = if self.closed || self.started.len() >= MAX_CONCURRENT_READS {
+            None
+        } else {
+            env.may_start_early(&call)
+        };
+        let Some(check) = check else {
             self.closed = true;
             return;
-        }
-        let handle = env.spawn(&call);
+        };
+        let handle = env.spawn(&call, Some(check));
         self.started.push((call, handle));
     }
 
@@ -54,6 +59,8 @@ impl EarlyStarts {
                 content: why.to_owned(),
                 is_error: true,
                 duration: Duration::ZERO,
+                display: Display::Text,
+                changes: Vec::new(),
             });
         }
         self.closed = false;
@@ -117,7 +124,7 @@ pub(crate) async fn run_calls(
             group.iter().map(|call| early.take(call)).collect();
         let mut results = futures::stream::iter(early_handles.into_iter().zip(group))
             .map(|(handle, call)| async move {
-                let handle = handle.unwrap_or_else(|| env.spawn(call));
+                let handle = handle.unwrap_or_else(|| env.spawn(call, None));
                 join(handle, call).await
             })
             .buffered(MAX_CONCURRENT_READS);
@@ -154,6 +161,8 @@ async fn join(handle: JoinHandle<CallOutcome>, call: &ToolCall) -> CallOutcome {
             };
             CallOutcome {
                 result: error_result(call, format!("rein failed to run this call: {message}")),
+                display: Display::Text,
+                changes: Vec::new(),
                 duration: Duration::ZERO,
                 fatal: Some(Fatal::Internal(message)),
             }
@@ -174,6 +183,8 @@ fn emit_result(env: &CallEnv, calls: &[ToolCall], outcome: &CallOutcome) {
         content: outcome.result.content.clone(),
         is_error: outcome.result.is_error,
         duration: outcome.duration,
+        display: outcome.display.clone(),
+        changes: outcome.changes.clone(),
     });
 }
 
@@ -190,6 +201,8 @@ pub(crate) fn skipped(call: &ToolCall, why: &Fatal) -> CallOutcome {
     };
     CallOutcome {
         result: error_result(call, content),
+        display: Display::Text,
+        changes: Vec::new(),
         duration: Duration::ZERO,
         fatal: None,
     }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rein_llm::Usage;
+use rein_tools::{Display, FileChange};
 use serde::Serialize;
 
 /// One thing that happened during a turn, in the order it happened.
@@ -92,6 +93,12 @@ pub enum AgentEvent {
         /// How long the call ran.
         #[serde(rename = "duration_ms", serialize_with = "as_millis")]
         duration: Duration,
+        /// What a renderer shows: typed facts (lines read, a diff, an exit code), never to be
+        /// parsed out of `content`.
+        display: Display,
+        /// The files the call changed, with their content before and after identified.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        changes: Vec<FileChange>,
     },
     /// Tokens used by one model call, and the sum over the session so far.
     Usage {

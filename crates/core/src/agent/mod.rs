@@ -113,7 +113,7 @@ impl Agent {
     pub fn new(parts: AgentParts) -> Self {
         let tool_specs = parts
             .registry
-            .specs()
+            .infos()
             .into_iter()
             .map(|s| rein_llm::ToolSpec::new(s.name, s.description, s.parameters))
             .collect();

@@ -15,13 +15,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rein_llm::{ToolArguments, ToolCall, ToolResult};
-use rein_tools::{DynTool, ToolContext, ToolError, ToolKind, ToolOutput, ToolRegistry};
+use rein_tools::{
+    Display, FileChange, PreparedCall, ToolContext, ToolError, ToolKind, ToolOutput, ToolRegistry,
+};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::event::{AgentEvent, Events};
 use crate::hooks::{HookCall, PreToolUse, ToolHooks};
-use crate::interaction::{Approval, ApprovalRequest, Interaction, Preview};
+use crate::interaction::{Approval, ApprovalRequest, Interaction};
 use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule};
 
 /// How long a cancelled tool may take to stop on its own (bash: TERM, then KILL after 2 s).
@@ -31,6 +33,10 @@ const CANCEL_GRACE: Duration = Duration::from_secs(3);
 #[derive(Debug)]
 pub(crate) struct CallOutcome {
     pub(crate) result: ToolResult,
+    /// What the person sees of it.
+    pub(crate) display: Display,
+    /// The files it changed.
+    pub(crate) changes: Vec<FileChange>,
     pub(crate) duration: Duration,
     /// Set when the call ended the turn.
     pub(crate) fatal: Option<Fatal>,
@@ -77,19 +83,19 @@ impl ToolRunner {
     }
 }
 
-/// A call whose arguments passed step 1.
-struct Checked<'a> {
-    tool: &'a Arc<dyn DynTool>,
-    arguments: &'a Value,
+/// A call whose arguments passed step 1, ready to run.
+struct Checked {
+    kind: ToolKind,
+    call: Box<dyn PreparedCall>,
     path: Option<PathTarget>,
 }
 
-impl Checked<'_> {
+impl Checked {
     fn view<'b>(&'b self, call: &'b ToolCall) -> CallView<'b> {
         CallView {
             tool: &call.name,
-            kind: self.tool.kind(),
-            arguments: self.arguments,
+            kind: self.kind,
+            arguments: json_arguments(call),
             path: self.path.as_ref(),
         }
     }
@@ -103,6 +109,9 @@ pub(crate) struct CallEnv {
     pub(crate) events: Events,
     pub(crate) cancel: CancellationToken,
 }
+
+/// A call offered for an early start: checked already, when it may start.
+pub(crate) struct EarlyCheck(Option<Checked>);
 
 impl CallEnv {
     /// Whether `call` only looks (or fails at once without effect), so it may run beside
@@ -122,20 +131,25 @@ impl CallEnv {
 
     /// Whether `call` may start while its response is still streaming: it runs beside
     /// others, and the policy lets it run without asking (a question must not appear before
-    /// the response that leads to it is complete).
-    pub(crate) fn may_start_early(&self, call: &ToolCall) -> bool {
+    /// the response that leads to it is complete). The check is kept for the run.
+    pub(crate) fn may_start_early(&self, call: &ToolCall) -> Option<EarlyCheck> {
         if !self.runs_concurrently(call) {
-            return false;
+            return None;
         }
         match self.check(call) {
-            Ok(checked) => self.runner.policy.decide(&checked.view(call)) == Decision::Allow,
+            Ok(checked) => (self.runner.policy.decide(&checked.view(call)) == Decision::Allow)
+                .then_some(EarlyCheck(Some(checked))),
             // It fails at step 1 without effect.
-            Err(_) => true,
+            Err(_) => Some(EarlyCheck(None)),
         }
     }
 
-    /// Announces `call` and starts it on its own task.
-    pub(crate) fn spawn(&self, call: &ToolCall) -> tokio::task::JoinHandle<CallOutcome> {
+    /// Announces `call` and starts it on its own task (with its early check, if it had one).
+    pub(crate) fn spawn(
+        &self,
+        call: &ToolCall,
+        early: Option<EarlyCheck>,
+    ) -> tokio::task::JoinHandle<CallOutcome> {
         self.events.emit(AgentEvent::ToolCallStarted {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -143,37 +157,39 @@ impl CallEnv {
         });
         let env = self.clone();
         let call = call.clone();
-        tokio::spawn(async move { env.run(&call).await })
+        tokio::spawn(async move { env.run(&call, early.and_then(|e| e.0)).await })
     }
 
     /// Runs one call through the whole pipeline.
-    pub(crate) async fn run(&self, call: &ToolCall) -> CallOutcome {
+    async fn run(&self, call: &ToolCall, checked: Option<Checked>) -> CallOutcome {
         let started = Instant::now();
-        let done = |content: String, is_error: bool, fatal: Option<Fatal>| CallOutcome {
+        let done = |output: ToolOutput, fatal: Option<Fatal>| CallOutcome {
             result: ToolResult {
                 call_id: call.id.clone(),
-                content,
-                is_error,
+                content: output.content,
+                is_error: output.is_error,
             },
+            display: output.display,
+            changes: output.changes,
             duration: started.elapsed(),
             fatal,
         };
 
         // 1. Arguments.
-        let checked = match self.check(call) {
+        let checked = match checked.map_or_else(|| self.check(call), Ok) {
             Ok(checked) => checked,
-            Err(message) => return done(message, true, None),
+            Err(message) => return done(ToolOutput::error(message), None),
         };
         let hook_call = HookCall {
             id: &call.id,
             tool: &call.name,
-            arguments: checked.arguments,
+            arguments: json_arguments(call),
         };
 
         // 2. PreToolUse hooks.
         if let PreToolUse::Deny { reason } = self.runner.hooks.pre_tool_use(&hook_call).await {
             let message = format!("A hook refused this call: {reason}");
-            return done(self.denied(call, &checked, message), true, None);
+            return done(self.denied(call, message), None);
         }
 
         // 3. Decision, and 4. approval.
@@ -181,38 +197,34 @@ impl CallEnv {
             Decision::Allow => {}
             Decision::Deny { reason } => {
                 let message = format!("rein did not run this call: {reason}.");
-                return done(self.denied(call, &checked, message), true, None);
+                return done(self.denied(call, message), None);
             }
             Decision::Ask { reason } => match self.ask(call, &checked, &reason).await {
                 Asked::Allowed => {}
-                Asked::Refused(message) => {
-                    return done(self.denied(call, &checked, message), true, None);
-                }
+                Asked::Refused(message) => return done(self.denied(call, message), None),
                 Asked::Cancelled => {
                     let message = "Cancelled: the person interrupted the turn while asked \
-                                   about this call; it did not run."
-                        .to_owned();
-                    return done(message, true, Some(Fatal::Cancelled));
+                                   about this call; it did not run.";
+                    return done(ToolOutput::error(message), Some(Fatal::Cancelled));
                 }
             },
         }
 
         // 5. Run.
-        let (output, fatal) = self
-            .execute(&call.name, checked.tool, checked.arguments)
-            .await;
+        let (output, fatal) = self.execute(&call.name, checked.call).await;
 
         // 6. PostToolUse hooks.
         self.runner.hooks.post_tool_use(&hook_call, &output).await;
 
         // 7. Output budget.
-        let content =
+        let mut output = output;
+        output.content =
             rein_tools::apply_output_budget(output.content, self.ctx.config(), &call.name);
-        done(content, output.is_error, fatal)
+        done(output, fatal)
     }
 
     /// Step 1: the call names a tool, and its arguments are JSON the tool accepts.
-    fn check<'a>(&'a self, call: &'a ToolCall) -> Result<Checked<'a>, String> {
+    fn check(&self, call: &ToolCall) -> Result<Checked, String> {
         let Some(tool) = self.runner.registry.get(&call.name) else {
             return Err(self.unknown_tool_message(&call.name));
         };
@@ -222,7 +234,7 @@ impl CallEnv {
                 return Err(invalid_arguments_message(&call.name, raw, error));
             }
         };
-        tool.validate(arguments)?;
+        let prepared = Arc::clone(tool).prepare(arguments)?;
         let path = arguments
             .get("file_path")
             .and_then(Value::as_str)
@@ -237,14 +249,14 @@ impl CallEnv {
                 absolute,
             });
         Ok(Checked {
-            tool,
-            arguments,
+            kind: tool.kind(),
+            call: prepared,
             path,
         })
     }
 
     /// Step 4: asks the person, one question at a time.
-    async fn ask(&self, call: &ToolCall, checked: &Checked<'_>, reason: &str) -> Asked {
+    async fn ask(&self, call: &ToolCall, checked: &Checked, reason: &str) -> Asked {
         let view = checked.view(call);
         if !self.runner.interaction.attended() {
             return Asked::Refused(format!(
@@ -274,8 +286,8 @@ impl CallEnv {
         let request = ApprovalRequest {
             call_id: call.id.clone(),
             tool: call.name.clone(),
-            arguments: checked.arguments.clone(),
-            preview: self.preview(call, checked),
+            arguments: json_arguments(call).clone(),
+            preview: checked.call.preview(&self.ctx).await,
             reason: reason.to_owned(),
             session_rule: session_rule.clone(),
             agent: self.runner.agent.clone(),
@@ -303,25 +315,13 @@ impl CallEnv {
         }
     }
 
-    /// What the person sees of the call before answering.
-    fn preview(&self, call: &ToolCall, checked: &Checked<'_>) -> Preview {
-        match (call.name.as_str(), checked.arguments.get("command")) {
-            ("bash", Some(Value::String(command))) => Preview::Command {
-                command: command.clone(),
-                cwd: self.ctx.cwd().display().to_string(),
-            },
-            _ => Preview::Arguments,
-        }
-    }
-
     /// Step 5: runs the tool; cancelling gives it a grace period to stop on its own.
     async fn execute(
         &self,
         name: &str,
-        tool: &Arc<dyn DynTool>,
-        arguments: &Value,
+        call: Box<dyn PreparedCall>,
     ) -> (ToolOutput, Option<Fatal>) {
-        let mut run = std::pin::pin!(tool.call(arguments.clone(), &self.ctx));
+        let mut run = std::pin::pin!(call.run(&self.ctx));
         let outcome = tokio::select! {
             biased;
             outcome = &mut run => outcome,
@@ -352,15 +352,15 @@ impl CallEnv {
         }
     }
 
-    /// Tells the front-end a call was refused; returns the message for the model.
-    fn denied(&self, call: &ToolCall, checked: &Checked<'_>, message: String) -> String {
+    /// Tells the front-end a call was refused; returns the result for the model.
+    fn denied(&self, call: &ToolCall, message: String) -> ToolOutput {
         self.events.emit(AgentEvent::PermissionDenied {
             id: call.id.clone(),
             name: call.name.clone(),
-            arguments: checked.arguments.clone(),
+            arguments: json_arguments(call).clone(),
             reason: message.clone(),
         });
-        message
+        ToolOutput::error(message)
     }
 
     fn unknown_tool_message(&self, name: &str) -> String {
@@ -370,6 +370,15 @@ impl CallEnv {
         } else {
             format!("There is no tool named `{name}`, so nothing ran. The tools are: {tools}.")
         }
+    }
+}
+
+/// The checked JSON arguments of a call (only calls that passed step 1 get here; others
+/// read as `null`).
+fn json_arguments(call: &ToolCall) -> &Value {
+    match &call.arguments {
+        ToolArguments::Json { value } => value,
+        ToolArguments::Invalid { .. } => &Value::Null,
     }
 }
 

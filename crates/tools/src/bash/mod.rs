@@ -43,7 +43,7 @@ pub use danger::{CheckPlaces, Danger, DangerKind, check_command};
 pub use reaper::{OrphanCare, adopt_orphans};
 pub use tracker::{KILL_GRACE, ProcessTracker};
 
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use crate::{Preview, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 use cwd::{CwdChange, CwdFile};
 use process::{RunSpec, Stop};
 use spool::SpoolSpec;
@@ -84,6 +84,13 @@ impl Tool for BashTool {
 
     async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         run_bash(args, ctx).await
+    }
+
+    async fn preview(&self, args: &BashArgs, ctx: &ToolContext) -> Option<Preview> {
+        Some(Preview::Command {
+            command: args.command.clone(),
+            cwd: ctx.cwd().display().to_string(),
+        })
     }
 }
 
@@ -155,6 +162,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             cap_bytes: ctx.config().offload_max_bytes,
         },
     };
+    let started = std::time::Instant::now();
     let outcome = process::run(spec, ctx.cancel_token(), ctx.processes())
         .await
         .map_err(|err| {
@@ -177,7 +185,14 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             )),
         }
     }
-    result::finish(outcome, notices, timeout, ctx.config().output_budget_chars)
+    result::finish(
+        &args.command,
+        outcome,
+        notices,
+        timeout,
+        ctx.config().output_budget_chars,
+        started.elapsed(),
+    )
 }
 
 /// The timeout to use; a value above the maximum is clamped with a notice.

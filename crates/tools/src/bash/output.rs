@@ -85,6 +85,39 @@ impl CappedOutput {
         )
     }
 
+    /// The last `lines` lines of the output (each at most `line_chars` characters), for a
+    /// glance at how the command ended.
+    pub(crate) fn last_lines(&self, lines: usize, line_chars: usize) -> String {
+        // Enough of the end for a few lines: the tail, and the head's end when no gap
+        // separates them.
+        const GLANCE_BYTES: usize = 64 * 1024;
+        let mut end = Vec::new();
+        if !self.has_gap() {
+            let from = self.head.len().saturating_sub(GLANCE_BYTES);
+            end.extend_from_slice(&self.head[from..]);
+        }
+        end.extend_from_slice(&self.tail_bytes());
+        let text = String::from_utf8_lossy(&end);
+        if text.trim().is_empty() {
+            return String::new();
+        }
+        let kept: Vec<&str> = text
+            .trim_end_matches('\n')
+            .rsplit('\n')
+            .take(lines)
+            .collect();
+        let mut out = String::new();
+        for line in kept.into_iter().rev() {
+            let shown: String = line.chars().take(line_chars).collect();
+            out.push_str(&shown);
+            if shown.len() < line.len() {
+                out.push('…');
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     /// The kept tail, starting at a whole character when the cut may have split one.
     fn tail_bytes(&self) -> Vec<u8> {
         let (front, back) = self.tail.as_slices();

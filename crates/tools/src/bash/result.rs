@@ -15,14 +15,21 @@ use super::process::{Leftovers, RunOutcome, Stop};
 use super::spool::Spooled;
 use crate::budget::{Cut, NOTICE_RESERVE_CHARS, fits, long_lines_hint};
 use crate::read_file::READ_MAX_LINE_CHARS;
-use crate::{ToolError, ToolOutput};
+use crate::{Display, ToolError, ToolOutput};
+
+/// Lines of the output's end the display payload carries.
+const GLANCE_LINES: usize = 5;
+/// Characters of each of those lines.
+const GLANCE_LINE_CHARS: usize = 200;
 
 /// The result of a finished command, within `budget_chars` where the output was saved.
 pub(crate) fn finish(
+    command: &str,
     outcome: RunOutcome,
     mut notices: Vec<String>,
     timeout: Duration,
     budget_chars: usize,
+    ran_for: Duration,
 ) -> Result<ToolOutput, ToolError> {
     let RunOutcome {
         output,
@@ -64,14 +71,24 @@ pub(crate) fn finish(
         text.push('\n');
     }
     text.push_str(&trailer);
+    let display = Display::Command {
+        command: command.to_owned(),
+        exit_code: status.and_then(|s| s.code()),
+        duration: ran_for,
+        timed_out: stop == Stop::TimedOut,
+        output_tail: output.last_lines(GLANCE_LINES, GLANCE_LINE_CHARS),
+        saved_to: spooled.path().map(|p| p.display().to_string()),
+    };
     match stop {
         Stop::Cancelled => Err(ToolError::Cancelled { partial: text }),
         Stop::Exited | Stop::TimedOut => {
             let success = stop == Stop::Exited && status.is_some_and(|s| s.success());
-            Ok(ToolOutput {
-                content: text,
-                is_error: !success,
-            })
+            let output = if success {
+                ToolOutput::success(text)
+            } else {
+                ToolOutput::error(text)
+            };
+            Ok(output.with_display(display))
         }
     }
 }

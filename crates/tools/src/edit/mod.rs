@@ -7,9 +7,9 @@ mod engine;
 mod indent;
 mod lines;
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::fs::Permissions;
+use std::path::PathBuf;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -20,13 +20,16 @@ use engine::{Edited, Refusal, Replace, Rung, apply_edit};
 
 use crate::atomic::write_atomic;
 use crate::beneath::{Confined, ParentDir, Target, describe};
-use crate::diff::unified_diff;
+use crate::diff::{unified_diff, whole_diff};
+use crate::display::diff_counts;
 use crate::paths::{display_path, resolve};
 use crate::read_file::{BINARY_SNIFF_BYTES, human_size};
 use crate::stamp::{read_whole, require_fresh_read, stamp_of_bytes};
 use crate::text_style::BOM;
 use crate::write_file::line_count;
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use crate::{
+    ContentId, Display, FileChange, Preview, Tool, ToolContext, ToolError, ToolKind, ToolOutput,
+};
 
 /// Files above this size are not edited in memory; the model is pointed elsewhere.
 pub const EDIT_MAX_BYTES: u64 = 256 * 1024 * 1024;
@@ -69,11 +72,81 @@ impl Tool for EditFile {
 
     async fn run(&self, args: EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let ctx = ctx.clone();
-        crate::blocking::run(move || edit_file(&args, &ctx)).await
+        crate::blocking::run(move || plan_edit(&args, &ctx)?.apply(&ctx)).await
+    }
+
+    async fn preview(&self, args: &EditFileArgs, ctx: &ToolContext) -> Option<Preview> {
+        let args = EditFileArgs {
+            file_path: args.file_path.clone(),
+            old_string: args.old_string.clone(),
+            new_string: args.new_string.clone(),
+            replace_all: args.replace_all,
+        };
+        let ctx = ctx.clone();
+        // An edit that would fail shows its arguments; running it says why it fails.
+        crate::blocking::run(move || Ok(plan_edit(&args, &ctx).ok().map(|plan| plan.preview())))
+            .await
+            .ok()
+            .flatten()
     }
 }
 
-fn edit_file(args: &EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+/// An edit worked out in full, nothing written yet: the preview shows it, running applies it.
+struct EditPlan {
+    path: PathBuf,
+    display: String,
+    /// The directory to write in; `None` when it must be created first.
+    parent: Option<ParentDir>,
+    confined: Confined,
+    permissions: Option<Permissions>,
+    /// The old content (`None`: the file is created).
+    old: Option<Vec<u8>>,
+    new: Vec<u8>,
+    diff: String,
+    /// What the model is told on success.
+    message: String,
+}
+
+impl EditPlan {
+    fn preview(self) -> Preview {
+        Preview::Diff {
+            path: self.display,
+            diff: self.diff,
+            created: self.old.is_none(),
+        }
+    }
+
+    fn apply(self, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let verb = if self.old.is_some() { "edit" } else { "create" };
+        let display = &self.display;
+        let io_err =
+            |err: std::io::Error| ToolError::Model(format!("Cannot {verb} {display}: {err}."));
+        let parent = match self.parent {
+            Some(parent) => parent,
+            None => self.confined.create_parent().map_err(io_err)?,
+        };
+        let mtime = write_atomic(&parent, &self.new, self.permissions).map_err(io_err)?;
+        ctx.record_read(self.path.clone(), stamp_of_bytes(&self.new, mtime));
+        ctx.record_change(self.path.clone());
+        let (added, removed) = diff_counts(&self.diff);
+        Ok(ToolOutput::success(self.message)
+            .with_display(Display::FileEdit {
+                path: self.display.clone(),
+                diff: self.diff,
+                added,
+                removed,
+                created: self.old.is_none(),
+            })
+            .with_change(FileChange {
+                path: self.path,
+                before: self.old.as_deref().map(ContentId::of),
+                after: ContentId::of(&self.new),
+            }))
+    }
+}
+
+/// Works the edit out: every check, the new content and its diff, without writing.
+fn plan_edit(args: &EditFileArgs, ctx: &ToolContext) -> Result<EditPlan, ToolError> {
     let path = resolve(ctx, &args.file_path)?;
     let display = display_path(ctx, &path);
     let io_err = |err: std::io::Error| ToolError::Model(format!("Cannot edit {display}: {err}."));
@@ -82,7 +155,20 @@ fn edit_file(args: &EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let (parent, file, meta) = match (parent, target) {
         (parent, Target::Missing) => {
             if args.old_string.is_empty() {
-                return create(&confined, parent, &path, &display, &args.new_string, ctx);
+                let content = args.new_string.as_bytes().to_vec();
+                let diff = whole_diff(&display, "", &args.new_string);
+                let message = format!("Created {display} ({} lines)", line_count(&content));
+                return Ok(EditPlan {
+                    path,
+                    display,
+                    parent,
+                    confined,
+                    permissions: None,
+                    old: None,
+                    new: content,
+                    diff,
+                    message,
+                });
             }
             return Err(ToolError::Model(format!(
                 "File not found: {display}. To create a file, use write_file (or edit_file with an empty old_string)."
@@ -154,44 +240,25 @@ fn edit_file(args: &EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     };
     let edited = apply_edit(text, &args.old_string, &args.new_string, replace)
         .map_err(|r| refusal(r, &display))?;
-
-    let new_bytes: Cow<'_, [u8]> = if bom {
-        Cow::Owned([BOM.as_bytes(), edited.text.as_bytes()].concat())
+    let diff = unified_diff(&display, text, &edited.text, &edited.changes);
+    let mut message = summary(&edited, &display);
+    message.push_str(&diff);
+    let new = if bom {
+        [BOM.as_bytes(), edited.text.as_bytes()].concat()
     } else {
-        Cow::Borrowed(edited.text.as_bytes())
+        edited.text.into_bytes()
     };
-    let mtime = write_atomic(&parent, &new_bytes, Some(meta.permissions())).map_err(io_err)?;
-    ctx.record_read(path.clone(), stamp_of_bytes(&new_bytes, mtime));
-    ctx.record_change(path);
-
-    let mut out = summary(&edited, &display);
-    out.push_str(&unified_diff(&display, text, &edited.text, &edited.changes));
-    Ok(ToolOutput::success(out))
-}
-
-fn create(
-    confined: &Confined,
-    parent: Option<ParentDir>,
-    path: &Path,
-    display: &str,
-    content: &str,
-    ctx: &ToolContext,
-) -> Result<ToolOutput, ToolError> {
-    let io_err = |err: std::io::Error| ToolError::Model(format!("Cannot create {display}: {err}."));
-    let parent = match parent {
-        Some(parent) => parent,
-        None => confined.create_parent().map_err(io_err)?,
-    };
-    let mtime = write_atomic(&parent, content.as_bytes(), None).map_err(io_err)?;
-    ctx.record_read(
-        path.to_path_buf(),
-        stamp_of_bytes(content.as_bytes(), mtime),
-    );
-    ctx.record_change(path.to_path_buf());
-    Ok(ToolOutput::success(format!(
-        "Created {display} ({} lines)",
-        line_count(content.as_bytes())
-    )))
+    Ok(EditPlan {
+        path,
+        display,
+        parent: Some(parent),
+        confined,
+        permissions: Some(meta.permissions()),
+        old: Some(bytes),
+        new,
+        diff,
+        message,
+    })
 }
 
 fn summary(edited: &Edited, display: &str) -> String {

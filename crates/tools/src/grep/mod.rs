@@ -14,7 +14,7 @@ use search::{Found, Line, Query, Report, search};
 
 use crate::paths::{display_relative, resolve};
 use crate::walk::FilePattern;
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use crate::{Display, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 
 /// Matching lines (or files) shown at most.
 pub const GREP_MAX_MATCHES: usize = 200;
@@ -132,7 +132,10 @@ fn grep(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
             let _ = write!(out, " (files matching `{include}`)");
         }
         push_unreadable(&mut out, &found);
-        return Ok(ToolOutput::success(out));
+        return Ok(ToolOutput::success(out).with_display(Display::Search {
+            matches: 0,
+            files: 0,
+        }));
     }
     let mut out = match mode {
         OutputMode::Content => render_lines(&found, &cwd),
@@ -140,7 +143,10 @@ fn grep(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         OutputMode::Count => render_counts(&found, &cwd),
     };
     push_unreadable(&mut out, &found);
-    Ok(ToolOutput::success(out))
+    Ok(ToolOutput::success(out).with_display(Display::Search {
+        matches: found.total_matches,
+        files: found.total_files,
+    }))
 }
 
 fn render_lines(found: &Found, cwd: &Path) -> String {

@@ -15,7 +15,7 @@ use scan::{Scan, Stop, Window};
 use crate::beneath::{Confined, Target, describe};
 use crate::paths::{display_path, resolve};
 use crate::stamp::{full_hash_applies, sampled_stamp};
-use crate::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use crate::{Display, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 
 /// Lines shown when the model gives no limit.
 pub const READ_DEFAULT_LIMIT_LINES: u64 = 2000;
@@ -129,12 +129,25 @@ fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         sampled_stamp(&file, &meta).map_err(io_err)?
     };
     ctx.record_read(path.clone(), stamp);
-    render(&scan, window, meta.len())
+    render(&scan, window, meta.len(), &display)
 }
 
-fn render(scan: &Scan, window: Window, file_len: u64) -> Result<ToolOutput, ToolError> {
+fn render(
+    scan: &Scan,
+    window: Window,
+    file_len: u64,
+    display: &str,
+) -> Result<ToolOutput, ToolError> {
     if scan.total_lines == Some(0) {
-        return Ok(ToolOutput::success("(empty file)"));
+        return Ok(
+            ToolOutput::success("(empty file)").with_display(Display::FileRead {
+                path: display.to_owned(),
+                first_line: 0,
+                lines_shown: 0,
+                total_lines: Some(0),
+                truncated: false,
+            }),
+        );
     }
     let Some(last) = scan.lines.last() else {
         let total = scan.total_lines.unwrap_or(0);
@@ -177,7 +190,14 @@ fn render(scan: &Scan, window: Window, file_len: u64) -> Result<ToolOutput, Tool
     if scan.lossy {
         out.push_str("(this file is not valid UTF-8: invalid bytes are shown as \u{fffd})\n");
     }
-    Ok(ToolOutput::success(out))
+    let shown = Display::FileRead {
+        path: display.to_owned(),
+        first_line: first,
+        lines_shown: scan.lines.len() as u64,
+        total_lines: scan.total_lines,
+        truncated: why.is_some() || scan.lines.iter().any(|l| l.cut),
+    };
+    Ok(ToolOutput::success(out).with_display(shown))
 }
 
 fn not_found(path: &Path, display: &str) -> ToolError {
@@ -248,7 +268,7 @@ mod tests {
             read_to_end: false,
         };
         let scan = scan::scan(&b"a\nb\nc\n"[..], window, &CancellationToken::new()).unwrap();
-        let out = render(&scan, window, 1_300_000_000).unwrap();
+        let out = render(&scan, window, 1_300_000_000, "big.log").unwrap();
         assert_eq!(
             out.content,
             "1\ta\n2\tb\n(showing lines 1-2 of a 1.3 GB file; more lines follow; continue with offset=3)\n"

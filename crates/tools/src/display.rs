@@ -1,0 +1,188 @@
+//! What a person sees of a tool call, beside the text the model gets: a typed payload the
+//! front-ends render (they never parse the model's text), the preview an approval shows, and
+//! the files a call changed, identified so an undo can be built.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// The facts a renderer shows for a finished call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Display {
+    /// Plain text: show the result's content as it is (errors, and tools without a better
+    /// payload).
+    #[default]
+    Text,
+    /// Lines of a file were shown to the model.
+    FileRead {
+        /// The file, as the model named it back.
+        path: String,
+        /// The first line shown (from 1; 0 for an empty file).
+        first_line: u64,
+        /// How many lines were shown.
+        lines_shown: u64,
+        /// How many lines the file has, when rein counted them (a huge file is not read to
+        /// its end).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total_lines: Option<u64>,
+        /// Whether more of the file follows the lines shown, or lines were cut.
+        truncated: bool,
+    },
+    /// A file was written or edited.
+    FileEdit {
+        /// The file, as the model named it back.
+        path: String,
+        /// The change as a unified diff (empty when the old content was too big to compare).
+        diff: String,
+        /// Lines added.
+        added: u64,
+        /// Lines removed.
+        removed: u64,
+        /// Whether the file was created.
+        created: bool,
+    },
+    /// A command ran.
+    Command {
+        /// The command.
+        command: String,
+        /// Its exit code; `None` when it was stopped by a signal or rein stopped it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// How long it ran.
+        #[serde(rename = "duration_ms", serialize_with = "as_millis")]
+        duration: Duration,
+        /// Whether rein stopped it at its time limit.
+        timed_out: bool,
+        /// The end of its output (at most a few lines), for a glance.
+        output_tail: String,
+        /// The file holding the whole output, when it was too big to show.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        saved_to: Option<String>,
+    },
+    /// A search ran.
+    Search {
+        /// Matching lines (or, counting files, matching files).
+        matches: u64,
+        /// Files with a match.
+        files: u64,
+    },
+    /// Files were listed.
+    Listing {
+        /// How many.
+        count: u64,
+        /// Whether the list was cut at its limit.
+        truncated: bool,
+    },
+}
+
+/// What a call would do, shown before the person approves it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Preview {
+    /// The change an edit or a write would make.
+    Diff {
+        /// The file, as the model named it.
+        path: String,
+        /// The unified diff.
+        diff: String,
+        /// Whether the file would be created.
+        created: bool,
+    },
+    /// The whole command a shell call would run, and where.
+    Command {
+        /// The command.
+        command: String,
+        /// The directory it would run in.
+        cwd: String,
+    },
+}
+
+/// A file a call changed, with its content before and after identified by hash, so an undo
+/// can find (or refuse to clobber) the right version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileChange {
+    /// The file (absolute).
+    pub path: PathBuf,
+    /// The content before the change (`None`: the file did not exist).
+    pub before: Option<ContentId>,
+    /// The content after the change.
+    pub after: ContentId,
+}
+
+/// A content hash: `xxh3:` and 16 hex digits; for a file too big to hash whole, `sample:`
+/// and the hash of its size, time and sampled blocks (see read_file's stamps).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct ContentId(String);
+
+impl ContentId {
+    /// The identity of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        ContentId(format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(bytes)))
+    }
+
+    /// The identity of a file too big to hash whole, from its sampled stamp.
+    pub(crate) fn sampled(stamp_hash: u64) -> Self {
+        ContentId(format!("sample:{stamp_hash:016x}"))
+    }
+
+    /// The identity as written (`xxh3:0123456789abcdef`).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Lines added and removed by a unified diff.
+pub(crate) fn diff_counts(diff: &str) -> (u64, u64) {
+    let mut added = 0;
+    let mut removed = 0;
+    for line in diff.lines() {
+        if line.starts_with('+') && !line.starts_with("+++") {
+            added += 1;
+        } else if line.starts_with('-') && !line.starts_with("---") {
+            removed += 1;
+        }
+    }
+    (added, removed)
+}
+
+fn as_millis<S: serde::Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_serialise_with_a_kind() {
+        let read = Display::FileRead {
+            path: "a.rs".into(),
+            first_line: 1,
+            lines_shown: 0,
+            total_lines: Some(0),
+            truncated: false,
+        };
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            serde_json::json!({"kind": "file_read", "path": "a.rs", "first_line": 1, "lines_shown": 0, "total_lines": 0, "truncated": false})
+        );
+        assert_eq!(
+            serde_json::to_value(Display::Text).unwrap(),
+            serde_json::json!({"kind": "text"})
+        );
+    }
+
+    #[test]
+    fn content_ids_and_diff_counts() {
+        assert_eq!(ContentId::of(b"x"), ContentId::of(b"x"));
+        assert_ne!(ContentId::of(b"x"), ContentId::of(b"y"));
+        assert!(ContentId::of(b"").as_str().starts_with("xxh3:"));
+        assert_eq!(
+            diff_counts("--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n+more\n"),
+            (2, 1)
+        );
+    }
+}
