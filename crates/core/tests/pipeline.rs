@@ -428,3 +428,105 @@ async fn events_of_calls_on_their_own_tasks_arrive_in_the_documented_order() {
         AgentEvent::ApprovalRequested { .. } | AgentEvent::PermissionDenied { .. }
     )));
 }
+
+#[tokio::test]
+async fn a_long_command_reports_progress_between_its_start_and_its_result() {
+    let setup = Setup::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(
+                Turn::new().tool_call(MockToolCall::new(
+                    "slow",
+                    "bash",
+                    json!({"command": "for i in 1 2 3 4 5; do echo step $i; sleep 0.3; done"})
+                        .to_string(),
+                )),
+            )
+            .reply(Turn::text("done")),
+    );
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(ModePolicy::new(PermissionMode::Yolo)),
+        Arc::new(ScriptedInteraction::default()),
+        Arc::new(NoHooks),
+    );
+    let (events, seen) = collect();
+    agent
+        .run_turn("run it", &events, CancellationToken::new())
+        .await;
+    let seen = seen.lock().unwrap().clone();
+    let started = seen
+        .iter()
+        .position(|e| matches!(e, AgentEvent::ToolCallStarted { .. }))
+        .unwrap();
+    let ended = seen
+        .iter()
+        .position(|e| matches!(e, AgentEvent::ToolResult { .. }))
+        .unwrap();
+    let progress: Vec<(usize, u64, String)> = seen
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e {
+            AgentEvent::ToolProgress {
+                id,
+                progress:
+                    rein_tools::Progress::Output {
+                        lines, last_line, ..
+                    },
+            } if id == "slow" => Some((i, *lines, last_line.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!(progress.len() >= 2, "{progress:?}");
+    assert!(progress.iter().all(|(i, _, _)| started < *i && *i < ended));
+    assert!(
+        progress.windows(2).all(|w| w[0].1 < w[1].1),
+        "lines grow: {progress:?}"
+    );
+    assert!(progress[0].2.starts_with("step "), "{progress:?}");
+}
+
+#[tokio::test]
+async fn a_cancelled_calls_partial_output_passes_the_budget_and_unknown_tools_are_named() {
+    let setup = Setup::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new("u", "nope", "{}")))
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "big",
+                "bash",
+                json!({"command": "seq 1 100000; touch printed; sleep 30"}).to_string(),
+            )))
+            .reply(Turn::text("never")),
+    );
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(ModePolicy::new(PermissionMode::Yolo)),
+        Arc::new(ScriptedInteraction::default()),
+        Arc::new(NoHooks),
+    );
+    let cancel = CancellationToken::new();
+    let printed = setup.dir.path().join("printed");
+    let stopper = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            while !printed.exists() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            cancel.cancel();
+        })
+    };
+    let (events, _) = collect();
+    let outcome = agent.run_turn("go", &events, cancel).await;
+    stopper.await.unwrap();
+    assert_eq!(outcome.stop(), TurnStop::Cancelled);
+    let results = results(agent.history());
+    assert!(
+        results[0].starts_with("There is no tool named `nope`") && results[0].contains("read_file"),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].starts_with("Cancelled"), "{}", &results[1][..80]);
+    assert!(results[1].chars().count() <= 1_000, "{}", results[1].len());
+    assert!(results[1].contains("characters cut"), "{}", results[1]);
+}

@@ -62,8 +62,26 @@ impl ToolConfig {
     }
 }
 
+/// How a running call is getting on, for the person (never for the model).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Progress {
+    /// A command is still running and printing.
+    Output {
+        /// Bytes printed so far.
+        bytes: u64,
+        /// Lines printed so far.
+        lines: u64,
+        /// The latest line, shortened.
+        last_line: String,
+    },
+}
+
+/// Where a call reports its progress; set per call by the agent.
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
 /// Shared state for the tool calls of one agent. Cheap to clone: clones share the state.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ToolContext {
     config: Arc<ToolConfig>,
     cwd: Arc<Mutex<PathBuf>>,
@@ -71,6 +89,16 @@ pub struct ToolContext {
     changed: Arc<Mutex<BTreeSet<PathBuf>>>,
     cancel: CancellationToken,
     processes: ProcessTracker,
+    progress: Option<ProgressSink>,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("config", &self.config)
+            .field("cwd", &self.cwd())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ToolContext {
@@ -84,6 +112,7 @@ impl ToolContext {
             changed: Arc::default(),
             cancel: CancellationToken::new(),
             processes: ProcessTracker::new(),
+            progress: None,
         }
     }
 
@@ -93,6 +122,26 @@ impl ToolContext {
             cancel,
             ..self.clone()
         }
+    }
+
+    /// The same shared state, for one call whose progress goes to `sink`.
+    pub fn with_progress(&self, sink: ProgressSink) -> Self {
+        ToolContext {
+            progress: Some(sink),
+            ..self.clone()
+        }
+    }
+
+    /// Reports how the running call is getting on (nothing happens when no one listens).
+    pub fn report(&self, progress: Progress) {
+        if let Some(sink) = &self.progress {
+            sink(progress);
+        }
+    }
+
+    /// Whether anyone listens to progress (so a tool can skip the work of reporting).
+    pub fn wants_progress(&self) -> bool {
+        self.progress.is_some()
     }
 
     /// The settings this context was built from.

@@ -159,6 +159,7 @@ impl EventSink for TextProgress {
             }
             // A refused call's result, which follows, says why; a one-shot run asks nothing.
             AgentEvent::PermissionDenied { .. }
+            | AgentEvent::ToolProgress { .. }
             | AgentEvent::ApprovalRequested { .. }
             | AgentEvent::ReasoningDelta { .. }
             | AgentEvent::Usage { .. }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rein_llm::Usage;
-use rein_tools::{Display, FileChange};
+use rein_tools::{Display, FileChange, Progress};
 use serde::Serialize;
 
 /// One thing that happened during a turn, in the order it happened.
@@ -77,6 +77,13 @@ pub enum AgentEvent {
         arguments: serde_json::Value,
         /// Why it was refused.
         reason: String,
+    },
+    /// A running call reported how it is getting on (a long command's output so far).
+    ToolProgress {
+        /// The call's id.
+        id: String,
+        /// What it reported.
+        progress: Progress,
     },
     /// A tool call finished.
     ToolResult {

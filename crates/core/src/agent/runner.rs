@@ -211,7 +211,7 @@ impl CallEnv {
         }
 
         // 5. Run.
-        let (output, fatal) = self.execute(&call.name, checked.call).await;
+        let (output, fatal) = self.execute(call, checked.call).await;
 
         // 6. PostToolUse hooks.
         self.runner.hooks.post_tool_use(&hook_call, &output).await;
@@ -318,10 +318,19 @@ impl CallEnv {
     /// Step 5: runs the tool; cancelling gives it a grace period to stop on its own.
     async fn execute(
         &self,
-        name: &str,
-        call: Box<dyn PreparedCall>,
+        call: &ToolCall,
+        prepared: Box<dyn PreparedCall>,
     ) -> (ToolOutput, Option<Fatal>) {
-        let mut run = std::pin::pin!(call.run(&self.ctx));
+        let name = &call.name;
+        let events = self.events.clone();
+        let id = call.id.clone();
+        let ctx = self.ctx.with_progress(Arc::new(move |progress| {
+            events.emit(AgentEvent::ToolProgress {
+                id: id.clone(),
+                progress,
+            });
+        }));
+        let mut run = std::pin::pin!(prepared.run(&ctx));
         let outcome = tokio::select! {
             biased;
             outcome = &mut run => outcome,

@@ -163,7 +163,10 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         },
     };
     let started = std::time::Instant::now();
-    let outcome = process::run(spec, ctx.cancel_token(), ctx.processes())
+    let report = |progress: crate::Progress| ctx.report(progress);
+    let report: Option<&(dyn Fn(crate::Progress) + Send + Sync)> =
+        ctx.wants_progress().then_some(&report);
+    let outcome = process::run(spec, ctx.cancel_token(), ctx.processes(), report)
         .await
         .map_err(|err| {
             ToolError::Model(format!("could not start bash in {}: {err}", cwd.display()))

@@ -23,6 +23,7 @@ use super::reaper;
 use super::signals::start_new_session;
 use super::spool::{Spool, SpoolSpec, Spooled};
 use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
+use crate::Progress;
 
 /// Set for every command so that nothing waits for a person or paints colours.
 const CHILD_ENV: [(&str, &str); 9] = [
@@ -105,11 +106,18 @@ pub(crate) struct RunOutcome {
     pub(crate) leftovers: Leftovers,
 }
 
-/// Runs the command to completion, timeout or cancellation.
+/// Characters of the latest line a progress report carries.
+const PROGRESS_LINE_CHARS: usize = 200;
+/// How often a running command's progress is reported at most.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// Runs the command to completion, timeout or cancellation, reporting its output's progress
+/// through `report` (at most every [`PROGRESS_EVERY`]).
 pub(crate) async fn run(
     spec: RunSpec<'_>,
     cancel: &CancellationToken,
     tracker: &ProcessTracker,
+    report: Option<&(dyn Fn(Progress) + Send + Sync)>,
 ) -> io::Result<RunOutcome> {
     let (reader, writer) = io::pipe()?;
     let mut command = tokio::process::Command::new("bash");
@@ -149,11 +157,20 @@ pub(crate) async fn run(
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
     let mut status = None;
+    let mut reported = Instant::now();
     let stop = loop {
         tokio::select! {
             () = cancel.cancelled() => break Stop::Cancelled,
             () = &mut deadline => break Stop::TimedOut,
-            () = reader.read_chunk(), if !reader.eof => {}
+            read = reader.read_chunk(), if !reader.eof => {
+                if let Some(report) = report
+                    && read > 0
+                    && reported.elapsed() >= PROGRESS_EVERY
+                {
+                    reported = Instant::now();
+                    report(reader.progress());
+                }
+            }
             exit = child.wait() => {
                 status = Some(exit?);
                 break Stop::Exited;
@@ -222,7 +239,7 @@ async fn stop_group(
     loop {
         tokio::select! {
             exit = child.wait(), if status.is_none() => status = exit.ok(),
-            () = reader.read_chunk(), if !reader.eof => {}
+            _ = reader.read_chunk(), if !reader.eof => {}
             _ = poll.tick() => {
                 if ending.is_done() {
                     break;
@@ -250,6 +267,9 @@ struct OutputReader {
     spool: Spool,
     buf: Vec<u8>,
     eof: bool,
+    /// Bytes and lines read so far.
+    bytes: u64,
+    lines: u64,
 }
 
 impl OutputReader {
@@ -260,22 +280,47 @@ impl OutputReader {
             spool,
             buf: vec![0; READ_CHUNK_BYTES],
             eof: false,
+            bytes: 0,
+            lines: 0,
         }
     }
 
-    /// Reads one chunk (cancel-safe: nothing is lost if the future is dropped).
-    async fn read_chunk(&mut self) {
+    /// How much the command has printed, and its latest line.
+    fn progress(&self) -> Progress {
+        Progress::Output {
+            bytes: self.bytes,
+            lines: self.lines,
+            last_line: self
+                .output
+                .last_lines(1, PROGRESS_LINE_CHARS)
+                .trim_end()
+                .to_owned(),
+        }
+    }
+
+    /// Reads one chunk (cancel-safe: nothing is lost if the future is dropped); returns how
+    /// many bytes it got.
+    async fn read_chunk(&mut self) -> usize {
         match self.pipe.read(&mut self.buf).await {
-            Ok(0) => self.eof = true,
+            Ok(0) => {
+                self.eof = true;
+                0
+            }
             Ok(n) => {
                 let chunk = &self.buf[..n];
                 // No await between the read and these: the chunk is never half-kept.
                 self.spool.push(chunk, self.output.head_bytes());
                 self.output.push(chunk);
+                self.bytes += n as u64;
+                self.lines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+                n
             }
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => 0,
             // A broken pipe can only mean there is nothing more to read.
-            Err(_) => self.eof = true,
+            Err(_) => {
+                self.eof = true;
+                0
+            }
         }
     }
 
@@ -304,6 +349,7 @@ impl OutputReader {
             spool,
             mut buf,
             eof,
+            ..
         } = self;
         if !eof {
             tokio::spawn(async move {
