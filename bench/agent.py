@@ -132,7 +132,7 @@ def one_run(rein, mock, scenario, tmp):
         # GNU time measures the peak RSS of rein alone: a child forked from Python would
         # inherit Python's high-water mark. Its own fork+exec counts against rein's start.
         measured = os.path.join(tmp, "time.txt")
-        argv = [TIME, "-f", "%M %U %S", "-o", measured, rein, "-p", prompt, "--output-format", "json"]
+        argv = [TIME, "-f", "%M %U %S", "-o", measured, rein, "-p", prompt, "--output-format", "json", "--permission-mode", "yolo"]
         t0 = time.time_ns()
         proc = subprocess.Popen(argv, env=env, cwd=work, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)

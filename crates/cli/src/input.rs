@@ -72,29 +72,35 @@ fn piped_input(notice: &dyn Fn(&str)) -> Option<Piped> {
         .map(|m| m.file_type().is_fifo() || m.file_type().is_socket())
         .unwrap_or(false);
     let (started_tx, started_rx) = mpsc::channel::<()>();
-    let (done_tx, done_rx) = mpsc::channel::<std::io::Result<Piped>>();
-    // A thread of its own: a read that never returns must not hold rein up, and the thread
-    // ends with the process.
-    let spawned = std::thread::Builder::new()
-        .name("stdin".into())
-        .spawn(move || {
-            let _ = done_tx.send(read_capped(&mut std::io::stdin().lock(), &started_tx));
-        });
-    if spawned.is_err() {
-        notice("rein: warning: cannot read stdin (no thread); going on without it");
-        return None;
-    }
-    if is_stream && started_rx.recv_timeout(PIPE_SILENCE_LIMIT).is_err() {
-        notice(&format!(
-            "rein: stdin is a pipe that sent nothing for {} s; going on without it \
-             (to attach a slow command's output, save it first: cmd > out.txt; rein -p \"...\" < out.txt)",
-            PIPE_SILENCE_LIMIT.as_secs()
-        ));
-        return None;
-    }
-    match done_rx.recv() {
-        Ok(Ok(piped)) if piped.bytes.is_empty() => None,
-        Ok(Ok(piped)) => {
+    let read = if is_stream {
+        let (done_tx, done_rx) = mpsc::channel::<std::io::Result<Piped>>();
+        // A thread of its own: a read that never returns must not hold rein up, and the
+        // thread ends with the process.
+        let spawned = std::thread::Builder::new()
+            .name("stdin".into())
+            .spawn(move || {
+                let _ = done_tx.send(read_capped(&mut std::io::stdin().lock(), &started_tx));
+            });
+        if spawned.is_err() {
+            notice("rein: warning: cannot read stdin (no thread); going on without it");
+            return None;
+        }
+        if started_rx.recv_timeout(PIPE_SILENCE_LIMIT).is_err() {
+            notice(&format!(
+                "rein: stdin is a pipe that sent nothing for {} s; going on without it \
+                 (to attach a slow command's output, save it first: cmd > out.txt; rein -p \"...\" < out.txt)",
+                PIPE_SILENCE_LIMIT.as_secs()
+            ));
+            return None;
+        }
+        done_rx.recv().ok()
+    } else {
+        // A file or a device (/dev/null) answers at once.
+        Some(read_capped(&mut std::io::stdin().lock(), &started_tx))
+    };
+    match read {
+        Some(Ok(piped)) if piped.bytes.is_empty() => None,
+        Some(Ok(piped)) => {
             if piped.cut {
                 notice(&format!(
                     "rein: the piped input is longer than {} KiB; only its start is attached",
@@ -103,16 +109,15 @@ fn piped_input(notice: &dyn Fn(&str)) -> Option<Piped> {
             }
             Some(piped)
         }
-        Ok(Err(e)) => {
+        Some(Err(e)) => {
             notice(&format!(
                 "rein: warning: cannot read stdin ({e}); going on without it"
             ));
             None
         }
-        Err(_) => None,
+        None => None,
     }
 }
-
 /// Reads up to the limit, telling `started` when the first read returns (data or end).
 fn read_capped(reader: &mut dyn Read, started: &mpsc::Sender<()>) -> std::io::Result<Piped> {
     let mut bytes = Vec::new();

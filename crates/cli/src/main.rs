@@ -33,8 +33,7 @@ fn main() -> ExitCode {
     };
     // Before any command runs: orphans of rein's commands become rein's to reap and stop.
     rein_tools::bash::adopt_orphans();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

@@ -77,6 +77,19 @@ pub fn adopt_orphans() -> OrphanCare {
             return OrphanCare::Subreaper;
         }
         end_descendants_at_exit();
+        OrphanCare::Subreaper
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        OrphanCare::Unsupported
+    }
+}
+
+/// Starts the thread that reaps adopted orphans, once: only a run that starts commands can
+/// have orphans, so a run that starts none pays nothing for it.
+fn start_reaping() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
         let thread = std::thread::Builder::new()
             .name("rein-reaper".to_owned())
             .spawn(|| {
@@ -88,16 +101,18 @@ pub fn adopt_orphans() -> OrphanCare {
         if let Err(err) = thread {
             tracing::warn!("cannot start the orphan reaper: {err}");
         }
-        OrphanCare::Subreaper
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        OrphanCare::Unsupported
-    }
+    });
 }
+
+/// Whether rein has started any command (if not, nothing can be below it).
+static EVER_SPAWNED: AtomicBool = AtomicBool::new(false);
 
 /// Spawns a command's bash, listing its pid before anyone can look at rein's children.
 pub(crate) fn spawn(command: &mut tokio::process::Command) -> io::Result<tokio::process::Child> {
+    if ADOPTING.load(Ordering::Relaxed) {
+        start_reaping();
+    }
+    EVER_SPAWNED.store(true, Ordering::SeqCst);
     let mut spawned = SPAWNED.lock().unwrap_or_else(PoisonError::into_inner);
     let child = command.spawn()?;
     if let Some(pid) = child.id() {
@@ -223,6 +238,10 @@ fn end_descendants_at_exit() {
 
 /// Stops every process still below rein: SIGTERM, SIGKILL after [`KILL_GRACE`].
 fn end_descendants() {
+    // A run that started no command has no descendants: spare it a scan of the process table.
+    if !EVER_SPAWNED.load(Ordering::SeqCst) {
+        return;
+    }
     let first = procs::own_descendants();
     if first.is_empty() {
         return;
