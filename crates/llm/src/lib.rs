@@ -48,5 +48,5 @@ pub use openai::OpenAiProvider;
 pub use pricing::{Price, cost_usd, price_for};
 pub use provider::{EventStream, Provider, Request, ToolSpec};
 pub use replay::{CassetteError, RecordingProvider, ReplayProvider};
-pub use retry::RetryPolicy;
+pub use retry::{DEFAULT_MAX_RETRIES, RetryPolicy};
 pub use toolspec::{tool_to_wire, tools_to_wire};

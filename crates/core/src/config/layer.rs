@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::defaults::BASH_MAX_TIMEOUT;
+use rein_tools::bash::BASH_MAX_TIMEOUT;
+
 use super::{ApiKey, ConfigError, Overrides, ProviderKind, Setting, Source};
 
 /// A value and where it came from.

@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use rein_llm::DEFAULT_MAX_RETRIES;
+use rein_tools::context::{BASH_DEFAULT_TIMEOUT, DEFAULT_OUTPUT_BUDGET_CHARS};
+
 use super::defaults::{
-    ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL,
-    BASH_DEFAULT_TIMEOUT, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, DEFAULT_MAX_ROUNDS,
-    DEFAULT_RETRIES, DEFAULT_TOOL_OUTPUT_BUDGET_CHARS, OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL,
-    context_window_for_model,
+    ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL,
+    DEEPSEEK_DEFAULT_MODEL, OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL, context_window_for_model,
 };
 use super::dotenv::Env;
 use super::file::read_layer;
@@ -19,6 +20,7 @@ use super::{
     ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Setting, Source, Timeouts,
     find_project_root,
 };
+use crate::agent::DEFAULT_MAX_ROUNDS;
 
 const REIN_API_KEY: &str = "REIN_API_KEY";
 const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
@@ -67,8 +69,8 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         context_window_for_model(&endpoint.model.value),
     );
     let max_rounds = or_default(stacked.max_rounds, DEFAULT_MAX_ROUNDS);
-    let retries = or_default(stacked.retries, DEFAULT_RETRIES);
-    let budget = or_default(stacked.tool_output_budget, DEFAULT_TOOL_OUTPUT_BUDGET_CHARS);
+    let retries = or_default(stacked.retries, DEFAULT_MAX_RETRIES);
+    let budget = or_default(stacked.tool_output_budget, DEFAULT_OUTPUT_BUDGET_CHARS);
     let bash_timeout = or_default(stacked.bash_timeout, BASH_DEFAULT_TIMEOUT);
     let connect_timeout = or_default(
         stacked.connect_timeout.clone(),
