@@ -428,6 +428,32 @@ fn openai_base_url_applies_to_openai_only_and_yields_to_rein_base_url() {
 }
 
 #[test]
+fn base_urls_are_read_by_host_so_look_alikes_do_not_pass_for_deepseek_or_anthropic() {
+    let fx = Fixture::new();
+    fx.user_file("base_url = \"https://API.DeepSeek.com/v1/\"\n");
+    let config = fx.load();
+    assert_eq!(config.base_url, "https://api.deepseek.com/v1");
+    assert_eq!(config.model, "deepseek-chat");
+
+    for look_alike in [
+        "https://api.deepseek.com.evil.example/v1",
+        // Credentials before the host: the request goes to 127.0.0.1.
+        "http://api.deepseek.com@127.0.0.1:8080/v1",
+        "http://api.anthropic.com@127.0.0.1:8080/v1",
+    ] {
+        fx.user_file(&format!("base_url = \"{look_alike}\"\n"));
+        let config = fx.load();
+        assert_eq!(
+            (config.provider, config.model.as_str()),
+            (ProviderKind::OpenAi, "gpt-4o"),
+            "{look_alike}"
+        );
+    }
+    fx.user_file("base_url = \"https://eu.api.anthropic.com\"\n");
+    assert_eq!(fx.load().provider, ProviderKind::Anthropic);
+}
+
+#[test]
 fn explicit_context_window_and_max_tokens_win_over_the_model_table() {
     let mut fx = Fixture::new();
     fx.user_file("model = \"claude-sonnet-4-5\"\ncontext_window = 50000\nmax_tokens = 1000\n");

@@ -206,17 +206,9 @@ pub(crate) fn check_model(model: &str) -> Result<String, String> {
     Ok(model.to_owned())
 }
 
+/// A base URL checked and normalised by rein-llm, which reads it with a URL parser.
 pub(crate) fn check_base_url(url: &str) -> Result<String, String> {
-    let url = url.trim();
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"));
-    match rest {
-        Some(host) if !host.is_empty() && !url.contains(char::is_whitespace) => {
-            Ok(url.trim_end_matches('/').to_owned())
-        }
-        _ => Err(format!("\"{url}\" is not an http:// or https:// URL")),
-    }
+    rein_llm::normalize_base_url(url).map_err(|err| err.to_string())
 }
 
 pub(crate) fn check_api_key_env(var: &str) -> Result<String, String> {
@@ -298,10 +290,9 @@ mod tests {
             check_base_url("http://127.0.0.1:11434/v1/").unwrap(),
             "http://127.0.0.1:11434/v1"
         );
-        assert!(
-            check_base_url("api.openai.com")
-                .unwrap_err()
-                .contains("http")
+        assert_eq!(
+            check_base_url("localhost:8080").unwrap_err(),
+            "\"localhost:8080\" is not an http:// or https:// URL"
         );
         assert!(check_base_url("https://").is_err());
     }

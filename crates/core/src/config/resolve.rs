@@ -255,7 +255,7 @@ fn resolve_endpoint(
     });
     let deepseek = provider.value == ProviderKind::OpenAi
         && match &explicit_base_url {
-            Some(url) => on_domain(&url.value, "deepseek.com"),
+            Some(url) => rein_llm::is_on_domain(&url.value, "deepseek.com"),
             None => key_from_deepseek_var,
         };
     let (default_url, default_model) = match provider.value {
@@ -408,42 +408,4 @@ fn find_key(
         .iter()
         .find_map(|var| env.get(var))
         .map(|found| (ApiKey::new(found.value.trim()), found.source))
-}
-
-/// Whether the URL's host is `domain` or one of its subdomains.
-fn on_domain(url: &str, domain: &str) -> bool {
-    let host = host(url);
-    host == domain
-        || host
-            .strip_suffix(domain)
-            .is_some_and(|sub| sub.ends_with('.'))
-}
-
-/// The host of an http(s) URL, lowercased.
-fn host(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host_port = authority.rsplit('@').next().unwrap_or(authority);
-    host_port
-        .split(':')
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hosts_are_extracted() {
-        assert_eq!(host("https://API.Anthropic.com/v1"), "api.anthropic.com");
-        assert_eq!(host("http://user:pw@127.0.0.1:8080/v1"), "127.0.0.1");
-        assert!(on_domain("https://api.anthropic.com", "anthropic.com"));
-        assert!(!on_domain(
-            "https://anthropic.com.evil.test/v1",
-            "anthropic.com"
-        ));
-        assert!(!on_domain("https://notanthropic.com/v1", "anthropic.com"));
-    }
 }
