@@ -53,7 +53,8 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// Settings given on the command line; `None` means the flag was not given.
+/// Settings given on the command line: only those `rein` has a flag for (see
+/// [`Setting::flag`]); `None` means the flag was not given.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     /// `-m/--model`.
@@ -64,32 +65,8 @@ pub struct Overrides {
     pub base_url: Option<String>,
     /// `--api-key`: the key itself.
     pub api_key: Option<ApiKey>,
-    /// `--api-key-env`: the variable to read the key from.
-    pub api_key_env: Option<String>,
-    /// `--temperature`.
-    pub temperature: Option<f32>,
-    /// `--max-tokens`.
-    pub max_tokens: Option<u32>,
-    /// `--context-window`, in tokens.
-    pub context_window_tokens: Option<u64>,
     /// `--max-rounds N`.
     pub max_rounds: Option<u32>,
-    /// `--retries`.
-    pub retries: Option<u32>,
-    /// `--tool-output-budget`, in characters.
-    pub tool_output_budget_chars: Option<usize>,
-    /// `--bash-timeout`.
-    pub bash_default_timeout: Option<Duration>,
-    /// `--thinking-budget`, in tokens.
-    pub thinking_budget_tokens: Option<u32>,
-    /// `--connect-timeout`.
-    pub connect_timeout: Option<Duration>,
-    /// `--first-byte-timeout`.
-    pub first_byte_timeout: Option<Duration>,
-    /// `--stream-idle-timeout`.
-    pub stream_idle_timeout: Option<Duration>,
-    /// `--request-timeout`.
-    pub request_timeout: Option<Duration>,
 }
 
 impl Overrides {

@@ -16,6 +16,7 @@ use super::file::read_layer;
 use super::layer::{
     Layer, Sourced, check_base_url, check_model, check_network_timeout, check_thinking_budget,
 };
+use super::setting::known_flag;
 use super::{
     ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Setting, Source, Timeouts,
     find_project_root,
@@ -402,7 +403,7 @@ fn find_key(
     env: &Env<'_>,
 ) -> Option<(ApiKey, Source)> {
     if let Some(key) = flag_key {
-        return Some((key, Source::Flag(Setting::ApiKey.flag())));
+        return Some((key, Source::Flag(const { known_flag(Setting::ApiKey) })));
     }
     key_variables(provider, api_key_env.map(|var| var.value.as_str()))
         .iter()

@@ -114,27 +114,27 @@ impl Setting {
         }
     }
 
-    /// The command-line flag that sets it.
-    pub fn flag(self) -> &'static str {
+    /// The command-line flag that sets it, for the few settings `rein` has a flag for.
+    pub const fn flag(self) -> Option<&'static str> {
         match self {
-            Setting::Model => "--model",
-            Setting::Provider => "--provider",
-            Setting::BaseUrl => "--base-url",
-            Setting::ApiKey => "--api-key",
-            Setting::ApiKeyEnv => "--api-key-env",
-            Setting::Temperature => "--temperature",
-            Setting::MaxTokens => "--max-tokens",
-            Setting::ContextWindow => "--context-window",
-            Setting::MaxRounds => "--max-rounds",
-            Setting::Retries => "--retries",
-            Setting::ToolOutputBudget => "--tool-output-budget",
-            Setting::BashTimeout => "--bash-timeout",
-            Setting::CaFile => "--ca-file",
-            Setting::ThinkingBudget => "--thinking-budget",
-            Setting::ConnectTimeout => "--connect-timeout",
-            Setting::FirstByteTimeout => "--first-byte-timeout",
-            Setting::StreamIdleTimeout => "--stream-idle-timeout",
-            Setting::RequestTimeout => "--request-timeout",
+            Setting::Model => Some("--model"),
+            Setting::Provider => Some("--provider"),
+            Setting::BaseUrl => Some("--base-url"),
+            Setting::ApiKey => Some("--api-key"),
+            Setting::MaxRounds => Some("--max-rounds"),
+            Setting::ApiKeyEnv
+            | Setting::Temperature
+            | Setting::MaxTokens
+            | Setting::ContextWindow
+            | Setting::Retries
+            | Setting::ToolOutputBudget
+            | Setting::BashTimeout
+            | Setting::CaFile
+            | Setting::ThinkingBudget
+            | Setting::ConnectTimeout
+            | Setting::FirstByteTimeout
+            | Setting::StreamIdleTimeout
+            | Setting::RequestTimeout => None,
         }
     }
 
@@ -143,6 +143,15 @@ impl Setting {
         Setting::FILE_KEYS
             .into_iter()
             .find(|setting| setting.key() == key)
+    }
+}
+
+/// The flag of a setting that has one, for a `const`: asked about a setting without a flag,
+/// the build fails instead of a made-up flag reaching a message.
+pub(crate) const fn known_flag(setting: Setting) -> &'static str {
+    match setting.flag() {
+        Some(flag) => flag,
+        None => panic!("this setting has no command-line flag"),
     }
 }
 
@@ -164,7 +173,7 @@ pub enum Source {
         /// The file.
         file: PathBuf,
     },
-    /// A command-line flag.
+    /// A command-line flag (`--model`): one of [`Setting::flag`]'s.
     Flag(&'static str),
 }
 
@@ -192,5 +201,41 @@ mod tests {
             assert_eq!(Setting::from_file_key(setting.key()), Some(setting));
         }
         assert_eq!(Setting::from_file_key("api_key"), None);
+    }
+
+    /// The settings table of `docs/config.md`: one row per file key, naming exactly the
+    /// variables and flags rein reads, so the reference cannot promise a flag that is not there.
+    #[test]
+    fn the_reference_lists_every_setting_with_its_real_variable_and_flag() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/config.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let rows: Vec<Vec<&str>> = text
+            .lines()
+            .filter(|line| line.starts_with("| `"))
+            .map(|line| line.split('|').map(str::trim).collect())
+            .collect();
+        for setting in Setting::FILE_KEYS {
+            let key = format!("`{}`", setting.key());
+            let row = rows
+                .iter()
+                .find(|row| row[1] == key)
+                .unwrap_or_else(|| panic!("{key} is missing from docs/config.md"));
+            let (env, flag) = (row[4], row[5]);
+            match setting.env_var() {
+                Some(var) => assert!(env.contains(&format!("`{var}`")), "{key}: {env}"),
+                None => assert_eq!(env, "", "{key}"),
+            }
+            match setting.flag() {
+                Some(name) => assert!(flag.contains(&format!("`{name}`")), "{key}: {flag}"),
+                None => assert_eq!(flag, "", "{key}"),
+            }
+        }
+        for row in &rows {
+            let key = row[1].trim_matches('`');
+            assert!(
+                Setting::from_file_key(key).is_some(),
+                "{key} is not a setting"
+            );
+        }
     }
 }
