@@ -98,6 +98,7 @@ fn with_nothing_configured_the_defaults_apply() {
     assert_eq!(config.max_rounds, 50);
     assert_eq!(config.retries, 4);
     assert_eq!(config.tool_output_budget_chars, 30_000);
+    assert_eq!(config.tool_output_file_max_bytes, 64 * 1024 * 1024);
     assert_eq!(config.bash_default_timeout, Duration::from_secs(120));
     assert!(config.is_git_repo);
     assert!(config.files.is_empty() && config.dotenv_file.is_none());
@@ -518,3 +519,7 @@ fn ca_file_comes_from_a_file_relative_to_it_or_from_ssl_cert_file() {
 /// The settings of the model client: the key's origin, thinking, time limits.
 #[path = "config/model_client.rs"]
 mod model_client;
+
+/// The settings of the tools: output budget, saved-output cap, bash timeout.
+#[path = "config/tools.rs"]
+mod tools;

@@ -35,6 +35,7 @@ pub(crate) struct Layer {
     pub(crate) max_rounds: Option<Sourced<u32>>,
     pub(crate) retries: Option<Sourced<u32>>,
     pub(crate) tool_output_budget: Option<Sourced<usize>>,
+    pub(crate) tool_output_file_max: Option<Sourced<u64>>,
     pub(crate) bash_timeout: Option<Sourced<Duration>>,
     pub(crate) ca_file: Option<Sourced<PathBuf>>,
     pub(crate) thinking_budget: Option<Sourced<u32>>,
@@ -58,6 +59,7 @@ impl Layer {
             max_rounds,
             retries,
             tool_output_budget,
+            tool_output_file_max,
             bash_timeout,
             ca_file,
             thinking_budget,
@@ -81,6 +83,7 @@ impl Layer {
         over(&mut self.max_rounds, max_rounds);
         over(&mut self.retries, retries);
         over(&mut self.tool_output_budget, tool_output_budget);
+        over(&mut self.tool_output_file_max, tool_output_file_max);
         over(&mut self.bash_timeout, bash_timeout);
         over(&mut self.ca_file, ca_file);
         over(&mut self.thinking_budget, thinking_budget);
@@ -111,6 +114,7 @@ impl Layer {
             | Setting::MaxRounds
             | Setting::Retries
             | Setting::ToolOutputBudget
+            | Setting::ToolOutputFileMax
             | Setting::BashTimeout
             | Setting::CaFile
             | Setting::ThinkingBudget => None,
@@ -205,6 +209,20 @@ pub(crate) fn check_bash_timeout(value: Duration) -> Result<Duration, String> {
         ))
     } else {
         Ok(value)
+    }
+}
+
+/// The smallest cap accepted for a saved tool output, in bytes (1 MiB): below it, ordinary
+/// outputs would be cut in the very file meant to keep them whole.
+pub(crate) const TOOL_OUTPUT_FILE_MIN_BYTES: u64 = 1024 * 1024;
+
+pub(crate) fn check_tool_output_file_max(value: i64) -> Result<u64, String> {
+    match u64::try_from(value) {
+        Ok(bytes) if bytes >= TOOL_OUTPUT_FILE_MIN_BYTES => Ok(bytes),
+        _ => Err(format!(
+            "{value} is less than {TOOL_OUTPUT_FILE_MIN_BYTES} bytes (1 MiB), the smallest \
+             file size rein accepts"
+        )),
     }
 }
 

@@ -147,6 +147,9 @@ pub struct Config {
     pub retries: u32,
     /// Tool results above this many characters are offloaded to a file.
     pub tool_output_budget_chars: usize,
+    /// The largest file one tool output is saved to, in bytes; past it the file is cut and
+    /// says so.
+    pub tool_output_file_max_bytes: u64,
     /// The bash timeout when the model gives none.
     pub bash_default_timeout: Duration,
     /// A PEM file of extra certificate authorities to trust besides the system's and the

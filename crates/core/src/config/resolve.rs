@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rein_llm::DEFAULT_MAX_RETRIES;
-use rein_tools::context::{BASH_DEFAULT_TIMEOUT, DEFAULT_OUTPUT_BUDGET_CHARS};
+use rein_tools::context::{
+    BASH_DEFAULT_TIMEOUT, DEFAULT_OFFLOAD_MAX_BYTES, DEFAULT_OUTPUT_BUDGET_CHARS,
+};
 
 use super::defaults::{
     ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL,
@@ -72,6 +74,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     let max_rounds = or_default(stacked.max_rounds, DEFAULT_MAX_ROUNDS);
     let retries = or_default(stacked.retries, DEFAULT_MAX_RETRIES);
     let budget = or_default(stacked.tool_output_budget, DEFAULT_OUTPUT_BUDGET_CHARS);
+    let file_max = or_default(stacked.tool_output_file_max, DEFAULT_OFFLOAD_MAX_BYTES);
     let bash_timeout = or_default(stacked.bash_timeout, BASH_DEFAULT_TIMEOUT);
     let connect_timeout = or_default(
         stacked.connect_timeout.clone(),
@@ -111,6 +114,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         (Setting::MaxRounds, max_rounds.source),
         (Setting::Retries, retries.source),
         (Setting::ToolOutputBudget, budget.source),
+        (Setting::ToolOutputFileMax, file_max.source),
         (Setting::BashTimeout, bash_timeout.source),
         (
             Setting::CaFile,
@@ -142,6 +146,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         max_rounds: max_rounds.value,
         retries: retries.value,
         tool_output_budget_chars: budget.value,
+        tool_output_file_max_bytes: file_max.value,
         bash_default_timeout: bash_timeout.value,
         ca_file: stacked.ca_file.map(|s| s.value),
         timeouts: Timeouts {

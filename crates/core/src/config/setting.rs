@@ -28,6 +28,8 @@ pub enum Setting {
     Retries,
     /// `tool_output_budget_chars`.
     ToolOutputBudget,
+    /// `tool_output_file_max_bytes`: the largest file one tool output is saved to.
+    ToolOutputFileMax,
     /// `bash_timeout_secs`.
     BashTimeout,
     /// `ca_file`: extra certificate authorities to trust (a corporate proxy's).
@@ -46,7 +48,7 @@ pub enum Setting {
 
 impl Setting {
     /// Every setting that may appear in a config file.
-    pub const FILE_KEYS: [Setting; 17] = [
+    pub const FILE_KEYS: [Setting; 18] = [
         Setting::Model,
         Setting::Provider,
         Setting::BaseUrl,
@@ -57,6 +59,7 @@ impl Setting {
         Setting::MaxRounds,
         Setting::Retries,
         Setting::ToolOutputBudget,
+        Setting::ToolOutputFileMax,
         Setting::BashTimeout,
         Setting::CaFile,
         Setting::ThinkingBudget,
@@ -80,6 +83,7 @@ impl Setting {
             Setting::MaxRounds => "max_rounds",
             Setting::Retries => "retries",
             Setting::ToolOutputBudget => "tool_output_budget_chars",
+            Setting::ToolOutputFileMax => "tool_output_file_max_bytes",
             Setting::BashTimeout => "bash_timeout_secs",
             Setting::CaFile => "ca_file",
             Setting::ThinkingBudget => "thinking_budget",
@@ -110,6 +114,7 @@ impl Setting {
             | Setting::MaxRounds
             | Setting::Retries
             | Setting::ToolOutputBudget
+            | Setting::ToolOutputFileMax
             | Setting::BashTimeout => None,
         }
     }
@@ -128,6 +133,7 @@ impl Setting {
             | Setting::ContextWindow
             | Setting::Retries
             | Setting::ToolOutputBudget
+            | Setting::ToolOutputFileMax
             | Setting::BashTimeout
             | Setting::CaFile
             | Setting::ThinkingBudget
