@@ -17,7 +17,8 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    /// The endpoint used when no base URL is configured.
+    /// The provider's own public endpoint, used when no base URL is configured (for
+    /// Anthropic the host: the client appends `/v1/messages`).
     pub fn default_base_url(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "https://api.openai.com/v1",

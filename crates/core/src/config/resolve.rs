@@ -10,8 +10,8 @@ use rein_tools::context::{
 };
 
 use super::defaults::{
-    ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL,
-    DEEPSEEK_DEFAULT_MODEL, OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL, context_window_for_model,
+    ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL,
+    DEEPSEEK_DEFAULT_MODEL, OPENAI_DEFAULT_MODEL, context_window_for_model,
 };
 use super::dotenv::Env;
 use super::file::read_layer;
@@ -265,9 +265,9 @@ fn resolve_endpoint(
             None => key_from_deepseek_var,
         };
     let (default_url, default_model) = match provider.value {
-        ProviderKind::Anthropic => (ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MODEL),
         ProviderKind::OpenAi if deepseek => (DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL),
-        ProviderKind::OpenAi => (OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL),
+        ProviderKind::OpenAi => (provider.value.default_base_url(), OPENAI_DEFAULT_MODEL),
+        ProviderKind::Anthropic => (provider.value.default_base_url(), ANTHROPIC_DEFAULT_MODEL),
     };
     Ok(Endpoint {
         base_url: or_default(explicit_base_url, default_url.to_owned()),
