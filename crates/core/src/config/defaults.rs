@@ -9,8 +9,6 @@ pub const DEEPSEEK_BASE_URL: &str = "https://api.deepseek.com/v1";
 pub const DEEPSEEK_DEFAULT_MODEL: &str = "deepseek-chat";
 /// The model used with Anthropic when none is configured.
 pub const ANTHROPIC_DEFAULT_MODEL: &str = "claude-sonnet-4-5";
-/// Anthropic requires an output limit; this one is used when none is configured.
-pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 8192;
 /// The context window of a model missing from the table.
 pub const DEFAULT_CONTEXT_WINDOW_TOKENS: u64 = 128_000;
 

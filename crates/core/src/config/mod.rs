@@ -20,9 +20,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use defaults::{
-    ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL,
-    DEEPSEEK_DEFAULT_MODEL, DEFAULT_CONTEXT_WINDOW_TOKENS, OPENAI_DEFAULT_MODEL,
-    context_window_for_model,
+    ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL,
+    DEFAULT_CONTEXT_WINDOW_TOKENS, OPENAI_DEFAULT_MODEL, context_window_for_model,
 };
 pub use error::ConfigError;
 pub use project::{ProjectRoot, find_project_root};
@@ -135,7 +134,8 @@ pub struct Config {
     pub api_key_env: Option<String>,
     /// Sampling temperature; `None` leaves it to the provider.
     pub temperature: Option<f32>,
-    /// The output token limit; `None` leaves it to the provider.
+    /// The output token limit; `None` leaves it to the model client, which sends the model's
+    /// default where the API requires one (Anthropic).
     pub max_tokens: Option<u32>,
     /// Anthropic extended thinking: the tokens the model may think for; `None` is off.
     pub thinking_budget_tokens: Option<u32>,

@@ -10,8 +10,8 @@ use rein_tools::context::{
 };
 
 use super::defaults::{
-    ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL,
-    DEEPSEEK_DEFAULT_MODEL, OPENAI_DEFAULT_MODEL, context_window_for_model,
+    ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, OPENAI_DEFAULT_MODEL,
+    context_window_for_model,
 };
 use super::dotenv::Env;
 use super::file::read_layer;
@@ -53,20 +53,14 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     stacked.stack(from_flags);
     let endpoint = resolve_endpoint(&stacked, base_urls, flag_key, &env)?;
 
-    let max_tokens = stacked
-        .max_tokens
-        .or_else(|| match endpoint.provider.value {
-            ProviderKind::Anthropic => {
-                Some(Sourced::new(ANTHROPIC_DEFAULT_MAX_TOKENS, Source::Default))
-            }
-            ProviderKind::OpenAi => None,
-        });
-    // Only Anthropic thinks within `max_tokens`; other providers ignore the budget.
-    let thinking_budget = match endpoint.provider.value {
-        ProviderKind::Anthropic => stacked.thinking_budget.as_ref(),
-        ProviderKind::OpenAi => None,
-    };
-    let max_tokens = with_room_for_thinking(max_tokens, thinking_budget)?;
+    // Only Anthropic thinks within `max_tokens`; other providers ignore the budget. An unset
+    // limit stays unset: the client knows each model's default and makes room for thinking.
+    if endpoint.provider.value == ProviderKind::Anthropic {
+        check_room_for_thinking(
+            stacked.max_tokens.as_ref(),
+            stacked.thinking_budget.as_ref(),
+        )?;
+    }
     let context_window = or_default(
         stacked.context_window,
         context_window_for_model(&endpoint.model.value),
@@ -108,7 +102,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         ),
         (
             Setting::MaxTokens,
-            source(max_tokens.as_ref().map(|s| &s.source)),
+            source(stacked.max_tokens.as_ref().map(|s| &s.source)),
         ),
         (Setting::ContextWindow, context_window.source),
         (Setting::MaxRounds, max_rounds.source),
@@ -140,7 +134,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         api_key: endpoint.key.map(|(key, _)| key),
         api_key_env: stacked.api_key_env.map(|s| s.value),
         temperature: stacked.temperature.map(|s| s.value),
-        max_tokens: max_tokens.map(|s| s.value),
+        max_tokens: stacked.max_tokens.map(|s| s.value),
         thinking_budget_tokens: stacked.thinking_budget.map(|s| s.value),
         context_window_tokens: context_window.value,
         max_rounds: max_rounds.value,
@@ -164,34 +158,24 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     })
 }
 
-/// The output limit with a thinking budget: Anthropic counts thinking in `max_tokens`, which
-/// must exceed the budget. A default limit grows to leave the usual room for the answer; a
-/// configured one that leaves none is an error naming both settings.
-fn with_room_for_thinking(
-    max_tokens: Option<Sourced<u32>>,
+/// Anthropic counts thinking within `max_tokens`, which must exceed the budget: a configured
+/// limit that leaves no room for the answer is an error naming both settings.
+fn check_room_for_thinking(
+    max_tokens: Option<&Sourced<u32>>,
     budget: Option<&Sourced<u32>>,
-) -> Result<Option<Sourced<u32>>, ConfigError> {
-    let (Some(max), Some(budget)) = (&max_tokens, budget) else {
-        return Ok(max_tokens);
-    };
-    if max.value > budget.value {
-        return Ok(max_tokens);
+) -> Result<(), ConfigError> {
+    match (max_tokens, budget) {
+        (Some(max), Some(budget)) if max.value <= budget.value => Err(ConfigError::InvalidValue {
+            key: Setting::MaxTokens.key().to_owned(),
+            origin: max.source.to_string(),
+            reason: format!(
+                "{} leaves no room for the answer: it must be more than thinking_budget \
+                     ({}, from {}), which it includes",
+                max.value, budget.value, budget.source
+            ),
+        }),
+        _ => Ok(()),
     }
-    if max.source == Source::Default {
-        return Ok(Some(Sourced::new(
-            budget.value.saturating_add(max.value),
-            Source::Default,
-        )));
-    }
-    Err(ConfigError::InvalidValue {
-        key: Setting::MaxTokens.key().to_owned(),
-        origin: max.source.to_string(),
-        reason: format!(
-            "{} leaves no room for the answer: it must be more than thinking_budget ({}, from \
-             {}), which it includes",
-            max.value, budget.value, budget.source
-        ),
-    })
 }
 
 fn or_default<T>(value: Option<Sourced<T>>, default: T) -> Sourced<T> {
