@@ -233,7 +233,7 @@ fn resolve_endpoint(
     };
     let key = find_key(provider.value, stacked.api_key_env.as_ref(), flag_key, env);
     let openai_base_url = match provider.value {
-        ProviderKind::OpenAi => env_base_url(env, OPENAI_BASE_URL_VAR)?,
+        ProviderKind::OpenAi => checked_base_url(env.get(OPENAI_BASE_URL_VAR))?,
         ProviderKind::Anthropic => None,
     };
     let explicit_base_url = base_urls
@@ -263,22 +263,22 @@ fn resolve_endpoint(
 
 const OPENAI_BASE_URL_VAR: &str = "OPENAI_BASE_URL";
 
-/// `REIN_MODEL`, `REIN_PROVIDER`, `REIN_BASE_URL`, `SSL_CERT_FILE`, and the variables of
-/// the numeric settings that have one (`REIN_THINKING_BUDGET`, `REIN_*_TIMEOUT_SECS`).
+/// The settings that have a variable ([`Setting::env_var`]): `REIN_MODEL`, `REIN_PROVIDER`,
+/// `REIN_BASE_URL`, `SSL_CERT_FILE`, `REIN_THINKING_BUDGET`, `REIN_*_TIMEOUT_SECS`.
 fn env_layer(env: &Env<'_>) -> Result<Layer, ConfigError> {
     let mut layer = Layer::default();
-    if let Some(model) = env.get("REIN_MODEL") {
+    if let Some(model) = env_value(env, Setting::Model) {
         let value = check_model(&model.value).map_err(|reason| invalid(&model, reason))?;
         layer.model = Some(Sourced::new(value, model.source));
     }
-    if let Some(provider) = env.get("REIN_PROVIDER") {
+    if let Some(provider) = env_value(env, Setting::Provider) {
         let value = provider
             .value
             .parse()
             .map_err(|e: rein_llm::UnknownProvider| invalid(&provider, e.to_string()))?;
         layer.provider = Some(Sourced::new(value, provider.source));
     }
-    layer.base_url = env_base_url(env, "REIN_BASE_URL")?;
+    layer.base_url = checked_base_url(env_value(env, Setting::BaseUrl))?;
     layer.thinking_budget = env_number(env, Setting::ThinkingBudget, "tokens", |n| {
         check_thinking_budget(n)
     })?;
@@ -296,8 +296,9 @@ fn env_layer(env: &Env<'_>) -> Result<Layer, ConfigError> {
             *slot = value;
         }
     }
-    // The variable OpenSSL and most HTTP clients read for extra trusted certificates.
-    if let Some(file) = env.get("SSL_CERT_FILE") {
+    // `SSL_CERT_FILE`: the variable OpenSSL and most HTTP clients read for extra trusted
+    // certificates.
+    if let Some(file) = env_value(env, Setting::CaFile) {
         layer.ca_file = Some(Sourced::new(PathBuf::from(file.value), file.source));
     }
     Ok(layer)
@@ -310,10 +311,7 @@ fn env_number<T>(
     unit: &str,
     check: impl Fn(i64) -> Result<T, String>,
 ) -> Result<Option<Sourced<T>>, ConfigError> {
-    let Some(var) = setting.env_var() else {
-        return Ok(None);
-    };
-    let Some(raw) = env.get(var) else {
+    let Some(raw) = env_value(env, setting) else {
         return Ok(None);
     };
     let value = raw
@@ -326,8 +324,14 @@ fn env_number<T>(
     Ok(Some(Sourced::new(value, raw.source)))
 }
 
-fn env_base_url(env: &Env<'_>, var: &str) -> Result<Option<Sourced<String>>, ConfigError> {
-    let Some(url) = env.get(var) else {
+/// The value of `setting`'s environment variable, for a setting that has one.
+fn env_value(env: &Env<'_>, setting: Setting) -> Option<Sourced<String>> {
+    env.get(setting.env_var()?)
+}
+
+/// A base URL from a variable, checked.
+fn checked_base_url(url: Option<Sourced<String>>) -> Result<Option<Sourced<String>>, ConfigError> {
+    let Some(url) = url else {
         return Ok(None);
     };
     let value = check_base_url(&url.value).map_err(|reason| invalid(&url, reason))?;
