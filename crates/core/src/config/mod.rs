@@ -11,6 +11,8 @@ mod error;
 mod file;
 mod layer;
 mod project;
+#[cfg(test)]
+mod reference_tests;
 mod resolve;
 mod setting;
 

@@ -208,40 +208,4 @@ mod tests {
         }
         assert_eq!(Setting::from_file_key("api_key"), None);
     }
-
-    /// The settings table of `docs/config.md`: one row per file key, naming exactly the
-    /// variables and flags rein reads, so the reference cannot promise a flag that is not there.
-    #[test]
-    fn the_reference_lists_every_setting_with_its_real_variable_and_flag() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/config.md");
-        let text = std::fs::read_to_string(&path).unwrap();
-        let rows: Vec<Vec<&str>> = text
-            .lines()
-            .filter(|line| line.starts_with("| `"))
-            .map(|line| line.split('|').map(str::trim).collect())
-            .collect();
-        for setting in Setting::FILE_KEYS {
-            let key = format!("`{}`", setting.key());
-            let row = rows
-                .iter()
-                .find(|row| row[1] == key)
-                .unwrap_or_else(|| panic!("{key} is missing from docs/config.md"));
-            let (env, flag) = (row[4], row[5]);
-            match setting.env_var() {
-                Some(var) => assert!(env.contains(&format!("`{var}`")), "{key}: {env}"),
-                None => assert_eq!(env, "", "{key}"),
-            }
-            match setting.flag() {
-                Some(name) => assert!(flag.contains(&format!("`{name}`")), "{key}: {flag}"),
-                None => assert_eq!(flag, "", "{key}"),
-            }
-        }
-        for row in &rows {
-            let key = row[1].trim_matches('`');
-            assert!(
-                Setting::from_file_key(key).is_some(),
-                "{key} is not a setting"
-            );
-        }
-    }
 }
