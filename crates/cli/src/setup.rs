@@ -133,7 +133,6 @@ fn overrides_from(args: &Args) -> Overrides {
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone().map(ApiKey::new),
         max_rounds: args.max_rounds,
-        ..Overrides::default()
     }
 }
 
@@ -168,4 +167,58 @@ fn resume(
         }
         _ => SetupError::Runtime(e.to_string()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+    use rein_core::config::Setting;
+
+    use super::*;
+
+    #[test]
+    fn every_flag_the_config_names_is_one_rein_has() {
+        let longs: Vec<String> = Args::command()
+            .get_arguments()
+            .filter_map(|arg| arg.get_long())
+            .map(|long| format!("--{long}"))
+            .collect();
+        let named: Vec<&str> = Setting::FILE_KEYS
+            .into_iter()
+            .chain([Setting::ApiKey])
+            .filter_map(Setting::flag)
+            .collect();
+        assert!(!named.is_empty());
+        for flag in named {
+            assert!(longs.iter().any(|long| long == flag), "{flag} is no flag");
+        }
+    }
+
+    #[test]
+    fn every_setting_flag_reaches_the_overrides() {
+        let args = Args::try_parse_from([
+            "rein",
+            "-m",
+            "qwen",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            "http://127.0.0.1:1/v1",
+            "--api-key",
+            "k",
+            "--max-rounds",
+            "7",
+        ])
+        .unwrap();
+        assert_eq!(
+            overrides_from(&args),
+            Overrides {
+                model: Some("qwen".into()),
+                provider: Some(config::ProviderKind::Anthropic),
+                base_url: Some("http://127.0.0.1:1/v1".into()),
+                api_key: Some(ApiKey::new("k")),
+                max_rounds: Some(7),
+            }
+        );
+    }
 }

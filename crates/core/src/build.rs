@@ -122,6 +122,7 @@ impl AgentBuilder {
         builder.settings.max_tokens = config.max_tokens;
         builder.settings.max_rounds = config.max_rounds;
         builder.tool_config.output_budget_chars = config.tool_output_budget_chars;
+        builder.tool_config.offload_max_bytes = config.tool_output_file_max_bytes;
         builder.tool_config.bash_default_timeout = config.bash_default_timeout;
         builder.tool_config.home_dir = home_dir.map(Path::to_path_buf);
         builder.rein_home = Some(config.rein_home.clone());

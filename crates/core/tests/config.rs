@@ -98,6 +98,7 @@ fn with_nothing_configured_the_defaults_apply() {
     assert_eq!(config.max_rounds, 50);
     assert_eq!(config.retries, 4);
     assert_eq!(config.tool_output_budget_chars, 30_000);
+    assert_eq!(config.tool_output_file_max_bytes, 64 * 1024 * 1024);
     assert_eq!(config.bash_default_timeout, Duration::from_secs(120));
     assert!(config.is_git_repo);
     assert!(config.files.is_empty() && config.dotenv_file.is_none());
@@ -146,13 +147,12 @@ fn each_layer_overrides_the_one_before_and_flags_come_last() {
     fx.flags = Overrides {
         model: Some("from-flag".into()),
         max_rounds: Some(3),
-        bash_default_timeout: Some(Duration::from_secs(9)),
         ..Overrides::default()
     };
     let config = fx.load();
     assert_eq!(config.model, "from-flag");
+    assert_eq!(config.source(Setting::Model), &Source::Flag("--model"));
     assert_eq!(config.max_rounds, 3);
-    assert_eq!(config.bash_default_timeout, Duration::from_secs(9));
     assert_eq!(
         config.source(Setting::MaxRounds),
         &Source::Flag("--max-rounds")
@@ -324,7 +324,8 @@ fn api_keys_are_taken_in_the_documented_order() {
     assert_eq!(config.api_key(), Some("anthropic"));
     assert_eq!(config.model, "claude-sonnet-4-5");
     assert_eq!(config.base_url, "https://api.anthropic.com");
-    assert_eq!(config.max_tokens, Some(8192));
+    // Left to the client, which sends the model's own default (see model_client.rs).
+    assert_eq!(config.max_tokens, None);
     assert_eq!(config.context_window_tokens, 200_000);
 
     // For Anthropic, REIN_API_KEY still comes first.
@@ -428,8 +429,34 @@ fn openai_base_url_applies_to_openai_only_and_yields_to_rein_base_url() {
 }
 
 #[test]
+fn base_urls_are_read_by_host_so_look_alikes_do_not_pass_for_deepseek_or_anthropic() {
+    let fx = Fixture::new();
+    fx.user_file("base_url = \"https://API.DeepSeek.com/v1/\"\n");
+    let config = fx.load();
+    assert_eq!(config.base_url, "https://api.deepseek.com/v1");
+    assert_eq!(config.model, "deepseek-chat");
+
+    for look_alike in [
+        "https://api.deepseek.com.evil.example/v1",
+        // Credentials before the host: the request goes to 127.0.0.1.
+        "http://api.deepseek.com@127.0.0.1:8080/v1",
+        "http://api.anthropic.com@127.0.0.1:8080/v1",
+    ] {
+        fx.user_file(&format!("base_url = \"{look_alike}\"\n"));
+        let config = fx.load();
+        assert_eq!(
+            (config.provider, config.model.as_str()),
+            (ProviderKind::OpenAi, "gpt-4o"),
+            "{look_alike}"
+        );
+    }
+    fx.user_file("base_url = \"https://eu.api.anthropic.com\"\n");
+    assert_eq!(fx.load().provider, ProviderKind::Anthropic);
+}
+
+#[test]
 fn explicit_context_window_and_max_tokens_win_over_the_model_table() {
-    let mut fx = Fixture::new();
+    let fx = Fixture::new();
     fx.user_file("model = \"claude-sonnet-4-5\"\ncontext_window = 50000\nmax_tokens = 1000\n");
     let config = fx.load();
     assert_eq!(config.provider, ProviderKind::Anthropic);
@@ -437,8 +464,14 @@ fn explicit_context_window_and_max_tokens_win_over_the_model_table() {
         (config.context_window_tokens, config.max_tokens),
         (50_000, Some(1000))
     );
-    fx.flags.max_tokens = Some(0);
-    assert!(fx.error().contains("--max-tokens"), "{}", fx.error());
+    let file = fx.project_file("max_tokens = 0\n");
+    assert_eq!(
+        fx.error(),
+        format!(
+            "invalid value for \"max_tokens\" in {} (line 1): 0 is less than 1",
+            file.display()
+        )
+    );
 }
 
 #[test]
@@ -487,3 +520,7 @@ fn ca_file_comes_from_a_file_relative_to_it_or_from_ssl_cert_file() {
 /// The settings of the model client: the key's origin, thinking, time limits.
 #[path = "config/model_client.rs"]
 mod model_client;
+
+/// The settings of the tools: output budget, saved-output cap, bash timeout.
+#[path = "config/tools.rs"]
+mod tools;

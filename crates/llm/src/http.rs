@@ -10,7 +10,7 @@ use reqwest::header::HeaderMap;
 
 use crate::classify::classify_http;
 use crate::driver::ByteStream;
-use crate::network::is_loopback_url;
+use crate::url::is_loopback_url;
 use crate::{ConfigError, LlmError, NetworkConfig};
 
 /// How much of an error response's body is read for its message.

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::url::is_on_domain;
+
 /// The two wire formats rein speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -15,7 +17,8 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    /// The endpoint used when no base URL is configured.
+    /// The provider's own public endpoint, used when no base URL is configured (for
+    /// Anthropic the host: the client appends `/v1/messages`).
     pub fn default_base_url(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "https://api.openai.com/v1",
@@ -59,28 +62,12 @@ impl FromStr for ProviderKind {
 /// URL on anthropic.com, means Anthropic; anything else is OpenAI-compatible.
 pub fn infer_provider(model: &str, base_url: Option<&str>) -> ProviderKind {
     let claude_model = model.trim().to_ascii_lowercase().starts_with("claude");
-    let anthropic_host = base_url.is_some_and(|url| {
-        let host = url_host(url);
-        host == "anthropic.com" || host.ends_with(".anthropic.com")
-    });
+    let anthropic_host = base_url.is_some_and(|url| is_on_domain(url, "anthropic.com"));
     if claude_model || anthropic_host {
         ProviderKind::Anthropic
     } else {
         ProviderKind::OpenAi
     }
-}
-
-/// The lower-cased host of a URL, without scheme, credentials, port or path.
-fn url_host(url: &str) -> String {
-    let rest = url.trim().split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if host_port.starts_with('[') {
-        host_port.split(']').next().unwrap_or_default()
-    } else {
-        host_port.split(':').next().unwrap_or_default()
-    };
-    host.trim_end_matches('.').to_ascii_lowercase()
 }
 
 #[cfg(test)]

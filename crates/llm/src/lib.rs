@@ -29,6 +29,7 @@ mod serde_util;
 pub mod sse;
 mod tls;
 mod toolspec;
+mod url;
 
 pub use anthropic::AnthropicProvider;
 pub use assemble::{AssembledResponse, Assembler, UNNAMED_TOOL, parse_arguments};
@@ -42,11 +43,11 @@ pub use message::{Message, Part, Role, ToolArguments, ToolCall, ToolResult};
 pub use network::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_LOCAL_FIRST_BYTE_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, NetworkConfig, WAITING_NOTICE_INTERVAL,
-    is_loopback_url,
 };
 pub use openai::OpenAiProvider;
 pub use pricing::{Price, cost_usd, price_for};
 pub use provider::{EventStream, Provider, Request, ToolSpec};
 pub use replay::{CassetteError, RecordingProvider, ReplayProvider};
-pub use retry::RetryPolicy;
+pub use retry::{DEFAULT_MAX_RETRIES, RetryPolicy};
 pub use toolspec::{tool_to_wire, tools_to_wire};
+pub use url::{BaseUrlError, is_loopback_url, is_on_domain, normalize_base_url, url_host};

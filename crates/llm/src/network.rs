@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::url::is_loopback_url;
+
 /// How long to wait for a TCP (and TLS) connection to be made.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a remote server may take to send the first byte of its response.
@@ -67,24 +69,6 @@ impl NetworkConfig {
         } else {
             DEFAULT_FIRST_BYTE_TIMEOUT
         })
-    }
-}
-
-/// Whether `url` points at this machine: `localhost`, `127.0.0.0/8` or `::1`.
-pub fn is_loopback_url(url: &str) -> bool {
-    let Ok(parsed) = reqwest::Url::parse(url.trim()) else {
-        return false;
-    };
-    let Some(host) = parsed.host_str() else {
-        return false;
-    };
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    match bare.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip.is_loopback(),
-        Err(_) => {
-            let name = bare.trim_end_matches('.').to_ascii_lowercase();
-            name == "localhost" || name.ends_with(".localhost")
-        }
     }
 }
 
@@ -160,27 +144,6 @@ mod tests {
             set.first_byte_timeout_for("http://localhost:8080"),
             Duration::from_secs(7)
         );
-    }
-
-    #[test]
-    fn loopback_urls_are_recognised() {
-        for local in [
-            "http://localhost:11434/v1",
-            "http://LOCALHOST.:1",
-            "http://127.0.0.1:8080/v1",
-            "http://127.1.2.3",
-            "http://[::1]:8080/v1",
-        ] {
-            assert!(is_loopback_url(local), "{local}");
-        }
-        for remote in [
-            "https://api.openai.com/v1",
-            "https://localhost.evil.com/v1",
-            "http://10.0.0.1:8080",
-            "not a url",
-        ] {
-            assert!(!is_loopback_url(remote), "{remote}");
-        }
     }
 
     #[test]

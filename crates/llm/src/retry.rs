@@ -4,6 +4,10 @@ use std::time::Duration;
 
 use crate::LlmError;
 
+/// How many times a failed model call is retried when nothing else is configured (so five
+/// attempts in all).
+pub const DEFAULT_MAX_RETRIES: u32 = 4;
+
 /// Exponential backoff with jitter, honouring the server's own "retry after".
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
@@ -23,7 +27,7 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> Self {
         Self {
-            max_retries: 4,
+            max_retries: DEFAULT_MAX_RETRIES,
             base_delay: Duration::from_millis(500),
             factor: 2.0,
             max_delay: Duration::from_secs(30),

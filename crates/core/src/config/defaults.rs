@@ -1,33 +1,16 @@
-//! Built-in defaults, documented in `docs/config.md`.
+//! Built-in defaults, documented in `docs/config.md`. The providers' own endpoints are
+//! rein-llm's ([`rein_llm::ProviderKind::default_base_url`]).
 
-use std::time::Duration;
-
-/// OpenAI's API, the default endpoint.
-pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// The model used with OpenAI when none is configured.
 pub const OPENAI_DEFAULT_MODEL: &str = "gpt-4o";
 /// DeepSeek's API, used when the key comes from `DEEPSEEK_API_KEY`.
 pub const DEEPSEEK_BASE_URL: &str = "https://api.deepseek.com/v1";
 /// The model used with DeepSeek when none is configured.
 pub const DEEPSEEK_DEFAULT_MODEL: &str = "deepseek-chat";
-/// Anthropic's API (the client appends `/v1/messages`).
-pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 /// The model used with Anthropic when none is configured.
 pub const ANTHROPIC_DEFAULT_MODEL: &str = "claude-sonnet-4-5";
-/// Anthropic requires an output limit; this one is used when none is configured.
-pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 8192;
 /// The context window of a model missing from the table.
 pub const DEFAULT_CONTEXT_WINDOW_TOKENS: u64 = 128_000;
-/// Model calls per request before rein stops.
-pub const DEFAULT_MAX_ROUNDS: u32 = 50;
-/// Retries of a transient API failure.
-pub const DEFAULT_RETRIES: u32 = 4;
-/// Tool results above this many characters are offloaded to a file.
-pub const DEFAULT_TOOL_OUTPUT_BUDGET_CHARS: usize = 30_000;
-/// How long a bash command may run when the model does not say.
-pub const BASH_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-/// The longest bash timeout the tool accepts.
-pub(crate) const BASH_MAX_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Context windows by model-name prefix; the longest matching prefix wins.
 const CONTEXT_WINDOWS_TOKENS: &[(&str, u64)] = &[

@@ -10,7 +10,7 @@ use toml::{Spanned, Value};
 
 use super::layer::{
     Layer, Sourced, check_api_key_env, check_base_url, check_bash_timeout, check_model,
-    check_network_timeout, check_temperature, check_thinking_budget,
+    check_network_timeout, check_temperature, check_thinking_budget, check_tool_output_file_max,
 };
 use super::{ConfigError, Setting, Source};
 
@@ -107,6 +107,10 @@ fn set(layer: &mut Layer, setting: Setting, value: &Value, source: Source) -> Re
         }
         Setting::ToolOutputBudget => {
             layer.tool_output_budget = Some(Sourced::new(positive(value)?, source));
+        }
+        Setting::ToolOutputFileMax => {
+            let bytes = check_tool_output_file_max(integer(value)?)?;
+            layer.tool_output_file_max = Some(Sourced::new(bytes, source));
         }
         Setting::BashTimeout => {
             let secs: u64 = positive(value)?;
@@ -230,9 +234,11 @@ mod tests {
         let layer = parse(
             "model = \"m\"\nprovider = \"anthropic\"\nbase_url = \"http://127.0.0.1:1/v1\"\n\
              api_key_env = \"K\"\ntemperature = 1\nmax_tokens = 10\ncontext_window = 20\n\
-             max_rounds = 3\nretries = 0\ntool_output_budget_chars = 100\nbash_timeout_secs = 5\n",
+             max_rounds = 3\nretries = 0\ntool_output_budget_chars = 100\nbash_timeout_secs = 5\n\
+             tool_output_file_max_bytes = 2097152\n",
         )
         .unwrap();
+        assert_eq!(layer.tool_output_file_max.unwrap().value, 2 * 1024 * 1024);
         assert_eq!(layer.model.unwrap().value, "m");
         assert_eq!(layer.temperature.unwrap().value, 1.0);
         assert_eq!(layer.retries.unwrap().value, 0);
@@ -274,6 +280,14 @@ mod tests {
         assert!(err.contains("unknown provider"), "{err}");
         let err = parse("bash_timeout_secs = 601").unwrap_err().to_string();
         assert!(err.contains("1 to 600"), "{err}");
+        let err = parse("tool_output_file_max_bytes = 1000")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid value for \"tool_output_file_max_bytes\" in /p/config.toml (line 1): \
+             1000 is less than 1048576 bytes (1 MiB), the smallest file size rein accepts"
+        );
     }
 
     #[test]

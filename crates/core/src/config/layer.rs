@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::defaults::BASH_MAX_TIMEOUT;
+use rein_tools::bash::BASH_MAX_TIMEOUT;
+
+use super::setting::known_flag;
 use super::{ApiKey, ConfigError, Overrides, ProviderKind, Setting, Source};
 
 /// A value and where it came from.
@@ -33,6 +35,7 @@ pub(crate) struct Layer {
     pub(crate) max_rounds: Option<Sourced<u32>>,
     pub(crate) retries: Option<Sourced<u32>>,
     pub(crate) tool_output_budget: Option<Sourced<usize>>,
+    pub(crate) tool_output_file_max: Option<Sourced<u64>>,
     pub(crate) bash_timeout: Option<Sourced<Duration>>,
     pub(crate) ca_file: Option<Sourced<PathBuf>>,
     pub(crate) thinking_budget: Option<Sourced<u32>>,
@@ -56,6 +59,7 @@ impl Layer {
             max_rounds,
             retries,
             tool_output_budget,
+            tool_output_file_max,
             bash_timeout,
             ca_file,
             thinking_budget,
@@ -79,6 +83,7 @@ impl Layer {
         over(&mut self.max_rounds, max_rounds);
         over(&mut self.retries, retries);
         over(&mut self.tool_output_budget, tool_output_budget);
+        over(&mut self.tool_output_file_max, tool_output_file_max);
         over(&mut self.bash_timeout, bash_timeout);
         over(&mut self.ca_file, ca_file);
         over(&mut self.thinking_budget, thinking_budget);
@@ -109,6 +114,7 @@ impl Layer {
             | Setting::MaxRounds
             | Setting::Retries
             | Setting::ToolOutputBudget
+            | Setting::ToolOutputFileMax
             | Setting::BashTimeout
             | Setting::CaFile
             | Setting::ThinkingBudget => None,
@@ -119,77 +125,40 @@ impl Layer {
     pub(crate) fn from_overrides(
         flags: &Overrides,
     ) -> Result<(Layer, Option<ApiKey>), ConfigError> {
-        let flag = |setting: Setting| Source::Flag(setting.flag());
-        let invalid = |setting: Setting| {
+        // Looked up when rein is compiled: `Overrides` holds only settings with a flag.
+        const MODEL: &str = known_flag(Setting::Model);
+        const PROVIDER: &str = known_flag(Setting::Provider);
+        const BASE_URL: &str = known_flag(Setting::BaseUrl);
+        const MAX_ROUNDS: &str = known_flag(Setting::MaxRounds);
+        const API_KEY: &str = known_flag(Setting::ApiKey);
+        let invalid = |setting: Setting, flag: &'static str| {
             move |reason: String| ConfigError::InvalidValue {
                 key: setting.key().to_owned(),
-                origin: flag(setting).to_string(),
+                origin: Source::Flag(flag).to_string(),
                 reason,
             }
         };
         let mut layer = Layer::default();
         if let Some(model) = &flags.model {
-            let model = check_model(model).map_err(invalid(Setting::Model))?;
-            layer.model = Some(Sourced::new(model, flag(Setting::Model)));
+            let model = check_model(model).map_err(invalid(Setting::Model, MODEL))?;
+            layer.model = Some(Sourced::new(model, Source::Flag(MODEL)));
         }
         if let Some(provider) = flags.provider {
-            layer.provider = Some(Sourced::new(provider, flag(Setting::Provider)));
+            layer.provider = Some(Sourced::new(provider, Source::Flag(PROVIDER)));
         }
         if let Some(url) = &flags.base_url {
-            let url = check_base_url(url).map_err(invalid(Setting::BaseUrl))?;
-            layer.base_url = Some(Sourced::new(url, flag(Setting::BaseUrl)));
-        }
-        if let Some(var) = &flags.api_key_env {
-            let var = check_api_key_env(var).map_err(invalid(Setting::ApiKeyEnv))?;
-            layer.api_key_env = Some(Sourced::new(var, flag(Setting::ApiKeyEnv)));
-        }
-        if let Some(value) = flags.temperature {
-            let value =
-                check_temperature(f64::from(value)).map_err(invalid(Setting::Temperature))?;
-            layer.temperature = Some(Sourced::new(value, flag(Setting::Temperature)));
-        }
-        if let Some(value) = flags.max_tokens {
-            at_least(u64::from(value), 1).map_err(invalid(Setting::MaxTokens))?;
-            layer.max_tokens = Some(Sourced::new(value, flag(Setting::MaxTokens)));
-        }
-        if let Some(value) = flags.context_window_tokens {
-            at_least(value, 1).map_err(invalid(Setting::ContextWindow))?;
-            layer.context_window = Some(Sourced::new(value, flag(Setting::ContextWindow)));
+            let url = check_base_url(url).map_err(invalid(Setting::BaseUrl, BASE_URL))?;
+            layer.base_url = Some(Sourced::new(url, Source::Flag(BASE_URL)));
         }
         if let Some(value) = flags.max_rounds {
-            at_least(u64::from(value), 1).map_err(invalid(Setting::MaxRounds))?;
-            layer.max_rounds = Some(Sourced::new(value, flag(Setting::MaxRounds)));
-        }
-        if let Some(value) = flags.retries {
-            layer.retries = Some(Sourced::new(value, flag(Setting::Retries)));
-        }
-        if let Some(value) = flags.tool_output_budget_chars {
-            at_least(value as u64, 1).map_err(invalid(Setting::ToolOutputBudget))?;
-            layer.tool_output_budget = Some(Sourced::new(value, flag(Setting::ToolOutputBudget)));
-        }
-        if let Some(value) = flags.bash_default_timeout {
-            let value = check_bash_timeout(value).map_err(invalid(Setting::BashTimeout))?;
-            layer.bash_timeout = Some(Sourced::new(value, flag(Setting::BashTimeout)));
-        }
-        if let Some(value) = flags.thinking_budget_tokens {
-            let value = check_thinking_budget(i64::from(value))
-                .map_err(invalid(Setting::ThinkingBudget))?;
-            layer.thinking_budget = Some(Sourced::new(value, flag(Setting::ThinkingBudget)));
-        }
-        for (setting, value) in [
-            (Setting::ConnectTimeout, flags.connect_timeout),
-            (Setting::FirstByteTimeout, flags.first_byte_timeout),
-            (Setting::StreamIdleTimeout, flags.stream_idle_timeout),
-            (Setting::RequestTimeout, flags.request_timeout),
-        ] {
-            if let (Some(value), Some(slot)) = (value, layer.timeout_mut(setting)) {
-                let value = check_network_timeout(value).map_err(invalid(setting))?;
-                *slot = Some(Sourced::new(value, flag(setting)));
-            }
+            at_least(u64::from(value), 1).map_err(invalid(Setting::MaxRounds, MAX_ROUNDS))?;
+            layer.max_rounds = Some(Sourced::new(value, Source::Flag(MAX_ROUNDS)));
         }
         let key = match &flags.api_key {
             Some(key) if key.expose().trim().is_empty() => {
-                return Err(invalid(Setting::ApiKey)("the key is empty".to_owned()));
+                return Err(invalid(Setting::ApiKey, API_KEY)(
+                    "the key is empty".to_owned(),
+                ));
             }
             other => other.clone(),
         };
@@ -205,17 +174,9 @@ pub(crate) fn check_model(model: &str) -> Result<String, String> {
     Ok(model.to_owned())
 }
 
+/// A base URL checked and normalised by rein-llm, which reads it with a URL parser.
 pub(crate) fn check_base_url(url: &str) -> Result<String, String> {
-    let url = url.trim();
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"));
-    match rest {
-        Some(host) if !host.is_empty() && !url.contains(char::is_whitespace) => {
-            Ok(url.trim_end_matches('/').to_owned())
-        }
-        _ => Err(format!("\"{url}\" is not an http:// or https:// URL")),
-    }
+    rein_llm::normalize_base_url(url).map_err(|err| err.to_string())
 }
 
 pub(crate) fn check_api_key_env(var: &str) -> Result<String, String> {
@@ -248,6 +209,20 @@ pub(crate) fn check_bash_timeout(value: Duration) -> Result<Duration, String> {
         ))
     } else {
         Ok(value)
+    }
+}
+
+/// The smallest cap accepted for a saved tool output, in bytes (1 MiB): below it, ordinary
+/// outputs would be cut in the very file meant to keep them whole.
+pub(crate) const TOOL_OUTPUT_FILE_MIN_BYTES: u64 = 1024 * 1024;
+
+pub(crate) fn check_tool_output_file_max(value: i64) -> Result<u64, String> {
+    match u64::try_from(value) {
+        Ok(bytes) if bytes >= TOOL_OUTPUT_FILE_MIN_BYTES => Ok(bytes),
+        _ => Err(format!(
+            "{value} is less than {TOOL_OUTPUT_FILE_MIN_BYTES} bytes (1 MiB), the smallest \
+             file size rein accepts"
+        )),
     }
 }
 
@@ -297,10 +272,9 @@ mod tests {
             check_base_url("http://127.0.0.1:11434/v1/").unwrap(),
             "http://127.0.0.1:11434/v1"
         );
-        assert!(
-            check_base_url("api.openai.com")
-                .unwrap_err()
-                .contains("http")
+        assert_eq!(
+            check_base_url("localhost:8080").unwrap_err(),
+            "\"localhost:8080\" is not an http:// or https:// URL"
         );
         assert!(check_base_url("https://").is_err());
     }
@@ -314,7 +288,7 @@ mod tests {
     }
 
     #[test]
-    fn flags_are_validated_like_files() {
+    fn flags_are_validated_like_files_and_named_in_errors() {
         let flags = Overrides {
             max_rounds: Some(0),
             ..Overrides::default()
@@ -325,16 +299,17 @@ mod tests {
             "invalid value for \"max_rounds\" in flag --max-rounds: 0 is less than 1"
         );
         let flags = Overrides {
-            temperature: Some(3.5),
+            base_url: Some("localhost:8080".into()),
             ..Overrides::default()
         };
         let err = Layer::from_overrides(&flags).unwrap_err().to_string();
-        assert!(err.contains("0 to 2"), "{err}");
+        assert!(err.contains("in flag --base-url: "), "{err}");
         let flags = Overrides {
-            bash_default_timeout: Some(Duration::ZERO),
+            api_key: Some(ApiKey::new(" ")),
             ..Overrides::default()
         };
-        assert!(Layer::from_overrides(&flags).is_err());
+        let err = Layer::from_overrides(&flags).unwrap_err().to_string();
+        assert!(err.contains("in flag --api-key: the key is empty"), "{err}");
     }
 
     #[test]

@@ -11,6 +11,8 @@ mod error;
 mod file;
 mod layer;
 mod project;
+#[cfg(test)]
+mod reference_tests;
 mod resolve;
 mod setting;
 
@@ -20,10 +22,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use defaults::{
-    ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL,
-    BASH_DEFAULT_TIMEOUT, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, DEFAULT_CONTEXT_WINDOW_TOKENS,
-    DEFAULT_MAX_ROUNDS, DEFAULT_RETRIES, DEFAULT_TOOL_OUTPUT_BUDGET_CHARS, OPENAI_BASE_URL,
-    OPENAI_DEFAULT_MODEL, context_window_for_model,
+    ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL,
+    DEFAULT_CONTEXT_WINDOW_TOKENS, OPENAI_DEFAULT_MODEL, context_window_for_model,
 };
 pub use error::ConfigError;
 pub use project::{ProjectRoot, find_project_root};
@@ -54,7 +54,8 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// Settings given on the command line; `None` means the flag was not given.
+/// Settings given on the command line: only those `rein` has a flag for (see
+/// [`Setting::flag`]); `None` means the flag was not given.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     /// `-m/--model`.
@@ -65,32 +66,8 @@ pub struct Overrides {
     pub base_url: Option<String>,
     /// `--api-key`: the key itself.
     pub api_key: Option<ApiKey>,
-    /// `--api-key-env`: the variable to read the key from.
-    pub api_key_env: Option<String>,
-    /// `--temperature`.
-    pub temperature: Option<f32>,
-    /// `--max-tokens`.
-    pub max_tokens: Option<u32>,
-    /// `--context-window`, in tokens.
-    pub context_window_tokens: Option<u64>,
     /// `--max-rounds N`.
     pub max_rounds: Option<u32>,
-    /// `--retries`.
-    pub retries: Option<u32>,
-    /// `--tool-output-budget`, in characters.
-    pub tool_output_budget_chars: Option<usize>,
-    /// `--bash-timeout`.
-    pub bash_default_timeout: Option<Duration>,
-    /// `--thinking-budget`, in tokens.
-    pub thinking_budget_tokens: Option<u32>,
-    /// `--connect-timeout`.
-    pub connect_timeout: Option<Duration>,
-    /// `--first-byte-timeout`.
-    pub first_byte_timeout: Option<Duration>,
-    /// `--stream-idle-timeout`.
-    pub stream_idle_timeout: Option<Duration>,
-    /// `--request-timeout`.
-    pub request_timeout: Option<Duration>,
 }
 
 impl Overrides {
@@ -159,7 +136,8 @@ pub struct Config {
     pub api_key_env: Option<String>,
     /// Sampling temperature; `None` leaves it to the provider.
     pub temperature: Option<f32>,
-    /// The output token limit; `None` leaves it to the provider.
+    /// The output token limit; `None` leaves it to the model client, which sends the model's
+    /// default where the API requires one (Anthropic).
     pub max_tokens: Option<u32>,
     /// Anthropic extended thinking: the tokens the model may think for; `None` is off.
     pub thinking_budget_tokens: Option<u32>,
@@ -171,6 +149,9 @@ pub struct Config {
     pub retries: u32,
     /// Tool results above this many characters are offloaded to a file.
     pub tool_output_budget_chars: usize,
+    /// The largest file one tool output is saved to, in bytes; past it the file is cut and
+    /// says so.
+    pub tool_output_file_max_bytes: u64,
     /// The bash timeout when the model gives none.
     pub bash_default_timeout: Duration,
     /// A PEM file of extra certificate authorities to trust besides the system's and the

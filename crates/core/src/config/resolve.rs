@@ -4,10 +4,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use rein_llm::DEFAULT_MAX_RETRIES;
+use rein_tools::context::{
+    BASH_DEFAULT_TIMEOUT, DEFAULT_OFFLOAD_MAX_BYTES, DEFAULT_OUTPUT_BUDGET_CHARS,
+};
+
 use super::defaults::{
-    ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL,
-    BASH_DEFAULT_TIMEOUT, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, DEFAULT_MAX_ROUNDS,
-    DEFAULT_RETRIES, DEFAULT_TOOL_OUTPUT_BUDGET_CHARS, OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL,
+    ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, OPENAI_DEFAULT_MODEL,
     context_window_for_model,
 };
 use super::dotenv::Env;
@@ -15,10 +18,12 @@ use super::file::read_layer;
 use super::layer::{
     Layer, Sourced, check_base_url, check_model, check_network_timeout, check_thinking_budget,
 };
+use super::setting::known_flag;
 use super::{
     ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Setting, Source, Timeouts,
     find_project_root,
 };
+use crate::agent::DEFAULT_MAX_ROUNDS;
 
 const REIN_API_KEY: &str = "REIN_API_KEY";
 const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
@@ -48,27 +53,22 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     stacked.stack(from_flags);
     let endpoint = resolve_endpoint(&stacked, base_urls, flag_key, &env)?;
 
-    let max_tokens = stacked
-        .max_tokens
-        .or_else(|| match endpoint.provider.value {
-            ProviderKind::Anthropic => {
-                Some(Sourced::new(ANTHROPIC_DEFAULT_MAX_TOKENS, Source::Default))
-            }
-            ProviderKind::OpenAi => None,
-        });
-    // Only Anthropic thinks within `max_tokens`; other providers ignore the budget.
-    let thinking_budget = match endpoint.provider.value {
-        ProviderKind::Anthropic => stacked.thinking_budget.as_ref(),
-        ProviderKind::OpenAi => None,
-    };
-    let max_tokens = with_room_for_thinking(max_tokens, thinking_budget)?;
+    // Only Anthropic thinks within `max_tokens`; other providers ignore the budget. An unset
+    // limit stays unset: the client knows each model's default and makes room for thinking.
+    if endpoint.provider.value == ProviderKind::Anthropic {
+        check_room_for_thinking(
+            stacked.max_tokens.as_ref(),
+            stacked.thinking_budget.as_ref(),
+        )?;
+    }
     let context_window = or_default(
         stacked.context_window,
         context_window_for_model(&endpoint.model.value),
     );
     let max_rounds = or_default(stacked.max_rounds, DEFAULT_MAX_ROUNDS);
-    let retries = or_default(stacked.retries, DEFAULT_RETRIES);
-    let budget = or_default(stacked.tool_output_budget, DEFAULT_TOOL_OUTPUT_BUDGET_CHARS);
+    let retries = or_default(stacked.retries, DEFAULT_MAX_RETRIES);
+    let budget = or_default(stacked.tool_output_budget, DEFAULT_OUTPUT_BUDGET_CHARS);
+    let file_max = or_default(stacked.tool_output_file_max, DEFAULT_OFFLOAD_MAX_BYTES);
     let bash_timeout = or_default(stacked.bash_timeout, BASH_DEFAULT_TIMEOUT);
     let connect_timeout = or_default(
         stacked.connect_timeout.clone(),
@@ -102,12 +102,13 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         ),
         (
             Setting::MaxTokens,
-            source(max_tokens.as_ref().map(|s| &s.source)),
+            source(stacked.max_tokens.as_ref().map(|s| &s.source)),
         ),
         (Setting::ContextWindow, context_window.source),
         (Setting::MaxRounds, max_rounds.source),
         (Setting::Retries, retries.source),
         (Setting::ToolOutputBudget, budget.source),
+        (Setting::ToolOutputFileMax, file_max.source),
         (Setting::BashTimeout, bash_timeout.source),
         (
             Setting::CaFile,
@@ -133,12 +134,13 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         api_key: endpoint.key.map(|(key, _)| key),
         api_key_env: stacked.api_key_env.map(|s| s.value),
         temperature: stacked.temperature.map(|s| s.value),
-        max_tokens: max_tokens.map(|s| s.value),
+        max_tokens: stacked.max_tokens.map(|s| s.value),
         thinking_budget_tokens: stacked.thinking_budget.map(|s| s.value),
         context_window_tokens: context_window.value,
         max_rounds: max_rounds.value,
         retries: retries.value,
         tool_output_budget_chars: budget.value,
+        tool_output_file_max_bytes: file_max.value,
         bash_default_timeout: bash_timeout.value,
         ca_file: stacked.ca_file.map(|s| s.value),
         timeouts: Timeouts {
@@ -156,34 +158,24 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     })
 }
 
-/// The output limit with a thinking budget: Anthropic counts thinking in `max_tokens`, which
-/// must exceed the budget. A default limit grows to leave the usual room for the answer; a
-/// configured one that leaves none is an error naming both settings.
-fn with_room_for_thinking(
-    max_tokens: Option<Sourced<u32>>,
+/// Anthropic counts thinking within `max_tokens`, which must exceed the budget: a configured
+/// limit that leaves no room for the answer is an error naming both settings.
+fn check_room_for_thinking(
+    max_tokens: Option<&Sourced<u32>>,
     budget: Option<&Sourced<u32>>,
-) -> Result<Option<Sourced<u32>>, ConfigError> {
-    let (Some(max), Some(budget)) = (&max_tokens, budget) else {
-        return Ok(max_tokens);
-    };
-    if max.value > budget.value {
-        return Ok(max_tokens);
+) -> Result<(), ConfigError> {
+    match (max_tokens, budget) {
+        (Some(max), Some(budget)) if max.value <= budget.value => Err(ConfigError::InvalidValue {
+            key: Setting::MaxTokens.key().to_owned(),
+            origin: max.source.to_string(),
+            reason: format!(
+                "{} leaves no room for the answer: it must be more than thinking_budget \
+                     ({}, from {}), which it includes",
+                max.value, budget.value, budget.source
+            ),
+        }),
+        _ => Ok(()),
     }
-    if max.source == Source::Default {
-        return Ok(Some(Sourced::new(
-            budget.value.saturating_add(max.value),
-            Source::Default,
-        )));
-    }
-    Err(ConfigError::InvalidValue {
-        key: Setting::MaxTokens.key().to_owned(),
-        origin: max.source.to_string(),
-        reason: format!(
-            "{} leaves no room for the answer: it must be more than thinking_budget ({}, from \
-             {}), which it includes",
-            max.value, budget.value, budget.source
-        ),
-    })
 }
 
 fn or_default<T>(value: Option<Sourced<T>>, default: T) -> Sourced<T> {
@@ -241,7 +233,7 @@ fn resolve_endpoint(
     };
     let key = find_key(provider.value, stacked.api_key_env.as_ref(), flag_key, env);
     let openai_base_url = match provider.value {
-        ProviderKind::OpenAi => env_base_url(env, OPENAI_BASE_URL_VAR)?,
+        ProviderKind::OpenAi => checked_base_url(env.get(OPENAI_BASE_URL_VAR))?,
         ProviderKind::Anthropic => None,
     };
     let explicit_base_url = base_urls
@@ -253,13 +245,13 @@ fn resolve_endpoint(
     });
     let deepseek = provider.value == ProviderKind::OpenAi
         && match &explicit_base_url {
-            Some(url) => on_domain(&url.value, "deepseek.com"),
+            Some(url) => rein_llm::is_on_domain(&url.value, "deepseek.com"),
             None => key_from_deepseek_var,
         };
     let (default_url, default_model) = match provider.value {
-        ProviderKind::Anthropic => (ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MODEL),
         ProviderKind::OpenAi if deepseek => (DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL),
-        ProviderKind::OpenAi => (OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL),
+        ProviderKind::OpenAi => (provider.value.default_base_url(), OPENAI_DEFAULT_MODEL),
+        ProviderKind::Anthropic => (provider.value.default_base_url(), ANTHROPIC_DEFAULT_MODEL),
     };
     Ok(Endpoint {
         base_url: or_default(explicit_base_url, default_url.to_owned()),
@@ -271,22 +263,22 @@ fn resolve_endpoint(
 
 const OPENAI_BASE_URL_VAR: &str = "OPENAI_BASE_URL";
 
-/// `REIN_MODEL`, `REIN_PROVIDER`, `REIN_BASE_URL`, `SSL_CERT_FILE`, and the variables of
-/// the numeric settings that have one (`REIN_THINKING_BUDGET`, `REIN_*_TIMEOUT_SECS`).
+/// The settings that have a variable ([`Setting::env_var`]): `REIN_MODEL`, `REIN_PROVIDER`,
+/// `REIN_BASE_URL`, `SSL_CERT_FILE`, `REIN_THINKING_BUDGET`, `REIN_*_TIMEOUT_SECS`.
 fn env_layer(env: &Env<'_>) -> Result<Layer, ConfigError> {
     let mut layer = Layer::default();
-    if let Some(model) = env.get("REIN_MODEL") {
+    if let Some(model) = env_value(env, Setting::Model) {
         let value = check_model(&model.value).map_err(|reason| invalid(&model, reason))?;
         layer.model = Some(Sourced::new(value, model.source));
     }
-    if let Some(provider) = env.get("REIN_PROVIDER") {
+    if let Some(provider) = env_value(env, Setting::Provider) {
         let value = provider
             .value
             .parse()
             .map_err(|e: rein_llm::UnknownProvider| invalid(&provider, e.to_string()))?;
         layer.provider = Some(Sourced::new(value, provider.source));
     }
-    layer.base_url = env_base_url(env, "REIN_BASE_URL")?;
+    layer.base_url = checked_base_url(env_value(env, Setting::BaseUrl))?;
     layer.thinking_budget = env_number(env, Setting::ThinkingBudget, "tokens", |n| {
         check_thinking_budget(n)
     })?;
@@ -304,8 +296,9 @@ fn env_layer(env: &Env<'_>) -> Result<Layer, ConfigError> {
             *slot = value;
         }
     }
-    // The variable OpenSSL and most HTTP clients read for extra trusted certificates.
-    if let Some(file) = env.get("SSL_CERT_FILE") {
+    // `SSL_CERT_FILE`: the variable OpenSSL and most HTTP clients read for extra trusted
+    // certificates.
+    if let Some(file) = env_value(env, Setting::CaFile) {
         layer.ca_file = Some(Sourced::new(PathBuf::from(file.value), file.source));
     }
     Ok(layer)
@@ -318,10 +311,7 @@ fn env_number<T>(
     unit: &str,
     check: impl Fn(i64) -> Result<T, String>,
 ) -> Result<Option<Sourced<T>>, ConfigError> {
-    let Some(var) = setting.env_var() else {
-        return Ok(None);
-    };
-    let Some(raw) = env.get(var) else {
+    let Some(raw) = env_value(env, setting) else {
         return Ok(None);
     };
     let value = raw
@@ -334,8 +324,14 @@ fn env_number<T>(
     Ok(Some(Sourced::new(value, raw.source)))
 }
 
-fn env_base_url(env: &Env<'_>, var: &str) -> Result<Option<Sourced<String>>, ConfigError> {
-    let Some(url) = env.get(var) else {
+/// The value of `setting`'s environment variable, for a setting that has one.
+fn env_value(env: &Env<'_>, setting: Setting) -> Option<Sourced<String>> {
+    env.get(setting.env_var()?)
+}
+
+/// A base URL from a variable, checked.
+fn checked_base_url(url: Option<Sourced<String>>) -> Result<Option<Sourced<String>>, ConfigError> {
+    let Some(url) = url else {
         return Ok(None);
     };
     let value = check_base_url(&url.value).map_err(|reason| invalid(&url, reason))?;
@@ -400,48 +396,10 @@ fn find_key(
     env: &Env<'_>,
 ) -> Option<(ApiKey, Source)> {
     if let Some(key) = flag_key {
-        return Some((key, Source::Flag(Setting::ApiKey.flag())));
+        return Some((key, Source::Flag(const { known_flag(Setting::ApiKey) })));
     }
     key_variables(provider, api_key_env.map(|var| var.value.as_str()))
         .iter()
         .find_map(|var| env.get(var))
         .map(|found| (ApiKey::new(found.value.trim()), found.source))
-}
-
-/// Whether the URL's host is `domain` or one of its subdomains.
-fn on_domain(url: &str, domain: &str) -> bool {
-    let host = host(url);
-    host == domain
-        || host
-            .strip_suffix(domain)
-            .is_some_and(|sub| sub.ends_with('.'))
-}
-
-/// The host of an http(s) URL, lowercased.
-fn host(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host_port = authority.rsplit('@').next().unwrap_or(authority);
-    host_port
-        .split(':')
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hosts_are_extracted() {
-        assert_eq!(host("https://API.Anthropic.com/v1"), "api.anthropic.com");
-        assert_eq!(host("http://user:pw@127.0.0.1:8080/v1"), "127.0.0.1");
-        assert!(on_domain("https://api.anthropic.com", "anthropic.com"));
-        assert!(!on_domain(
-            "https://anthropic.com.evil.test/v1",
-            "anthropic.com"
-        ));
-        assert!(!on_domain("https://notanthropic.com/v1", "anthropic.com"));
-    }
 }

@@ -28,6 +28,8 @@ pub enum Setting {
     Retries,
     /// `tool_output_budget_chars`.
     ToolOutputBudget,
+    /// `tool_output_file_max_bytes`: the largest file one tool output is saved to.
+    ToolOutputFileMax,
     /// `bash_timeout_secs`.
     BashTimeout,
     /// `ca_file`: extra certificate authorities to trust (a corporate proxy's).
@@ -46,7 +48,7 @@ pub enum Setting {
 
 impl Setting {
     /// Every setting that may appear in a config file.
-    pub const FILE_KEYS: [Setting; 17] = [
+    pub const FILE_KEYS: [Setting; 18] = [
         Setting::Model,
         Setting::Provider,
         Setting::BaseUrl,
@@ -57,6 +59,7 @@ impl Setting {
         Setting::MaxRounds,
         Setting::Retries,
         Setting::ToolOutputBudget,
+        Setting::ToolOutputFileMax,
         Setting::BashTimeout,
         Setting::CaFile,
         Setting::ThinkingBudget,
@@ -80,6 +83,7 @@ impl Setting {
             Setting::MaxRounds => "max_rounds",
             Setting::Retries => "retries",
             Setting::ToolOutputBudget => "tool_output_budget_chars",
+            Setting::ToolOutputFileMax => "tool_output_file_max_bytes",
             Setting::BashTimeout => "bash_timeout_secs",
             Setting::CaFile => "ca_file",
             Setting::ThinkingBudget => "thinking_budget",
@@ -110,31 +114,33 @@ impl Setting {
             | Setting::MaxRounds
             | Setting::Retries
             | Setting::ToolOutputBudget
+            | Setting::ToolOutputFileMax
             | Setting::BashTimeout => None,
         }
     }
 
-    /// The command-line flag that sets it.
-    pub fn flag(self) -> &'static str {
+    /// The command-line flag that sets it, for the few settings `rein` has a flag for.
+    pub const fn flag(self) -> Option<&'static str> {
         match self {
-            Setting::Model => "--model",
-            Setting::Provider => "--provider",
-            Setting::BaseUrl => "--base-url",
-            Setting::ApiKey => "--api-key",
-            Setting::ApiKeyEnv => "--api-key-env",
-            Setting::Temperature => "--temperature",
-            Setting::MaxTokens => "--max-tokens",
-            Setting::ContextWindow => "--context-window",
-            Setting::MaxRounds => "--max-rounds",
-            Setting::Retries => "--retries",
-            Setting::ToolOutputBudget => "--tool-output-budget",
-            Setting::BashTimeout => "--bash-timeout",
-            Setting::CaFile => "--ca-file",
-            Setting::ThinkingBudget => "--thinking-budget",
-            Setting::ConnectTimeout => "--connect-timeout",
-            Setting::FirstByteTimeout => "--first-byte-timeout",
-            Setting::StreamIdleTimeout => "--stream-idle-timeout",
-            Setting::RequestTimeout => "--request-timeout",
+            Setting::Model => Some("--model"),
+            Setting::Provider => Some("--provider"),
+            Setting::BaseUrl => Some("--base-url"),
+            Setting::ApiKey => Some("--api-key"),
+            Setting::MaxRounds => Some("--max-rounds"),
+            Setting::ApiKeyEnv
+            | Setting::Temperature
+            | Setting::MaxTokens
+            | Setting::ContextWindow
+            | Setting::Retries
+            | Setting::ToolOutputBudget
+            | Setting::ToolOutputFileMax
+            | Setting::BashTimeout
+            | Setting::CaFile
+            | Setting::ThinkingBudget
+            | Setting::ConnectTimeout
+            | Setting::FirstByteTimeout
+            | Setting::StreamIdleTimeout
+            | Setting::RequestTimeout => None,
         }
     }
 
@@ -143,6 +149,15 @@ impl Setting {
         Setting::FILE_KEYS
             .into_iter()
             .find(|setting| setting.key() == key)
+    }
+}
+
+/// The flag of a setting that has one, for a `const`: asked about a setting without a flag,
+/// the build fails instead of a made-up flag reaching a message.
+pub(crate) const fn known_flag(setting: Setting) -> &'static str {
+    match setting.flag() {
+        Some(flag) => flag,
+        None => panic!("this setting has no command-line flag"),
     }
 }
 
@@ -164,7 +179,7 @@ pub enum Source {
         /// The file.
         file: PathBuf,
     },
-    /// A command-line flag.
+    /// A command-line flag (`--model`): one of [`Setting::flag`]'s.
     Flag(&'static str),
 }
 

@@ -3,9 +3,56 @@
 
 use std::time::Duration;
 
+use rein_core::agent::Events;
+use rein_core::build::AgentBuilder;
 use rein_core::config::{ApiKey, Setting, Source, Timeouts};
+use rein_testkit::{MockServer, Script, Turn};
+use tokio_util::sync::CancellationToken;
 
 use super::Fixture;
+
+/// The `max_tokens` the agent `fx`'s configuration describes sends in its first request.
+async fn max_tokens_sent(fx: &Fixture, server: &MockServer) -> u64 {
+    let config = fx.load();
+    let mut agent = AgentBuilder::from_config(&config, &fx.cwd, Some(&fx.home), &|_| None)
+        .build()
+        .unwrap();
+    let before = server.request_count();
+    agent
+        .run_turn("hi", &Events::new(|_| {}), CancellationToken::new())
+        .await;
+    let sent = &server.requests()[before];
+    sent.body["max_tokens"].as_u64().unwrap()
+}
+
+#[tokio::test]
+async fn an_unset_output_limit_is_the_models_own_in_the_request() {
+    let server = MockServer::start(Script::new().reply(Turn::text("ok")).repeating());
+    let fx = Fixture::new();
+    let url = server.base_url();
+    // The original Claude 3 models refuse more than 4096.
+    fx.user_file(&format!(
+        "base_url = \"{url}\"\nmodel = \"claude-3-opus-20240229\"\n"
+    ));
+    assert_eq!(max_tokens_sent(&fx, &server).await, 4096);
+
+    fx.user_file(&format!(
+        "base_url = \"{url}\"\nmodel = \"claude-sonnet-4-5\"\n"
+    ));
+    assert_eq!(max_tokens_sent(&fx, &server).await, 8192);
+
+    // Thinking counts within the limit: room is made for the answer.
+    fx.user_file(&format!(
+        "base_url = \"{url}\"\nmodel = \"claude-sonnet-4-5\"\nthinking_budget = 10000\n"
+    ));
+    assert_eq!(max_tokens_sent(&fx, &server).await, 10_000 + 8192);
+
+    // A configured limit is sent as it is.
+    fx.user_file(&format!(
+        "base_url = \"{url}\"\nmodel = \"claude-3-opus-20240229\"\nmax_tokens = 1000\n"
+    ));
+    assert_eq!(max_tokens_sent(&fx, &server).await, 1000);
+}
 
 #[test]
 fn a_thinking_budget_leaves_room_for_the_answer_or_says_why_it_cannot() {
@@ -20,13 +67,12 @@ fn a_thinking_budget_leaves_room_for_the_answer_or_says_why_it_cannot() {
         config.source(Setting::ThinkingBudget),
         &Source::UserFile(file)
     );
-    // The default output limit grows past the budget.
-    assert_eq!(config.max_tokens, Some(10_000 + 8192));
+    // The client makes room for the answer (see the request test below).
+    assert_eq!(config.max_tokens, None);
 
     fx.set("REIN_THINKING_BUDGET", "2048");
     let config = fx.load();
     assert_eq!(config.thinking_budget_tokens, Some(2048));
-    assert_eq!(config.max_tokens, Some(8192));
 
     // A configured limit that leaves no room is an error naming both settings.
     fx.project_file("max_tokens = 2000\n");

@@ -10,7 +10,6 @@ use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use crate::anthropic::wire::{ANTHROPIC_VERSION, request_body};
-use crate::config::checked_base_url;
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
 use crate::explain::Endpoint;
 use crate::http::HttpClient;
@@ -35,7 +34,7 @@ struct Shared {
 impl AnthropicProvider {
     /// Builds the client for `config`'s endpoint.
     pub fn new(config: &ProviderConfig) -> Result<Self, ConfigError> {
-        let base = checked_base_url(config.base_url())?;
+        let base = crate::url::normalize_base_url(config.base_url())?;
         let url = if base.ends_with("/v1/messages") {
             base.clone()
         } else if base.ends_with("/v1") {

@@ -10,7 +10,6 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 
-use crate::config::checked_base_url;
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
 use crate::explain::Endpoint;
 use crate::http::HttpClient;
@@ -39,7 +38,7 @@ struct Shared {
 impl OpenAiProvider {
     /// Builds the client for `config`'s endpoint.
     pub fn new(config: &ProviderConfig) -> Result<Self, ConfigError> {
-        let base = checked_base_url(config.base_url())?;
+        let base = crate::url::normalize_base_url(config.base_url())?;
         let url = if base.ends_with("/chat/completions") {
             base.clone()
         } else {
@@ -63,7 +62,7 @@ impl OpenAiProvider {
             key_origin: config.api_key_origin.clone(),
         };
         // OpenAI's own reasoning models refuse `max_tokens`; most other servers only know it.
-        let max_field = if base.contains("://api.openai.com") {
+        let max_field = if crate::url::is_on_domain(&base, "api.openai.com") {
             MaxTokensField::MaxCompletionTokens
         } else {
             MaxTokensField::MaxTokens
