@@ -140,6 +140,13 @@ mod tests {
     }
 
     #[test]
+    fn the_help_names_the_real_default_round_limit() {
+        let help = Args::command().render_long_help().to_string();
+        let default = rein_core::agent::DEFAULT_MAX_ROUNDS;
+        assert!(help.contains(&format!("(default {default})")), "{help}");
+    }
+
+    #[test]
     fn resume_and_continue_conflict() {
         let err = Args::try_parse_from(["rein", "-r", "x", "-c"]).unwrap_err();
         assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict);

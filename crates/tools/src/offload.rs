@@ -53,7 +53,7 @@ pub(crate) fn create(dir: &Path, tool: &str) -> io::Result<(PathBuf, File)> {
 pub(crate) fn cap_note(cap_bytes: u64, more_bytes: u64) -> String {
     format!(
         "\n[rein stopped saving here: the output reached the {} limit for a saved tool result \
-         (offload_max_bytes); the {more_bytes} bytes that followed are not saved.]\n",
+         (the tool_output_file_max_bytes setting); the {more_bytes} bytes that followed are not saved.]\n",
         size(cap_bytes)
     )
 }

@@ -139,7 +139,7 @@ async fn the_saved_file_stops_at_the_cap_and_says_so_at_its_end() -> Result<()> 
         note,
         format!(
             "\n[rein stopped saving here: the output reached the 1 MiB limit for a saved tool \
-             result (offload_max_bytes); the {more} bytes that followed are not saved.]\n"
+             result (the tool_output_file_max_bytes setting); the {more} bytes that followed are not saved.]\n"
         )
     );
     Ok(())
