@@ -87,7 +87,8 @@ impl Assembler {
     }
 
     /// The ids used so far: those handed in, plus those of this response's calls.
-    pub fn taken_ids(&self) -> &HashSet<String> {
+    #[cfg(test)]
+    pub(crate) fn taken_ids(&self) -> &HashSet<String> {
         &self.taken
     }
 

@@ -81,8 +81,9 @@ const PRICES: &[(&str, Price)] = &[
     ("glm-4.5-air", p(0.20, 1.10, 0.03)),
 ];
 
-/// Every model in the table, for listings and tests.
-pub fn priced_models() -> impl Iterator<Item = &'static str> {
+/// Every model in the table.
+#[cfg(test)]
+fn priced_models() -> impl Iterator<Item = &'static str> {
     PRICES.iter().map(|(name, _)| *name)
 }
 

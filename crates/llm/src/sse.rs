@@ -95,7 +95,8 @@ impl SseParser {
     }
 
     /// Whether bytes of an event that was never finished are held back.
-    pub fn has_unfinished_event(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_unfinished_event(&self) -> bool {
         !self.partial.is_empty() || self.has_data
     }
 

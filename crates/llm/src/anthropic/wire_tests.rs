@@ -2,6 +2,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::ToolSpec;
+use crate::{ToolCall, ToolResult};
 
 fn body_of(request: &Request) -> Value {
     serde_json::from_slice(&request_body(request, None)).unwrap()

@@ -2,6 +2,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::ToolSpec;
+use crate::{ToolCall, ToolResult};
 
 fn conversation() -> Vec<Message> {
     vec![
