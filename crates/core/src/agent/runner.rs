@@ -235,8 +235,12 @@ impl CallEnv {
             }
         };
         let prepared = Arc::clone(tool).prepare(arguments)?;
-        let path = arguments
-            .get("file_path")
+        let kind = tool.kind();
+        // Only an edit's place decides anything today (accept-edits, path rules); resolving
+        // costs a syscall per path component, so reads skip it.
+        let path = (kind == ToolKind::Edit)
+            .then(|| arguments.get("file_path"))
+            .flatten()
             .and_then(Value::as_str)
             .map(|raw| rein_tools::paths::resolve(&self.ctx, raw))
             .transpose()
@@ -249,7 +253,7 @@ impl CallEnv {
                 absolute,
             });
         Ok(Checked {
-            kind: tool.kind(),
+            kind,
             call: prepared,
             path,
         })
