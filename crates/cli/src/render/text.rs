@@ -186,8 +186,8 @@ impl State {
                 // The response starts over: what streamed so far is not narration.
                 self.pending.clear();
                 let line = format!(
-                    "↻ retry {attempt} in {:.1}s: {}",
-                    wait.as_secs_f64(),
+                    "↻ retry {attempt} in {}: {}",
+                    result::human_duration(wait),
                     flat(&reason)
                 );
                 format!("{}\n", s.warn(&line))

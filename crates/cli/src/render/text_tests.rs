@@ -317,9 +317,12 @@ fn searches_and_listings() {
 
 #[test]
 fn a_refused_call_says_so_once() {
+    // As core words it: for the model, with how the person can allow it.
     let reason = "rein did not run this call: edits need approval in the default mode, and this \
-                  run has no one to ask (a one-shot or headless run). To allow it, the person \
-                  can run with --permission-mode accept-edits.";
+                  run has no one to ask (a one-shot or headless run). Do not retry it; finish \
+                  what you can without it and tell the person what you wanted to do. To allow \
+                  it, the person can run rein with `--permission-mode accept-edits` (edits \
+                  inside the workspace) or `--permission-mode yolo`.";
     let out = rendered(vec![
         call(
             "e1",
@@ -477,28 +480,11 @@ fn escape_sequences_from_a_file_or_a_command_are_shown_harmlessly() {
 fn in_colour_the_only_escape_sequences_are_reins_own() {
     let out = rendered_in(Style::colored(), hostile_events());
     assert!(out.contains("\u{1b}[31m"), "colour is on: {out:?}");
-    let mut rest = out.as_str();
-    let mut foreign = String::new();
-    while let Some(at) = rest.find('\u{1b}') {
-        let after = &rest[at + 1..];
-        let own = after.strip_prefix('[').and_then(|codes| {
-            let end = codes.find('m')?;
-            codes[..end]
-                .chars()
-                .all(|c| c.is_ascii_digit())
-                .then_some(&codes[end + 1..])
-        });
-        match own {
-            Some(next) => rest = next,
-            None => {
-                foreign.push_str(&after[..after.len().min(10)]);
-                rest = after;
-            }
-        }
+    // Style's own codes: bold, dim, red, green, yellow, reset.
+    let mut foreign = out.clone();
+    for code in ["1", "2", "31", "32", "33", "0"] {
+        foreign = foreign.replace(&format!("\u{1b}[{code}m"), "");
     }
-    assert!(
-        foreign.is_empty(),
-        "foreign escapes: {foreign:?} in {out:?}"
-    );
+    assert!(!foreign.contains('\u{1b}'), "foreign escapes in {out:?}");
     assert!(out.contains("␛]0;pwned␇"), "{out:?}");
 }
