@@ -168,16 +168,20 @@ fn file_read(first: u64, shown: u64, total: Option<u64>, truncated: bool) -> Str
     } else {
         format!("lines {first}-{last}")
     };
-    let whole = first == 1 && total.is_none_or(|total| total == shown);
     match total {
-        // Every line, but some were too long to show whole.
-        _ if whole && truncated && total.is_some() => {
-            format!("{} (long lines cut)", counted(shown, "line", "lines"))
+        Some(total) if first == 1 && total == shown => {
+            let lines = counted(shown, "line", "lines");
+            // Every line, but some too long to show whole.
+            if truncated {
+                format!("{lines} (long lines cut)")
+            } else {
+                lines
+            }
         }
-        _ if whole && !truncated => counted(shown, "line", "lines"),
         Some(total) => format!("{range} of {total}"),
         // A file too big to count: rein read this far.
-        None => format!("{range}; more follow"),
+        None if truncated => format!("{range}; more follow"),
+        None => range,
     }
 }
 

@@ -247,7 +247,7 @@ fn a_command_whose_output_was_saved_to_a_file() {
 }
 
 #[test]
-fn commands_that_worked_and_printed_nothing() {
+fn commands_that_worked_with_and_without_output() {
     insta::assert_snapshot!(rendered(vec![
         call("b1", "bash", json!({"command": "python3 main.py"})),
         result(
