@@ -19,5 +19,6 @@ mod parallel;
 mod permissions;
 mod rounds;
 mod sessions;
+mod text_output;
 mod thinking;
 mod tool_calls;

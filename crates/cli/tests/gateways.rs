@@ -26,7 +26,7 @@ fn a_litellm_429_waits_as_long_as_the_provider_behind_it_asked() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "after the wait");
     let progress = stderr(&out);
-    assert!(progress.contains("retry 1 in 1.0s"), "{progress}");
+    assert!(progress.contains("retry 1 in 1.0 s"), "{progress}");
     let requests = server.requests();
     let gap = requests[1].received_at - requests[0].received_at;
     assert!(gap >= Duration::from_secs(1), "retried after only {gap:?}");

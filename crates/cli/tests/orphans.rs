@@ -162,7 +162,8 @@ fn rein_adopts_orphans_and_reaps_them_when_they_end() {
     while Path::new(&format!("/proc/{pid}")).exists() && parent_of(pid) == Some(rein) {
         assert!(
             Instant::now() < deadline,
-            "the orphan stayed a zombie of rein"
+            "the orphan stayed a zombie of rein: {}",
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -1,5 +1,7 @@
 //! How a run looks: progress on stderr, the answer on stdout, or JSON for programs.
 
+mod diff;
+mod result;
 mod safe;
 mod stream_json;
 mod style;

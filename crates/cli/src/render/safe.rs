@@ -30,6 +30,18 @@ pub(crate) fn neutralize(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The first line of `text`, at most `max_chars` characters (`…` marks what was left out,
+/// further lines included), made safe: for a piece of foreign text shown on one line.
+pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default();
+    let mut shown: String = first.chars().take(max_chars).collect();
+    if shown.len() < first.len() || lines.next().is_some() {
+        shown.push('…');
+    }
+    neutralize(&shown).into_owned()
+}
+
 fn needs_stand_in(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{8}'
@@ -61,6 +73,15 @@ mod tests {
     fn carriage_returns_cannot_hide_a_line() {
         assert_eq!(neutralize("line\r\nnext\r\n"), "line\nnext\n");
         assert_eq!(neutralize("rm -rf /\rls  "), "rm -rf /␍ls  ");
+    }
+
+    #[test]
+    fn one_line_keeps_the_first_line_and_marks_the_rest() {
+        assert_eq!(one_line("cargo test", 20), "cargo test");
+        assert_eq!(one_line("cd x\nmake", 20), "cd x…");
+        assert_eq!(one_line("abcdef", 3), "abc…");
+        assert_eq!(one_line("a\u{1b}[2Jb", 20), "a␛[2Jb");
+        assert_eq!(one_line("", 20), "");
     }
 
     #[test]

@@ -1,4 +1,8 @@
 //! Colours for a terminal, none for pipes or when NO_COLOR is set.
+//!
+//! Every method wraps text that is already safe to show: foreign text (from the model, a
+//! file or a command) goes through [`super::neutralize`] first, so the only escape
+//! sequences in the output are these.
 
 use std::io::IsTerminal;
 
@@ -17,8 +21,20 @@ impl Style {
         }
     }
 
+    /// No colour at all.
+    #[cfg(test)]
+    pub(crate) fn plain() -> Self {
+        Style { color: false }
+    }
+
+    /// Colour whatever the output is.
+    #[cfg(test)]
+    pub(crate) fn colored() -> Self {
+        Style { color: true }
+    }
+
     fn paint(self, code: &str, text: &str) -> String {
-        if self.color {
+        if self.color && !text.is_empty() {
             format!("\x1b[{code}m{text}\x1b[0m")
         } else {
             text.to_owned()

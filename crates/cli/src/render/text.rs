@@ -1,79 +1,117 @@
-//! `--output-format text`: tool lines, narration and retries on stderr as they happen; the
-//! final answer is printed on stdout by the caller.
+//! `--output-format text`: tool lines, narration and retries as they happen, on stderr (or
+//! any writer); the final answer is printed on stdout by the caller.
+//!
+//! A finished call shows what its display payload says ([`super::result`]). Everything a tool
+//! or the model produced (narration, arguments, messages, diffs, output) is neutralised
+//! before rein's own colours are put around it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use rein_core::agent::{AgentEvent, EventSink};
+use serde_json::Value;
 
-use super::Style;
+use super::result::{self, Finished};
+use super::safe::one_line;
+use super::{Style, neutralize};
 
-/// Lines of a diff or command output shown under a tool line.
-const SHOWN_RESULT_LINES: usize = 12;
+/// Characters of a call's argument shown on its line.
+const CALL_SHOWN_CHARS: usize = 100;
 
-/// Renders progress on stderr.
-#[derive(Debug)]
+/// Renders progress for a person.
 pub(crate) struct TextProgress {
     style: Style,
+    state: Mutex<State>,
+}
+
+/// Everything that changes as events come, behind one lock so that lines from concurrent
+/// calls never interleave.
+struct State {
+    out: Box<dyn Write + Send>,
     /// Text of the response streaming now: narration if tool calls follow, else the answer
     /// (which the caller prints on stdout).
-    pending_text: Mutex<String>,
-    /// The calls whose results are still to come, and which of them was printed last.
-    calls: Mutex<OpenCalls>,
+    pending: String,
+    calls: OpenCalls,
 }
 
 /// Calls started but not finished: a result that does not follow its own call's line (the
 /// calls of a read-only batch run together) names its call again.
 #[derive(Debug, Default)]
 struct OpenCalls {
-    /// Call id → its tool name and the argument shown on its line.
-    lines: HashMap<String, (String, String)>,
-    /// The call whose line or result block was the last thing printed.
+    /// Call id → what its line showed (its argument, or its tool's name), made safe.
+    labels: HashMap<String, String>,
+    /// Calls refused: their refusal was shown, and their result says the same again.
+    refused: HashSet<String>,
+    /// The call whose line or result was the last thing printed.
     last: Option<String>,
 }
 
-impl TextProgress {
-    pub(crate) fn new() -> Self {
-        TextProgress {
-            style: Style::for_stderr(),
-            pending_text: Mutex::new(String::new()),
-            calls: Mutex::new(OpenCalls::default()),
-        }
-    }
-
-    /// Prints the text streamed so far as narration, before the tool lines it introduces.
-    fn flush_narration(&self) {
-        let text = match self.pending_text.lock() {
-            Ok(mut pending) => std::mem::take(&mut *pending),
-            Err(_) => return,
+impl OpenCalls {
+    /// Notes that a line about call `id` is printed now; returns the label it needs, if the
+    /// line before it was about another call.
+    fn answer(&mut self, id: &str) -> Option<String> {
+        let label = if self.last.as_deref() == Some(id) {
+            None
+        } else {
+            self.labels.get(id).cloned()
         };
-        if !text.trim().is_empty() {
-            self.write(&format!("{}\n", text.trim()));
-        }
+        self.last = Some(id.to_owned());
+        label
     }
 
-    fn write(&self, text: &str) {
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(text.as_bytes());
-        let _ = err.flush();
+    /// Forgets a finished call; whether it was refused.
+    fn finish(&mut self, id: &str) -> bool {
+        self.labels.remove(id);
+        self.refused.remove(id)
+    }
+}
+
+impl TextProgress {
+    /// Progress on stderr, coloured when it is a terminal.
+    pub(crate) fn new() -> Self {
+        TextProgress::with_output(std::io::stderr(), Style::for_stderr())
+    }
+
+    /// Progress written to `out` in `style`.
+    pub(crate) fn with_output(out: impl Write + Send + 'static, style: Style) -> Self {
+        TextProgress {
+            style,
+            state: Mutex::new(State {
+                out: Box::new(out),
+                pending: String::new(),
+                calls: OpenCalls::default(),
+            }),
+        }
     }
 }
 
 impl EventSink for TextProgress {
     fn emit(&self, event: AgentEvent) {
-        let s = self.style;
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let text = state.render(self.style, event);
+        if !text.is_empty() {
+            // Progress is best effort: a closed stderr must not stop the run.
+            let _ = state.out.write_all(text.as_bytes());
+            let _ = state.out.flush();
+        }
+    }
+}
+
+impl State {
+    /// What `event` prints (often nothing).
+    fn render(&mut self, s: Style, event: AgentEvent) -> String {
         match event {
             AgentEvent::TextDelta { text } => {
-                if let Ok(mut pending) = self.pending_text.lock() {
-                    pending.push_str(&text);
-                }
+                self.pending.push_str(&text);
+                String::new()
             }
             AgentEvent::ResponseFinished { tool_calls, .. } => {
                 if tool_calls > 0 {
-                    self.flush_narration();
-                } else if let Ok(mut pending) = self.pending_text.lock() {
-                    pending.clear();
+                    self.take_narration()
+                } else {
+                    self.pending.clear();
+                    String::new()
                 }
             }
             AgentEvent::ToolCallStarted {
@@ -81,158 +119,149 @@ impl EventSink for TextProgress {
                 name,
                 arguments,
             } => {
-                self.flush_narration();
-                let described = describe_call(&name, &arguments);
-                self.write(&format!("{} {described}\n", s.bold(&format!("● {name}"))));
-                if let Ok(mut calls) = self.calls.lock() {
-                    calls.lines.insert(id.clone(), (name, described));
-                    calls.last = Some(id);
+                let mut out = self.take_narration();
+                let tool = one_line(&name, CALL_SHOWN_CHARS);
+                let argument = describe_call(&name, &arguments);
+                out.push_str(&s.bold(&format!("● {tool}")));
+                if !argument.is_empty() {
+                    out.push_str(&format!(" {argument}"));
                 }
+                out.push('\n');
+                let label = if argument.is_empty() { tool } else { argument };
+                self.calls.labels.insert(id.clone(), label);
+                self.calls.last = Some(id);
+                out
+            }
+            AgentEvent::ApprovalRequested { id, reason, .. } => {
+                let label = self.calls.answer(&id);
+                let line = labelled(label, &format!("asking for approval: {}", flat(&reason)));
+                format!("  {}\n", s.warn(&format!("? {line}")))
+            }
+            AgentEvent::PermissionDenied { id, reason, .. } => {
+                let label = self.calls.answer(&id);
+                self.calls.refused.insert(id);
+                let line = labelled(label, &format!("not allowed: {}", flat(&reason)));
+                format!("  {}\n", s.error(&format!("✗ {line}")))
             }
             AgentEvent::ToolResult {
                 id,
-                name,
+                summary,
                 content,
                 is_error,
-                summary,
+                duration,
+                display,
                 ..
             } => {
-                // A result right under its own call line needs no label; one that comes
-                // after other calls' lines says which call it answers.
-                let mut label = None;
-                if let Ok(mut calls) = self.calls.lock() {
-                    let line = calls.lines.remove(&id);
-                    if calls.last.as_ref() != Some(&id) {
-                        label = line;
-                    }
-                    calls.last = Some(id);
+                let label = self.calls.answer(&id);
+                if self.calls.finish(&id) {
+                    // The refusal above already said why.
+                    return String::new();
                 }
-                let text = match result_block(s, &name, &content, &summary, is_error) {
-                    Shown::Line(line) => match label {
-                        Some((_, described)) => {
-                            format!("  {}\n", s.dim(&format!("⎿ {described}: {line}")))
-                        }
-                        None => format!("  {}\n", s.dim(&format!("⎿ {line}"))),
+                let shown = result::shown(
+                    s,
+                    &Finished {
+                        display: &display,
+                        content: &content,
+                        summary: &summary,
+                        is_error,
+                        duration,
                     },
-                    Shown::Error(line) => match label {
-                        Some((_, described)) => {
-                            format!("  {}\n", s.error(&format!("✗ {described}: {line}")))
-                        }
-                        None => format!("  {}\n", s.error(&format!("✗ {line}"))),
-                    },
-                    Shown::Block(block) => match label {
-                        Some((name, described)) => {
-                            format!("{}\n{block}", s.dim(&format!("● {name} {described}")))
-                        }
-                        None => block,
-                    },
+                );
+                let head = labelled(label, &shown.head);
+                let mut out = if shown.failed {
+                    format!("  {}\n", s.error(&format!("✗ {head}")))
+                } else {
+                    format!("  {}\n", s.dim(&format!("⎿ {head}")))
                 };
-                self.write(&text);
+                for line in &shown.body {
+                    out.push_str(&format!("    {line}\n"));
+                }
+                out
             }
             AgentEvent::Retry {
                 attempt,
                 wait,
                 reason,
             } => {
-                if let Ok(mut pending) = self.pending_text.lock() {
-                    pending.clear();
-                }
-                self.write(&format!(
-                    "{}\n",
-                    s.warn(&format!(
-                        "↻ retry {attempt} in {:.1}s: {reason}",
-                        wait.as_secs_f64()
-                    ))
-                ));
+                // The response starts over: what streamed so far is not narration.
+                self.pending.clear();
+                let line = format!(
+                    "↻ retry {attempt} in {}: {}",
+                    result::human_duration(wait),
+                    flat(&reason)
+                );
+                format!("{}\n", s.warn(&line))
             }
-            AgentEvent::Waiting { elapsed } => {
-                self.write(&format!(
-                    "{}\n",
-                    s.dim(&format!(
-                        "… waiting for the model: no answer yet after {} s",
-                        elapsed.as_secs()
-                    ))
-                ));
-            }
+            AgentEvent::Waiting { elapsed } => format!(
+                "{}\n",
+                s.dim(&format!(
+                    "… waiting for the model: no answer yet after {} s",
+                    elapsed.as_secs()
+                ))
+            ),
             AgentEvent::Warning { message } => {
-                self.write(&format!("{}\n", s.warn(&format!("warning: {message}"))));
+                format!("{}\n", s.warn(&format!("warning: {}", flat(&message))))
             }
-            // A refused call's result, which follows, says why; a one-shot run asks nothing.
-            AgentEvent::PermissionDenied { .. }
-            | AgentEvent::ToolProgress { .. }
-            | AgentEvent::ApprovalRequested { .. }
+            // Text mode shows a command's output once it ends; the REPL shows it live.
+            AgentEvent::ToolProgress { .. }
             | AgentEvent::ReasoningDelta { .. }
             | AgentEvent::Usage { .. }
-            | AgentEvent::TurnFinished { .. } => {}
+            | AgentEvent::TurnFinished { .. } => String::new(),
+        }
+    }
+
+    /// The text streamed so far, as narration before the tool lines it introduces.
+    fn take_narration(&mut self) -> String {
+        let text = std::mem::take(&mut self.pending);
+        let text = text.trim();
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!("{}\n", neutralize(text))
         }
     }
 }
 
-/// The most telling argument of a call, on one line.
-fn describe_call(name: &str, arguments: &serde_json::Value) -> String {
-    let key = match name {
-        "read_file" | "write_file" | "edit_file" => "file_path",
-        "bash" => "command",
-        "glob" | "grep" => "pattern",
-        _ => "",
+/// `label: text`, or `text` alone.
+fn labelled(label: Option<String>, text: &str) -> String {
+    match label {
+        Some(label) => format!("{label}: {text}"),
+        None => text.to_owned(),
+    }
+}
+
+/// A message from elsewhere (a refusal, a server, a hook) on one line, made safe.
+fn flat(message: &str) -> String {
+    let joined: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    neutralize(&joined.join(" ")).into_owned()
+}
+
+/// The most telling argument of a call, on one line, made safe.
+fn describe_call(name: &str, arguments: &Value) -> String {
+    let field = |key: &str| arguments.get(key).and_then(Value::as_str);
+    let main = match name {
+        "read_file" | "write_file" | "edit_file" => field("file_path"),
+        "bash" => field("command"),
+        "glob" | "grep" => field("pattern"),
+        _ => None,
     };
-    let value = arguments
-        .get(key)
-        .and_then(|v| v.as_str())
-        .map(str::to_owned)
-        .unwrap_or_else(|| arguments.to_string());
-    let first_line = value.lines().next().unwrap_or_default();
-    let mut shown: String = first_line.chars().take(100).collect();
-    if shown.len() < value.len() {
-        shown.push('…');
+    let mut shown = match (main, arguments) {
+        (Some(main), _) => one_line(main, CALL_SHOWN_CHARS),
+        // Arguments that were not JSON: their raw text.
+        (None, Value::String(raw)) => one_line(raw, CALL_SHOWN_CHARS),
+        (None, Value::Object(fields)) if fields.is_empty() => String::new(),
+        (None, other) => one_line(&other.to_string(), CALL_SHOWN_CHARS),
+    };
+    if let ("glob" | "grep", Some(path)) = (name, field("path")) {
+        shown.push_str(&format!(" in {}", one_line(path, CALL_SHOWN_CHARS)));
     }
     shown
 }
 
-/// How a tool result is shown.
-enum Shown {
-    /// One line (`⎿ 12 lines`).
-    Line(String),
-    /// A failure, in one line.
-    Error(String),
-    /// Lines of a diff or of command output, ready to print.
-    Block(String),
-}
-
-fn result_block(s: Style, name: &str, content: &str, summary: &str, is_error: bool) -> Shown {
-    if is_error {
-        return Shown::Error(summary.to_owned());
-    }
-    let counted = |noun: &str| format!("{} {noun}", content.lines().count());
-    let short = match name {
-        "edit_file" | "bash" => None,
-        "read_file" => Some(counted("lines")),
-        "glob" if !content.starts_with("No files") => Some(counted("files")),
-        _ => Some(summary.to_owned()),
-    };
-    if let Some(short) = short {
-        return Shown::Line(short);
-    }
-    let lines: Vec<&str> = content.lines().collect();
-    let mut out = String::new();
-    for line in lines.iter().take(SHOWN_RESULT_LINES) {
-        let painted = if name == "edit_file" && line.starts_with('+') && !line.starts_with("+++") {
-            s.added(line)
-        } else if name == "edit_file" && line.starts_with('-') && !line.starts_with("---") {
-            s.removed(line)
-        } else {
-            s.dim(line)
-        };
-        out.push_str(&format!("  │ {painted}\n"));
-    }
-    if lines.len() > SHOWN_RESULT_LINES {
-        out.push_str(&format!(
-            "  {}\n",
-            s.dim(&format!(
-                "│ … (+{} lines)",
-                lines.len() - SHOWN_RESULT_LINES
-            ))
-        ));
-    }
-    Shown::Block(out)
-}
+#[cfg(test)]
+#[path = "text_tests.rs"]
+mod tests;

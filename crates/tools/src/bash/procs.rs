@@ -98,12 +98,22 @@ fn own_start_ticks() -> u64 {
 
 /// The serial of the marker `pid` carries, if it is one of this process's markers.
 pub(crate) fn marker_serial(pid: u32) -> Option<u64> {
+    read_marker(pid).flatten()
+}
+
+/// `Some(marker)` when the environment of `pid` could be read (`Some(None)`: it carries no
+/// marker of this rein); `None` when it could not, or read empty, as it briefly does while
+/// the process execs: then nothing is known yet.
+pub(crate) fn read_marker(pid: u32) -> Option<Option<u64>> {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    if environ.is_empty() {
+        return None;
+    }
     let prefix = format!("{MARKER_VAR}={}.", std::process::id());
-    environ.split(|&b| b == 0).find_map(|entry| {
+    Some(environ.split(|&b| b == 0).find_map(|entry| {
         let serial = entry.strip_prefix(prefix.as_bytes())?;
         std::str::from_utf8(serial).ok()?.parse().ok()
-    })
+    }))
 }
 
 /// A live process of a command.

@@ -11,13 +11,12 @@
 //! - they are reaped when they end, by a background thread, so they do not pile up as zombies.
 //!
 //! Reaping must never take the exit status of a child someone in rein waits for (tokio waits
-//! for each of its children by pid). So the thread reaps only children that are proven to be
-//! adopted, never forked by rein: those it saw alive carrying one of rein's command markers
-//! (bash itself carries one too, so every bash rein starts is listed in [`SPAWNED`] under a
-//! lock held across the fork, and skipped), and those in a session that is neither rein's nor
-//! their own (a child rein forks inherits rein's session or starts its own). An orphan that
-//! started its own session, cleared its environment and ended before the thread saw it stays
-//! a zombie until rein exits.
+//! for each of its children by pid). Every child rein forks is forked through [`spawn`], which
+//! lists it in [`SPAWNED`] under a lock held across the fork, and the reaper skips those. A
+//! dead child that is not listed is an adopted orphan: it is reaped, unless it was once seen
+//! alive without one of rein's command markers (then something else in rein may have forked
+//! it and wait for it). Orphans often end within moments of their adoption, before any look
+//! saw them alive, so reaping cannot wait for a sighting.
 //!
 //! Nothing runs if rein itself is killed with SIGKILL or crashes: its adopted orphans then
 //! pass to init, as they would have without a subreaper.
@@ -43,11 +42,9 @@ const REAP_INTERVAL: Duration = Duration::from_millis(250);
 static SPAWNED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 /// Set once [`adopt_orphans`] has made this process a subreaper.
 static ADOPTING: AtomicBool = AtomicBool::new(false);
-/// What the reaper has learnt of rein's children.
-static SEEN: Mutex<Seen> = Mutex::new(Seen {
-    adopted: Vec::new(),
-    forked: Vec::new(),
-});
+/// Children seen alive without one of rein's command markers: possibly forked by something
+/// else in rein that waits for them, so never reaped here. Keyed by pid and start time.
+static FOREIGN: Mutex<Vec<(u32, u64)>> = Mutex::new(Vec::new());
 
 /// What rein can do about its commands' orphans here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,15 +127,14 @@ pub(crate) fn reaped_by_tokio(pid: u32) {
 }
 
 /// Looks at rein's children now (after a command ended, its orphans have just been adopted):
-/// notes the adopted ones while they are alive, reaps those that ended.
+/// reaps the adopted ones that ended.
 pub(crate) fn reap_adopted() {
     if !ADOPTING.load(Ordering::Relaxed) {
         return;
     }
     // Held for the whole look, so that no bash is forked and missed from the list meanwhile.
     let spawned = SPAWNED.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
-    let own_session = rustix::process::getsid(None).map_or(0, |p| p.as_raw_pid());
+    let mut foreign = FOREIGN.lock().unwrap_or_else(PoisonError::into_inner);
     let children = own_children();
     for child in &children {
         if spawned.contains(&child.pid) {
@@ -146,33 +142,22 @@ pub(crate) fn reap_adopted() {
         }
         let key = (child.pid, child.start_ticks);
         if child.is_live() {
-            if !seen.adopted.contains(&key) && !seen.forked.contains(&key) {
-                if procs::marker_serial(child.pid).is_some() {
-                    seen.adopted.push(key);
-                } else {
-                    seen.forked.push(key);
-                }
+            // Mid-exec or gone (unreadable): nothing is known, look again next time.
+            if procs::read_marker(child.pid) == Some(None) && !foreign.contains(&key) {
+                foreign.push(key);
             }
             continue;
         }
-        let session = i32::try_from(child.session).unwrap_or(0);
-        let own_or_inherited = session == own_session || child.session == child.pid;
-        if seen.adopted.contains(&key) || !own_or_inherited {
+        // Not listed in SPAWNED, so not a bash rein forked: an orphan it adopted.
+        if !foreign.contains(&key) {
             reap(child.pid);
         }
     }
-    // Forget what is no longer there, so the lists stay as short as rein's child list.
+    // Forget what no longer exists, so the list stays as short as rein's child list.
     let present: HashSet<(u32, u64)> = children.iter().map(|c| (c.pid, c.start_ticks)).collect();
-    seen.adopted.retain(|key| present.contains(key));
-    seen.forked.retain(|key| present.contains(key));
-}
-
-#[derive(Debug)]
-struct Seen {
-    /// Children seen alive with one of rein's command markers: adopted orphans.
-    adopted: Vec<(u32, u64)>,
-    /// Children seen alive without one: possibly rein's own, never reaped here.
-    forked: Vec<(u32, u64)>,
+    foreign.retain(|&(pid, start)| {
+        present.contains(&(pid, start)) || procs::read(pid).is_some_and(|p| p.start_ticks == start)
+    });
 }
 
 /// Reaps the zombie `pid`, a child of rein that nobody waits for.
