@@ -42,12 +42,15 @@ fn headless_default_mode_refuses_an_edit_tells_the_model_and_lists_it() {
     assert_eq!(denials.len(), 1, "{report}");
     assert_eq!(denials[0]["tool"], "edit_file");
     assert_eq!(denials[0]["arguments"]["file_path"], "main.py");
+    let reason = denials[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("no one can be asked"), "{report}");
     assert!(
-        denials[0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("no one to ask"),
-        "{report}"
+        reason.contains("--permission-mode accept-edits"),
+        "the person is told how to allow it: {report}"
+    );
+    assert!(
+        !reason.contains("Do not retry"),
+        "words for the model stay with the model"
     );
     assert_eq!(report["files_changed"], json!([]));
 

@@ -317,12 +317,12 @@ fn searches_and_listings() {
 
 #[test]
 fn a_refused_call_says_so_once() {
-    // As core words it: for the model, with how the person can allow it.
-    let reason = "rein did not run this call: edits need approval in the default mode, and this \
-                  run has no one to ask (a one-shot or headless run). Do not retry it; finish \
-                  what you can without it and tell the person what you wanted to do. To allow \
-                  it, the person can run rein with `--permission-mode accept-edits` (edits \
-                  inside the workspace) or `--permission-mode yolo`.";
+    // As core words them: a short reason for the person, a longer message for the model.
+    let reason = "edits need approval in the default mode, and no one can be asked in this run; \
+                  to allow it, run rein with `--permission-mode accept-edits` (edits inside the \
+                  workspace) or `--permission-mode yolo`";
+    let message = "rein did not run this call: edits need approval in the default mode, and this \
+                   run has no one to ask (a one-shot or headless run). Do not retry it.";
     let out = rendered(vec![
         call(
             "e1",
@@ -335,9 +335,10 @@ fn a_refused_call_says_so_once() {
             arguments: json!({"file_path": "main.py"}),
             reason: reason.into(),
         },
-        message_failure("e1", "edit_file", reason),
+        message_failure("e1", "edit_file", message),
     ]);
-    assert_eq!(out.matches("no one to ask").count(), 1, "{out}");
+    assert_eq!(out.matches("no one can be asked").count(), 1, "{out}");
+    assert!(!out.contains("Do not retry"), "the model's words are not shown: {out}");
     insta::assert_snapshot!(out);
 }
 

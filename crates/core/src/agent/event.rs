@@ -75,7 +75,8 @@ pub enum AgentEvent {
         name: String,
         /// The call's arguments.
         arguments: serde_json::Value,
-        /// Why it was refused.
+        /// Why it was refused, for the person (the model's result says more), with how to
+        /// allow it when no one could be asked.
         reason: String,
     },
     /// A running call reported how it is getting on (a long command's output so far).

@@ -188,20 +188,26 @@ impl CallEnv {
 
         // 2. PreToolUse hooks.
         if let PreToolUse::Deny { reason } = self.runner.hooks.pre_tool_use(&hook_call).await {
-            let message = format!("A hook refused this call: {reason}");
-            return done(self.denied(call, message), None);
+            let refusal = Refusal {
+                message: format!("A hook refused this call: {reason}"),
+                reason: format!("a hook refused it: {reason}"),
+            };
+            return done(self.denied(call, refusal), None);
         }
 
         // 3. Decision, and 4. approval.
         match self.runner.policy.decide(&checked.view(call)) {
             Decision::Allow => {}
             Decision::Deny { reason } => {
-                let message = format!("rein did not run this call: {reason}.");
-                return done(self.denied(call, message), None);
+                let refusal = Refusal {
+                    message: format!("rein did not run this call: {reason}."),
+                    reason,
+                };
+                return done(self.denied(call, refusal), None);
             }
             Decision::Ask { reason } => match self.ask(call, &checked, &reason).await {
                 Asked::Allowed => {}
-                Asked::Refused(message) => return done(self.denied(call, message), None),
+                Asked::Refused(refusal) => return done(self.denied(call, refusal), None),
                 Asked::Cancelled => {
                     let message = "Cancelled: the person interrupted the turn while asked \
                                    about this call; it did not run.";
@@ -263,12 +269,17 @@ impl CallEnv {
     async fn ask(&self, call: &ToolCall, checked: &Checked, reason: &str) -> Asked {
         let view = checked.view(call);
         if !self.runner.interaction.attended() {
-            return Asked::Refused(format!(
-                "rein did not run this call: {reason}, and this run has no one to ask (a \
-                 one-shot or headless run). Do not retry it; finish what you can without it and \
-                 tell the person what you wanted to do. To allow it, the person can {}.",
-                self.runner.policy.how_to_allow(&view)
-            ));
+            let how = self.runner.policy.how_to_allow(&view);
+            return Asked::Refused(Refusal {
+                message: format!(
+                    "rein did not run this call: {reason}, and this run has no one to ask (a \
+                     one-shot or headless run). Do not retry it; finish what you can without it \
+                     and tell the person what you wanted to do. To allow it, the person can {how}."
+                ),
+                reason: format!(
+                    "{reason}, and no one can be asked in this run; to allow it, {how}"
+                ),
+            });
         }
         let _asking = match self.runner.asking.try_lock() {
             Ok(free) => free,
@@ -307,14 +318,18 @@ impl CallEnv {
                 self.runner.policy.allow_for_session(session_rule);
                 Asked::Allowed
             }
-            Approval::No => Asked::Refused(
-                "The person declined this call; it did not run. Do not retry it unchanged: ask \
-                 or take another way."
+            Approval::No => Asked::Refused(Refusal {
+                message: "The person declined this call; it did not run. Do not retry it \
+                          unchanged: ask or take another way."
                     .to_owned(),
-            ),
-            Approval::NoBecause(why) => Asked::Refused(format!(
-                "The person declined this call; it did not run. Their reason: {why}"
-            )),
+                reason: "declined".to_owned(),
+            }),
+            Approval::NoBecause(why) => Asked::Refused(Refusal {
+                message: format!(
+                    "The person declined this call; it did not run. Their reason: {why}"
+                ),
+                reason: format!("declined: {why}"),
+            }),
             Approval::Cancelled => Asked::Cancelled,
         }
     }
@@ -366,14 +381,14 @@ impl CallEnv {
     }
 
     /// Tells the front-end a call was refused; returns the result for the model.
-    fn denied(&self, call: &ToolCall, message: String) -> ToolOutput {
+    fn denied(&self, call: &ToolCall, refusal: Refusal) -> ToolOutput {
         self.events.emit(AgentEvent::PermissionDenied {
             id: call.id.clone(),
             name: call.name.clone(),
             arguments: json_arguments(call).clone(),
-            reason: message.clone(),
+            reason: refusal.reason,
         });
-        ToolOutput::error(message)
+        ToolOutput::error(refusal.message)
     }
 
     fn unknown_tool_message(&self, name: &str) -> String {
@@ -398,8 +413,16 @@ fn json_arguments(call: &ToolCall) -> &Value {
 /// The result of step 4.
 enum Asked {
     Allowed,
-    Refused(String),
+    Refused(Refusal),
     Cancelled,
+}
+
+/// Why a call did not run: said to the model (what to do instead) and to the person (short).
+struct Refusal {
+    /// The call's result, for the model.
+    message: String,
+    /// For the person and the final report.
+    reason: String,
 }
 
 /// The arguments as events show them: the JSON the model sent, or its raw text.
