@@ -6,7 +6,9 @@ Scenarios (each run N times, medians reported):
   read-20     20 rounds: one read_file per round, then an answer
 
 Figures, per scenario:
-  start_ms     process start (just before exec) to the first request fully received
+  start_ms     process start (just before rein's exec) to the first request fully received
+  start_wrapped_ms  the same, with rein started through GNU time (as in the RSS pass): the
+               wrapper's own fork+exec counts against it; kept to compare with older figures
   round_ms     harness time per round: end of one response to the next request,
                tool execution included (median over every round of every run); the
                median of each round is printed too, with the time the commands the
@@ -15,8 +17,12 @@ Figures, per scenario:
   cpu_ms       user + system CPU time of the rein process
   first_req_kb bytes of the first request body (system prompt + every tool schema)
 
-Usage: python3 bench/agent.py [--runs N] [--rein PATH] [--mock PATH] [--json]
-Builds the release binaries first unless --rein/--mock are given.
+Each run is two passes of rein: one spawned directly (start, rounds, CPU), one under GNU
+time (peak RSS: a child forked from Python would inherit Python's high-water mark).
+
+Usage: python3 bench/agent.py [--runs N] [--rein PATH] [--mock PATH] [--baseline PATH] [--json]
+Builds the release binaries first unless --rein/--mock are given. With --baseline, that
+binary is measured too, its runs interleaved with rein's, so both see the same machine.
 """
 
 import argparse
@@ -106,7 +112,8 @@ def build():
     return os.path.join(target, "rein"), os.path.join(target, "rein-mock")
 
 
-def one_run(rein, mock, scenario, tmp):
+def one_pass(rein, mock, scenario, tmp, wrapped):
+    """Runs rein once against a fresh mock; returns its requests, t0 and (status, rusage)."""
     script_fn, prompt = SCENARIOS[scenario]
     work = os.path.join(tmp, "work")
     shutil.rmtree(work, ignore_errors=True)
@@ -117,8 +124,10 @@ def one_run(rein, mock, scenario, tmp):
     log = os.path.join(tmp, "requests.jsonl")
     if os.path.exists(log):
         os.remove(log)
+    shutil.rmtree(os.path.join(tmp, "rein-home"), ignore_errors=True)
     server = subprocess.Popen([mock, "--script", script, "--log", log],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    max_kb = None
     try:
         base = server.stdout.readline().strip()
         env = {
@@ -129,35 +138,60 @@ def one_run(rein, mock, scenario, tmp):
             "REIN_BASE_URL": base + "/v1",
             "REIN_MODEL": "gpt-4o",
         }
-        # GNU time measures the peak RSS of rein alone: a child forked from Python would
-        # inherit Python's high-water mark. Its own fork+exec counts against rein's start.
+        argv = [rein, "-p", prompt, "--output-format", "json", "--permission-mode", "yolo"]
         measured = os.path.join(tmp, "time.txt")
-        argv = [TIME, "-f", "%M %U %S", "-o", measured, rein, "-p", prompt, "--output-format", "json", "--permission-mode", "yolo"]
+        if wrapped:
+            argv = [TIME, "-f", "%M %U %S", "-o", measured] + argv
         t0 = time.time_ns()
-        proc = subprocess.Popen(argv, env=env, cwd=work, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, env=env, cwd=work, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # wait4 gives CPU time with microsecond resolution (GNU time's is 10 ms); it covers
-        # rein and the commands it ran, plus GNU time's own negligible share.
+        # rein and the commands it ran.
         _, wait_status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = status = os.waitstatus_to_exitcode(wait_status)
+        status = os.waitstatus_to_exitcode(wait_status)
         if status != 0:
-            raise SystemExit(f"rein failed in {scenario} (status {status})")
-        with open(measured) as f:
-            max_kb = f.read().split()[-3]
+            raise SystemExit(f"{rein} failed in {scenario} (status {status})")
+        if wrapped:
+            with open(measured) as f:
+                max_kb = int(f.read().split()[-3])
     finally:
         server.terminate()
         server.wait()
     with open(log) as f:
         requests = [json.loads(line) for line in f if line.strip()]
+    return requests, t0, usage, max_kb
+
+
+def one_run(rein, mock, scenario, tmp):
+    requests, t0, usage, _ = one_pass(rein, mock, scenario, tmp, wrapped=False)
+    wrapped_requests, wrapped_t0, _, max_kb = one_pass(rein, mock, scenario, tmp, wrapped=True)
     rounds = [(b["received_unix_nanos"] - a["responded_unix_nanos"]) / 1e6
               for a, b in zip(requests, requests[1:])]
     return {
         "start_ms": (requests[0]["received_unix_nanos"] - t0) / 1e6,
+        "start_wrapped_ms": (wrapped_requests[0]["received_unix_nanos"] - wrapped_t0) / 1e6,
         "round_ms": rounds,
-        "rss_mb": int(max_kb) / 1024,
+        "rss_mb": max_kb / 1024,
         "cpu_ms": (usage.ru_utime + usage.ru_stime) * 1000,
         "first_req_kb": requests[0]["body_bytes"] / 1024,
         "requests": len(requests),
+    }
+
+
+def summarise(runs):
+    all_rounds = [r for run in runs for r in run["round_ms"]]
+    return {
+        "runs": len(runs),
+        "rounds": runs[0]["requests"],
+        "start_ms": statistics.median(r["start_ms"] for r in runs),
+        "start_wrapped_ms": statistics.median(r["start_wrapped_ms"] for r in runs),
+        "round_ms": statistics.median(all_rounds),
+        "round_ms_p90": statistics.quantiles(all_rounds, n=10)[-1] if len(all_rounds) > 1 else all_rounds[0],
+        "rss_mb": statistics.median(r["rss_mb"] for r in runs),
+        "cpu_ms": statistics.median(r["cpu_ms"] for r in runs),
+        "first_req_kb": runs[0]["first_req_kb"],
+        "round_ms_each": [statistics.median(run["round_ms"][i] for run in runs)
+                          for i in range(len(runs[0]["round_ms"]))],
     }
 
 
@@ -166,44 +200,43 @@ def main():
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--rein")
     parser.add_argument("--mock")
+    parser.add_argument("--baseline", help="another rein binary to measure in the same run")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
     rein, mock = (os.path.abspath(args.rein), os.path.abspath(args.mock)) if args.rein and args.mock else build()
-    results = {}
+    binaries = {"rein": rein}
+    if args.baseline:
+        binaries = {"baseline": os.path.abspath(args.baseline), "rein": rein}
+    results = {name: {} for name in binaries}
     for scenario in SCENARIOS:
-        runs = []
+        runs = {name: [] for name in binaries}
         with tempfile.TemporaryDirectory(prefix="rein-bench-") as tmp:
-            one_run(rein, mock, scenario, tmp)  # warm the page cache
+            for binary in binaries.values():
+                one_run(binary, mock, scenario, tmp)  # warm the page cache
             for _ in range(args.runs):
-                runs.append(one_run(rein, mock, scenario, tmp))
-        all_rounds = [r for run in runs for r in run["round_ms"]]
-        results[scenario] = {
-            "runs": len(runs),
-            "rounds": runs[0]["requests"],
-            "start_ms": statistics.median(r["start_ms"] for r in runs),
-            "round_ms": statistics.median(all_rounds),
-            "round_ms_p90": statistics.quantiles(all_rounds, n=10)[-1] if len(all_rounds) > 1 else all_rounds[0],
-            "rss_mb": statistics.median(r["rss_mb"] for r in runs),
-            "cpu_ms": statistics.median(r["cpu_ms"] for r in runs),
-            "first_req_kb": runs[0]["first_req_kb"],
-            "round_ms_each": [statistics.median(run["round_ms"][i] for run in runs)
-                              for i in range(len(runs[0]["round_ms"]))],
-        }
-        if scenario in COMMANDS:
-            results[scenario]["command_alone_ms"] = command_alone_ms(COMMANDS[scenario], args.runs)
+                for name, binary in binaries.items():
+                    runs[name].append(one_run(binary, mock, scenario, tmp))
+        for name in binaries:
+            results[name][scenario] = summarise(runs[name])
+            if scenario in COMMANDS:
+                results[name][scenario]["command_alone_ms"] = command_alone_ms(COMMANDS[scenario], args.runs)
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json.dumps(results if args.baseline else results["rein"], indent=2))
         return
-    print(f"{'scenario':<12} {'rounds':>6} {'start ms':>9} {'round ms':>9} {'p90 ms':>7} {'RSS MB':>7} {'CPU ms':>7} {'1st req KB':>10}")
-    for name, r in results.items():
-        print(f"{name:<12} {r['rounds']:>6} {r['start_ms']:>9.2f} {r['round_ms']:>9.3f} {r['round_ms_p90']:>7.3f} "
-              f"{r['rss_mb']:>7.1f} {r['cpu_ms']:>7.1f} {r['first_req_kb']:>10.2f}")
-    for name, r in results.items():
-        each = " ".join(f"{ms:.3f}" for ms in r["round_ms_each"])
-        line = f"{name}: median ms of each round: {each}"
-        if "command_alone_ms" in r:
-            line += f" (its command alone: {r['command_alone_ms']:.3f} ms)"
-        print(line)
+    print(f"{'binary':<9} {'scenario':<12} {'rounds':>6} {'start ms':>9} {'wrapped':>8} {'round ms':>9} {'p90 ms':>7} "
+          f"{'RSS MB':>7} {'CPU ms':>7} {'1st req KB':>10}")
+    for name, per_scenario in results.items():
+        for scenario, r in per_scenario.items():
+            print(f"{name:<9} {scenario:<12} {r['rounds']:>6} {r['start_ms']:>9.2f} {r['start_wrapped_ms']:>8.2f} "
+                  f"{r['round_ms']:>9.3f} {r['round_ms_p90']:>7.3f} {r['rss_mb']:>7.1f} {r['cpu_ms']:>7.1f} "
+                  f"{r['first_req_kb']:>10.2f}")
+    for name, per_scenario in results.items():
+        for scenario, r in per_scenario.items():
+            each = " ".join(f"{ms:.3f}" for ms in r["round_ms_each"])
+            line = f"{name} {scenario}: median ms of each round: {each}"
+            if "command_alone_ms" in r:
+                line += f" (its command alone: {r['command_alone_ms']:.3f} ms)"
+            print(line)
 
 
 if __name__ == "__main__":
