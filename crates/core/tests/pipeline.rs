@@ -530,3 +530,74 @@ async fn a_cancelled_calls_partial_output_passes_the_budget_and_unknown_tools_ar
     assert!(results[1].chars().count() <= 1_000, "{}", results[1].len());
     assert!(results[1].contains("characters cut"), "{}", results[1]);
 }
+
+#[tokio::test]
+async fn an_approval_shows_the_diff_an_edit_would_make_before_anything_changes() {
+    let setup = Setup::new();
+    let file = setup.dir.path().join("main.py");
+    std::fs::write(&file, "import helpers\nprint('hi')\n").unwrap();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "r",
+                "read_file",
+                json!({"file_path": "main.py"}).to_string(),
+            )))
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "e",
+                "edit_file",
+                json!({"file_path": "main.py", "old_string": "import helpers", "new_string": "import utils"})
+                    .to_string(),
+            )))
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "w",
+                "write_file",
+                json!({"file_path": "new.txt", "content": "fresh\n"}).to_string(),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let interaction = Arc::new(ScriptedInteraction::new([Approval::No, Approval::Yes]));
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(ModePolicy::new(PermissionMode::Default)),
+        interaction.clone(),
+        Arc::new(NoHooks),
+    );
+    let (events, _) = collect();
+    agent
+        .run_turn("fix it", &events, CancellationToken::new())
+        .await;
+    let asked = interaction.asked();
+    assert_eq!(asked.len(), 2, "the read was not asked about");
+    match &asked[0].preview {
+        Some(rein_tools::Preview::Diff {
+            path,
+            diff,
+            created,
+        }) => {
+            assert_eq!(path, "main.py");
+            assert!(!created);
+            assert!(
+                diff.contains("-import helpers") && diff.contains("+import utils"),
+                "{diff}"
+            );
+        }
+        other => panic!("no diff to approve: {other:?}"),
+    }
+    // Declined: the preview wrote nothing.
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "import helpers\nprint('hi')\n"
+    );
+    match &asked[1].preview {
+        Some(rein_tools::Preview::Diff { diff, created, .. }) => {
+            assert!(created);
+            assert!(diff.contains("+fresh"), "{diff}");
+        }
+        other => panic!("no diff to approve: {other:?}"),
+    }
+    assert_eq!(
+        std::fs::read_to_string(setup.dir.path().join("new.txt")).unwrap(),
+        "fresh\n"
+    );
+}

@@ -338,7 +338,10 @@ fn a_refused_call_says_so_once() {
         message_failure("e1", "edit_file", message),
     ]);
     assert_eq!(out.matches("no one can be asked").count(), 1, "{out}");
-    assert!(!out.contains("Do not retry"), "the model's words are not shown: {out}");
+    assert!(
+        !out.contains("Do not retry"),
+        "the model's words are not shown: {out}"
+    );
     insta::assert_snapshot!(out);
 }
 
