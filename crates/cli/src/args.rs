@@ -11,7 +11,7 @@ use clap::{Parser, ValueEnum};
     version,
     disable_version_flag = true,
     about = "rein, a terminal AI coding agent: it reads, edits and runs your code through a language model.",
-    after_help = "Examples:\n  rein --demo                          watch rein fix a bug offline\n  rein -p \"read main.py and fix the broken import\"\n  git diff | rein -p \"review this diff\"   piped input goes with the request\n  rein -c                              continue the newest session here\n\nEnvironment: REIN_API_KEY (or OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY), REIN_MODEL,\nREIN_BASE_URL (or OPENAI_BASE_URL), REIN_HOME (default ~/.rein). A .env file is read too.\n\nExit status: 0 done; 1 runtime error (API, configuration); 2 bad usage (including no API\nkey); 3 stopped at a limit (rounds, the same call repeated); 130 interrupted; 143/129/131 after\nSIGTERM/SIGHUP/SIGQUIT."
+    after_help = "Examples:\n  rein --demo                          watch rein fix a bug offline\n  rein -p \"read main.py and fix the broken import\"\n  git diff | rein -p \"review this diff\"   piped input goes with the request\n  rein -c                              continue the newest session here\n\nEnvironment: REIN_API_KEY (or OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY), REIN_MODEL,\nREIN_BASE_URL (or OPENAI_BASE_URL), REIN_HOME (default ~/.rein). A .env file is read too.\n\nExit status: 0 done; 1 runtime error (API, configuration, a session that could not be saved);\n2 bad usage (including no API key); 3 stopped at a limit (rounds, the same call repeated);\n130 interrupted; 143/129/131 after SIGTERM/SIGHUP/SIGQUIT."
 )]
 pub(crate) struct Args {
     /// The model to use (e.g. gpt-4o, deepseek-chat, claude-sonnet-4-5).

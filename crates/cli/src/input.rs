@@ -8,6 +8,8 @@ use std::time::Duration;
 
 /// The most of stdin attached to a request; the rest is not read, and the request says so.
 pub(crate) const STDIN_LIMIT_BYTES: usize = 256 * 1024;
+/// How often rein says it is still reading a pipe that keeps sending.
+const STILL_READING_EVERY: Duration = Duration::from_secs(10);
 /// How long a pipe on stdin may stay silent before rein goes on without it: an orchestrator
 /// that spawns rein often leaves an inherited pipe open that never sends anything.
 const PIPE_SILENCE_LIMIT: Duration = Duration::from_secs(3);
@@ -88,12 +90,25 @@ fn piped_input(notice: &dyn Fn(&str)) -> Option<Piped> {
         if started_rx.recv_timeout(PIPE_SILENCE_LIMIT).is_err() {
             notice(&format!(
                 "rein: stdin is a pipe that sent nothing for {} s; going on without it \
-                 (to attach a slow command's output, save it first: cmd > out.txt; rein -p \"...\" < out.txt)",
+                 (run rein with </dev/null to skip this wait; to attach a slow command's \
+                 output, save it first: cmd > out.txt; rein -p \"...\" < out.txt)",
                 PIPE_SILENCE_LIMIT.as_secs()
             ));
             return None;
         }
-        done_rx.recv().ok()
+        // It sends: wait as long as it keeps the pipe open (a slow build's log is worth it),
+        // but say so now and then, with how to go on.
+        loop {
+            match done_rx.recv_timeout(STILL_READING_EVERY) {
+                Ok(read) => break Some(read),
+                Err(mpsc::RecvTimeoutError::Timeout) => notice(
+                    "rein: still reading the input piped to it; it starts once the pipe is \
+                     closed (or once 256 KiB have come). Press Ctrl+C to stop, or run rein \
+                     with </dev/null to leave stdin out.",
+                ),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break None,
+            }
+        }
     } else {
         // A file or a device (/dev/null) answers at once.
         Some(read_capped(&mut std::io::stdin().lock(), &started_tx))

@@ -82,8 +82,10 @@ pub(crate) async fn run(args: Args) -> Exit {
     let resumed = args.resume.is_some() || args.continue_session;
     let mut session_id = Some(prepared.session_id.as_str());
     let mut unsaved = None;
-    if outcome.stop() == TurnStop::Error && outcome.rounds == 0 && !resumed {
-        // Nothing but a prompt the model never answered: not a session worth resuming.
+    let unanswered = matches!(outcome.stop(), TurnStop::Error | TurnStop::Cancelled);
+    if unanswered && outcome.rounds == 0 && !resumed {
+        // Nothing but a prompt the model never answered (it failed, or the person stopped
+        // it first): not a session worth resuming. One with streamed text is kept.
         match agent.discard_unanswered_session() {
             Ok(true) => session_id = None,
             Ok(false) => {}

@@ -83,3 +83,24 @@ fn a_base_url_without_v1_gets_the_url_tried_and_the_fix() {
         .args(["-p", "hi"]));
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn credentials_in_the_base_url_are_not_printed() {
+    let env = crate::support::Env::new();
+    let out = crate::support::run(env.rein().args([
+        "--base-url",
+        "http://admin:hunter2-secret@127.0.0.1:9/v1",
+        "-p",
+        "hi",
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(out.status.code(), Some(1));
+    let all = format!(
+        "{}{}",
+        crate::support::stdout(&out),
+        crate::support::stderr(&out)
+    );
+    assert!(all.contains("127.0.0.1:9"), "{all}");
+    assert!(!all.contains("hunter2"), "{all}");
+}

@@ -62,13 +62,14 @@ fn sigint_mid_stream_after_an_early_call_then_continue_sends_a_valid_history() {
     let read = |id: &str| {
         MockToolCall::new(id, "read_file", json!({"file_path": "a.txt"}).to_string()).split_every(8)
     };
-    // r1 streams whole and starts at once (read-only); the stream then stalls inside r2.
+    // Some narration (so the session holds more than the prompt and is kept), then r1
+    // streams whole and starts at once (read-only); the stream then stalls inside r2.
     let server = MockServer::start(
         Script::new().reply(
-            Turn::new()
+            Turn::text("Reading it.")
                 .tool_call(read("r1").split_every(0))
                 .tool_call(read("r2"))
-                .stall_after(3),
+                .stall_after(4),
         ),
     );
     let child = env

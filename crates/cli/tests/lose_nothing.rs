@@ -135,3 +135,27 @@ fn a_first_request_that_fails_leaves_no_session_behind() {
         stderr(&out)
     );
 }
+
+#[test]
+fn ctrl_c_before_any_answer_leaves_no_session_behind() {
+    let env = Env::new();
+    let server = MockServer::start(
+        Script::new().reply(Turn::text("never").chunks(["never"]).stall_after(0)),
+    );
+    let child = env
+        .rein_openai(&server)
+        .args(["-p", "hello", "--output-format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    server
+        .wait_for_requests(1, std::time::Duration::from_secs(30))
+        .unwrap();
+    crate::support::signal(child.id(), "INT");
+    let out = crate::support::wait_output(child, std::time::Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let report = final_json(&out);
+    assert_eq!(report["session_id"], serde_json::Value::Null, "{report}");
+    assert!(env.session_files().is_empty(), "{:?}", env.session_files());
+}

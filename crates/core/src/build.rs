@@ -51,6 +51,7 @@ pub struct AgentBuilder {
     policy: Option<Arc<dyn Policy>>,
     interaction: Arc<dyn Interaction>,
     hooks: Arc<dyn ToolHooks>,
+    agent_name: Option<String>,
     system_prompt: Option<String>,
     project_instructions: Option<String>,
     is_git_repo: bool,
@@ -98,6 +99,7 @@ impl AgentBuilder {
             policy: None,
             interaction: Arc::new(Unattended),
             hooks: Arc::new(NoHooks),
+            agent_name: None,
             system_prompt: None,
             project_instructions: None,
             is_git_repo: false,
@@ -201,6 +203,12 @@ impl AgentBuilder {
     /// Hooks around each tool call.
     pub fn hooks(mut self, hooks: Arc<dyn ToolHooks>) -> Self {
         self.hooks = hooks;
+        self
+    }
+
+    /// Marks this agent's questions to the person as coming from `name` (a sub-agent).
+    pub fn agent_name(mut self, name: impl Into<String>) -> Self {
+        self.agent_name = Some(name.into());
         self
     }
 
@@ -328,6 +336,7 @@ impl AgentBuilder {
             policy,
             interaction: self.interaction,
             hooks: self.hooks,
+            agent_name: self.agent_name,
         }))
     }
 }

@@ -637,3 +637,31 @@ async fn every_early_started_call_gets_a_result_event_when_its_response_is_retri
     assert!(tool_results(agent.history()).is_empty());
     assert_history_valid(agent.history());
 }
+
+#[tokio::test]
+async fn repeats_are_counted_within_a_turn_not_across_turns() {
+    let fx = Fixture::new();
+    std::fs::write(fx.dir.path().join("a.txt"), "a\n").unwrap();
+    let read = || {
+        Turn::new().tool_call(call(
+            "r",
+            "read_file",
+            serde_json::json!({"file_path": "a.txt"}),
+        ))
+    };
+    let mut script = Script::new();
+    for _ in 0..8 {
+        script = script.reply(read());
+    }
+    let server = MockServer::start(script.reply(read()).reply(Turn::text("done")));
+    let mut agent = fx.agent(&server, 50);
+    let first = fx.run(&mut agent, "loop", CancellationToken::new()).await;
+    assert_eq!(first.stop(), TurnStop::RepeatedCalls);
+    // The person's next request starts the count again: one read is not a loop.
+    let second = fx
+        .run(&mut agent, "read it once", CancellationToken::new())
+        .await;
+    assert_eq!(second.stop(), TurnStop::EndTurn);
+    assert_eq!(second.text, "done");
+    assert_history_valid(agent.history());
+}

@@ -102,19 +102,6 @@ impl Interaction for LoggingInteraction {
     }
 }
 
-/// An interaction where the person presses Ctrl+C while asked.
-struct CtrlCWhileAsked {
-    cancel: CancellationToken,
-}
-
-#[async_trait]
-impl Interaction for CtrlCWhileAsked {
-    async fn approve(&self, _request: ApprovalRequest) -> Approval {
-        self.cancel.cancel();
-        std::future::pending().await
-    }
-}
-
 struct Setup {
     dir: TempDir,
     log: Log,
@@ -240,142 +227,6 @@ async fn steps_run_in_order_and_invalid_arguments_never_reach_the_policy() {
     // The budget comes after the post-hook, which saw the whole output.
     assert!(results[1].chars().count() <= 1_000, "{}", results[1].len());
     assert!(results[1].contains("characters cut"), "{}", results[1]);
-}
-
-#[tokio::test]
-async fn no_with_a_reason_reaches_the_model_and_the_next_request_is_valid() {
-    let setup = Setup::new();
-    let server = MockServer::start(
-        Script::new()
-            .reply(Turn::new().tool_call(MockToolCall::new(
-                "t1",
-                "bash",
-                json!({"command": "cargo test"}).to_string(),
-            )))
-            .reply(Turn::text("ok, not running them")),
-    );
-    let interaction = Arc::new(ScriptedInteraction::new([Approval::NoBecause(
-        "the tests are slow".into(),
-    )]));
-    let mut agent = setup.agent(
-        &server,
-        Arc::new(ModePolicy::new(PermissionMode::Default)),
-        interaction.clone(),
-        Arc::new(NoHooks),
-    );
-    let (events, seen) = collect();
-    let outcome = agent
-        .run_turn("test it", &events, CancellationToken::new())
-        .await;
-    assert_eq!(outcome.stop(), TurnStop::EndTurn);
-    let asked = interaction.asked();
-    assert_eq!(asked.len(), 1);
-    assert_eq!(asked[0].tool, "bash");
-    assert_eq!(asked[0].arguments["command"], "cargo test");
-    assert_eq!(asked[0].session_rule.to_string(), "bash(cargo test)");
-
-    let results = results(agent.history());
-    assert!(results[0].contains("the tests are slow"), "{}", results[0]);
-    // The second request carries the call and its one result.
-    let body = &server.requests()[1].body;
-    let messages = body["messages"].as_array().unwrap();
-    let last = messages.last().unwrap();
-    assert_eq!(last["role"], "tool");
-    assert_eq!(last["tool_call_id"], "t1");
-    assert!(
-        last["content"]
-            .as_str()
-            .unwrap()
-            .contains("the tests are slow")
-    );
-    let denied: Vec<_> = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|e| matches!(e, AgentEvent::PermissionDenied { .. }))
-        .cloned()
-        .collect();
-    assert_eq!(denied.len(), 1);
-}
-
-#[tokio::test]
-async fn yes_for_the_session_is_not_asked_again_for_the_same_pattern() {
-    let setup = Setup::new();
-    let bash = |id: &str, command: &str| {
-        Turn::new().tool_call(MockToolCall::new(
-            id,
-            "bash",
-            json!({ "command": command }).to_string(),
-        ))
-    };
-    let server = MockServer::start(
-        Script::new()
-            .reply(bash("a", "echo one"))
-            .reply(bash("b", "echo one"))
-            .reply(bash("c", "echo two"))
-            .reply(Turn::text("done")),
-    );
-    let interaction = Arc::new(ScriptedInteraction::new([
-        Approval::YesForSession,
-        Approval::Yes,
-    ]));
-    let mut agent = setup.agent(
-        &server,
-        Arc::new(ModePolicy::new(PermissionMode::Default)),
-        interaction.clone(),
-        Arc::new(NoHooks),
-    );
-    let (events, _) = collect();
-    agent
-        .run_turn("echo", &events, CancellationToken::new())
-        .await;
-    let asked: Vec<String> = interaction
-        .asked()
-        .iter()
-        .map(|r| r.arguments["command"].as_str().unwrap().to_owned())
-        .collect();
-    assert_eq!(asked, ["echo one", "echo two"], "the repeat ran unasked");
-    let outputs: Vec<String> = results(agent.history())
-        .iter()
-        .map(|r| r.lines().next().unwrap_or_default().to_owned())
-        .collect();
-    assert_eq!(outputs, ["one", "one", "two"], "all three ran");
-}
-
-#[tokio::test]
-async fn ctrl_c_while_asked_ends_the_turn_like_ctrl_c_during_a_tool() {
-    let setup = Setup::new();
-    let server = MockServer::start(
-        Script::new()
-            .reply(Turn::new().tool_call(MockToolCall::new(
-                "w",
-                "write_file",
-                json!({"file_path": "a.txt", "content": "x"}).to_string(),
-            )))
-            .reply(Turn::text("never asked for")),
-    );
-    let cancel = CancellationToken::new();
-    let mut agent = setup.agent(
-        &server,
-        Arc::new(ModePolicy::new(PermissionMode::Default)),
-        Arc::new(CtrlCWhileAsked {
-            cancel: cancel.clone(),
-        }),
-        Arc::new(NoHooks),
-    );
-    let (events, _) = collect();
-    let outcome = tokio::time::timeout(
-        Duration::from_secs(10),
-        agent.run_turn("write it", &events, cancel),
-    )
-    .await
-    .expect("the turn ends when Ctrl+C comes during a question");
-    assert_eq!(outcome.stop(), TurnStop::Cancelled);
-    assert!(!setup.dir.path().join("a.txt").exists());
-    assert_eq!(server.request_count(), 1);
-    let results = results(agent.history());
-    assert_eq!(results.len(), 1, "the call still has its one result");
-    assert!(results[0].contains("interrupted"), "{}", results[0]);
 }
 
 #[tokio::test]
@@ -510,9 +361,11 @@ async fn a_cancelled_calls_partial_output_passes_the_budget_and_unknown_tools_ar
     let stopper = {
         let cancel = cancel.clone();
         tokio::spawn(async move {
-            while !printed.exists() {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+            while !printed.exists() && tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            // Past the deadline too: the turn must end, and the asserts then say why.
             cancel.cancel();
         })
     };
@@ -531,73 +384,4 @@ async fn a_cancelled_calls_partial_output_passes_the_budget_and_unknown_tools_ar
     assert!(results[1].contains("characters cut"), "{}", results[1]);
 }
 
-#[tokio::test]
-async fn an_approval_shows_the_diff_an_edit_would_make_before_anything_changes() {
-    let setup = Setup::new();
-    let file = setup.dir.path().join("main.py");
-    std::fs::write(&file, "import helpers\nprint('hi')\n").unwrap();
-    let server = MockServer::start(
-        Script::new()
-            .reply(Turn::new().tool_call(MockToolCall::new(
-                "r",
-                "read_file",
-                json!({"file_path": "main.py"}).to_string(),
-            )))
-            .reply(Turn::new().tool_call(MockToolCall::new(
-                "e",
-                "edit_file",
-                json!({"file_path": "main.py", "old_string": "import helpers", "new_string": "import utils"})
-                    .to_string(),
-            )))
-            .reply(Turn::new().tool_call(MockToolCall::new(
-                "w",
-                "write_file",
-                json!({"file_path": "new.txt", "content": "fresh\n"}).to_string(),
-            )))
-            .reply(Turn::text("done")),
-    );
-    let interaction = Arc::new(ScriptedInteraction::new([Approval::No, Approval::Yes]));
-    let mut agent = setup.agent(
-        &server,
-        Arc::new(ModePolicy::new(PermissionMode::Default)),
-        interaction.clone(),
-        Arc::new(NoHooks),
-    );
-    let (events, _) = collect();
-    agent
-        .run_turn("fix it", &events, CancellationToken::new())
-        .await;
-    let asked = interaction.asked();
-    assert_eq!(asked.len(), 2, "the read was not asked about");
-    match &asked[0].preview {
-        Some(rein_tools::Preview::Diff {
-            path,
-            diff,
-            created,
-        }) => {
-            assert_eq!(path, "main.py");
-            assert!(!created);
-            assert!(
-                diff.contains("-import helpers") && diff.contains("+import utils"),
-                "{diff}"
-            );
-        }
-        other => panic!("no diff to approve: {other:?}"),
-    }
-    // Declined: the preview wrote nothing.
-    assert_eq!(
-        std::fs::read_to_string(&file).unwrap(),
-        "import helpers\nprint('hi')\n"
-    );
-    match &asked[1].preview {
-        Some(rein_tools::Preview::Diff { diff, created, .. }) => {
-            assert!(created);
-            assert!(diff.contains("+fresh"), "{diff}");
-        }
-        other => panic!("no diff to approve: {other:?}"),
-    }
-    assert_eq!(
-        std::fs::read_to_string(setup.dir.path().join("new.txt")).unwrap(),
-        "fresh\n"
-    );
-}
+mod approvals;

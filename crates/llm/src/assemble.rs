@@ -36,6 +36,25 @@ pub struct AssembledResponse {
 /// this response's added, through [`into_taken_ids`](Self::into_taken_ids), so the caller
 /// keeps the set from round to round without rescanning the history. A call without a name
 /// is named [`UNNAMED_TOOL`].
+/// An id for a call, unique among `taken`: the provider's `id` when it is new, else
+/// `<id>_2`, `<id>_3`, ...; `call_rein_<index>` (`index`: the call's place in its response)
+/// when the provider sent none or an empty one, since the result must still refer to the
+/// call. The assembler and the session loader name calls the same way.
+pub fn unique_call_id(id: Option<&str>, index: usize, taken: &HashSet<String>) -> String {
+    // Some local servers send no id.
+    let base = match id {
+        Some(id) if !id.trim().is_empty() => id.to_owned(),
+        Some(_) | None => format!("call_rein_{index}"),
+    };
+    if !taken.contains(&base) {
+        return base;
+    }
+    (2_u64..)
+        .map(|n| format!("{base}_{n}"))
+        .find(|candidate| !taken.contains(candidate))
+        .unwrap_or(base)
+}
+
 #[derive(Debug, Default)]
 pub struct Assembler {
     parts: Vec<Slot>,
@@ -294,19 +313,7 @@ impl Assembler {
         if let Some(id) = &call.id {
             return id.clone();
         }
-        // Some local servers send no id; the result must still be able to refer to the call.
-        let base = call
-            .provider_id
-            .clone()
-            .unwrap_or_else(|| format!("call_rein_{}", call.index));
-        let id = if self.taken.contains(&base) {
-            (2_u64..)
-                .map(|n| format!("{base}_{n}"))
-                .find(|candidate| !self.taken.contains(candidate))
-                .unwrap_or_default()
-        } else {
-            base
-        };
+        let id = unique_call_id(call.provider_id.as_deref(), call.index, &self.taken);
         self.taken.insert(id.clone());
         self.added.push(id.clone());
         self.calls[pos].id = Some(id.clone());

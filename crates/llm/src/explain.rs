@@ -1,7 +1,7 @@
 //! A call's final error, told with what the person needs to act on it: where the API key came
 //! from, which URL was tried.
 
-use crate::{LlmError, ProviderKind};
+use crate::{LlmError, ProviderKind, redact_credentials};
 
 /// What an error message may say about the endpoint a provider talks to.
 #[derive(Debug, Clone)]
@@ -27,11 +27,15 @@ impl Endpoint {
                 message,
             } => LlmError::BadRequest {
                 status: 404,
-                message: format!("{message} (POST {}{})", self.url, self.version_hint()),
+                message: format!(
+                    "{message} (POST {}{})",
+                    redact_credentials(&self.url),
+                    self.version_hint()
+                ),
             },
             LlmError::Connection(message) => LlmError::Connection(format!(
                 "{message} (check the base URL {} and the network or proxy settings)",
-                self.base_url
+                redact_credentials(&self.base_url)
             )),
             other => other,
         }
@@ -53,7 +57,7 @@ impl Endpoint {
         }
         format!(
             "; OpenAI-compatible servers usually serve under /v1: try the base URL {}/v1",
-            self.base_url
+            redact_credentials(&self.base_url)
         )
     }
 }

@@ -109,7 +109,7 @@ pub(crate) fn map_send_error(e: &reqwest::Error, url: &str) -> LlmError {
     let cause = root_cause(e);
     if e.is_connect() && refused(e) && is_loopback_url(url) {
         LlmError::NotRunning {
-            url: url.to_owned(),
+            url: crate::redact_credentials(url),
         }
     } else if e.is_timeout() {
         LlmError::Timeout(format!(
@@ -143,7 +143,7 @@ fn authority(url: &str) -> String {
                 None => host,
             })
         })
-        .unwrap_or_else(|| url.to_owned())
+        .unwrap_or_else(|| crate::redact_credentials(url))
 }
 
 /// The innermost cause of an error: the specific reason ("Connection refused (os error

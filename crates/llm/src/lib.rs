@@ -32,7 +32,7 @@ mod toolspec;
 mod url;
 
 pub use anthropic::AnthropicProvider;
-pub use assemble::{AssembledResponse, Assembler, UNNAMED_TOOL, parse_arguments};
+pub use assemble::{AssembledResponse, Assembler, UNNAMED_TOOL, parse_arguments, unique_call_id};
 pub use classify::{is_context_too_long, parse_retry_after, retry_hint_in_message};
 pub use config::{ConfigError, ProviderConfig, build_provider};
 pub use decode::StreamDecoder;
@@ -50,4 +50,6 @@ pub use provider::{EventStream, Provider, Request, ToolSpec};
 pub use replay::{CassetteError, RecordingProvider, ReplayProvider};
 pub use retry::{DEFAULT_MAX_RETRIES, RetryPolicy};
 pub use toolspec::{tool_to_wire, tools_to_wire};
-pub use url::{BaseUrlError, is_loopback_url, is_on_domain, normalize_base_url, url_host};
+pub use url::{
+    BaseUrlError, is_loopback_url, is_on_domain, normalize_base_url, redact_credentials, url_host,
+};

@@ -65,6 +65,20 @@ pub fn normalize_base_url(url: &str) -> Result<String, BaseUrlError> {
     Ok(parsed.as_str().trim_end_matches('/').to_owned())
 }
 
+/// `url` without a user name or password, for messages: a base URL may carry credentials
+/// (`https://user:token@gateway/v1`), and they must never reach the terminal or a file.
+/// Text that does not parse as a URL is returned as it is.
+pub fn redact_credentials(url: &str) -> String {
+    match Url::parse(url.trim()) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.as_str().trim_end_matches('/').to_owned()
+        }
+        Ok(_) | Err(_) => url.to_owned(),
+    }
+}
+
 /// The host of `url` in lower case, without brackets around an IPv6 address, a trailing dot,
 /// credentials or port (`http://u:p@[::1]:8080/v1` has host `::1`); `None` when `url` does
 /// not parse or names no host.
@@ -119,6 +133,23 @@ pub fn is_loopback_url(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_never_reach_a_message() {
+        assert_eq!(
+            redact_credentials("https://user:s3cret-token@gateway.example/v1"),
+            "https://gateway.example/v1"
+        );
+        assert_eq!(
+            redact_credentials("http://token@127.0.0.1:8080/v1/chat/completions"),
+            "http://127.0.0.1:8080/v1/chat/completions"
+        );
+        assert_eq!(
+            redact_credentials("https://api.openai.com/v1"),
+            "https://api.openai.com/v1"
+        );
+        assert_eq!(redact_credentials("not a url"), "not a url");
+    }
 
     #[test]
     fn base_urls_are_normalised() {

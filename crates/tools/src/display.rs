@@ -134,14 +134,20 @@ impl ContentId {
     }
 }
 
-/// Lines added and removed by a unified diff.
+/// Lines added and removed by a unified diff. The `---`/`+++` file headers come before the
+/// first hunk; inside a hunk, a removed `-- comment` reads `--- comment` and is counted.
 pub(crate) fn diff_counts(diff: &str) -> (u64, u64) {
     let mut added = 0;
     let mut removed = 0;
+    let mut in_hunk = false;
     for line in diff.lines() {
-        if line.starts_with('+') && !line.starts_with("+++") {
+        if line.starts_with("@@") {
+            in_hunk = true;
+        } else if !in_hunk {
+            continue;
+        } else if line.starts_with('+') {
             added += 1;
-        } else if line.starts_with('-') && !line.starts_with("---") {
+        } else if line.starts_with('-') {
             removed += 1;
         }
     }
@@ -183,6 +189,11 @@ mod tests {
         assert_eq!(
             diff_counts("--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n+more\n"),
             (2, 1)
+        );
+        // SQL comments and C increments look like headers but are changed lines.
+        assert_eq!(
+            diff_counts("--- q.sql\n+++ q.sql\n@@ -1,2 +1,2 @@\n--- old note\n+++i;\n x\n"),
+            (1, 1)
         );
     }
 }

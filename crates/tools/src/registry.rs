@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use crate::{DynTool, ToolKind};
 
-/// How a tool presents itself to the model; `rein-llm` renders it into each wire format.
+/// How a tool presents itself, with the kind of effect it has. rein-core turns it into a
+/// `rein_llm::ToolSpec` for the request: the two crates do not know each other (DESIGN.md),
+/// so each has its own type and core joins them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolInfo {
     /// The name the model calls the tool by.

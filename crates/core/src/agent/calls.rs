@@ -52,16 +52,7 @@ impl EarlyStarts {
     pub(crate) fn abandon(&mut self, why: &str, env: &CallEnv) {
         for (call, handle) in self.started.drain(..) {
             handle.abort();
-            env.events.emit(AgentEvent::ToolResult {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                summary: why.to_owned(),
-                content: why.to_owned(),
-                is_error: true,
-                duration: Duration::ZERO,
-                display: Display::Text,
-                changes: Vec::new(),
-            });
+            env.events.emit(dropped_result(&call, why));
         }
         self.closed = false;
     }
@@ -74,10 +65,35 @@ impl EarlyStarts {
         self.closed = false;
     }
 
-    /// Takes the running call for `call`, if it was started with exactly these arguments.
-    fn take(&mut self, call: &ToolCall) -> Option<JoinHandle<CallOutcome>> {
-        let pos = self.started.iter().position(|(c, _)| c == call)?;
-        Some(self.started.remove(pos).1)
+    /// Takes the running call for `call`. One started with other arguments (more of them
+    /// streamed after it was reported complete) is stopped, and its start answered, so the
+    /// call runs again with the arguments the response holds.
+    fn take(&mut self, call: &ToolCall, env: &CallEnv) -> Option<JoinHandle<CallOutcome>> {
+        let pos = self.started.iter().position(|(c, _)| c.id == call.id)?;
+        let (started, handle) = self.started.remove(pos);
+        if started == *call {
+            return Some(handle);
+        }
+        handle.abort();
+        env.events.emit(dropped_result(
+            &started,
+            "Dropped: the call's arguments changed after it started; it runs again with them.",
+        ));
+        None
+    }
+}
+
+/// The event answering the start of a call that was stopped before its result.
+fn dropped_result(call: &ToolCall, why: &str) -> AgentEvent {
+    AgentEvent::ToolResult {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        summary: why.to_owned(),
+        content: why.to_owned(),
+        is_error: true,
+        duration: Duration::ZERO,
+        display: Display::Text,
+        changes: Vec::new(),
     }
 }
 
@@ -106,6 +122,8 @@ pub(crate) async fn run_calls(
             for call in &calls[next..] {
                 outcomes.push(skipped(call, &fatal));
             }
+            // A skipped call that had started early still gets its start answered.
+            early.abandon("Not run: an earlier call ended the turn.", env);
             break;
         }
         let group_end = if env.runs_concurrently(&calls[next]) {
@@ -121,7 +139,7 @@ pub(crate) async fn run_calls(
         // they sit inside the first window; a call not yet started is spawned only when
         // `buffered` first polls it, which keeps at most that many running at once.
         let early_handles: Vec<Option<JoinHandle<CallOutcome>>> =
-            group.iter().map(|call| early.take(call)).collect();
+            group.iter().map(|call| early.take(call, env)).collect();
         let mut results = futures::stream::iter(early_handles.into_iter().zip(group))
             .map(|(handle, call)| async move {
                 let handle = handle.unwrap_or_else(|| env.spawn(call, None));
@@ -147,6 +165,8 @@ pub(crate) async fn run_calls(
         }
         next = group_end;
     }
+    // Nothing started early may end without its start answered.
+    early.abandon("Dropped: the response did not keep this call.", env);
     outcomes
 }
 

@@ -191,11 +191,6 @@ impl Events {
         Events { sink }
     }
 
-    /// Events nobody reads.
-    pub fn discard() -> Self {
-        Events::new(|_event: AgentEvent| {})
-    }
-
     /// Sends one event.
     pub fn emit(&self, event: AgentEvent) {
         self.sink.emit(event);

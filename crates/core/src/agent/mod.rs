@@ -48,8 +48,9 @@ pub struct AgentSettings {
     pub max_rounds: u32,
 }
 
-/// Everything an agent is built from.
-pub struct AgentParts {
+/// Everything an agent is built from (see [`crate::build::AgentBuilder`], the way to build
+/// one).
+pub(crate) struct AgentParts {
     /// The model endpoint.
     pub provider: Arc<dyn Provider>,
     /// The tools the model may call.
@@ -70,6 +71,9 @@ pub struct AgentParts {
     pub interaction: Arc<dyn Interaction>,
     /// Hooks around each tool call.
     pub hooks: Arc<dyn ToolHooks>,
+    /// The name questions are marked with when this agent is not the main conversation (a
+    /// sub-agent's).
+    pub agent_name: Option<String>,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -110,7 +114,7 @@ impl std::fmt::Debug for Agent {
 
 impl Agent {
     /// An agent ready for its first (or next, when resumed) turn.
-    pub fn new(parts: AgentParts) -> Self {
+    pub(crate) fn new(parts: AgentParts) -> Self {
         let tool_specs = parts
             .registry
             .infos()
@@ -141,6 +145,7 @@ impl Agent {
                 parts.policy,
                 parts.interaction,
                 parts.hooks,
+                parts.agent_name,
             )),
             tool_ctx: parts.tool_ctx,
             settings: parts.settings,
@@ -187,6 +192,8 @@ impl Agent {
         events: &Events,
         cancel: CancellationToken,
     ) -> TurnOutcome {
+        // A new request from the person: repeats are counted within one turn.
+        self.guard = LoopGuard::default();
         self.push(
             Message {
                 role: Role::User,

@@ -26,8 +26,9 @@ use crate::hooks::{HookCall, PreToolUse, ToolHooks};
 use crate::interaction::{Approval, ApprovalRequest, Interaction};
 use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule};
 
-/// How long a cancelled tool may take to stop on its own (bash: TERM, then KILL after 2 s).
-const CANCEL_GRACE: Duration = Duration::from_secs(3);
+/// How long a cancelled tool may take to stop on its own: bash sends TERM, then KILL after
+/// its grace, and needs a moment more to collect what was printed.
+const CANCEL_GRACE: Duration = rein_tools::bash::KILL_GRACE.saturating_add(Duration::from_secs(1));
 
 /// How one call ended.
 #[derive(Debug)]
@@ -71,13 +72,14 @@ impl ToolRunner {
         policy: Arc<dyn Policy>,
         interaction: Arc<dyn Interaction>,
         hooks: Arc<dyn ToolHooks>,
+        agent: Option<String>,
     ) -> Self {
         ToolRunner {
             registry,
             policy,
             interaction,
             hooks,
-            agent: None,
+            agent,
             asking: tokio::sync::Mutex::new(()),
         }
     }
@@ -284,7 +286,12 @@ impl CallEnv {
         let _asking = match self.runner.asking.try_lock() {
             Ok(free) => free,
             Err(_) => {
-                let waited = self.runner.asking.lock().await;
+                // Queued behind another question: Ctrl+C meanwhile must not ask this one.
+                let waited = tokio::select! {
+                    biased;
+                    () = self.cancel.cancelled() => return Asked::Cancelled,
+                    waited = self.runner.asking.lock() => waited,
+                };
                 // An answer given while this call waited ("yes for the session") may cover it.
                 if self.runner.policy.decide(&view) == Decision::Allow {
                     return Asked::Allowed;

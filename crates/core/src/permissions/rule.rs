@@ -19,7 +19,9 @@ pub struct Rule {
 
 impl Rule {
     /// The rule "yes for the rest of the session" adds for `call`: the exact command for
-    /// bash, every call of the tool otherwise.
+    /// bash; for a tool that names a file, every file inside the workspace (`tool(**)`: a
+    /// yes to an edit in the project never lets edits elsewhere through); every call of
+    /// any other tool.
     pub fn for_session(call: &CallView<'_>) -> Rule {
         let pattern = match call.tool {
             "bash" => call
@@ -27,6 +29,7 @@ impl Rule {
                 .get("command")
                 .and_then(serde_json::Value::as_str)
                 .map(str::to_owned),
+            _ if call.arguments.get("file_path").is_some() => Some("**".to_owned()),
             _ => None,
         };
         Rule {
@@ -147,9 +150,25 @@ mod tests {
             "bash(cargo test)"
         );
         let args = json!({"file_path": "a"});
+        let rule = Rule::for_session(&view("edit_file", &args, None));
+        assert_eq!(rule.to_string(), "edit_file(**)");
+        let inside = PathTarget {
+            absolute: PathBuf::from("/w/src/deep/a.rs"),
+            in_workspace: Some(PathBuf::from("src/deep/a.rs")),
+        };
+        let outside = PathTarget {
+            absolute: PathBuf::from("/home/me/.bashrc"),
+            in_workspace: None,
+        };
+        assert!(rule.matches(&view("edit_file", &args, Some(&inside))));
+        assert!(
+            !rule.matches(&view("edit_file", &args, Some(&outside))),
+            "a yes inside the workspace lets nothing through outside it"
+        );
+        let args = json!({"query": "x"});
         assert_eq!(
-            Rule::for_session(&view("edit_file", &args, None)).to_string(),
-            "edit_file"
+            Rule::for_session(&view("mcp__docs__search", &args, None)).to_string(),
+            "mcp__docs__search"
         );
     }
 }

@@ -92,7 +92,7 @@ pub(crate) fn repair(entries: Vec<Entry>) -> Repaired {
                         if call.name.trim().is_empty() {
                             call.name = UNNAMED_TOOL.to_owned();
                         }
-                        let unique = unique_call_id(&call.id, &taken);
+                        let unique = rein_llm::unique_call_id(Some(&call.id), slots, &taken);
                         if unique != call.id {
                             renamed.push((call.id.clone(), unique.clone()));
                             unanswered
@@ -215,18 +215,6 @@ fn slot_ref(items: &[Item], item: usize, slot: usize) -> Option<&Option<ToolResu
         Item::Message { results, .. } => results.get(slot),
         Item::Event(_) => None,
     }
-}
-
-/// `id`, or the first of `id_2`, `id_3`, … not yet used (`call` for an empty id).
-pub(crate) fn unique_call_id(id: &str, taken: &HashSet<String>) -> String {
-    let base = if id.trim().is_empty() { "call" } else { id };
-    if base == id && !taken.contains(id) {
-        return id.to_owned();
-    }
-    (2u64..)
-        .map(|n| format!("{base}_{n}"))
-        .find(|candidate| !taken.contains(candidate))
-        .unwrap_or_else(|| base.to_owned())
 }
 
 #[cfg(test)]
@@ -409,9 +397,10 @@ mod tests {
         };
         assert_eq!(
             (call.name.as_str(), call.id.as_str()),
-            (UNNAMED_TOOL, "call_2")
+            (UNNAMED_TOOL, "call_rein_0"),
+            "the name the assembler gives a call without an id"
         );
-        assert_eq!(result_ids(&repaired.messages[1])[0].0, "call_2");
+        assert_eq!(result_ids(&repaired.messages[1])[0].0, "call_rein_0");
     }
 
     #[test]

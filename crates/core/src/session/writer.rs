@@ -71,11 +71,6 @@ impl Session {
         self.log.catch_up().map_err(|source| self.unsaved(source))
     }
 
-    /// Records waiting to be written because a write failed.
-    pub fn pending_records(&self) -> usize {
-        self.log.pending_records()
-    }
-
     /// Deletes the session's file (it holds nothing worth resuming); later records are
     /// dropped. The lock is kept until the session is dropped.
     pub fn discard(&mut self) -> Result<(), SessionError> {
