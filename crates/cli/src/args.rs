@@ -56,6 +56,16 @@ pub(crate) struct Args {
     #[arg(long, value_enum, value_name = "MODE", default_value = "default")]
     pub(crate) permission_mode: PermissionMode,
 
+    /// Let calls a rule names run without asking, e.g. `bash(npm test:*)`, `edit_file(src/**)`
+    /// (repeatable; adds to the config's allow list).
+    #[arg(long, value_name = "RULE")]
+    pub(crate) allow: Vec<String>,
+
+    /// Never run calls a rule names, e.g. `bash(git push:*)`, `read_file(**/.env)`
+    /// (repeatable; adds to the config's deny list).
+    #[arg(long, value_name = "RULE")]
+    pub(crate) deny: Vec<String>,
+
     /// Model responses allowed in one turn (default 50).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_rounds: Option<u32>,

@@ -133,6 +133,8 @@ fn overrides_from(args: &Args) -> Overrides {
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone().map(ApiKey::new),
         max_rounds: args.max_rounds,
+        allow: args.allow.clone(),
+        deny: args.deny.clone(),
     }
 }
 
@@ -208,6 +210,12 @@ mod tests {
             "k",
             "--max-rounds",
             "7",
+            "--allow",
+            "bash(npm test:*)",
+            "--deny",
+            "read_file(**/.env)",
+            "--allow",
+            "Edit",
         ])
         .unwrap();
         assert_eq!(
@@ -218,6 +226,8 @@ mod tests {
                 base_url: Some("http://127.0.0.1:1/v1".into()),
                 api_key: Some(ApiKey::new("k")),
                 max_rounds: Some(7),
+                allow: vec!["bash(npm test:*)".into(), "Edit".into()],
+                deny: vec!["read_file(**/.env)".into()],
             }
         );
     }

@@ -444,3 +444,7 @@ mod tools;
 /// API keys: the order of the variables, the flag, the key kept out of debug output.
 #[path = "config/keys.rs"]
 mod keys;
+
+/// Permission rules, hooks and passed variables from files and flags.
+#[path = "config/tables.rs"]
+mod tables;

@@ -90,6 +90,8 @@ struct Checked {
     kind: ToolKind,
     call: Box<dyn PreparedCall>,
     path: Option<PathTarget>,
+    /// For a shell call, its simple commands.
+    commands: Option<Vec<String>>,
 }
 
 impl Checked {
@@ -99,6 +101,7 @@ impl Checked {
             kind: self.kind,
             arguments: json_arguments(call),
             path: self.path.as_ref(),
+            simple_commands: self.commands.as_deref(),
         }
     }
 }
@@ -260,10 +263,15 @@ impl CallEnv {
                     .map(std::path::Path::to_path_buf),
                 absolute,
             });
+        let commands = (call.name == "bash")
+            .then(|| arguments.get("command").and_then(Value::as_str))
+            .flatten()
+            .map(|command| vec![command.to_owned()]);
         Ok(Checked {
             kind,
             call: prepared,
             path,
+            commands,
         })
     }
 

@@ -12,6 +12,7 @@ use super::layer::{
     Layer, Sourced, check_api_key_env, check_base_url, check_bash_timeout, check_model,
     check_network_timeout, check_temperature, check_thinking_budget, check_tool_output_file_max,
 };
+use super::tables::{TABLE_KEYS, read_table};
 use super::{ConfigError, Setting, Source};
 
 /// Reads the layer in `path`; a missing file is `Ok(None)`.
@@ -44,6 +45,16 @@ pub(crate) fn parse_layer(text: &str, path: &Path, source: Source) -> Result<Lay
     let mut layer = Layer::default();
     for (key, value) in entries {
         let (line, _) = line_column(text, value.span().start);
+        if TABLE_KEYS.contains(&key.as_str()) {
+            read_table(&mut layer.tables, &key, value.get_ref(), &source).map_err(|reason| {
+                ConfigError::InvalidValue {
+                    key: key.clone(),
+                    origin: format!("{} (line {line})", path.display()),
+                    reason,
+                }
+            })?;
+            continue;
+        }
         let Some(setting) = Setting::from_file_key(&key) else {
             return Err(ConfigError::UnknownKey {
                 hint: unknown_key_hint(&key),
@@ -196,8 +207,9 @@ fn unknown_key_hint(key: &str) -> String {
     match closest {
         Some((distance, known)) if distance <= 2 => format!("; did you mean \"{known}\"?"),
         _ => format!(
-            "; known keys: {}",
-            Setting::FILE_KEYS.map(Setting::key).join(", ")
+            "; known keys: {}; tables: {}",
+            Setting::FILE_KEYS.map(Setting::key).join(", "),
+            TABLE_KEYS.join(", ")
         ),
     }
 }
@@ -258,10 +270,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with("unknown key \"permissions\" in /p/config.toml"),
+            err.contains("unknown key \"mode\" in [permissions]; known keys: allow, ask, deny"),
+            "{err}"
+        );
+        let err = parse("[permission]\nallow = []\n").unwrap_err().to_string();
+        assert!(
+            err.starts_with("unknown key \"permission\" in /p/config.toml"),
             "{err}"
         );
         assert!(err.contains("known keys: model,"), "{err}");
+        assert!(err.contains("tables: permissions, hooks, secrets"), "{err}");
         let err = parse("api_key = \"sk-1\"\n").unwrap_err().to_string();
         assert!(err.contains("api_key_env"), "{err}");
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use rein_tools::bash::BASH_MAX_TIMEOUT;
 
 use super::setting::known_flag;
+use super::tables::{ConfiguredRule, Tables};
 use super::{ApiKey, ConfigError, Overrides, ProviderKind, Setting, Source};
 
 /// A value and where it came from.
@@ -43,6 +44,8 @@ pub(crate) struct Layer {
     pub(crate) first_byte_timeout: Option<Sourced<Duration>>,
     pub(crate) stream_idle_timeout: Option<Sourced<Duration>>,
     pub(crate) request_timeout: Option<Sourced<Duration>>,
+    /// Rules, hooks and passed variables: added to, never replaced.
+    pub(crate) tables: Tables,
 }
 
 impl Layer {
@@ -67,7 +70,9 @@ impl Layer {
             first_byte_timeout,
             stream_idle_timeout,
             request_timeout,
+            tables,
         } = above;
+        self.tables.stack(tables);
         fn over<T>(below: &mut Option<T>, above: Option<T>) {
             if above.is_some() {
                 *below = above;
@@ -153,6 +158,24 @@ impl Layer {
         if let Some(value) = flags.max_rounds {
             at_least(u64::from(value), 1).map_err(invalid(Setting::MaxRounds, MAX_ROUNDS))?;
             layer.max_rounds = Some(Sourced::new(value, Source::Flag(MAX_ROUNDS)));
+        }
+        for (texts, list, name) in [
+            (&flags.allow, &mut layer.tables.rules.allow, "--allow"),
+            (&flags.deny, &mut layer.tables.rules.deny, "--deny"),
+        ] {
+            for text in texts {
+                crate::permissions::Rule::parse(text, None).map_err(|reason| {
+                    ConfigError::InvalidValue {
+                        key: name.trim_start_matches('-').to_owned(),
+                        origin: format!("flag {name}"),
+                        reason,
+                    }
+                })?;
+                list.push(ConfiguredRule {
+                    text: text.clone(),
+                    source: Source::Flag(name),
+                });
+            }
         }
         let key = match &flags.api_key {
             Some(key) if key.expose().trim().is_empty() => {

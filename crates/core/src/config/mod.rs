@@ -15,6 +15,7 @@ mod project;
 mod reference_tests;
 mod resolve;
 mod setting;
+mod tables;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -28,6 +29,7 @@ pub use defaults::{
 pub use error::ConfigError;
 pub use project::{ProjectRoot, find_project_root};
 pub use setting::{Setting, Source};
+pub use tables::{ConfiguredRule, DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, RuleLists};
 
 /// The model API rein talks to (one type for the whole of rein).
 pub use rein_llm::ProviderKind;
@@ -68,6 +70,10 @@ pub struct Overrides {
     pub api_key: Option<ApiKey>,
     /// `--max-rounds N`.
     pub max_rounds: Option<u32>,
+    /// `--allow RULE`, each given.
+    pub allow: Vec<String>,
+    /// `--deny RULE`, each given.
+    pub deny: Vec<String>,
 }
 
 impl Overrides {
@@ -169,6 +175,13 @@ pub struct Config {
     pub files: Vec<PathBuf>,
     /// The `.env` file that filled gaps in the environment, if one was found.
     pub dotenv_file: Option<PathBuf>,
+    /// The permission rules of every layer (user file, project file, flags), in that order.
+    pub rules: RuleLists,
+    /// The hooks of every file (a project's run only once the project is trusted).
+    pub hooks: Vec<HookCommand>,
+    /// Variables passed to commands and hooks although their names look secret
+    /// (`[secrets] pass_env`).
+    pub pass_env: Vec<String>,
     sources: BTreeMap<Setting, Source>,
 }
 

@@ -154,6 +154,9 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         is_git_repo: project.is_git_repo,
         files,
         dotenv_file: env.dotenv_file().map(Into::into),
+        rules: stacked.tables.rules,
+        hooks: stacked.tables.hooks,
+        pass_env: stacked.tables.pass_env,
         sources,
     })
 }

@@ -15,7 +15,7 @@ use rein_tools::ToolKind;
 use serde_json::Value;
 
 pub use mode::PermissionMode;
-pub use rule::Rule;
+pub use rule::{Pattern, Rule, canonical_tool_name};
 
 /// A call as the policy sees it.
 #[derive(Debug, Clone, Copy)]
@@ -28,6 +28,9 @@ pub struct CallView<'a> {
     pub arguments: &'a Value,
     /// Where the call's `file_path` points, resolved, when it has one.
     pub path: Option<&'a PathTarget>,
+    /// For a shell call, each simple command of its command line, as text (`None` for other
+    /// tools, or when the command line could not be parsed).
+    pub simple_commands: Option<&'a [String]>,
 }
 
 /// A file a call names, resolved against the workspace.
@@ -97,7 +100,7 @@ impl Policy for ModePolicy {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .iter()
-                .any(|rule| rule.matches(call))
+                .any(|rule| rule.names_call(call))
         {
             return Decision::Allow;
         }

@@ -106,6 +106,7 @@ mod tests {
             kind,
             arguments: &args,
             path: Some(&target),
+            simple_commands: None,
         })
     }
 

@@ -1,23 +1,143 @@
-//! Rules that name calls: `bash(npm test)`, `bash(npm test:*)`, `edit_file(src/**)`,
-//! `edit_file` (every call of the tool).
+//! Rules that name calls, as people write them in config and flags: `bash(git status)`,
+//! `bash(npm test:*)` (a prefix), `edit_file(src/**)` (a path glob), `read_file(**/.env)`,
+//! `mcp__github__*` (every tool of a server), or a bare tool name (every call of it).
+//! Claude Code's tool names are accepted as aliases (`Bash(npm test:*)`, `Read(**/.env)`), so
+//! rules can be pasted from its settings.
 
 use std::fmt;
+use std::path::Path;
 
+use globset::{Glob, GlobMatcher};
 use serde::Serialize;
 
 use super::CallView;
 
+/// Claude Code's tool names, and rein's.
+const ALIASES: [(&str, &str); 10] = [
+    ("Bash", "bash"),
+    ("Read", "read_file"),
+    ("Edit", "edit_file"),
+    ("MultiEdit", "edit_file"),
+    ("Write", "write_file"),
+    ("Glob", "glob"),
+    ("Grep", "grep"),
+    ("LS", "glob"),
+    ("Task", "agent"),
+    ("TodoWrite", "todo_write"),
+];
+
+/// rein's name for a tool named `name` in a rule or a hook matcher.
+pub fn canonical_tool_name(name: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, rein)| rein)
+}
+
 /// A tool, and optionally which of its calls.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Rule {
-    /// The tool's name.
+    /// The tool's name (rein's; `*` matches any characters, for MCP servers' tools).
     pub tool: String,
-    /// For bash, the command (`prefix:*` for every command that starts with `prefix`); for
-    /// file tools, a glob over the path relative to the workspace. `None`: every call.
-    pub pattern: Option<String>,
+    /// Which calls; `None`: every call.
+    pub pattern: Option<Pattern>,
+}
+
+/// Which calls of a tool a rule names.
+#[derive(Debug, Clone, Serialize)]
+#[serde(into = "String")]
+pub enum Pattern {
+    /// A shell command: exactly this one, or (`prefix`) every one that starts with it as
+    /// whole words. Matched against each simple command of a command line.
+    Command {
+        /// The command or prefix.
+        text: String,
+        /// Written `text:*`.
+        prefix: bool,
+    },
+    /// A path glob: relative ones match paths inside the workspace (and, when they start
+    /// with `**/`, anywhere), absolute ones (or `~/...`) match absolute paths.
+    Path {
+        /// The glob as written.
+        glob: String,
+        /// Compiled once.
+        #[serde(skip)]
+        matcher: GlobMatcher,
+    },
+}
+
+impl From<Pattern> for String {
+    fn from(pattern: Pattern) -> String {
+        pattern.to_string()
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for Pattern {}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Self) -> bool {
+        self.tool == other.tool && self.pattern == other.pattern
+    }
+}
+
+impl Eq for Rule {}
+
+/// The tools whose calls name a shell command.
+fn is_command_tool(tool: &str) -> bool {
+    tool == "bash"
 }
 
 impl Rule {
+    /// Parses a rule as written (`Bash(npm test:*)`, `read_file(**/.env)`, `mcp__x__*`).
+    /// `home` expands a leading `~/` in path patterns.
+    pub fn parse(text: &str, home: Option<&Path>) -> Result<Rule, String> {
+        let text = text.trim();
+        let (name, pattern) = match text.split_once('(') {
+            Some((name, rest)) => {
+                let Some(inner) = rest.strip_suffix(')') else {
+                    return Err(format!(
+                        "\"{text}\" opens a parenthesis it does not close: write tool(pattern)"
+                    ));
+                };
+                (name.trim(), Some(inner.trim()))
+            }
+            None => (text, None),
+        };
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-*.".contains(c))
+        {
+            return Err(format!(
+                "\"{text}\" does not start with a tool name (letters, digits, _ and * for many)"
+            ));
+        }
+        let tool = canonical_tool_name(name).to_owned();
+        let pattern = match pattern {
+            None => None,
+            Some("") | Some("*") | Some("**") if !is_command_tool(&tool) => None,
+            Some("") => return Err(format!("\"{text}\" has an empty pattern")),
+            Some(inner) if is_command_tool(&tool) => Some(match inner.strip_suffix(":*") {
+                Some(prefix) => Pattern::Command {
+                    text: normalize_command(prefix),
+                    prefix: true,
+                },
+                None => Pattern::Command {
+                    text: normalize_command(inner),
+                    prefix: false,
+                },
+            }),
+            Some(inner) => Some(Pattern::path(inner, home)?),
+        };
+        Ok(Rule { tool, pattern })
+    }
+
     /// The rule "yes for the rest of the session" adds for `call`: the exact command for
     /// bash; for a tool that names a file, every file inside the workspace (`tool(**)`: a
     /// yes to an edit in the project never lets edits elsewhere through); every call of
@@ -28,8 +148,11 @@ impl Rule {
                 .arguments
                 .get("command")
                 .and_then(serde_json::Value::as_str)
-                .map(str::to_owned),
-            _ if call.arguments.get("file_path").is_some() => Some("**".to_owned()),
+                .map(|command| Pattern::Command {
+                    text: normalize_command(command),
+                    prefix: false,
+                }),
+            _ if call.arguments.get("file_path").is_some() => Pattern::path("**", None).ok(),
             _ => None,
         };
         Rule {
@@ -38,27 +161,103 @@ impl Rule {
         }
     }
 
-    /// Whether `call` is one this rule names.
-    pub fn matches(&self, call: &CallView<'_>) -> bool {
-        if self.tool != call.tool {
+    /// Whether this rule is about `tool` at all.
+    pub fn names_tool(&self, tool: &str) -> bool {
+        match self.tool.find('*') {
+            None => self.tool == tool,
+            Some(_) => Glob::new(&self.tool)
+                .map(|g| g.compile_matcher().is_match(tool))
+                .unwrap_or(false),
+        }
+    }
+
+    /// Whether the rule names this simple command (one command of a command line, as
+    /// text). A rule without a pattern names every command.
+    pub fn names_command(&self, simple_command: &str) -> bool {
+        match &self.pattern {
+            None => true,
+            Some(Pattern::Command { text, prefix }) => {
+                let command = normalize_command(simple_command);
+                if *prefix {
+                    command
+                        .strip_prefix(text.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+                } else {
+                    command == *text
+                }
+            }
+            Some(Pattern::Path { .. }) => false,
+        }
+    }
+
+    /// Whether the rule names a call of a file tool on `path` (`in_workspace`: relative to
+    /// the workspace, when inside it). A rule without a pattern names every path.
+    pub fn names_path(&self, absolute: &Path, in_workspace: Option<&Path>) -> bool {
+        match &self.pattern {
+            None => true,
+            Some(Pattern::Path { glob, matcher }) => {
+                let anchored = glob.starts_with('/');
+                let anywhere = glob.starts_with("**/");
+                match in_workspace {
+                    Some(relative) if !anchored && matcher.is_match(relative) => true,
+                    _ => (anchored || anywhere) && matcher.is_match(absolute),
+                }
+            }
+            Some(Pattern::Command { .. }) => false,
+        }
+    }
+
+    /// Whether the rule names `call` as a whole (a tool that is neither bash nor a file
+    /// tool, or a rule without a pattern). Bash and file calls are matched through
+    /// [`Rule::names_command`] and [`Rule::names_path`] by the engine.
+    pub fn names_call(&self, call: &CallView<'_>) -> bool {
+        if !self.names_tool(call.tool) {
             return false;
         }
-        let Some(pattern) = &self.pattern else {
-            return true;
-        };
-        if let Some(command) = call.arguments.get("command").and_then(|v| v.as_str()) {
-            return match pattern.strip_suffix(":*") {
-                Some(prefix) => command
-                    .strip_prefix(prefix)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace)),
-                None => command == pattern,
-            };
+        match &self.pattern {
+            None => true,
+            Some(Pattern::Command { .. }) => call
+                .simple_commands
+                .is_some_and(|commands| commands.iter().any(|c| self.names_command(c))),
+            Some(Pattern::Path { .. }) => call
+                .path
+                .is_some_and(|p| self.names_path(&p.absolute, p.in_workspace.as_deref())),
         }
-        match call.path.and_then(|p| p.in_workspace.as_deref()) {
-            Some(relative) => globset::Glob::new(pattern)
-                .map(|g| g.compile_matcher().is_match(relative))
-                .unwrap_or(false),
-            None => false,
+    }
+}
+
+impl Pattern {
+    fn path(glob: &str, home: Option<&Path>) -> Result<Pattern, String> {
+        let expanded = match (glob.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => format!("{}/{rest}", home.display()),
+            _ => glob.to_owned(),
+        };
+        let matcher = globset::GlobBuilder::new(&expanded)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("\"{glob}\" is not a valid path glob: {e}"))?
+            .compile_matcher();
+        Ok(Pattern::Path {
+            glob: expanded,
+            matcher,
+        })
+    }
+}
+
+/// A command with runs of whitespace made single spaces, for comparing.
+fn normalize_command(command: &str) -> String {
+    command.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pattern::Command { text, prefix: true } => write!(f, "{text}:*"),
+            Pattern::Command {
+                text,
+                prefix: false,
+            } => f.write_str(text),
+            Pattern::Path { glob, .. } => f.write_str(glob),
         }
     }
 }
@@ -73,102 +272,5 @@ impl fmt::Display for Rule {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::path::PathBuf;
-
-    use rein_tools::ToolKind;
-    use serde_json::json;
-
-    use super::super::PathTarget;
-    use super::*;
-
-    fn bash(command: &str) -> serde_json::Value {
-        json!({ "command": command })
-    }
-
-    fn view<'a>(
-        tool: &'a str,
-        args: &'a serde_json::Value,
-        path: Option<&'a PathTarget>,
-    ) -> CallView<'a> {
-        CallView {
-            tool,
-            kind: ToolKind::Execute,
-            arguments: args,
-            path,
-        }
-    }
-
-    #[test]
-    fn command_rules_match_exactly_or_by_prefix_at_a_word_boundary() {
-        let exact = Rule {
-            tool: "bash".into(),
-            pattern: Some("npm test".into()),
-        };
-        let prefix = Rule {
-            tool: "bash".into(),
-            pattern: Some("npm test:*".into()),
-        };
-        let (a, b, c) = (
-            bash("npm test"),
-            bash("npm test -- --watch"),
-            bash("npm testx"),
-        );
-        assert!(exact.matches(&view("bash", &a, None)));
-        assert!(!exact.matches(&view("bash", &b, None)));
-        assert!(prefix.matches(&view("bash", &a, None)));
-        assert!(prefix.matches(&view("bash", &b, None)));
-        assert!(!prefix.matches(&view("bash", &c, None)));
-        assert_eq!(prefix.to_string(), "bash(npm test:*)");
-    }
-
-    #[test]
-    fn path_rules_glob_the_workspace_relative_path() {
-        let rule = Rule {
-            tool: "edit_file".into(),
-            pattern: Some("src/**".into()),
-        };
-        let args = json!({"file_path": "x"});
-        let inside = PathTarget {
-            absolute: PathBuf::from("/w/src/a/b.rs"),
-            in_workspace: Some(PathBuf::from("src/a/b.rs")),
-        };
-        let other = PathTarget {
-            absolute: PathBuf::from("/w/docs/a.md"),
-            in_workspace: Some(PathBuf::from("docs/a.md")),
-        };
-        assert!(rule.matches(&view("edit_file", &args, Some(&inside))));
-        assert!(!rule.matches(&view("edit_file", &args, Some(&other))));
-        assert!(!rule.matches(&view("write_file", &args, Some(&inside))));
-    }
-
-    #[test]
-    fn the_session_rule_is_the_exact_command_or_the_whole_tool() {
-        let args = bash("cargo test");
-        assert_eq!(
-            Rule::for_session(&view("bash", &args, None)).to_string(),
-            "bash(cargo test)"
-        );
-        let args = json!({"file_path": "a"});
-        let rule = Rule::for_session(&view("edit_file", &args, None));
-        assert_eq!(rule.to_string(), "edit_file(**)");
-        let inside = PathTarget {
-            absolute: PathBuf::from("/w/src/deep/a.rs"),
-            in_workspace: Some(PathBuf::from("src/deep/a.rs")),
-        };
-        let outside = PathTarget {
-            absolute: PathBuf::from("/home/me/.bashrc"),
-            in_workspace: None,
-        };
-        assert!(rule.matches(&view("edit_file", &args, Some(&inside))));
-        assert!(
-            !rule.matches(&view("edit_file", &args, Some(&outside))),
-            "a yes inside the workspace lets nothing through outside it"
-        );
-        let args = json!({"query": "x"});
-        assert_eq!(
-            Rule::for_session(&view("mcp__docs__search", &args, None)).to_string(),
-            "mcp__docs__search"
-        );
-    }
-}
+#[path = "rule_tests.rs"]
+mod tests;

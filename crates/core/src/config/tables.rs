@@ -1,0 +1,275 @@
+//! The tables of a config file: `[permissions]` (allow, ask and deny lists of rules),
+//! `[[hooks.EVENT]]` (commands run at points of a session) and `[secrets]` (variables that
+//! may reach commands). Unlike flat settings, a later layer adds to them: rules and hooks
+//! accumulate, and nothing a lower layer denies can be taken back.
+
+use std::fmt;
+use std::time::Duration;
+
+use toml::Value;
+
+use super::Source;
+use crate::permissions::Rule;
+
+/// How long a hook may run unless its entry says otherwise.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest a hook may be given.
+const MAX_HOOK_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// A rule as configured, with where it came from. Its text is kept: it is parsed with the
+/// home directory once every layer is read (`~/` in path rules).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfiguredRule {
+    /// The rule as written.
+    pub text: String,
+    /// The file or flag that gave it.
+    pub source: Source,
+}
+
+/// The three lists of rules.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RuleLists {
+    /// Calls that run without asking.
+    pub allow: Vec<ConfiguredRule>,
+    /// Calls that ask first (refused when no one can be asked).
+    pub ask: Vec<ConfiguredRule>,
+    /// Calls that never run.
+    pub deny: Vec<ConfiguredRule>,
+}
+
+/// When a hook runs (Claude Code's event names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum HookEvent {
+    /// A session starts (or is resumed).
+    SessionStart,
+    /// The person sent a request, before the model sees it.
+    UserPromptSubmit,
+    /// A tool call passed its argument check, before the permission decision.
+    PreToolUse,
+    /// A tool call finished.
+    PostToolUse,
+    /// The model answered without calling a tool: the turn is about to end.
+    Stop,
+    /// A sub-agent finished.
+    SubagentStop,
+    /// The conversation is about to be compacted.
+    PreCompact,
+    /// The session ends.
+    SessionEnd,
+}
+
+impl HookEvent {
+    /// Every event, in the order of a session.
+    pub const ALL: [HookEvent; 8] = [
+        HookEvent::SessionStart,
+        HookEvent::UserPromptSubmit,
+        HookEvent::PreToolUse,
+        HookEvent::PostToolUse,
+        HookEvent::Stop,
+        HookEvent::SubagentStop,
+        HookEvent::PreCompact,
+        HookEvent::SessionEnd,
+    ];
+
+    /// The name in config files and in the JSON a hook reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::Stop => "Stop",
+            HookEvent::SubagentStop => "SubagentStop",
+            HookEvent::PreCompact => "PreCompact",
+            HookEvent::SessionEnd => "SessionEnd",
+        }
+    }
+}
+
+impl fmt::Display for HookEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One configured hook.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookCommand {
+    /// When it runs.
+    pub event: HookEvent,
+    /// The shell command (run with `bash -c` in the workspace).
+    pub command: String,
+    /// A regular expression over the tool name (tool events only; Claude Code's names match
+    /// as aliases); `None` matches every tool.
+    pub matcher: Option<String>,
+    /// How long it may run before it is stopped.
+    pub timeout: Duration,
+    /// The file that configured it: a project's hooks run only once the project is trusted.
+    pub source: Source,
+}
+
+/// What the tables of one layer hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Tables {
+    pub(crate) rules: RuleLists,
+    pub(crate) hooks: Vec<HookCommand>,
+    pub(crate) pass_env: Vec<String>,
+}
+
+impl Tables {
+    /// Adds what `above` holds after what this layer holds.
+    pub(crate) fn stack(&mut self, above: Tables) {
+        self.rules.allow.extend(above.rules.allow);
+        self.rules.ask.extend(above.rules.ask);
+        self.rules.deny.extend(above.rules.deny);
+        self.hooks.extend(above.hooks);
+        for name in above.pass_env {
+            if !self.pass_env.contains(&name) {
+                self.pass_env.push(name);
+            }
+        }
+    }
+}
+
+/// The table names a config file may hold besides flat settings.
+pub(crate) const TABLE_KEYS: [&str; 3] = ["permissions", "hooks", "secrets"];
+
+/// Reads the table `key` of a file into `tables`; the error says what is wrong (the caller
+/// adds the file and line).
+pub(crate) fn read_table(
+    tables: &mut Tables,
+    key: &str,
+    value: &Value,
+    source: &Source,
+) -> Result<(), String> {
+    let table = value
+        .as_table()
+        .ok_or_else(|| format!("expected a table ([{key}]), found {}", value.type_str()))?;
+    match key {
+        "permissions" => {
+            for (list, rules) in table {
+                let target = match list.as_str() {
+                    "allow" => &mut tables.rules.allow,
+                    "ask" => &mut tables.rules.ask,
+                    "deny" => &mut tables.rules.deny,
+                    other => {
+                        return Err(format!(
+                            "unknown key \"{other}\" in [permissions]; known keys: allow, ask, deny"
+                        ));
+                    }
+                };
+                for text in strings(rules, &format!("permissions.{list}"))? {
+                    Rule::parse(&text, None).map_err(|e| format!("permissions.{list}: {e}"))?;
+                    target.push(ConfiguredRule {
+                        text,
+                        source: source.clone(),
+                    });
+                }
+            }
+        }
+        "hooks" => {
+            for (event, entries) in table {
+                let Some(event) = HookEvent::ALL.into_iter().find(|e| e.name() == event) else {
+                    return Err(format!(
+                        "unknown hook event \"{event}\"; the events are: {}",
+                        HookEvent::ALL.map(HookEvent::name).join(", ")
+                    ));
+                };
+                let entries = entries.as_array().ok_or_else(|| {
+                    format!("hooks.{event}: expected entries written [[hooks.{event}]]")
+                })?;
+                for entry in entries {
+                    tables.hooks.push(hook(event, entry, source)?);
+                }
+            }
+        }
+        "secrets" => {
+            for (name, values) in table {
+                if name != "pass_env" {
+                    return Err(format!(
+                        "unknown key \"{name}\" in [secrets]; known keys: pass_env"
+                    ));
+                }
+                for var in strings(values, "secrets.pass_env")? {
+                    if !tables.pass_env.contains(&var) {
+                        tables.pass_env.push(var);
+                    }
+                }
+            }
+        }
+        other => return Err(format!("unknown table [{other}]")),
+    }
+    Ok(())
+}
+
+fn hook(event: HookEvent, entry: &Value, source: &Source) -> Result<HookCommand, String> {
+    let at = format!("hooks.{event}");
+    let table = entry
+        .as_table()
+        .ok_or_else(|| format!("{at}: expected a table with command, matcher, timeout"))?;
+    let mut command = None;
+    let mut matcher = None;
+    let mut timeout = DEFAULT_HOOK_TIMEOUT;
+    for (key, value) in table {
+        match key.as_str() {
+            "command" => {
+                let text = value
+                    .as_str()
+                    .ok_or_else(|| format!("{at}.command: expected a string"))?;
+                if text.trim().is_empty() {
+                    return Err(format!("{at}.command is empty"));
+                }
+                command = Some(text.to_owned());
+            }
+            "matcher" => {
+                let text = value
+                    .as_str()
+                    .ok_or_else(|| format!("{at}.matcher: expected a string"))?;
+                regex_lite::Regex::new(text)
+                    .map_err(|e| format!("{at}.matcher \"{text}\" is not a valid regex: {e}"))?;
+                matcher = Some(text.to_owned());
+            }
+            "timeout" => {
+                let secs = value
+                    .as_integer()
+                    .ok_or_else(|| format!("{at}.timeout: expected whole seconds"))?;
+                let secs = u64::try_from(secs)
+                    .ok()
+                    .filter(|&s| s >= 1 && s <= MAX_HOOK_TIMEOUT.as_secs())
+                    .ok_or_else(|| {
+                        format!(
+                            "{at}.timeout: {secs} is not between 1 and {} seconds",
+                            MAX_HOOK_TIMEOUT.as_secs()
+                        )
+                    })?;
+                timeout = Duration::from_secs(secs);
+            }
+            other => {
+                return Err(format!(
+                    "unknown key \"{other}\" in [[{at}]]; known keys: command, matcher, timeout"
+                ));
+            }
+        }
+    }
+    Ok(HookCommand {
+        event,
+        command: command.ok_or_else(|| format!("{at}: an entry has no command"))?,
+        matcher,
+        timeout,
+        source: source.clone(),
+    })
+}
+
+fn strings(value: &Value, at: &str) -> Result<Vec<String>, String> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| format!("{at}: expected a list of strings"))?;
+    items
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{at}: expected strings, found {}", item.type_str()))
+        })
+        .collect()
+}

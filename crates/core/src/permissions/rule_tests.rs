@@ -1,0 +1,120 @@
+use std::path::PathBuf;
+
+use rein_tools::ToolKind;
+use serde_json::json;
+
+use super::super::PathTarget;
+use super::*;
+
+fn view<'a>(
+    tool: &'a str,
+    args: &'a serde_json::Value,
+    path: Option<&'a PathTarget>,
+    commands: Option<&'a [String]>,
+) -> CallView<'a> {
+    CallView {
+        tool,
+        kind: ToolKind::Execute,
+        arguments: args,
+        path,
+        simple_commands: commands,
+    }
+}
+
+fn rule(text: &str) -> Rule {
+    Rule::parse(text, Some(Path::new("/home/me"))).unwrap()
+}
+
+#[test]
+fn rules_parse_with_aliases_and_print_as_written() {
+    assert_eq!(rule("Bash(npm test:*)").to_string(), "bash(npm test:*)");
+    assert_eq!(rule("Read(**/.env)").to_string(), "read_file(**/.env)");
+    assert_eq!(rule("Edit").to_string(), "edit_file");
+    assert_eq!(rule("mcp__github__*").to_string(), "mcp__github__*");
+    assert_eq!(rule("edit_file(*)").to_string(), "edit_file", "every file");
+    assert_eq!(
+        rule("read_file(~/.ssh/**)").to_string(),
+        "read_file(/home/me/.ssh/**)"
+    );
+    for bad in ["", "bash(", "(x)", "bash()", "read_file([)", "a b(c)"] {
+        assert!(Rule::parse(bad, None).is_err(), "{bad:?} parsed");
+    }
+}
+
+#[test]
+fn command_rules_match_whole_words_per_simple_command() {
+    let prefix = rule("bash(npm test:*)");
+    let exact = rule("bash(git status)");
+    assert!(prefix.names_command("npm test"));
+    assert!(prefix.names_command("npm   test -- --watch"));
+    assert!(!prefix.names_command("npm testx"));
+    assert!(!prefix.names_command("npx npm test"));
+    assert!(exact.names_command("git status"));
+    assert!(!exact.names_command("git status -s"));
+    let commands = ["npm test".to_owned(), "rm -rf .".to_owned()];
+    let args = json!({"command": "npm test; rm -rf ."});
+    assert!(
+        prefix.names_call(&view("bash", &args, None, Some(&commands))),
+        "names_call is 'any': the engine asks for every command to be covered before it allows"
+    );
+    assert!(!prefix.names_command(&commands[1]));
+}
+
+#[test]
+fn path_rules_glob_inside_the_workspace_and_absolute_ones_anywhere() {
+    let env = rule("read_file(**/.env)");
+    let src = rule("edit_file(src/**)");
+    let ssh = rule("read_file(~/.ssh/**)");
+    let inside = |rel: &str| (PathBuf::from("/w").join(rel), Some(PathBuf::from(rel)));
+    let (abs, rel) = inside(".env");
+    assert!(env.names_path(&abs, rel.as_deref()));
+    let (abs, rel) = inside("deep/dir/.env");
+    assert!(env.names_path(&abs, rel.as_deref()));
+    assert!(
+        env.names_path(Path::new("/elsewhere/.env"), None),
+        "**/ reaches outside the workspace"
+    );
+    let (abs, rel) = inside("src/a/b.rs");
+    assert!(src.names_path(&abs, rel.as_deref()));
+    let (abs, rel) = inside("docs/a.md");
+    assert!(!src.names_path(&abs, rel.as_deref()));
+    assert!(
+        !src.names_path(Path::new("/other/src/a.rs"), None),
+        "a relative glob means the workspace"
+    );
+    assert!(ssh.names_path(Path::new("/home/me/.ssh/id_rsa"), None));
+    assert!(!ssh.names_path(Path::new("/home/other/.ssh/id_rsa"), None));
+}
+
+#[test]
+fn tool_names_can_be_globs_for_mcp_servers() {
+    let all = rule("mcp__github__*");
+    assert!(all.names_tool("mcp__github__create_issue"));
+    assert!(!all.names_tool("mcp__gitlab__create_issue"));
+    assert!(!rule("bash").names_tool("bash2"));
+}
+
+#[test]
+fn the_session_rule_is_the_exact_command_or_the_workspace() {
+    let args = json!({"command": "cargo  test"});
+    assert_eq!(
+        Rule::for_session(&view("bash", &args, None, None)).to_string(),
+        "bash(cargo test)"
+    );
+    let args = json!({"file_path": "a"});
+    let session = Rule::for_session(&view("edit_file", &args, None, None));
+    assert_eq!(session.to_string(), "edit_file(**)");
+    assert!(session.names_path(
+        Path::new("/w/src/deep/a.rs"),
+        Some(Path::new("src/deep/a.rs"))
+    ));
+    assert!(
+        !session.names_path(Path::new("/home/me/.bashrc"), None),
+        "a yes inside the workspace lets nothing through outside it"
+    );
+    let args = json!({"query": "x"});
+    assert_eq!(
+        Rule::for_session(&view("mcp__docs__search", &args, None, None)).to_string(),
+        "mcp__docs__search"
+    );
+}

@@ -1,0 +1,103 @@
+//! The tables: permission rules, hooks and passed variables accumulate over the layers.
+
+use std::time::Duration;
+
+use rein_core::config::{HookEvent, Source};
+
+use super::*;
+
+#[test]
+fn rules_hooks_and_passed_variables_add_up_across_layers_in_order() {
+    let mut fx = Fixture::new();
+    let user = fx.user_file(
+        "[permissions]\nallow = [\"Bash(npm test:*)\"]\ndeny = [\"read_file(~/.ssh/**)\"]\n\n\
+         [[hooks.PreToolUse]]\nmatcher = \"Bash\"\ncommand = \"./check.sh\"\ntimeout = 5\n\n\
+         [secrets]\npass_env = [\"GITHUB_TOKEN\"]\n",
+    );
+    let project = fx.project_file(
+        "[permissions]\ndeny = [\"bash(git push:*)\"]\nask = [\"edit_file(Cargo.lock)\"]\n\n\
+         [[hooks.PostToolUse]]\ncommand = \"cargo fmt\"\n\n[[hooks.PostToolUse]]\ncommand = \"echo done\"\n\n\
+         [secrets]\npass_env = [\"GITHUB_TOKEN\", \"NPM_TOKEN\"]\n",
+    );
+    fx.flags.deny = vec!["mcp__github__*".into()];
+    fx.flags.allow = vec!["edit_file(src/**)".into()];
+    let config = fx.load();
+    let texts = |list: &[rein_core::config::ConfiguredRule]| {
+        list.iter().map(|r| r.text.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        texts(&config.rules.allow),
+        ["Bash(npm test:*)", "edit_file(src/**)"]
+    );
+    assert_eq!(
+        texts(&config.rules.deny),
+        ["read_file(~/.ssh/**)", "bash(git push:*)", "mcp__github__*"],
+        "a later layer adds to the deny list and never removes from it"
+    );
+    assert_eq!(texts(&config.rules.ask), ["edit_file(Cargo.lock)"]);
+    assert_eq!(config.rules.deny[0].source, Source::UserFile(user.clone()));
+    assert_eq!(
+        config.rules.deny[1].source,
+        Source::ProjectFile(project.clone())
+    );
+    assert_eq!(config.rules.deny[2].source, Source::Flag("--deny"));
+
+    assert_eq!(config.hooks.len(), 3);
+    assert_eq!(config.hooks[0].event, HookEvent::PreToolUse);
+    assert_eq!(config.hooks[0].matcher.as_deref(), Some("Bash"));
+    assert_eq!(config.hooks[0].timeout, Duration::from_secs(5));
+    assert_eq!(config.hooks[0].source, Source::UserFile(user));
+    assert_eq!(config.hooks[1].command, "cargo fmt");
+    assert_eq!(
+        config.hooks[1].timeout,
+        Duration::from_secs(60),
+        "the default"
+    );
+    assert_eq!(config.hooks[2].source, Source::ProjectFile(project));
+    assert_eq!(config.pass_env, ["GITHUB_TOKEN", "NPM_TOKEN"]);
+}
+
+#[test]
+fn bad_tables_name_the_file_line_and_problem() {
+    let fx = Fixture::new();
+    fx.project_file("[permissions]\nallow = [\"bash(npm test\"]\n");
+    let err = fx.error();
+    assert!(
+        err.contains(".rein/config.toml") && err.contains("does not close"),
+        "{err}"
+    );
+
+    fx.project_file("[[hooks.BeforeTool]]\ncommand = \"x\"\n");
+    let err = fx.error();
+    assert!(
+        err.contains("unknown hook event \"BeforeTool\"") && err.contains("PreToolUse"),
+        "{err}"
+    );
+
+    fx.project_file("[[hooks.Stop]]\nmatcher = \"(\"\ncommand = \"x\"\n");
+    assert!(fx.error().contains("not a valid regex"), "{}", fx.error());
+
+    fx.project_file("[[hooks.Stop]]\ntimeout = 5\n");
+    assert!(fx.error().contains("has no command"), "{}", fx.error());
+
+    fx.project_file("[[hooks.Stop]]\ncommand = \"x\"\ntimeout = 0\n");
+    assert!(fx.error().contains("not between 1 and"), "{}", fx.error());
+
+    fx.project_file("[secrets]\npass = [\"X\"]\n");
+    assert!(
+        fx.error().contains("known keys: pass_env"),
+        "{}",
+        fx.error()
+    );
+}
+
+#[test]
+fn a_bad_rule_on_the_command_line_is_named() {
+    let mut fx = Fixture::new();
+    fx.flags.allow = vec!["bash(".into()];
+    let err = fx.error();
+    assert!(
+        err.contains("--allow") && err.contains("does not close"),
+        "{err}"
+    );
+}
