@@ -12,7 +12,7 @@ use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
 use crate::config::{Config, Setting};
-use crate::hooks::{NoHooks, ToolHooks};
+use crate::hooks::{Hooks, NoHooks};
 use crate::interaction::{Interaction, Unattended};
 use crate::permissions::{ModePolicy, PermissionMode, Policy};
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
@@ -50,7 +50,7 @@ pub struct AgentBuilder {
     mode: PermissionMode,
     policy: Option<Arc<dyn Policy>>,
     interaction: Arc<dyn Interaction>,
-    hooks: Arc<dyn ToolHooks>,
+    hooks: Arc<dyn Hooks>,
     agent_name: Option<String>,
     system_prompt: Option<String>,
     project_instructions: Option<String>,
@@ -201,7 +201,7 @@ impl AgentBuilder {
     }
 
     /// Hooks around each tool call.
-    pub fn hooks(mut self, hooks: Arc<dyn ToolHooks>) -> Self {
+    pub fn hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
         self.hooks = hooks;
         self
     }

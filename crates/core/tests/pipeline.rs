@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rein_core::agent::{Agent, AgentEvent, Events, TurnStop};
 use rein_core::build::AgentBuilder;
-use rein_core::hooks::{HookCall, NoHooks, PreToolUse, ToolHooks};
+use rein_core::hooks::{HookCall, HookWarnings, Hooks, NoHooks, PostToolUse, PreToolUse};
 use rein_core::interaction::{Approval, ApprovalRequest, Interaction, ScriptedInteraction};
 use rein_core::permissions::{CallView, Decision, ModePolicy, PermissionMode, Policy, Rule};
 use rein_llm::{Message, Part, ProviderConfig, ProviderKind, RetryPolicy, Role, build_provider};
@@ -76,16 +76,22 @@ struct LoggingHooks {
 }
 
 #[async_trait]
-impl ToolHooks for LoggingHooks {
-    async fn pre_tool_use(&self, _call: &HookCall<'_>) -> PreToolUse {
+impl Hooks for LoggingHooks {
+    async fn pre_tool_use(&self, _call: &HookCall<'_>, _warnings: &mut HookWarnings) -> PreToolUse {
         note(&self.log, "pre-hook");
-        PreToolUse::Continue
+        PreToolUse::default()
     }
-    async fn post_tool_use(&self, _call: &HookCall<'_>, output: &ToolOutput) {
+    async fn post_tool_use(
+        &self,
+        _call: &HookCall<'_>,
+        output: &ToolOutput,
+        _warnings: &mut HookWarnings,
+    ) -> PostToolUse {
         note(
             &self.log,
             format!("post-hook saw {} chars", output.content.len()),
         );
+        PostToolUse::default()
     }
 }
 
@@ -120,7 +126,7 @@ impl Setup {
         server: &MockServer,
         policy: Arc<dyn Policy>,
         interaction: Arc<dyn Interaction>,
-        hooks: Arc<dyn ToolHooks>,
+        hooks: Arc<dyn Hooks>,
     ) -> Agent {
         let mut config = ProviderConfig::new(ProviderKind::OpenAi);
         config.base_url = Some(server.openai_base_url());
@@ -385,3 +391,4 @@ async fn a_cancelled_calls_partial_output_passes_the_budget_and_unknown_tools_ar
 }
 
 mod approvals;
+mod hooks;

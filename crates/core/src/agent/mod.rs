@@ -26,7 +26,7 @@ pub use outcome::{TurnEnd, TurnError, TurnOutcome};
 use runner::{CallEnv, Fatal, ToolRunner};
 pub use transcript::Transcript;
 
-use crate::hooks::ToolHooks;
+use crate::hooks::Hooks;
 use crate::interaction::Interaction;
 use crate::permissions::Policy;
 
@@ -70,7 +70,7 @@ pub(crate) struct AgentParts {
     /// Where questions for the person go.
     pub interaction: Arc<dyn Interaction>,
     /// Hooks around each tool call.
-    pub hooks: Arc<dyn ToolHooks>,
+    pub hooks: Arc<dyn Hooks>,
     /// The name questions are marked with when this agent is not the main conversation (a
     /// sub-agent's).
     pub agent_name: Option<String>,

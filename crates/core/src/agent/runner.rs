@@ -2,12 +2,13 @@
 //!
 //! 1. **Arguments**: the JSON the model sent, checked against the tool's parameters. A call
 //!    that fails here never reaches a hook or the policy: the model is told what to fix.
-//! 2. **PreToolUse hooks** (a seam today).
+//! 2. **PreToolUse hooks**: they may refuse, ask, allow (never past a deny) or replace the
+//!    arguments (checked again).
 //! 3. **Decision**: the [`Policy`] allows, asks or refuses.
 //! 4. **Approval**: when it asks, the person answers through the [`Interaction`]; with no one
 //!    to ask, the call is refused and the model told how the person can allow it.
 //! 5. **Run**, cancellable.
-//! 6. **PostToolUse hooks** (a seam today).
+//! 6. **PostToolUse hooks**: what they add for the model goes with the result.
 //! 7. **Output budget**: a result over the budget is saved whole to a file, the model gets
 //!    its head and tail.
 
@@ -22,7 +23,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::event::{AgentEvent, Events};
-use crate::hooks::{HookCall, PreToolUse, ToolHooks};
+use crate::hooks::{HookCall, HookDecision, Hooks};
 use crate::interaction::{Approval, ApprovalRequest, Interaction};
 use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule};
 
@@ -59,7 +60,7 @@ pub(crate) struct ToolRunner {
     pub(crate) registry: Arc<ToolRegistry>,
     pub(crate) policy: Arc<dyn Policy>,
     pub(crate) interaction: Arc<dyn Interaction>,
-    pub(crate) hooks: Arc<dyn ToolHooks>,
+    pub(crate) hooks: Arc<dyn Hooks>,
     /// Who makes the calls, when not the main conversation (a sub-agent's name).
     pub(crate) agent: Option<String>,
     /// One question at a time: calls running together must not ask over each other.
@@ -71,7 +72,7 @@ impl ToolRunner {
         registry: Arc<ToolRegistry>,
         policy: Arc<dyn Policy>,
         interaction: Arc<dyn Interaction>,
-        hooks: Arc<dyn ToolHooks>,
+        hooks: Arc<dyn Hooks>,
         agent: Option<String>,
     ) -> Self {
         ToolRunner {
@@ -181,27 +182,43 @@ impl CallEnv {
         };
 
         // 1. Arguments.
-        let checked = match checked.map_or_else(|| self.check(call), Ok) {
+        let mut checked = match checked.map_or_else(|| self.check(call), Ok) {
             Ok(checked) => checked,
             Err(message) => return done(ToolOutput::error(message), None),
         };
-        let hook_call = HookCall {
-            id: &call.id,
-            tool: &call.name,
-            arguments: json_arguments(call),
+
+        // 2. PreToolUse hooks. A hook may replace the arguments: those are checked again, and
+        // they are what the policy judges and the tool runs with.
+        let mut warnings = Vec::new();
+        let pre = self
+            .runner
+            .hooks
+            .pre_tool_use(&hook_call(call), &mut warnings)
+            .await;
+        self.warn(warnings);
+        let replaced;
+        let call = match pre.updated_input {
+            Some(input) => {
+                replaced = ToolCall {
+                    arguments: ToolArguments::Json { value: input },
+                    ..call.clone()
+                };
+                checked = match self.check(&replaced) {
+                    Ok(checked) => checked,
+                    Err(message) => {
+                        let message = format!(
+                            "A hook replaced this call's arguments with ones that fail: {message}"
+                        );
+                        return done(ToolOutput::error(message), None);
+                    }
+                };
+                &replaced
+            }
+            None => call,
         };
 
-        // 2. PreToolUse hooks.
-        if let PreToolUse::Deny { reason } = self.runner.hooks.pre_tool_use(&hook_call).await {
-            let refusal = Refusal {
-                message: format!("A hook refused this call: {reason}"),
-                reason: format!("a hook refused it: {reason}"),
-            };
-            return done(self.denied(call, refusal), None);
-        }
-
-        // 3. Decision, and 4. approval.
-        match self.runner.policy.decide(&checked.view(call)) {
+        // 3. Decision (the hooks' and the policy's), and 4. approval.
+        match self.decide(call, &checked, pre.decision) {
             Decision::Allow => {}
             Decision::Deny { reason } => {
                 let refusal = Refusal {
@@ -210,7 +227,7 @@ impl CallEnv {
                 };
                 return done(self.denied(call, refusal), None);
             }
-            Decision::Ask { reason } => match self.ask(call, &checked, &reason).await {
+            Decision::Ask { reason, .. } => match self.ask(call, &checked, &reason).await {
                 Asked::Allowed => {}
                 Asked::Refused(refusal) => return done(self.denied(call, refusal), None),
                 Asked::Cancelled => {
@@ -222,16 +239,53 @@ impl CallEnv {
         }
 
         // 5. Run.
-        let (output, fatal) = self.execute(call, checked.call).await;
+        let (mut output, fatal) = self.execute(call, checked.call).await;
 
         // 6. PostToolUse hooks.
-        self.runner.hooks.post_tool_use(&hook_call, &output).await;
+        let mut warnings = Vec::new();
+        let post = self
+            .runner
+            .hooks
+            .post_tool_use(&hook_call(call), &output, &mut warnings)
+            .await;
+        self.warn(warnings);
+        for context in [pre.context, post.context].into_iter().flatten() {
+            output.content.push_str("\n\n");
+            output.content.push_str(&context);
+        }
 
         // 7. Output budget.
-        let mut output = output;
         output.content =
             rein_tools::apply_output_budget(output.content, self.ctx.config(), &call.name);
         done(output, fatal)
+    }
+
+    /// Step 3: the policy's decision, with the hooks' say. A hook's deny or ask wins; its
+    /// allow waves the mode's questions but never a deny (a rule, the hard deny list) nor a
+    /// firm question (an ask rule, an edit outside the workspace).
+    fn decide(&self, call: &ToolCall, checked: &Checked, hook: Option<HookDecision>) -> Decision {
+        let policy = self.runner.policy.decide(&checked.view(call));
+        match (policy, hook) {
+            (deny @ Decision::Deny { .. }, _) => deny,
+            (_, Some(HookDecision::Deny { reason })) => Decision::Deny {
+                reason: format!("a hook refused it: {reason}"),
+            },
+            (_, Some(HookDecision::Ask { reason })) => Decision::Ask {
+                reason: format!("a hook asks: {reason}"),
+                firm: true,
+            },
+            (Decision::Ask { firm: false, .. }, Some(HookDecision::Allow { .. })) => {
+                Decision::Allow
+            }
+            (decision, _) => decision,
+        }
+    }
+
+    /// Shows what the hooks could not do.
+    fn warn(&self, warnings: Vec<String>) {
+        for message in warnings {
+            self.events.emit(AgentEvent::Warning { message });
+        }
     }
 
     /// Step 1: the call names a tool, and its arguments are JSON the tool accepts.
@@ -413,6 +467,15 @@ impl CallEnv {
         } else {
             format!("There is no tool named `{name}`, so nothing ran. The tools are: {tools}.")
         }
+    }
+}
+
+/// A call as hooks see it.
+fn hook_call(call: &ToolCall) -> HookCall<'_> {
+    HookCall {
+        id: &call.id,
+        tool: &call.name,
+        arguments: json_arguments(call),
     }
 }
 

@@ -51,6 +51,9 @@ pub enum Decision {
     Ask {
         /// Why, for the person.
         reason: String,
+        /// A hook's "allow" cannot wave it (an ask rule the person wrote, an edit outside
+        /// the workspace); only the person can.
+        firm: bool,
     },
     /// Do not run it.
     Deny {

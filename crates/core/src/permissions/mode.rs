@@ -52,13 +52,16 @@ impl PermissionMode {
             (PermissionMode::AcceptEdits, ToolKind::Edit) if inside => Decision::Allow,
             (PermissionMode::AcceptEdits, ToolKind::Edit) => Decision::Ask {
                 reason: "the edit is outside the workspace".to_owned(),
+                firm: true,
             },
             (PermissionMode::Default, ToolKind::Edit) => Decision::Ask {
                 reason: "edits need approval in the default mode".to_owned(),
+                firm: false,
             },
             (PermissionMode::Default | PermissionMode::AcceptEdits, ToolKind::Execute) => {
                 Decision::Ask {
                     reason: "commands need approval".to_owned(),
+                    firm: false,
                 }
             }
         }
