@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// rein: a terminal AI coding agent.
 #[derive(Debug, Parser)]
@@ -85,6 +85,33 @@ pub(crate) struct Args {
     /// Print the version.
     #[arg(short = 'v', long, action = clap::ArgAction::Version)]
     version: Option<bool>,
+
+    /// A command for people, not needed by the agent.
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+/// Sub-commands for people.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Trust a project (default: this directory's): its hooks and MCP servers may run.
+    Trust {
+        /// The project directory.
+        dir: Option<PathBuf>,
+        /// Withdraw the trust instead.
+        #[arg(long)]
+        revoke: bool,
+        /// List the trusted projects.
+        #[arg(long, conflicts_with_all = ["dir", "revoke"])]
+        list: bool,
+    },
+    /// Say whether a call would run, ask or be refused here, and which rule or reason
+    /// decides, e.g. `rein explain-permission 'bash(rm -rf build)'`.
+    ExplainPermission {
+        /// The call, written as a rule: `tool(argument)`, e.g. `bash(git push)`,
+        /// `edit_file(src/main.rs)`, `read_file(.env)`.
+        call: String,
+    },
 }
 
 /// `--provider`.

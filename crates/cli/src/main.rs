@@ -2,6 +2,7 @@
 //! demo runner. Only this crate touches the terminal.
 
 mod args;
+mod commands;
 mod demo;
 mod exit;
 mod input;

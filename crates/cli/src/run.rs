@@ -10,12 +10,15 @@ use crate::args::{Args, OutputFormat};
 use crate::exit::Exit;
 use crate::report::{Denial, RunReport};
 use crate::setup::{self, SetupError};
-use crate::{demo, input, interrupt, render};
+use crate::{commands, demo, input, interrupt, render};
 
 /// Runs what the command line asks for and returns how rein should exit.
 pub(crate) async fn run(args: Args) -> Exit {
     if args.demo {
         return demo::run().await;
+    }
+    if let Some(command) = &args.command {
+        return commands::run(&args, command);
     }
     let prompt = match input::one_shot_prompt(args.prompt.as_deref(), &render::notice) {
         Ok(Some(prompt)) => prompt,

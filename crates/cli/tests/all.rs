@@ -22,3 +22,4 @@ mod sessions;
 mod text_output;
 mod thinking;
 mod tool_calls;
+mod trust;

@@ -8,3 +8,4 @@ pub mod interaction;
 pub mod permissions;
 pub mod prompt;
 pub mod session;
+pub mod trust;
