@@ -53,17 +53,23 @@ pub(crate) struct Args {
     pub(crate) output_format: Option<OutputFormat>,
 
     /// What rein may do without asking.
-    #[arg(long, value_enum, value_name = "MODE", default_value = "default")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        default_value = "default",
+        global = true
+    )]
     pub(crate) permission_mode: PermissionMode,
 
     /// Let calls a rule names run without asking, e.g. `bash(npm test:*)`, `edit_file(src/**)`
     /// (repeatable; adds to the config's allow list).
-    #[arg(long, value_name = "RULE")]
+    #[arg(long, value_name = "RULE", global = true)]
     pub(crate) allow: Vec<String>,
 
     /// Never run calls a rule names, e.g. `bash(git push:*)`, `read_file(**/.env)`
     /// (repeatable; adds to the config's deny list).
-    #[arg(long, value_name = "RULE")]
+    #[arg(long, value_name = "RULE", global = true)]
     pub(crate) deny: Vec<String>,
 
     /// Model responses allowed in one turn (default 50).

@@ -39,6 +39,33 @@ pub(crate) fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
+/// The builder a run in this directory with these flags would use, without a session or a
+/// model endpoint (for `rein explain-permission`).
+pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError> {
+    let cwd = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .map_err(|e| SetupError::Runtime(format!("cannot determine the working directory: {e}")))?;
+    let home = std::env::home_dir();
+    let env: &dyn Fn(&str) -> Option<String> = &process_env;
+    let rein_home = config::default_rein_home(env, home.as_deref()).ok_or_else(|| {
+        SetupError::Runtime(
+            "cannot find the home directory: set REIN_HOME to where rein may keep its files".into(),
+        )
+    })?;
+    let config = config::load_config(&ConfigInputs {
+        rein_home: &rein_home,
+        cwd: &cwd,
+        home_dir: home.as_deref(),
+        env,
+        overrides: &overrides_from(args),
+    })
+    .map_err(|e| SetupError::Runtime(e.to_string()))?;
+    Ok(
+        AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
+            .mode(args.permission_mode.into()),
+    )
+}
+
 /// Builds the agent for this run.
 pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
     let cwd = std::env::current_dir()

@@ -134,3 +134,92 @@ fn accept_edits_still_refuses_commands_and_plan_offers_only_reading_tools() {
         .collect();
     assert_eq!(tools, ["read_file", "glob", "grep"]);
 }
+
+#[test]
+fn explain_permission_names_the_rule_that_decides() {
+    let env = Env::new();
+    env.write(
+        ".rein/config.toml",
+        "[permissions]\ndeny = [\"bash(git push:*)\"]\nallow = [\"Bash(npm test:*)\"]\n",
+    );
+    let explain = |call: &str, extra: &[&str]| {
+        let out = run(env.rein().arg("explain-permission").arg(call).args(extra));
+        assert!(out.status.success(), "{}", stderr(&out));
+        crate::support::stdout(&out)
+    };
+    let out = explain("bash(git push --force origin main)", &[]);
+    assert!(out.contains("is refused"), "{out}");
+    assert!(
+        out.contains("deny rule bash(git push:*)") && out.contains(".rein/config.toml"),
+        "{out}"
+    );
+    let out = explain("bash(npm test -- --watch)", &[]);
+    assert!(
+        out.contains("runs without asking") && out.contains("allow rule bash(npm test:*)"),
+        "{out}"
+    );
+    let out = explain("read_file(.env)", &[]);
+    assert!(
+        out.contains("asks first") && out.contains("rein's default ask rule"),
+        "{out}"
+    );
+    let out = explain(
+        "edit_file(src/lib.rs)",
+        &["--permission-mode", "accept-edits"],
+    );
+    assert!(out.contains("runs without asking"), "{out}");
+    let out = explain(
+        "edit_file(src/lib.rs)",
+        &[
+            "--permission-mode",
+            "accept-edits",
+            "--deny",
+            "Edit(src/**)",
+        ],
+    );
+    assert!(
+        out.contains("is refused") && out.contains("flag --deny"),
+        "{out}"
+    );
+
+    let out = run(env.rein().args(["explain-permission", "bash("]));
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_deny_rule_refuses_headless_and_the_json_lists_it() {
+    let env = Env::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "p",
+                "bash",
+                json!({"command": "touch pushed"}).to_string(),
+            )))
+            .reply(Turn::text("ok")),
+    );
+    let out = run(env.rein_openai(&server).args([
+        "-p",
+        "push it",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "yolo",
+        "--deny",
+        "bash(touch:*)",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !env.work.join("pushed").exists(),
+        "yolo does not beat a deny rule"
+    );
+    let report = final_json(&out);
+    assert_eq!(report["permission_denials"][0]["tool"], "bash", "{report}");
+    assert!(
+        report["permission_denials"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("bash(touch:*)"),
+        "{report}"
+    );
+}

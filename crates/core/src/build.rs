@@ -11,10 +11,12 @@ use rein_llm::{NetworkConfig, Provider, ProviderConfig, ProviderKind, RetryPolic
 use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
-use crate::config::{Config, Setting};
+use crate::config::{Config, ConfiguredRule, RuleLists, Setting};
 use crate::hooks::{Hooks, NoHooks};
 use crate::interaction::{Interaction, Unattended};
-use crate::permissions::{ModePolicy, PermissionMode, Policy};
+use crate::permissions::{
+    CallView, ModePolicy, PermissionMode, Policy, Rule, RuleOrigin, RuleSet, SourcedRule, Verdict,
+};
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
 use crate::session::Session;
 
@@ -48,6 +50,7 @@ pub struct AgentBuilder {
     tools: Option<ToolRegistry>,
     extra_tools: Vec<Arc<dyn DynTool>>,
     mode: PermissionMode,
+    rules: RuleSet,
     policy: Option<Arc<dyn Policy>>,
     interaction: Arc<dyn Interaction>,
     hooks: Arc<dyn Hooks>,
@@ -96,6 +99,7 @@ impl AgentBuilder {
             tools: None,
             extra_tools: Vec::new(),
             mode: PermissionMode::Default,
+            rules: RuleSet::default(),
             policy: None,
             interaction: Arc::new(Unattended),
             hooks: Arc::new(NoHooks),
@@ -129,6 +133,7 @@ impl AgentBuilder {
         builder.tool_config.home_dir = home_dir.map(Path::to_path_buf);
         builder.rein_home = Some(config.rein_home.clone());
         builder.is_git_repo = config.is_git_repo;
+        builder.rules = rule_set(&config.rules, home_dir, &mut builder.warnings);
         match prompt::find_project_instructions(
             &config.project_root,
             cwd,
@@ -270,6 +275,35 @@ impl AgentBuilder {
         &self.warnings
     }
 
+    /// What the policy this builder would give the agent decides for a call written as a
+    /// rule (`bash(git push)`, `edit_file(src/main.rs)`, `read_file(.env)`), and why: for
+    /// `rein explain-permission`.
+    pub fn explain(&self, call: &str) -> Result<Verdict, String> {
+        let rule = Rule::parse(call, self.tool_config.home_dir.as_deref())?;
+        let tool = rule.tool.as_str();
+        let argument = rule.pattern.as_ref().map(ToString::to_string);
+        let arguments = match (tool, argument) {
+            ("bash", Some(command)) => serde_json::json!({ "command": command }),
+            (_, Some(path)) => serde_json::json!({ "file_path": path }),
+            (_, None) => serde_json::json!({}),
+        };
+        let registry = self.tools_offered();
+        let kind = registry
+            .get(tool)
+            .map_or(rein_tools::ToolKind::Execute, |t| t.kind());
+        let ctx = ToolContext::new(self.tool_config.clone());
+        let path = crate::permissions::facts::path_target(&ctx, &arguments)?;
+        let shell = crate::permissions::facts::shell_facts(&ctx, tool, &arguments);
+        let policy = ModePolicy::with_rules(self.mode, self.rules.clone());
+        Ok(policy.explain(&CallView {
+            tool,
+            kind,
+            arguments: &arguments,
+            path: path.as_ref(),
+            shell: shell.as_ref(),
+        }))
+    }
+
     /// Sets up the configured model endpoint now, so that a missing key or a bad setting is
     /// reported before anything is written (a session file, say).
     pub fn connect(mut self) -> Result<Self, BuildError> {
@@ -309,11 +343,7 @@ impl AgentBuilder {
     }
 
     fn assemble(self, provider: Arc<dyn Provider>) -> Result<Agent, BuildError> {
-        let mut registry = self.tools.unwrap_or_else(ToolRegistry::builtin);
-        for tool in self.extra_tools {
-            registry.register_arc(tool);
-        }
-        let registry = registry.offered(|kind| self.mode.offers(kind));
+        let registry = self.tools_offered();
         let system_prompt = self.system_prompt.unwrap_or_else(|| {
             render_system_prompt(
                 &self.workspace,
@@ -324,7 +354,7 @@ impl AgentBuilder {
         });
         let policy = self
             .policy
-            .unwrap_or_else(|| Arc::new(ModePolicy::new(self.mode)));
+            .unwrap_or_else(|| Arc::new(ModePolicy::with_rules(self.mode, self.rules)));
         Ok(Agent::new(AgentParts {
             provider,
             registry: Arc::new(registry),
@@ -338,6 +368,46 @@ impl AgentBuilder {
             hooks: self.hooks,
             agent_name: self.agent_name,
         }))
+    }
+}
+
+impl AgentBuilder {
+    /// The tools the model is offered: the built-in ones (or those given), the extra ones,
+    /// those the mode offers.
+    fn tools_offered(&self) -> ToolRegistry {
+        let mut registry = match &self.tools {
+            Some(tools) => tools.offered(|_| true),
+            None => ToolRegistry::builtin(),
+        };
+        for tool in &self.extra_tools {
+            registry.register_arc(Arc::clone(tool));
+        }
+        registry.offered(|kind| self.mode.offers(kind))
+    }
+}
+
+/// The configured rules, parsed with the home directory for `~/` (they were checked when the
+/// configuration was read; one that fails now is left out with a warning).
+fn rule_set(lists: &RuleLists, home: Option<&Path>, warnings: &mut Vec<String>) -> RuleSet {
+    let mut parse = |rules: &[ConfiguredRule]| -> Vec<SourcedRule> {
+        rules
+            .iter()
+            .filter_map(|configured| match Rule::parse(&configured.text, home) {
+                Ok(rule) => Some(SourcedRule {
+                    rule,
+                    origin: RuleOrigin::Configured(configured.source.to_string()),
+                }),
+                Err(e) => {
+                    warnings.push(format!("rule left out ({}): {e}", configured.source));
+                    None
+                }
+            })
+            .collect()
+    };
+    RuleSet {
+        allow: parse(&lists.allow),
+        ask: parse(&lists.ask),
+        deny: parse(&lists.deny),
     }
 }
 

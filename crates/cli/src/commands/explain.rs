@@ -1,14 +1,52 @@
-//! `rein explain-permission 'tool(argument)'`: what would happen to such a call here, and
-//! which rule or reason decides, for people debugging their configuration.
+//! `rein explain-permission 'tool(argument)'`: what would happen to such a call here, with
+//! these flags and this directory's configuration, and which rule or reason decides, for
+//! people debugging their configuration.
+
+use rein_core::permissions::Decision;
 
 use crate::args::Args;
 use crate::exit::Exit;
 use crate::render;
+use crate::setup::{self, SetupError};
 
 /// Runs `rein explain-permission`.
-pub(crate) fn run(_args: &Args, call: &str) -> Exit {
-    render::error(&format!(
-        "explain-permission: not built yet (asked about {call})"
+pub(crate) fn run(args: &Args, call: &str) -> Exit {
+    let builder = match setup::configured_builder(args) {
+        Ok(builder) => builder,
+        Err(SetupError::Usage(message)) => {
+            render::error(&message);
+            return Exit::Usage;
+        }
+        Err(SetupError::Runtime(message)) => {
+            render::error(&message);
+            return Exit::Runtime;
+        }
+    };
+    let verdict = match builder.explain(call) {
+        Ok(verdict) => verdict,
+        Err(message) if message.starts_with('"') => {
+            // The rule itself does not parse.
+            render::error(&format!("cannot explain {call}: {message}"));
+            return Exit::Usage;
+        }
+        Err(message) => {
+            render::stdout_line(&format!(
+                "{call} is refused by the tool itself, before any permission check\n  because: {message}"
+            ));
+            return Exit::Done;
+        }
+    };
+    let what = match &verdict.decision {
+        Decision::Allow => "runs without asking".to_owned(),
+        Decision::Ask { reason, .. } => {
+            format!("asks first ({reason}); a one-shot run, which cannot ask, refuses it")
+        }
+        Decision::Deny { reason } => format!("is refused ({reason})"),
+    };
+    render::stdout_line(&format!(
+        "{call} {what}\n  decided by: {}\n  permission mode: {}",
+        verdict.because,
+        rein_core::permissions::PermissionMode::from(args.permission_mode)
     ));
-    Exit::Runtime
+    Exit::Done
 }

@@ -25,7 +25,8 @@ use tokio_util::sync::CancellationToken;
 use super::event::{AgentEvent, Events};
 use crate::hooks::{HookCall, HookDecision, Hooks};
 use crate::interaction::{Approval, ApprovalRequest, Interaction};
-use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule};
+use crate::permissions::facts;
+use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule, ShellFacts};
 
 /// How long a cancelled tool may take to stop on its own: bash sends TERM, then KILL after
 /// its grace, and needs a moment more to collect what was printed.
@@ -91,8 +92,8 @@ struct Checked {
     kind: ToolKind,
     call: Box<dyn PreparedCall>,
     path: Option<PathTarget>,
-    /// For a shell call, its simple commands.
-    commands: Option<Vec<String>>,
+    /// For a shell call, what the parser found.
+    shell: Option<ShellFacts>,
 }
 
 impl Checked {
@@ -102,7 +103,7 @@ impl Checked {
             kind: self.kind,
             arguments: json_arguments(call),
             path: self.path.as_ref(),
-            simple_commands: self.commands.as_deref(),
+            shell: self.shell.as_ref(),
         }
     }
 }
@@ -301,31 +302,13 @@ impl CallEnv {
         };
         let prepared = Arc::clone(tool).prepare(arguments)?;
         let kind = tool.kind();
-        // Only an edit's place decides anything today (accept-edits, path rules); resolving
-        // costs a syscall per path component, so reads skip it.
-        let path = (kind == ToolKind::Edit)
-            .then(|| arguments.get("file_path"))
-            .flatten()
-            .and_then(Value::as_str)
-            .map(|raw| rein_tools::paths::resolve(&self.ctx, raw))
-            .transpose()
-            .map_err(|e| e.to_string())?
-            .map(|absolute| PathTarget {
-                in_workspace: absolute
-                    .strip_prefix(self.ctx.workspace_root())
-                    .ok()
-                    .map(std::path::Path::to_path_buf),
-                absolute,
-            });
-        let commands = (call.name == "bash")
-            .then(|| arguments.get("command").and_then(Value::as_str))
-            .flatten()
-            .map(|command| vec![command.to_owned()]);
+        let path = facts::path_target(&self.ctx, arguments)?;
+        let shell = facts::shell_facts(&self.ctx, &call.name, arguments);
         Ok(Checked {
             kind,
             call: prepared,
             path,
-            commands,
+            shell,
         })
     }
 

@@ -5,6 +5,8 @@
 //! during the session ("yes for the rest of the session"). The hard deny list of dangerous
 //! commands is enforced by the bash tool itself, in every mode.
 
+mod engine;
+pub(crate) mod facts;
 mod mode;
 mod rule;
 
@@ -14,6 +16,7 @@ use std::sync::Mutex;
 use rein_tools::ToolKind;
 use serde_json::Value;
 
+pub use engine::{RuleOrigin, RuleSet, SENSITIVE_FILES, SourcedRule, Verdict};
 pub use mode::PermissionMode;
 pub use rule::{Pattern, Rule, canonical_tool_name};
 
@@ -28,9 +31,19 @@ pub struct CallView<'a> {
     pub arguments: &'a Value,
     /// Where the call's `file_path` points, resolved, when it has one.
     pub path: Option<&'a PathTarget>,
-    /// For a shell call, each simple command of its command line, as text (`None` for other
-    /// tools, or when the command line could not be parsed).
-    pub simple_commands: Option<&'a [String]>,
+    /// For a shell call, what is known of its command line.
+    pub shell: Option<&'a ShellFacts>,
+}
+
+/// What the shell parser found in a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellFacts {
+    /// Each simple command, as text a rule can match (`npm test -- --watch`).
+    pub simple_commands: Vec<String>,
+    /// Ok when the whole command line is provably read-only; else why not.
+    pub read_only: Result<(), String>,
+    /// Set when the hard deny list refuses it.
+    pub danger: Option<String>,
 }
 
 /// A file a call names, resolved against the workspace.
@@ -72,18 +85,35 @@ pub trait Policy: Send + Sync {
     fn how_to_allow(&self, call: &CallView<'_>) -> String;
 }
 
-/// The permission mode, plus the rules added during the session.
+/// The permission mode with the person's rules: see `engine.rs` for the order of checks.
 #[derive(Debug)]
 pub struct ModePolicy {
     mode: PermissionMode,
-    session_rules: Mutex<Vec<Rule>>,
+    rules: RuleSet,
+    sensitive: Vec<SourcedRule>,
+    session_rules: Mutex<Vec<SourcedRule>>,
 }
 
 impl ModePolicy {
-    /// The policy of `mode`, with no session rules yet.
+    /// The policy of `mode`, with rein's default rules only.
     pub fn new(mode: PermissionMode) -> Self {
+        ModePolicy::with_rules(mode, RuleSet::default())
+    }
+
+    /// The policy of `mode` with `rules`.
+    pub fn with_rules(mode: PermissionMode, rules: RuleSet) -> Self {
+        let sensitive = SENSITIVE_FILES
+            .iter()
+            .filter_map(|text| Rule::parse(text, None).ok())
+            .map(|rule| SourcedRule {
+                rule,
+                origin: RuleOrigin::Default,
+            })
+            .collect();
         ModePolicy {
             mode,
+            rules,
+            sensitive,
             session_rules: Mutex::default(),
         }
     }
@@ -92,22 +122,20 @@ impl ModePolicy {
     pub fn mode(&self) -> PermissionMode {
         self.mode
     }
+
+    /// The decision for `call` and the rule or reason behind it.
+    pub fn explain(&self, call: &CallView<'_>) -> Verdict {
+        let session = self
+            .session_rules
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        engine::judge(self.mode, &self.rules, &self.sensitive, &session, call)
+    }
 }
 
 impl Policy for ModePolicy {
     fn decide(&self, call: &CallView<'_>) -> Decision {
-        let by_mode = self.mode.decide(call);
-        if matches!(by_mode, Decision::Ask { .. })
-            && self
-                .session_rules
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .iter()
-                .any(|rule| rule.names_call(call))
-        {
-            return Decision::Allow;
-        }
-        by_mode
+        self.explain(call).decision
     }
 
     fn allow_for_session(&self, rule: Rule) {
@@ -115,8 +143,11 @@ impl Policy for ModePolicy {
             .session_rules
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if !rules.contains(&rule) {
-            rules.push(rule);
+        if !rules.iter().any(|r| r.rule == rule) {
+            rules.push(SourcedRule {
+                rule,
+                origin: RuleOrigin::Session,
+            });
         }
     }
 

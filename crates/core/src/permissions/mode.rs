@@ -59,9 +59,16 @@ impl PermissionMode {
                 firm: false,
             },
             (PermissionMode::Default | PermissionMode::AcceptEdits, ToolKind::Execute) => {
-                Decision::Ask {
-                    reason: "commands need approval".to_owned(),
-                    firm: false,
+                match call.shell.map(|s| &s.read_only) {
+                    Some(Ok(())) => Decision::Allow,
+                    Some(Err(why)) => Decision::Ask {
+                        reason: format!("commands that change things need approval ({why})"),
+                        firm: false,
+                    },
+                    None => Decision::Ask {
+                        reason: "commands need approval".to_owned(),
+                        firm: false,
+                    },
                 }
             }
         }
@@ -109,7 +116,7 @@ mod tests {
             kind,
             arguments: &args,
             path: Some(&target),
-            simple_commands: None,
+            shell: None,
         })
     }
 

@@ -3,21 +3,29 @@ use std::path::PathBuf;
 use rein_tools::ToolKind;
 use serde_json::json;
 
-use super::super::PathTarget;
+use super::super::{PathTarget, ShellFacts};
 use super::*;
 
 fn view<'a>(
     tool: &'a str,
     args: &'a serde_json::Value,
     path: Option<&'a PathTarget>,
-    commands: Option<&'a [String]>,
+    shell: Option<&'a ShellFacts>,
 ) -> CallView<'a> {
     CallView {
         tool,
         kind: ToolKind::Execute,
         arguments: args,
         path,
-        simple_commands: commands,
+        shell,
+    }
+}
+
+fn facts(commands: &[&str]) -> ShellFacts {
+    ShellFacts {
+        simple_commands: commands.iter().map(|c| (*c).to_owned()).collect(),
+        read_only: Err("test".into()),
+        danger: None,
     }
 }
 
@@ -51,13 +59,13 @@ fn command_rules_match_whole_words_per_simple_command() {
     assert!(!prefix.names_command("npx npm test"));
     assert!(exact.names_command("git status"));
     assert!(!exact.names_command("git status -s"));
-    let commands = ["npm test".to_owned(), "rm -rf .".to_owned()];
+    let shell = facts(&["npm test", "rm -rf ."]);
     let args = json!({"command": "npm test; rm -rf ."});
     assert!(
-        prefix.names_call(&view("bash", &args, None, Some(&commands))),
+        prefix.names_call(&view("bash", &args, None, Some(&shell))),
         "names_call is 'any': the engine asks for every command to be covered before it allows"
     );
-    assert!(!prefix.names_command(&commands[1]));
+    assert!(!prefix.names_command(&shell.simple_commands[1]));
 }
 
 #[test]

@@ -1,0 +1,204 @@
+//! The decision for one call, with the rule or reason that made it. In order:
+//!
+//! 1. **The hard deny list** (destructive shell commands): refused in every mode, whatever
+//!    the rules say.
+//! 2. **Deny rules**: a shell call is refused when any of its simple commands is named.
+//! 3. **Ask rules** the person wrote: asked (firm: a hook's allow cannot wave them).
+//! 4. **Writes outside the workspace** ask in every mode (firm), unless an allow rule names
+//!    that path explicitly.
+//! 5. **Allow rules** (configured, and "yes for the session"): a shell call runs when every
+//!    one of its simple commands is named by one, or is provably read-only.
+//! 6. **Sensitive files** (`.env`, keys, certificates): reading them asks by default; an
+//!    allow rule for the file lifts it.
+//! 7. **The mode**: plan only reads; default runs reads and provably read-only commands;
+//!    accept-edits also edits inside the workspace; yolo runs everything.
+
+use std::fmt;
+
+use rein_tools::ToolKind;
+
+use super::{CallView, Decision, PermissionMode, Rule};
+
+/// Where a rule came from, for explanations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleOrigin {
+    /// rein's own default (the sensitive files).
+    Default,
+    /// A config file or a flag (as `Source` prints it).
+    Configured(String),
+    /// The person said "yes for the rest of the session".
+    Session,
+}
+
+impl fmt::Display for RuleOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuleOrigin::Default => f.write_str("rein's defaults"),
+            RuleOrigin::Configured(source) => f.write_str(source),
+            RuleOrigin::Session => f.write_str("this session"),
+        }
+    }
+}
+
+/// A rule and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourcedRule {
+    /// The rule.
+    pub rule: Rule,
+    /// Where it came from.
+    pub origin: RuleOrigin,
+}
+
+impl fmt::Display for SourcedRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (from {})", self.rule, self.origin)
+    }
+}
+
+/// The allow, ask and deny lists the engine applies.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSet {
+    /// Calls that run without asking.
+    pub allow: Vec<SourcedRule>,
+    /// Calls that ask.
+    pub ask: Vec<SourcedRule>,
+    /// Calls that never run.
+    pub deny: Vec<SourcedRule>,
+}
+
+/// Files whose reading asks by default: they hold secrets more often than not.
+pub const SENSITIVE_FILES: [&str; 10] = [
+    "read_file(**/.env)",
+    "read_file(**/.env.*)",
+    "read_file(**/*.pem)",
+    "read_file(**/*.key)",
+    "read_file(**/id_rsa*)",
+    "read_file(**/id_ed25519*)",
+    "read_file(**/id_ecdsa*)",
+    "read_file(**/.netrc)",
+    "read_file(**/.npmrc)",
+    "read_file(**/credentials*)",
+];
+
+/// A decision and what made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// What happens.
+    pub decision: Decision,
+    /// The rule or reason, in words (`deny rule bash(git push:*) (from ~/.rein/config.toml)`).
+    pub because: String,
+}
+
+/// Decides `call` under `mode`, with `rules` and the session's own rules.
+pub(super) fn judge(
+    mode: PermissionMode,
+    rules: &RuleSet,
+    sensitive: &[SourcedRule],
+    session: &[SourcedRule],
+    call: &CallView<'_>,
+) -> Verdict {
+    let names = |rule: &SourcedRule| rule.rule.names_call(call);
+    // 1. The hard deny list.
+    if let Some(danger) = call.shell.and_then(|s| s.danger.as_deref()) {
+        return verdict(
+            Decision::Deny {
+                reason: format!("the hard deny list refuses it: {danger}"),
+            },
+            format!("the hard deny list: {danger}"),
+        );
+    }
+    // 2. Deny rules.
+    if let Some(rule) = rules.deny.iter().find(|r| names(r)) {
+        return verdict(
+            Decision::Deny {
+                reason: format!("a deny rule names it: {}", rule.rule),
+            },
+            format!("deny rule {rule}"),
+        );
+    }
+    // 3. Ask rules.
+    if let Some(rule) = rules.ask.iter().find(|r| names(r)) {
+        return verdict(
+            Decision::Ask {
+                reason: format!("an ask rule names it: {}", rule.rule),
+                firm: true,
+            },
+            format!("ask rule {rule}"),
+        );
+    }
+    let allows = || rules.allow.iter().chain(session);
+    // 4. Writes outside the workspace.
+    let outside =
+        call.kind == ToolKind::Edit && call.path.is_some_and(|p| p.in_workspace.is_none());
+    if outside {
+        let explicit = rules
+            .allow
+            .iter()
+            .find(|r| r.rule.pattern.is_some() && names(r));
+        return match explicit {
+            Some(rule) => verdict(Decision::Allow, format!("allow rule {rule}")),
+            None => verdict(
+                Decision::Ask {
+                    reason: "the file is outside the workspace, and writes there always ask"
+                        .to_owned(),
+                    firm: true,
+                },
+                "a write outside the workspace (always asks)".to_owned(),
+            ),
+        };
+    }
+    // 5. Allow rules.
+    if let Some(shell) = call.shell {
+        let covered = |command: &String| {
+            allows().any(|r| r.rule.names_tool(call.tool) && r.rule.names_command(command))
+        };
+        if !shell.simple_commands.is_empty() && shell.simple_commands.iter().all(covered) {
+            let first = allows()
+                .find(|r| {
+                    shell
+                        .simple_commands
+                        .iter()
+                        .any(|c| r.rule.names_command(c))
+                })
+                .map_or_else(String::new, ToString::to_string);
+            return verdict(Decision::Allow, format!("allow rule {first}"));
+        }
+    } else if let Some(rule) = allows().find(|r| names(r)) {
+        return verdict(Decision::Allow, format!("allow rule {rule}"));
+    }
+    // 6. Sensitive files.
+    if let Some(rule) = sensitive.iter().find(|r| names(r)) {
+        return verdict(
+            Decision::Ask {
+                reason: format!(
+                    "the file may hold secrets ({}); allow it with --allow '{}'",
+                    rule.rule,
+                    call.path.map_or_else(
+                        || rule.rule.to_string(),
+                        |p| format!(
+                            "{}({})",
+                            call.tool,
+                            p.in_workspace.as_deref().unwrap_or(&p.absolute).display()
+                        )
+                    )
+                ),
+                firm: false,
+            },
+            format!("rein's default ask rule {}", rule.rule),
+        );
+    }
+    // 7. The mode.
+    let decision = mode.decide(call);
+    let because = match (&decision, call.shell) {
+        (Decision::Allow, Some(_)) if mode != PermissionMode::Yolo => {
+            "a provably read-only command".to_owned()
+        }
+        (Decision::Allow, _) if call.kind == ToolKind::ReadOnly => "a read-only tool".to_owned(),
+        (_, _) => format!("the {mode} permission mode"),
+    };
+    verdict(decision, because)
+}
+
+fn verdict(decision: Decision, because: String) -> Verdict {
+    Verdict { decision, because }
+}
