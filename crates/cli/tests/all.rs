@@ -18,6 +18,7 @@ mod orphans;
 mod parallel;
 mod permissions;
 mod rounds;
+mod secrets;
 mod sessions;
 mod text_output;
 mod thinking;

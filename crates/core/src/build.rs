@@ -18,6 +18,7 @@ use crate::permissions::{
     CallView, ModePolicy, PermissionMode, Policy, Rule, RuleOrigin, RuleSet, SourcedRule, Verdict,
 };
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
+use crate::secrets::{SecretValues, Secrets};
 use crate::session::Session;
 
 /// Why an agent could not be built.
@@ -61,6 +62,18 @@ pub struct AgentBuilder {
     history: Vec<rein_llm::Message>,
     transcript: Option<Box<dyn Transcript>>,
     warnings: Vec<String>,
+    /// What the configuration knows of secrets: the `.env` file's, the API key, the
+    /// variables passed through. The environment's come with [`AgentBuilder::environment`].
+    secret_sources: SecretSources,
+    secrets: Secrets,
+}
+
+/// The secrets a configuration names, before rein's environment is added.
+#[derive(Debug, Clone, Default)]
+struct SecretSources {
+    dotenv: SecretValues,
+    api_key: Option<(String, String)>,
+    pass_env: Vec<String>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -110,6 +123,8 @@ impl AgentBuilder {
             history: Vec::new(),
             transcript: None,
             warnings: Vec::new(),
+            secret_sources: SecretSources::default(),
+            secrets: Secrets::default(),
             workspace,
         }
     }
@@ -134,6 +149,24 @@ impl AgentBuilder {
         builder.rein_home = Some(config.rein_home.clone());
         builder.is_git_repo = config.is_git_repo;
         builder.rules = rule_set(&config.rules, home_dir, &mut builder.warnings);
+        builder.secret_sources = SecretSources {
+            dotenv: config.dotenv_secrets.clone(),
+            api_key: config
+                .api_key()
+                .zip(config.api_key_variable())
+                .map(|(key, var)| (var.to_owned(), key.to_owned())),
+            pass_env: config.pass_env.clone(),
+        };
+        builder.secrets = Secrets::gather(
+            [],
+            &builder.secret_sources.dotenv,
+            builder
+                .secret_sources
+                .api_key
+                .as_ref()
+                .map(|(n, v)| (n.as_str(), v.as_str())),
+            &builder.secret_sources.pass_env,
+        );
         match prompt::find_project_instructions(
             &config.project_root,
             cwd,
@@ -178,6 +211,24 @@ impl AgentBuilder {
             thinking_budget_tokens,
         });
         builder
+    }
+
+    /// rein's own environment (`std::env::vars()` in the binary): its secret-looking
+    /// variables are kept from commands and hooks and their values masked in tool results,
+    /// with those of the `.env` file and the API key.
+    pub fn environment(mut self, vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        let vars: Vec<(String, String)> = vars.into_iter().collect();
+        let sources = &self.secret_sources;
+        self.secrets = Secrets::gather(
+            vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            &sources.dotenv,
+            sources
+                .api_key
+                .as_ref()
+                .map(|(n, v)| (n.as_str(), v.as_str())),
+            &sources.pass_env,
+        );
+        self
     }
 
     /// The model endpoint to use instead of the configured one (a replay, a recorder, a
@@ -355,10 +406,12 @@ impl AgentBuilder {
         let policy = self
             .policy
             .unwrap_or_else(|| Arc::new(ModePolicy::with_rules(self.mode, self.rules)));
+        let mut tool_config = self.tool_config;
+        tool_config.env_remove = self.secrets.env_remove().to_vec();
         Ok(Agent::new(AgentParts {
             provider,
             registry: Arc::new(registry),
-            tool_ctx: ToolContext::new(self.tool_config),
+            tool_ctx: ToolContext::new(tool_config),
             system_prompt,
             settings: self.settings,
             history: self.history,
@@ -367,6 +420,7 @@ impl AgentBuilder {
             interaction: self.interaction,
             hooks: self.hooks,
             agent_name: self.agent_name,
+            secrets: Arc::new(self.secrets),
         }))
     }
 }

@@ -7,5 +7,6 @@ pub mod hooks;
 pub mod interaction;
 pub mod permissions;
 pub mod prompt;
+pub mod secrets;
 pub mod session;
 pub mod trust;

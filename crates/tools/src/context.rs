@@ -44,6 +44,8 @@ pub struct ToolConfig {
     pub bash_default_timeout: Duration,
     /// The home directory, for `~` expansion (passed in, never read from the environment here).
     pub home_dir: Option<PathBuf>,
+    /// Variables removed from the environment of the commands the tools run (secrets).
+    pub env_remove: Vec<String>,
 }
 
 impl ToolConfig {
@@ -58,6 +60,7 @@ impl ToolConfig {
             offload_max_bytes: DEFAULT_OFFLOAD_MAX_BYTES,
             bash_default_timeout: BASH_DEFAULT_TIMEOUT,
             home_dir: None,
+            env_remove: Vec::new(),
         }
     }
 }

@@ -74,6 +74,8 @@ pub(crate) struct AgentParts {
     /// The name questions are marked with when this agent is not the main conversation (a
     /// sub-agent's).
     pub agent_name: Option<String>,
+    /// What tool results must not show.
+    pub secrets: Arc<crate::secrets::Secrets>,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -146,6 +148,7 @@ impl Agent {
                 parts.interaction,
                 parts.hooks,
                 parts.agent_name,
+                parts.secrets,
             )),
             tool_ctx: parts.tool_ctx,
             settings: parts.settings,

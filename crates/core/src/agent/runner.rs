@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use rein_llm::{ToolArguments, ToolCall, ToolResult};
 use rein_tools::{
-    Display, FileChange, PreparedCall, ToolContext, ToolError, ToolKind, ToolOutput, ToolRegistry,
+    Display, FileChange, PreparedCall, Progress, ToolContext, ToolError, ToolKind, ToolOutput,
+    ToolRegistry,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -27,6 +28,7 @@ use crate::hooks::{HookCall, HookDecision, Hooks};
 use crate::interaction::{Approval, ApprovalRequest, Interaction};
 use crate::permissions::facts;
 use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule, ShellFacts};
+use crate::secrets::Secrets;
 
 /// How long a cancelled tool may take to stop on its own: bash sends TERM, then KILL after
 /// its grace, and needs a moment more to collect what was printed.
@@ -64,6 +66,8 @@ pub(crate) struct ToolRunner {
     pub(crate) hooks: Arc<dyn Hooks>,
     /// Who makes the calls, when not the main conversation (a sub-agent's name).
     pub(crate) agent: Option<String>,
+    /// What results must not show.
+    pub(crate) secrets: Arc<Secrets>,
     /// One question at a time: calls running together must not ask over each other.
     asking: tokio::sync::Mutex<()>,
 }
@@ -75,6 +79,7 @@ impl ToolRunner {
         interaction: Arc<dyn Interaction>,
         hooks: Arc<dyn Hooks>,
         agent: Option<String>,
+        secrets: Arc<Secrets>,
     ) -> Self {
         ToolRunner {
             registry,
@@ -82,6 +87,7 @@ impl ToolRunner {
             interaction,
             hooks,
             agent,
+            secrets,
             asking: tokio::sync::Mutex::new(()),
         }
     }
@@ -239,8 +245,10 @@ impl CallEnv {
             },
         }
 
-        // 5. Run.
+        // 5. Run, with secrets masked before anyone (a hook, the model, the person, the
+        // session file) sees the result.
         let (mut output, fatal) = self.execute(call, checked.call).await;
+        mask(&self.runner.secrets, &mut output);
 
         // 6. PostToolUse hooks.
         let mut warnings = Vec::new();
@@ -395,7 +403,22 @@ impl CallEnv {
         let name = &call.name;
         let events = self.events.clone();
         let id = call.id.clone();
+        let secrets = Arc::clone(&self.runner.secrets);
         let ctx = self.ctx.with_progress(Arc::new(move |progress| {
+            let progress = match progress {
+                Progress::Output {
+                    bytes,
+                    lines,
+                    mut last_line,
+                } => {
+                    secrets.redact_in_place(&mut last_line);
+                    Progress::Output {
+                        bytes,
+                        lines,
+                        last_line,
+                    }
+                }
+            };
             events.emit(AgentEvent::ToolProgress {
                 id: id.clone(),
                 progress,
@@ -450,6 +473,26 @@ impl CallEnv {
         } else {
             format!("There is no tool named `{name}`, so nothing ran. The tools are: {tools}.")
         }
+    }
+}
+
+/// Masks secret values in everything a result shows.
+fn mask(secrets: &Secrets, output: &mut ToolOutput) {
+    secrets.redact_in_place(&mut output.content);
+    match &mut output.display {
+        Display::FileEdit { diff, .. } => secrets.redact_in_place(diff),
+        Display::Command {
+            command,
+            output_tail,
+            ..
+        } => {
+            secrets.redact_in_place(command);
+            secrets.redact_in_place(output_tail);
+        }
+        Display::Text
+        | Display::FileRead { .. }
+        | Display::Search { .. }
+        | Display::Listing { .. } => {}
     }
 }
 

@@ -52,6 +52,16 @@ impl<'a> Env<'a> {
         ))
     }
 
+    /// The variables of the `.env` file in use whose names look secret, exported or not.
+    pub(crate) fn dotenv_secrets(&self) -> crate::secrets::SecretValues {
+        match &self.dotenv {
+            Some((_, vars)) => {
+                crate::secrets::SecretValues::of(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            }
+            None => crate::secrets::SecretValues::default(),
+        }
+    }
+
     /// The `.env` file in use, if any.
     pub(crate) fn dotenv_file(&self) -> Option<&Path> {
         self.dotenv.as_ref().map(|(path, _)| path.as_path())

@@ -182,6 +182,8 @@ pub struct Config {
     /// Variables passed to commands and hooks although their names look secret
     /// (`[secrets] pass_env`).
     pub pass_env: Vec<String>,
+    /// The secret-looking variables of the `.env` file (their values are masked).
+    pub dotenv_secrets: crate::secrets::SecretValues,
     sources: BTreeMap<Setting, Source>,
 }
 
@@ -199,6 +201,19 @@ impl Config {
     /// Where the API key came from, in words for an error message (never the key itself):
     /// `the environment variable OPENAI_API_KEY`, `OPENAI_API_KEY in /src/app/.env`,
     /// `--api-key`; a variable named by `api_key_env` says which file named it.
+    /// The variable the API key was read from (`OPENAI_API_KEY`), or `api_key` when it came
+    /// from the command line: the name its value is masked under.
+    pub fn api_key_variable(&self) -> Option<&str> {
+        self.api_key.as_ref()?;
+        Some(match self.source(Setting::ApiKey) {
+            Source::Env(var) | Source::DotEnv { var, .. } => var.as_str(),
+            Source::Default | Source::UserFile(_) | Source::ProjectFile(_) | Source::Flag(_) => {
+                "api_key"
+            }
+        })
+    }
+
+    /// Where the API key came from, in words.
     pub fn api_key_origin(&self) -> Option<String> {
         self.api_key.as_ref()?;
         let origin = match self.source(Setting::ApiKey) {

@@ -155,6 +155,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             .as_ref()
             .map_or(Path::new("/dev/null"), CwdFile::path),
         timeout,
+        env_remove: &ctx.config().env_remove,
         spool: SpoolSpec {
             dir: offload_dir,
             // Bytes bound characters from above: an output within the budget in bytes fits.

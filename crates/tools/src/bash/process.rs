@@ -66,6 +66,8 @@ pub(crate) struct RunSpec<'a> {
     pub(crate) timeout: Duration,
     /// Where its output is saved once it is too big to show whole.
     pub(crate) spool: SpoolSpec,
+    /// Variables kept from it (secrets).
+    pub(crate) env_remove: &'a [String],
 }
 
 /// Why the command stopped.
@@ -132,6 +134,9 @@ pub(crate) async fn run(
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .envs(CHILD_ENV);
+    for name in spec.env_remove {
+        command.env_remove(name);
+    }
     // Every process the command starts inherits the marker, even one that leaves the
     // session: that is how it is found later (procs.rs).
     let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
