@@ -182,6 +182,14 @@ fn explain_permission_names_the_rule_that_decides() {
         "{out}"
     );
 
+    let out = explain("edit_file(/etc/hosts)", &["--permission-mode", "yolo"]);
+    assert!(
+        out.contains("asks first")
+            && out.contains("outside the workspace")
+            && out.contains("--allow 'edit_file(/etc/hosts)'"),
+        "even yolo asks, and the person is told what lifts it: {out}"
+    );
+
     let out = run(env.rein().args(["explain-permission", "bash("]));
     assert_eq!(out.status.code(), Some(2));
 }
@@ -222,4 +230,119 @@ fn a_deny_rule_refuses_headless_and_the_json_lists_it() {
             .contains("bash(touch:*)"),
         "{report}"
     );
+}
+
+fn outside_edit_script(path: &str) -> Script {
+    Script::new()
+        .reply(Turn::new().tool_call(MockToolCall::new(
+            "r1",
+            "read_file",
+            json!({"file_path": path}).to_string(),
+        )))
+        .reply(Turn::new().tool_call(MockToolCall::new(
+            "e1",
+            "edit_file",
+            json!({"file_path": path, "old_string": "old", "new_string": "new"}).to_string(),
+        )))
+        .reply(Turn::text("Done."))
+}
+
+#[test]
+fn a_write_outside_the_workspace_asks_in_every_mode_so_headless_refuses_it() {
+    let env = Env::new();
+    let outside = env.home.join("notes.txt");
+    std::fs::write(&outside, "old\n").unwrap();
+    // A link inside the workspace is judged by where it leads.
+    std::os::unix::fs::symlink(&outside, env.work.join("link.txt")).unwrap();
+    for path in ["../notes.txt", "link.txt"] {
+        let server = MockServer::start(outside_edit_script(path));
+        let out = run(env.rein_openai(&server).args([
+            "-p",
+            "edit the notes",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "yolo",
+        ]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(
+            std::fs::read_to_string(&outside).unwrap(),
+            "old\n",
+            "{path}"
+        );
+        let report = final_json(&out);
+        let denials = report["permission_denials"].as_array().unwrap();
+        assert_eq!(
+            denials.len(),
+            1,
+            "{path}: only the edit is refused: {report}"
+        );
+        assert_eq!(denials[0]["tool"], "edit_file");
+        assert!(
+            denials[0]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("outside the workspace"),
+            "{report}"
+        );
+        // In yolo mode the read ran and the model saw the file.
+        let read = server.requests()[1].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(read.contains("old"), "{read}");
+    }
+}
+
+#[test]
+fn an_allow_rule_naming_a_file_outside_the_workspace_lets_the_edit_land() {
+    let env = Env::new();
+    let outside = env.home.join("notes.txt");
+    std::fs::write(&outside, "old\n").unwrap();
+    let server = MockServer::start(outside_edit_script("../notes.txt"));
+    let rule = format!("edit_file({})", outside.display());
+    let out = run(env.rein_openai(&server).args([
+        "-p",
+        "edit the notes",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "yolo",
+        "--allow",
+        &rule,
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "new\n");
+    assert_eq!(final_json(&out)["permission_denials"], json!([]));
+}
+
+#[test]
+fn a_read_outside_the_workspace_asks_in_the_default_mode() {
+    let env = Env::new();
+    std::fs::write(env.home.join("notes.txt"), "private\n").unwrap();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "r1",
+                "read_file",
+                json!({"file_path": "~/notes.txt"}).to_string(),
+            )))
+            .reply(Turn::text("Done.")),
+    );
+    let out =
+        run(env
+            .rein_openai(&server)
+            .args(["-p", "read my notes", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = final_json(&out);
+    assert_eq!(
+        report["permission_denials"][0]["tool"], "read_file",
+        "{report}"
+    );
+    let body = server.requests()[1].body_text();
+    assert!(!body.contains("private"), "the model did not see it");
 }

@@ -123,7 +123,7 @@ impl Confined {
 
     /// [`Confined::new`] with a chosen way to walk (tests use both).
     pub(crate) fn with_walk(ctx: &ToolContext, path: &Path, walk: Walk) -> io::Result<Confined> {
-        let roots = crate::paths::allowed_dirs(ctx);
+        let roots = crate::paths::open_roots(ctx);
         let (root, rest) = roots
             .iter()
             .find_map(|root| Some((root, path.strip_prefix(root).ok()?)))

@@ -93,6 +93,7 @@ pub struct ToolContext {
     cancel: CancellationToken,
     processes: ProcessTracker,
     progress: Option<ProgressSink>,
+    approved: Option<Arc<PathBuf>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -116,6 +117,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             processes: ProcessTracker::new(),
             progress: None,
+            approved: None,
         }
     }
 
@@ -133,6 +135,20 @@ impl ToolContext {
             progress: Some(sink),
             ..self.clone()
         }
+    }
+
+    /// The same shared state, for one call the person (or a rule) let touch `path`, a file
+    /// outside the workspace.
+    pub fn with_approved_path(&self, path: PathBuf) -> Self {
+        ToolContext {
+            approved: Some(Arc::new(path)),
+            ..self.clone()
+        }
+    }
+
+    /// The file outside the workspace this call may touch, if any.
+    pub fn approved_path(&self) -> Option<&Path> {
+        self.approved.as_deref().map(PathBuf::as_path)
     }
 
     /// Reports how the running call is getting on (nothing happens when no one listens).

@@ -19,6 +19,14 @@ const MAX_SYMLINK_DEPTH: u32 = 40;
 /// canonicalised and the rest appended, so a new file in a symlinked directory is judged by
 /// where it would really be written.
 pub fn resolve(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
+    let resolved = resolve_anywhere(ctx, raw)?;
+    check_allowed(ctx, raw, &resolved)?;
+    Ok(resolved)
+}
+
+/// [`resolve`] without the confinement check: where `raw` really points, wherever that is
+/// (for the permission check, which asks before a file outside the workspace is touched).
+pub fn resolve_anywhere(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
     if raw.is_empty() {
         return Err(ToolError::model(
             "The path is empty; give a file path such as src/main.rs.",
@@ -30,7 +38,7 @@ pub fn resolve(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
     } else {
         ctx.cwd().join(expanded)
     };
-    let resolved = canonicalize_lenient(&absolute, 0).map_err(|err| match err {
+    canonicalize_lenient(&absolute, 0).map_err(|err| match err {
         LenientError::DotDotInMissingPart => ToolError::Model(format!(
             "`{raw}` goes up with `..` below a directory that does not exist; write the path without `..`."
         )),
@@ -38,9 +46,15 @@ pub fn resolve(ctx: &ToolContext, raw: &str) -> Result<PathBuf, ToolError> {
             ToolError::Model(format!("`{raw}` is a chain of symbolic links that does not end (a loop?)."))
         }
         LenientError::Io(err) => ToolError::Model(format!("Cannot resolve `{raw}`: {err}.")),
-    })?;
-    check_allowed(ctx, raw, &resolved)?;
-    Ok(resolved)
+    })
+}
+
+/// Whether a resolved path lies in the workspace or another directory file tools may touch
+/// without a permission of their own (the offload directory, configured extras).
+pub fn is_allowed(ctx: &ToolContext, resolved: &Path) -> bool {
+    allowed_dirs(ctx)
+        .iter()
+        .any(|dir| resolved.starts_with(dir))
 }
 
 /// How to show `path` to the model: relative to the current directory when inside it, so the
@@ -153,9 +167,27 @@ pub(crate) fn allowed_dirs(ctx: &ToolContext) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The directories a checked path is opened beneath: the allowed ones, and for a file
+/// approved outside them, the nearest directory above it that exists.
+pub(crate) fn open_roots(ctx: &ToolContext) -> Vec<PathBuf> {
+    let mut roots = allowed_dirs(ctx);
+    roots.extend(ctx.approved_path().and_then(nearest_existing_dir));
+    roots
+}
+
+/// The nearest directory above `path` that exists: the root a file approved outside the
+/// workspace is opened beneath, so no link swapped in later leads anywhere else.
+fn nearest_existing_dir(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .find(|dir| dir.is_dir())
+        .map(Path::to_path_buf)
+}
+
 fn check_allowed(ctx: &ToolContext, raw: &str, resolved: &Path) -> Result<(), ToolError> {
     let allowed = allowed_dirs(ctx);
-    if allowed.iter().any(|dir| resolved.starts_with(dir)) {
+    if allowed.iter().any(|dir| resolved.starts_with(dir)) || ctx.approved_path() == Some(resolved)
+    {
         return Ok(());
     }
     let workspace = allowed

@@ -43,10 +43,14 @@ pub(crate) fn run(args: &Args, call: &str) -> Exit {
         }
         Decision::Deny { reason } => format!("is refused ({reason})"),
     };
-    render::stdout_line(&format!(
+    let mut text = format!(
         "{call} {what}\n  decided by: {}\n  permission mode: {}",
         verdict.because,
         rein_core::permissions::PermissionMode::from(args.permission_mode)
-    ));
+    );
+    if let Some(lift) = &verdict.lift {
+        text.push_str(&format!("\n  to let it run without asking: {lift}"));
+    }
+    render::stdout_line(&text);
     Exit::Done
 }

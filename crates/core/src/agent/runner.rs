@@ -103,6 +103,15 @@ struct Checked {
 }
 
 impl Checked {
+    /// The tool context for this call: one the call's file outside the workspace may be
+    /// touched through, once the decision let it.
+    fn ctx(&self, ctx: &ToolContext) -> ToolContext {
+        match &self.path {
+            Some(target) if target.outside => ctx.with_approved_path(target.absolute.clone()),
+            _ => ctx.clone(),
+        }
+    }
+
     fn view<'b>(&'b self, call: &'b ToolCall) -> CallView<'b> {
         CallView {
             tool: &call.name,
@@ -247,7 +256,8 @@ impl CallEnv {
 
         // 5. Run, with secrets masked before anyone (a hook, the model, the person, the
         // session file) sees the result.
-        let (mut output, fatal) = self.execute(call, checked.call).await;
+        let ctx = checked.ctx(&self.ctx);
+        let (mut output, fatal) = self.execute(call, &ctx, checked.call).await;
         mask(&self.runner.secrets, &mut output);
 
         // 6. PostToolUse hooks.
@@ -362,7 +372,7 @@ impl CallEnv {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: json_arguments(call).clone(),
-            preview: checked.call.preview(&self.ctx).await,
+            preview: checked.call.preview(&checked.ctx(&self.ctx)).await,
             reason: reason.to_owned(),
             session_rule: session_rule.clone(),
             agent: self.runner.agent.clone(),
@@ -398,13 +408,14 @@ impl CallEnv {
     async fn execute(
         &self,
         call: &ToolCall,
+        ctx: &ToolContext,
         prepared: Box<dyn PreparedCall>,
     ) -> (ToolOutput, Option<Fatal>) {
         let name = &call.name;
         let events = self.events.clone();
         let id = call.id.clone();
         let secrets = Arc::clone(&self.runner.secrets);
-        let ctx = self.ctx.with_progress(Arc::new(move |progress| {
+        let ctx = ctx.with_progress(Arc::new(move |progress| {
             let progress = match progress {
                 Progress::Output {
                     bytes,

@@ -5,7 +5,7 @@
 //! 2. **Deny rules**: a shell call is refused when any of its simple commands is named.
 //! 3. **Ask rules** the person wrote: asked (firm: a hook's allow cannot wave them).
 //! 4. **Writes outside the workspace** ask in every mode (firm), unless an allow rule names
-//!    that path explicitly.
+//!    that path explicitly. (Reads there ask too, but in yolo mode: step 7.)
 //! 5. **Allow rules** (configured, and "yes for the session"): a shell call runs when every
 //!    one of its simple commands is named by one, or is provably read-only.
 //! 6. **Sensitive files** (`.env`, keys, certificates): reading them asks by default; an
@@ -87,6 +87,9 @@ pub struct Verdict {
     pub decision: Decision,
     /// The rule or reason, in words (`deny rule bash(git push:*) (from ~/.rein/config.toml)`).
     pub because: String,
+    /// For a call that asks: what the person can do so it runs without asking (`add the
+    /// rule ... with --allow`), when something better than a mode change is known.
+    pub lift: Option<String>,
 }
 
 /// Decides `call` under `mode`, with `rules` and the session's own rules.
@@ -124,12 +127,15 @@ pub(super) fn judge(
                 firm: true,
             },
             format!("ask rule {rule}"),
-        );
+        )
+        .lifted_by(format!(
+            "take the ask rule {} out of {} (a rule the person wrote)",
+            rule.rule, rule.origin
+        ));
     }
     let allows = || rules.allow.iter().chain(session);
     // 4. Writes outside the workspace.
-    let outside =
-        call.kind == ToolKind::Edit && call.path.is_some_and(|p| p.in_workspace.is_none());
+    let outside = call.kind == ToolKind::Edit && call.path.is_some_and(|p| p.outside);
     if outside {
         let explicit = rules
             .allow
@@ -144,7 +150,14 @@ pub(super) fn judge(
                     firm: true,
                 },
                 "a write outside the workspace (always asks)".to_owned(),
-            ),
+            )
+            .lifted_by(match exact_rule(call) {
+                Some(rule) => format!(
+                    "allow this file explicitly with `--allow '{rule}'` (no mode lets writes \
+                     outside the workspace run on its own)"
+                ),
+                None => "allow the file explicitly with `--allow 'TOOL(PATH)'`".to_owned(),
+            }),
         };
     }
     // 5. Allow rules.
@@ -170,22 +183,15 @@ pub(super) fn judge(
     if let Some(rule) = sensitive.iter().find(|r| names(r)) {
         return verdict(
             Decision::Ask {
-                reason: format!(
-                    "the file may hold secrets ({}); allow it with --allow '{}'",
-                    rule.rule,
-                    call.path.map_or_else(
-                        || rule.rule.to_string(),
-                        |p| format!(
-                            "{}({})",
-                            call.tool,
-                            p.in_workspace.as_deref().unwrap_or(&p.absolute).display()
-                        )
-                    )
-                ),
+                reason: format!("the file may hold secrets ({})", rule.rule),
                 firm: false,
             },
             format!("rein's default ask rule {}", rule.rule),
-        );
+        )
+        .lifted_by(format!(
+            "allow it with `--allow '{}'` (or an allow rule in the config)",
+            exact_rule(call).unwrap_or_else(|| rule.rule.to_string())
+        ));
     }
     // 7. The mode.
     let decision = mode.decide(call);
@@ -194,11 +200,53 @@ pub(super) fn judge(
             "a provably read-only command".to_owned()
         }
         (Decision::Allow, _) if call.kind == ToolKind::ReadOnly => "a read-only tool".to_owned(),
+        (Decision::Ask { .. }, _) if call.path.is_some_and(|p| p.outside) => {
+            format!("a read outside the workspace (asks in the {mode} mode; yolo lets it run)")
+        }
         (_, _) => format!("the {mode} permission mode"),
     };
-    verdict(decision, because)
+    let lift = match (&decision, exact_rule(call)) {
+        (Decision::Ask { .. }, Some(rule)) => Some(format!(
+            "{}, or allow just this with `--allow '{rule}'`",
+            mode.how_to_allow(call)
+        )),
+        _ => None,
+    };
+    Verdict {
+        decision,
+        because,
+        lift,
+    }
 }
 
 fn verdict(decision: Decision, because: String) -> Verdict {
-    Verdict { decision, because }
+    Verdict {
+        decision,
+        because,
+        lift: None,
+    }
+}
+
+impl Verdict {
+    fn lifted_by(mut self, how: String) -> Self {
+        self.lift = Some(how);
+        self
+    }
+}
+
+/// The narrowest rule that names `call`: its file (`edit_file(src/a.rs)`, absolute outside
+/// the workspace), or its one simple command (`bash(cargo test)`); `None` for a command
+/// line of several (a rule per command would be needed) or a call with nothing to name.
+fn exact_rule(call: &CallView<'_>) -> Option<String> {
+    if let Some(path) = call.path {
+        let shown = match (&path.in_workspace, path.outside) {
+            (Some(inside), false) => inside.display().to_string(),
+            _ => path.absolute.display().to_string(),
+        };
+        return Some(format!("{}({shown})", call.tool));
+    }
+    match call.shell?.simple_commands.as_slice() {
+        [one] if !one.contains(['\'', ')']) => Some(format!("{}({one})", call.tool)),
+        _ => None,
+    }
 }

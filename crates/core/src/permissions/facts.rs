@@ -16,8 +16,9 @@ pub(crate) fn path_target(
     let Some(raw) = arguments.get("file_path").and_then(Value::as_str) else {
         return Ok(None);
     };
-    let absolute = rein_tools::paths::resolve(ctx, raw).map_err(|e| e.to_string())?;
+    let absolute = rein_tools::paths::resolve_anywhere(ctx, raw).map_err(|e| e.to_string())?;
     Ok(Some(PathTarget {
+        outside: !rein_tools::paths::is_allowed(ctx, &absolute),
         in_workspace: absolute
             .strip_prefix(ctx.workspace_root())
             .ok()

@@ -53,6 +53,9 @@ pub struct PathTarget {
     pub absolute: PathBuf,
     /// The path relative to the workspace root, when it is inside it.
     pub in_workspace: Option<PathBuf>,
+    /// Outside the workspace and every directory file tools may touch on their own (rein's
+    /// tool-output files are not outside): the call needs a permission of its own.
+    pub outside: bool,
 }
 
 /// What may happen to a call.
@@ -152,6 +155,8 @@ impl Policy for ModePolicy {
     }
 
     fn how_to_allow(&self, call: &CallView<'_>) -> String {
-        self.mode.how_to_allow(call)
+        self.explain(call)
+            .lift
+            .unwrap_or_else(|| self.mode.how_to_allow(call))
     }
 }

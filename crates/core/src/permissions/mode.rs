@@ -40,9 +40,14 @@ impl PermissionMode {
     }
 
     pub(super) fn decide(self, call: &CallView<'_>) -> Decision {
-        let inside = call.path.is_none_or(|p| p.in_workspace.is_some());
+        let inside = call.path.is_none_or(|p| !p.outside);
         match (self, call.kind) {
-            (_, ToolKind::ReadOnly) | (PermissionMode::Yolo, _) => Decision::Allow,
+            (PermissionMode::Yolo, _) => Decision::Allow,
+            (_, ToolKind::ReadOnly) if inside => Decision::Allow,
+            (_, ToolKind::ReadOnly) => Decision::Ask {
+                reason: "the file is outside the workspace".to_owned(),
+                firm: false,
+            },
             (PermissionMode::Plan, ToolKind::Edit | ToolKind::Execute) => Decision::Deny {
                 reason: format!(
                     "plan mode only reads: `{}` would change files or run a program",
@@ -81,11 +86,10 @@ impl PermissionMode {
                  `--permission-mode yolo`"
                     .to_owned()
             }
-            ToolKind::Execute | ToolKind::ReadOnly => {
-                "run rein with `--permission-mode yolo` (commands run without asking; the hard \
-                 deny list still holds)"
-                    .to_owned()
-            }
+            ToolKind::Execute => "run rein with `--permission-mode yolo` (commands run without \
+                                  asking; the hard deny list still holds)"
+                .to_owned(),
+            ToolKind::ReadOnly => "run rein with `--permission-mode yolo`".to_owned(),
         }
     }
 }
@@ -109,6 +113,7 @@ mod tests {
         let target = PathTarget {
             absolute: PathBuf::from("/w/a.rs"),
             in_workspace: inside.then(|| PathBuf::from("a.rs")),
+            outside: !inside,
         };
         let args = json!({});
         mode.decide(&CallView {
@@ -138,6 +143,12 @@ mod tests {
             "outside the workspace asks"
         );
         assert!(ask(decide(AcceptEdits, Execute, true)));
+        for mode in [Default, AcceptEdits, Plan] {
+            assert!(
+                ask(decide(mode, ReadOnly, false)),
+                "{mode}: a read outside the workspace asks"
+            );
+        }
         assert!(allow(decide(Yolo, Edit, false)) && allow(decide(Yolo, Execute, true)));
     }
 }

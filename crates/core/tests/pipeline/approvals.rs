@@ -233,3 +233,54 @@ async fn an_approval_shows_the_diff_an_edit_would_make_before_anything_changes()
         "fresh\n"
     );
 }
+
+#[tokio::test]
+async fn a_file_outside_the_workspace_is_asked_about_with_its_diff_and_written_once_approved() {
+    let setup = Setup::new();
+    let elsewhere = tempfile::TempDir::new().unwrap();
+    let file = elsewhere.path().canonicalize().unwrap().join("notes.txt");
+    std::fs::write(&file, "old\n").unwrap();
+    let path = file.to_str().unwrap();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "r",
+                "read_file",
+                json!({"file_path": path}).to_string(),
+            )))
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "e",
+                "edit_file",
+                json!({"file_path": path, "old_string": "old", "new_string": "new"}).to_string(),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let interaction = Arc::new(ScriptedInteraction::new([Approval::Yes, Approval::Yes]));
+    let mut agent = setup.agent(
+        &server,
+        // Even accept-edits asks for both: the file is not the workspace's.
+        Arc::new(ModePolicy::new(PermissionMode::AcceptEdits)),
+        interaction.clone(),
+        Arc::new(NoHooks),
+    );
+    let (events, _) = collect();
+    agent
+        .run_turn("edit my notes", &events, CancellationToken::new())
+        .await;
+    let asked = interaction.asked();
+    assert_eq!(asked.len(), 2);
+    assert!(
+        asked[0].reason.contains("outside the workspace"),
+        "{}",
+        asked[0].reason
+    );
+    match &asked[1].preview {
+        Some(rein_tools::Preview::Diff { diff, .. }) => {
+            assert!(diff.contains("-old") && diff.contains("+new"), "{diff}");
+        }
+        other => panic!("no diff to approve: {other:?}"),
+    }
+    let results = results(agent.history());
+    assert!(results[0].contains("old"), "the read ran: {}", results[0]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
+}
