@@ -11,12 +11,13 @@ use rein_llm::{NetworkConfig, Provider, ProviderConfig, ProviderKind, RetryPolic
 use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
-use crate::config::{Config, Setting};
-use crate::hooks::{Hooks, NoHooks};
+use crate::config::{Config, HookCommand, Setting};
+use crate::hooks::{CommandHooks, HookSetup, Hooks, NoHooks};
 use crate::interaction::{Interaction, Unattended};
 use crate::permissions::{ModePolicy, PermissionMode, Policy};
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
 use crate::session::Session;
+use crate::trust::TrustStore;
 
 /// Why an agent could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -50,7 +51,11 @@ pub struct AgentBuilder {
     mode: PermissionMode,
     policy: Option<Arc<dyn Policy>>,
     interaction: Arc<dyn Interaction>,
-    hooks: Arc<dyn Hooks>,
+    /// Hooks the caller chose; otherwise the configured ones run (see [`HookPlan`]).
+    hooks: Option<Arc<dyn Hooks>>,
+    hook_plan: Option<HookPlan>,
+    /// The recorded session's id and file, for hooks.
+    session_file: Option<(String, PathBuf)>,
     agent_name: Option<String>,
     system_prompt: Option<String>,
     project_instructions: Option<String>,
@@ -98,7 +103,9 @@ impl AgentBuilder {
             mode: PermissionMode::Default,
             policy: None,
             interaction: Arc::new(Unattended),
-            hooks: Arc::new(NoHooks),
+            hooks: None,
+            hook_plan: None,
+            session_file: None,
             agent_name: None,
             system_prompt: None,
             project_instructions: None,
@@ -151,6 +158,7 @@ impl AgentBuilder {
             }
             (None, _) => None,
         };
+        builder.plan_hooks(config);
         builder.provider_config = Some(ProviderConfig {
             kind: config.provider,
             base_url: Some(config.base_url.clone()),
@@ -200,9 +208,9 @@ impl AgentBuilder {
         self
     }
 
-    /// Hooks around each tool call.
+    /// These hooks instead of the configured ones.
     pub fn hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
-        self.hooks = hooks;
+        self.hooks = Some(hooks);
         self
     }
 
@@ -248,6 +256,7 @@ impl AgentBuilder {
         if let Some(home) = &self.rein_home {
             self.tool_config.offload_dir = home.join("tool-output").join(session.id());
         }
+        self.session_file = Some((session.id().to_owned(), session.path().to_path_buf()));
         self.transcript = Some(Box::new(session));
         self.history = history;
         self
@@ -325,20 +334,70 @@ impl AgentBuilder {
         let policy = self
             .policy
             .unwrap_or_else(|| Arc::new(ModePolicy::new(self.mode)));
+        let tool_ctx = ToolContext::new(self.tool_config);
+        let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
+            (Some(hooks), _) => hooks,
+            (None, Some(plan)) => {
+                let (session_id, transcript_path) = self.session_file.unzip();
+                Arc::new(CommandHooks::new(
+                    &plan.hooks,
+                    HookSetup {
+                        workspace: self.workspace.clone(),
+                        project_dir: plan.project_dir,
+                        session_id,
+                        transcript_path,
+                        permission_mode: self.mode,
+                        removed_env: plan.removed_env,
+                        // Stopped with the commands: on Ctrl+C, at the end of the run.
+                        processes: tool_ctx.processes().clone(),
+                    },
+                ))
+            }
+            (None, None) => Arc::new(NoHooks),
+        };
         Ok(Agent::new(AgentParts {
             provider,
             registry: Arc::new(registry),
-            tool_ctx: ToolContext::new(self.tool_config),
+            tool_ctx,
             system_prompt,
             settings: self.settings,
             history: self.history,
             transcript: self.transcript,
             policy,
             interaction: self.interaction,
-            hooks: self.hooks,
+            hooks,
             agent_name: self.agent_name,
         }))
     }
+
+    /// Keeps the configured hooks that may run: the user's, and the project's once the
+    /// project is trusted (a warning says how, when they are skipped).
+    fn plan_hooks(&mut self, config: &Config) {
+        let trust = TrustStore::new(&config.rein_home);
+        let (hooks, skipped) =
+            crate::hooks::runnable_hooks(&config.hooks, &config.project_root, &trust);
+        self.warnings.extend(skipped);
+        if hooks.is_empty() {
+            return;
+        }
+        // Hooks inherit rein's own environment, so what to take out of it is read from it.
+        let names = std::env::vars_os().map(|(name, _)| name);
+        self.hook_plan = Some(HookPlan {
+            hooks,
+            project_dir: config.project_root.clone(),
+            removed_env: crate::hooks::hidden_variables(names, &config.pass_env),
+        });
+    }
+}
+
+/// The configured hooks an agent will run, once it is built (with the session and the
+/// permission mode it then has).
+#[derive(Debug)]
+struct HookPlan {
+    hooks: Vec<HookCommand>,
+    project_dir: PathBuf,
+    /// Variables of rein's environment hooks do not get.
+    removed_env: Vec<String>,
 }
 
 /// The system prompt for `registry`'s tools in `cwd`, dated today.
