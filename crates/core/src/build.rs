@@ -268,6 +268,7 @@ impl AgentBuilder {
         transcript: Box<dyn Transcript>,
         history: Vec<rein_llm::Message>,
     ) -> Self {
+        self.session_file = None;
         self.transcript = Some(transcript);
         self.history = history;
         self
