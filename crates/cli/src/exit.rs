@@ -13,7 +13,8 @@ pub(crate) enum Exit {
     Runtime,
     /// The command line was wrong (or nothing to do without a key).
     Usage,
-    /// The turn stopped at a limit: rounds, or repeated identical calls.
+    /// The turn stopped before the work was done: at a limit (rounds, repeated identical
+    /// calls), or a hook blocked the request.
     Limit,
     /// The person interrupted (SIGINT).
     Interrupted,
@@ -30,7 +31,7 @@ impl Exit {
     pub(crate) fn for_stop(stop: TurnStop) -> Exit {
         match stop {
             TurnStop::EndTurn | TurnStop::MaxTokens => Exit::Done,
-            TurnStop::MaxRounds | TurnStop::RepeatedCalls => Exit::Limit,
+            TurnStop::MaxRounds | TurnStop::RepeatedCalls | TurnStop::PromptBlocked => Exit::Limit,
             TurnStop::Cancelled => Exit::Interrupted,
             TurnStop::Error => Exit::Runtime,
         }

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rein_core::agent::{TurnOutcome, TurnStop};
+use rein_core::agent::{TurnEnd, TurnOutcome, TurnStop};
 use rein_llm::Usage;
 use serde::Serialize;
 
@@ -59,7 +59,10 @@ impl RunReport {
             cost_usd: rein_llm::pricing::cost_usd(model, &outcome.usage).map(micro_dollars),
             files_changed: changed.iter().map(|p| display_path(p, cwd)).collect(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
-            error: outcome.error().map(ToString::to_string),
+            error: match &outcome.end {
+                TurnEnd::PromptBlocked { reason } => Some(blocked_prompt_message(reason)),
+                _ => outcome.error().map(ToString::to_string),
+            },
             warnings: Vec::new(),
             permission_denials: Vec::new(),
         }
@@ -96,6 +99,11 @@ impl RunReport {
         serde_json::to_string(self)
             .unwrap_or_else(|e| format!(r#"{{"type":"result","error":"{e}"}}"#))
     }
+}
+
+/// What the person is told when a UserPromptSubmit hook blocked the request.
+pub(crate) fn blocked_prompt_message(reason: &str) -> String {
+    format!("a UserPromptSubmit hook blocked the request; it was not sent to the model: {reason}")
 }
 
 /// Rounds a cost to whole micro-dollars: sums of float prices print as

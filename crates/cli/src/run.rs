@@ -3,12 +3,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rein_core::agent::{AgentEvent, EventSink, Events, TurnStop};
+use rein_core::agent::{AgentEvent, EventSink, Events, TurnEnd, TurnStop};
+use rein_core::hooks::SessionStartSource;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{Args, OutputFormat};
 use crate::exit::Exit;
-use crate::report::{Denial, RunReport};
+use crate::report::{self, Denial, RunReport};
 use crate::setup::{self, SetupError};
 use crate::{commands, demo, input, interrupt, render};
 
@@ -81,11 +82,20 @@ pub(crate) async fn run(args: Args) -> Exit {
     };
     let log = Arc::new(RunLog::new(shown, prepared.warnings.clone()));
     let events = Events::shared(log.clone());
-    let outcome = agent.run_turn(&prompt, &events, cancel).await;
     let resumed = args.resume.is_some() || args.continue_session;
+    let source = if resumed {
+        SessionStartSource::Resume
+    } else {
+        SessionStartSource::Startup
+    };
+    agent.start_session(source, &events, &cancel).await;
+    let outcome = agent.run_turn(&prompt, &events, cancel).await;
     let mut session_id = Some(prepared.session_id.as_str());
     let mut unsaved = None;
-    let unanswered = matches!(outcome.stop(), TurnStop::Error | TurnStop::Cancelled);
+    let unanswered = matches!(
+        outcome.stop(),
+        TurnStop::Error | TurnStop::Cancelled | TurnStop::PromptBlocked
+    );
     if unanswered && outcome.rounds == 0 && !resumed {
         // Nothing but a prompt the model never answered (it failed, or the person stopped
         // it first): not a session worth resuming. One with streamed text is kept.
@@ -104,6 +114,7 @@ pub(crate) async fn run(args: Args) -> Exit {
         });
         unsaved = Some(message);
     }
+    agent.end_session(&events).await;
     let changed = agent.tool_context().changed_files();
     let mut report = RunReport::new(
         session_id,
@@ -136,6 +147,14 @@ pub(crate) async fn run(args: Args) -> Exit {
                      continue with: rein -c -p \"...\" and a hint on how to go on",
                 ),
                 TurnStop::Cancelled => render::notice("rein: interrupted"),
+                TurnStop::PromptBlocked => {
+                    if let TurnEnd::PromptBlocked { reason } = &outcome.end {
+                        render::notice(&format!(
+                            "rein: {}",
+                            report::blocked_prompt_message(reason)
+                        ));
+                    }
+                }
                 TurnStop::Error => {
                     let message = outcome
                         .error()

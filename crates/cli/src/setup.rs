@@ -99,7 +99,6 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
         .mode(args.permission_mode.into())
-        .environment(process_vars())
         // A one-shot run has no one to ask: what would ask is refused, and the model told.
         .interaction(Arc::new(Unattended));
     warnings.extend(builder.warnings().iter().cloned());
@@ -149,12 +148,6 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
         cwd,
         warnings,
     })
-}
-
-/// rein's environment, for the secrets in it; a variable that is not UTF-8 cannot be
-/// masked as text and is passed over.
-fn process_vars() -> impl Iterator<Item = (String, String)> {
-    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
 }
 
 fn overrides_from(args: &Args) -> Overrides {

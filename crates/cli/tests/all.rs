@@ -12,6 +12,7 @@ mod env;
 mod fix_import;
 mod gateways;
 mod headless;
+mod hooks;
 mod interrupt;
 mod lose_nothing;
 mod orphans;

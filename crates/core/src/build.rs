@@ -11,8 +11,8 @@ use rein_llm::{NetworkConfig, Provider, ProviderConfig, ProviderKind, RetryPolic
 use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
-use crate::config::{Config, ConfiguredRule, RuleLists, Setting};
-use crate::hooks::{Hooks, NoHooks};
+use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, Setting};
+use crate::hooks::{CommandHooks, HookSetup, Hooks, NoHooks};
 use crate::interaction::{Interaction, Unattended};
 use crate::permissions::{
     CallView, ModePolicy, PermissionMode, Policy, Rule, RuleOrigin, RuleSet, SourcedRule, Verdict,
@@ -20,6 +20,7 @@ use crate::permissions::{
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
 use crate::secrets::{SecretValues, Secrets};
 use crate::session::Session;
+use crate::trust::TrustStore;
 
 /// Why an agent could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +55,11 @@ pub struct AgentBuilder {
     rules: RuleSet,
     policy: Option<Arc<dyn Policy>>,
     interaction: Arc<dyn Interaction>,
-    hooks: Arc<dyn Hooks>,
+    /// Hooks the caller chose; otherwise the configured ones run (see [`HookPlan`]).
+    hooks: Option<Arc<dyn Hooks>>,
+    hook_plan: Option<HookPlan>,
+    /// The recorded session's id and file, for hooks.
+    session_file: Option<(String, PathBuf)>,
     agent_name: Option<String>,
     system_prompt: Option<String>,
     project_instructions: Option<String>,
@@ -115,7 +120,9 @@ impl AgentBuilder {
             rules: RuleSet::default(),
             policy: None,
             interaction: Arc::new(Unattended),
-            hooks: Arc::new(NoHooks),
+            hooks: None,
+            hook_plan: None,
+            session_file: None,
             agent_name: None,
             system_prompt: None,
             project_instructions: None,
@@ -157,16 +164,9 @@ impl AgentBuilder {
                 .map(|(key, var)| (var.to_owned(), key.to_owned())),
             pass_env: config.pass_env.clone(),
         };
-        builder.secrets = Secrets::gather(
-            [],
-            &builder.secret_sources.dotenv,
-            builder
-                .secret_sources
-                .api_key
-                .as_ref()
-                .map(|(n, v)| (n.as_str(), v.as_str())),
-            &builder.secret_sources.pass_env,
-        );
+        // Commands and hooks inherit rein's own environment: its secrets are what to keep
+        // from them.
+        builder = builder.environment(process_vars());
         match prompt::find_project_instructions(
             &config.project_root,
             cwd,
@@ -189,6 +189,7 @@ impl AgentBuilder {
             }
             (None, _) => None,
         };
+        builder.plan_hooks(config);
         builder.provider_config = Some(ProviderConfig {
             kind: config.provider,
             base_url: Some(config.base_url.clone()),
@@ -213,9 +214,9 @@ impl AgentBuilder {
         builder
     }
 
-    /// rein's own environment (`std::env::vars()` in the binary): its secret-looking
-    /// variables are kept from commands and hooks and their values masked in tool results,
-    /// with those of the `.env` file and the API key.
+    /// The environment commands and hooks inherit, in place of rein's own (which
+    /// [`AgentBuilder::from_config`] reads): its secret-looking variables are kept from them
+    /// and their values masked in tool results, with those of the `.env` file and the API key.
     pub fn environment(mut self, vars: impl IntoIterator<Item = (String, String)>) -> Self {
         let vars: Vec<(String, String)> = vars.into_iter().collect();
         let sources = &self.secret_sources;
@@ -256,9 +257,9 @@ impl AgentBuilder {
         self
     }
 
-    /// Hooks around each tool call.
+    /// These hooks instead of the configured ones.
     pub fn hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
-        self.hooks = hooks;
+        self.hooks = Some(hooks);
         self
     }
 
@@ -304,6 +305,7 @@ impl AgentBuilder {
         if let Some(home) = &self.rein_home {
             self.tool_config.offload_dir = home.join("tool-output").join(session.id());
         }
+        self.session_file = Some((session.id().to_owned(), session.path().to_path_buf()));
         self.transcript = Some(Box::new(session));
         self.history = history;
         self
@@ -315,6 +317,7 @@ impl AgentBuilder {
         transcript: Box<dyn Transcript>,
         history: Vec<rein_llm::Message>,
     ) -> Self {
+        self.session_file = None;
         self.transcript = Some(transcript);
         self.history = history;
         self
@@ -408,21 +411,67 @@ impl AgentBuilder {
             .unwrap_or_else(|| Arc::new(ModePolicy::with_rules(self.mode, self.rules)));
         let mut tool_config = self.tool_config;
         tool_config.env_remove = self.secrets.env_remove().to_vec();
+        let tool_ctx = ToolContext::new(tool_config);
+        let secrets = Arc::new(self.secrets);
+        let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
+            (Some(hooks), _) => hooks,
+            (None, Some(plan)) => {
+                let (session_id, transcript_path) = self.session_file.unzip();
+                Arc::new(CommandHooks::new(
+                    &plan.hooks,
+                    HookSetup {
+                        workspace: self.workspace.clone(),
+                        project_dir: plan.project_dir,
+                        session_id,
+                        transcript_path,
+                        permission_mode: self.mode,
+                        secrets: Arc::clone(&secrets),
+                        // Stopped with the commands: on Ctrl+C, at the end of the run.
+                        processes: tool_ctx.processes().clone(),
+                    },
+                ))
+            }
+            (None, None) => Arc::new(NoHooks),
+        };
         Ok(Agent::new(AgentParts {
             provider,
             registry: Arc::new(registry),
-            tool_ctx: ToolContext::new(tool_config),
+            tool_ctx,
             system_prompt,
             settings: self.settings,
             history: self.history,
             transcript: self.transcript,
             policy,
             interaction: self.interaction,
-            hooks: self.hooks,
+            hooks,
             agent_name: self.agent_name,
-            secrets: Arc::new(self.secrets),
+            secrets,
         }))
     }
+
+    /// Keeps the configured hooks that may run: the user's, and the project's once the
+    /// project is trusted (a warning says how, when they are skipped).
+    fn plan_hooks(&mut self, config: &Config) {
+        let trust = TrustStore::new(&config.rein_home);
+        let (hooks, skipped) =
+            crate::hooks::runnable_hooks(&config.hooks, &config.project_root, &trust);
+        self.warnings.extend(skipped);
+        if hooks.is_empty() {
+            return;
+        }
+        self.hook_plan = Some(HookPlan {
+            hooks,
+            project_dir: config.project_root.clone(),
+        });
+    }
+}
+
+/// The configured hooks an agent will run, once it is built (with the session and the
+/// permission mode it then has).
+#[derive(Debug)]
+struct HookPlan {
+    hooks: Vec<HookCommand>,
+    project_dir: PathBuf,
 }
 
 impl AgentBuilder {
@@ -438,6 +487,12 @@ impl AgentBuilder {
         }
         registry.offered(|kind| self.mode.offers(kind))
     }
+}
+
+/// rein's environment; a variable that is not UTF-8 cannot be masked as text and is passed
+/// over.
+fn process_vars() -> impl Iterator<Item = (String, String)> {
+    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
 }
 
 /// The configured rules, parsed with the home directory for `~/` (they were checked when the

@@ -5,6 +5,7 @@
 
 mod agent;
 mod config;
+mod hooks;
 mod pipeline;
 mod prompt;
 mod session_repair;

@@ -5,6 +5,7 @@ mod support;
 mod bash;
 mod bash_output;
 mod budget;
+mod child;
 mod confinement_race;
 mod dangerous;
 mod edit_file;

@@ -141,6 +141,8 @@ pub enum TurnStop {
     RepeatedCalls,
     /// The person interrupted.
     Cancelled,
+    /// A UserPromptSubmit hook blocked the request; it was not sent.
+    PromptBlocked,
     /// The model could not be reached or refused the request, or rein itself failed.
     Error,
 }
@@ -154,6 +156,7 @@ impl TurnStop {
             TurnStop::MaxRounds => "max_rounds",
             TurnStop::RepeatedCalls => "repeated_calls",
             TurnStop::Cancelled => "cancelled",
+            TurnStop::PromptBlocked => "prompt_blocked",
             TurnStop::Error => "error",
         }
     }

@@ -1,9 +1,11 @@
 //! The agent loop: request → stream → assemble → run tools → repeat, until the model answers
-//! without calling a tool, a limit is reached, or the person interrupts.
+//! without calling a tool (and the Stop hooks let the turn end), a limit is reached, or the
+//! person interrupts.
 
 mod calls;
 mod event;
 mod guard;
+mod hook_points;
 mod outcome;
 mod runner;
 mod transcript;
@@ -22,6 +24,8 @@ use tokio_util::sync::CancellationToken;
 use calls::EarlyStarts;
 pub use event::{AgentEvent, EventSink, Events, TurnStop};
 use guard::LoopGuard;
+use hook_points::AfterStop;
+pub use hook_points::MAX_STOP_HOOK_CONTINUATIONS;
 pub use outcome::{TurnEnd, TurnError, TurnOutcome};
 use runner::{CallEnv, Fatal, ToolRunner};
 pub use transcript::Transcript;
@@ -69,7 +73,7 @@ pub(crate) struct AgentParts {
     pub policy: Arc<dyn Policy>,
     /// Where questions for the person go.
     pub interaction: Arc<dyn Interaction>,
-    /// Hooks around each tool call.
+    /// The session's hooks.
     pub hooks: Arc<dyn Hooks>,
     /// The name questions are marked with when this agent is not the main conversation (a
     /// sub-agent's).
@@ -103,6 +107,10 @@ pub struct Agent {
     transcript: Option<Box<dyn Transcript>>,
     /// The last record could not be written (the person has been told).
     transcript_failing: bool,
+    /// The session's hooks (the tool runner holds them too).
+    hooks: Arc<dyn Hooks>,
+    /// What the SessionStart hooks gave the model, until it goes with the next request.
+    session_context: Option<String>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -146,7 +154,7 @@ impl Agent {
                 parts.registry,
                 parts.policy,
                 parts.interaction,
-                parts.hooks,
+                Arc::clone(&parts.hooks),
                 parts.agent_name,
                 parts.secrets,
             )),
@@ -158,6 +166,8 @@ impl Agent {
             call_ids,
             transcript: parts.transcript,
             transcript_failing: false,
+            hooks: parts.hooks,
+            session_context: None,
         }
     }
 
@@ -197,46 +207,72 @@ impl Agent {
     ) -> TurnOutcome {
         // A new request from the person: repeats are counted within one turn.
         self.guard = LoopGuard::default();
-        self.push(
-            Message {
-                role: Role::User,
-                parts: vec![Part::Text {
-                    text: input.to_owned(),
-                }],
-            },
-            events,
-        );
-        let env = CallEnv {
-            runner: Arc::clone(&self.runner),
-            ctx: self.tool_ctx.with_cancel(cancel.clone()),
-            events: events.clone(),
-            cancel: cancel.clone(),
-        };
         let mut outcome = TurnOutcome::new();
-        loop {
-            match self.round(&env, &mut outcome).await {
-                RoundEnd::Continue if outcome.rounds >= self.settings.max_rounds => {
-                    outcome.end = TurnEnd::MaxRounds;
-                    break;
-                }
-                RoundEnd::Continue => {}
-                RoundEnd::Stop(end) => {
-                    outcome.end = end;
-                    break;
-                }
+        match self.submit_prompt(input, events, &cancel).await {
+            Ok(message) => {
+                self.push(message, events);
+                self.run_rounds(events, cancel, &mut outcome).await;
             }
+            Err(end) => outcome.end = end,
         }
         let stop = outcome.stop();
         if stop == TurnStop::Cancelled {
             // Background processes of this turn's commands end with it.
             self.tool_ctx.processes().kill_all().await;
         }
-        if let Some(t) = self.transcript.as_mut() {
+        // A blocked request left nothing in the conversation to record.
+        if stop != TurnStop::PromptBlocked
+            && let Some(t) = self.transcript.as_mut()
+        {
             let recorded = t.record_turn_end(stop);
             self.note_recording(recorded, events);
         }
         events.emit(AgentEvent::TurnFinished { stop_reason: stop });
         outcome
+    }
+
+    /// Model rounds until the model is done (and the Stop hooks let the turn end), a limit
+    /// is reached, or the person interrupts.
+    async fn run_rounds(
+        &mut self,
+        events: &Events,
+        cancel: CancellationToken,
+        outcome: &mut TurnOutcome,
+    ) {
+        let env = CallEnv {
+            runner: Arc::clone(&self.runner),
+            ctx: self.tool_ctx.with_cancel(cancel.clone()),
+            events: events.clone(),
+            cancel: cancel.clone(),
+        };
+        let mut continued = 0;
+        loop {
+            let end = match self.round(&env, outcome).await {
+                RoundEnd::Continue => None,
+                RoundEnd::Stop(end @ (TurnEnd::EndTurn | TurnEnd::MaxTokens)) => {
+                    match self.stop_hooks(&mut continued, events, &cancel).await {
+                        AfterStop::End => Some(end),
+                        AfterStop::Cancelled => Some(TurnEnd::Cancelled),
+                        AfterStop::Continue(message) => {
+                            self.push(message, events);
+                            None
+                        }
+                    }
+                }
+                RoundEnd::Stop(end) => Some(end),
+            };
+            match end {
+                Some(end) => {
+                    outcome.end = end;
+                    return;
+                }
+                None if outcome.rounds >= self.settings.max_rounds => {
+                    outcome.end = TurnEnd::MaxRounds;
+                    return;
+                }
+                None => {}
+            }
+        }
     }
 
     /// One model response and its tool calls.

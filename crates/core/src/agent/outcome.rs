@@ -41,7 +41,8 @@ impl TurnOutcome {
             | TurnEnd::MaxTokens
             | TurnEnd::MaxRounds
             | TurnEnd::RepeatedCalls
-            | TurnEnd::Cancelled => None,
+            | TurnEnd::Cancelled
+            | TurnEnd::PromptBlocked { .. } => None,
         }
     }
 }
@@ -59,6 +60,11 @@ pub enum TurnEnd {
     RepeatedCalls,
     /// The person interrupted.
     Cancelled,
+    /// A UserPromptSubmit hook blocked the request: it was neither sent nor recorded.
+    PromptBlocked {
+        /// Why, for the person (the hook's stderr or reason).
+        reason: String,
+    },
     /// The model could not be reached or refused the request, or rein itself failed.
     Failed(TurnError),
 }
@@ -72,6 +78,7 @@ impl TurnEnd {
             TurnEnd::MaxRounds => TurnStop::MaxRounds,
             TurnEnd::RepeatedCalls => TurnStop::RepeatedCalls,
             TurnEnd::Cancelled => TurnStop::Cancelled,
+            TurnEnd::PromptBlocked { .. } => TurnStop::PromptBlocked,
             TurnEnd::Failed(_) => TurnStop::Error,
         }
     }

@@ -206,12 +206,18 @@ impl CallEnv {
         // 2. PreToolUse hooks. A hook may replace the arguments: those are checked again, and
         // they are what the policy judges and the tool runs with.
         let mut warnings = Vec::new();
-        let pre = self
-            .runner
-            .hooks
-            .pre_tool_use(&hook_call(call), &mut warnings)
-            .await;
+        // Ctrl+C must not wait out a hook's timeout: dropping the hook stops its processes.
+        let asked = hook_call(call);
+        let pre = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => None,
+            pre = self.runner.hooks.pre_tool_use(&asked, &mut warnings) => Some(pre),
+        };
         self.warn(warnings);
+        let Some(pre) = pre else {
+            let message = "Cancelled: the person interrupted the turn before this call ran.";
+            return done(ToolOutput::error(message), Some(Fatal::Cancelled));
+        };
         let replaced;
         let call = match pre.updated_input {
             Some(input) => {
@@ -262,13 +268,15 @@ impl CallEnv {
 
         // 6. PostToolUse hooks.
         let mut warnings = Vec::new();
-        let post = self
-            .runner
-            .hooks
-            .post_tool_use(&hook_call(call), &output, &mut warnings)
-            .await;
+        let asked = hook_call(call);
+        let post = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => None,
+            post = self.runner.hooks.post_tool_use(&asked, &output, &mut warnings) => Some(post),
+        };
         self.warn(warnings);
-        for context in [pre.context, post.context].into_iter().flatten() {
+        let post_context = post.and_then(|post| post.context);
+        for context in [pre.context, post_context].into_iter().flatten() {
             output.content.push_str("\n\n");
             output.content.push_str(&context);
         }

@@ -225,8 +225,12 @@ fn hook(event: HookEvent, entry: &Value, source: &Source) -> Result<HookCommand,
                 let text = value
                     .as_str()
                     .ok_or_else(|| format!("{at}.matcher: expected a string"))?;
-                regex_lite::Regex::new(text)
-                    .map_err(|e| format!("{at}.matcher \"{text}\" is not a valid regex: {e}"))?;
+                // `*` is Claude Code's "every tool", not a regex.
+                if text.trim() != "*" {
+                    regex_lite::Regex::new(text).map_err(|e| {
+                        format!("{at}.matcher \"{text}\" is not a valid regex: {e}")
+                    })?;
+                }
                 matcher = Some(text.to_owned());
             }
             "timeout" => {

@@ -2,12 +2,23 @@
 //! conventions (events, the JSON they read, exit codes, the JSON they may print), so hooks
 //! written for it work unchanged.
 //!
-//! [`Hooks`] is the seam the agent calls; [`NoHooks`] does nothing. Around a tool call,
+//! [`Hooks`] is the seam the agent calls; [`NoHooks`] does nothing; [`CommandHooks`] runs the
+//! configured commands (`[[hooks.EVENT]]`), the user's always and a project's once the
+//! project is trusted ([`runnable_hooks`]). Around a tool call,
 //! PreToolUse runs after the arguments are checked and before the permission decision, and
 //! PostToolUse after the call, before the output budget (see `agent/runner.rs`).
 
+mod command;
+mod input;
+mod matcher;
+mod process;
+mod reply;
+
 use rein_tools::{ToolOutput, async_trait};
 use serde_json::Value;
+
+pub use command::{CommandHooks, HookSetup, runnable_hooks};
+pub use process::HOOK_OUTPUT_CAP_BYTES;
 
 /// A call as hooks see it.
 #[derive(Debug, Clone, Copy)]

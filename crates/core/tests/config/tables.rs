@@ -77,6 +77,10 @@ fn bad_tables_name_the_file_line_and_problem() {
     fx.project_file("[[hooks.Stop]]\nmatcher = \"(\"\ncommand = \"x\"\n");
     assert!(fx.error().contains("not a valid regex"), "{}", fx.error());
 
+    // Claude Code's "every tool" loads.
+    fx.project_file("[[hooks.PreToolUse]]\nmatcher = \"*\"\ncommand = \"x\"\n");
+    assert_eq!(fx.load().hooks[0].matcher.as_deref(), Some("*"));
+
     fx.project_file("[[hooks.Stop]]\ntimeout = 5\n");
     assert!(fx.error().contains("has no command"), "{}", fx.error());
 

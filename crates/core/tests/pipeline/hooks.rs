@@ -226,3 +226,53 @@ async fn replaced_arguments_are_checked_and_run_and_contexts_reach_the_model() {
         "{result}"
     );
 }
+
+#[tokio::test]
+async fn a_real_hooks_allow_never_beats_a_deny_rule() {
+    use rein_core::config::{DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, Source};
+    use rein_core::hooks::{CommandHooks, HookSetup};
+
+    let setup = Setup::new();
+    let workspace = setup.dir.path().canonicalize().unwrap();
+    let ran = workspace.join("hook-ran");
+    let hook = HookCommand {
+        event: HookEvent::PreToolUse,
+        command: format!(
+            "cat > {}; echo '{{\"hookSpecificOutput\": {{\"permissionDecision\": \"allow\"}}}}'",
+            ran.display()
+        ),
+        matcher: Some("Bash".into()),
+        timeout: DEFAULT_HOOK_TIMEOUT,
+        source: Source::Default,
+    };
+    let hooks = CommandHooks::new(
+        &[hook],
+        HookSetup {
+            workspace: workspace.clone(),
+            project_dir: workspace.clone(),
+            session_id: None,
+            transcript_path: None,
+            permission_mode: PermissionMode::Yolo,
+            secrets: std::sync::Arc::default(),
+            processes: rein_tools::bash::ProcessTracker::new(),
+        },
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(echo("a", "nope"))
+            .reply(Turn::text("ok")),
+    );
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(DenyTool("bash", ModePolicy::new(PermissionMode::Yolo))),
+        Arc::new(ScriptedInteraction::default()),
+        Arc::new(hooks),
+    );
+    let (events, _) = collect();
+    agent
+        .run_turn("go", &events, CancellationToken::new())
+        .await;
+    assert!(ran.exists(), "the hook ran");
+    let result = &results(agent.history())[0];
+    assert!(result.contains("a deny rule names bash"), "{result}");
+}

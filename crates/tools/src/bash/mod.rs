@@ -21,6 +21,7 @@
 //! - `cd` persists, captured by bash itself on exit (see `cwd.rs`), inside the workspace only.
 //! - Dangerous commands are refused before they run ([`check_command`]).
 
+mod child;
 mod cwd;
 mod danger;
 mod output;
@@ -39,6 +40,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub use child::{TrackedChild, spawn_tracked};
 pub use danger::{CheckPlaces, Danger, DangerKind, check_command};
 pub use reaper::{OrphanCare, adopt_orphans};
 pub use tracker::{KILL_GRACE, ProcessTracker};

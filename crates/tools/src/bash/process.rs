@@ -8,7 +8,6 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
@@ -18,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cwd::WRAPPER_SCRIPT;
 use super::output::{CappedOutput, OUTPUT_HEAD_BYTES};
-use super::procs::{self, CommandId, MARKER_VAR, marker_value};
+use super::procs::{self, CommandId, MARKER_VAR, marker_value, next_serial};
 use super::reaper;
 use super::signals::start_new_session;
 use super::spool::{Spool, SpoolSpec, Spooled};
@@ -49,9 +48,6 @@ const AFTER_KILL_IDLE: Duration = Duration::from_millis(50);
 /// How long processes that are exiting get before they count as left running.
 const EXITING_SETTLE: Duration = Duration::from_millis(100);
 const READ_CHUNK_BYTES: usize = 64 * 1024;
-
-/// The serial of the next command's marker.
-static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// What to run.
 #[derive(Debug)]
@@ -139,7 +135,7 @@ pub(crate) async fn run(
     }
     // Every process the command starts inherits the marker, even one that leaves the
     // session: that is how it is found later (procs.rs).
-    let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+    let serial = next_serial();
     command.env(MARKER_VAR, marker_value(serial));
     start_new_session(&mut command);
     let mut child = reaper::spawn(&mut command)?;

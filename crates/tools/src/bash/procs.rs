@@ -25,6 +25,14 @@ pub(crate) struct CommandId {
     pub(crate) serial: u64,
 }
 
+/// The serial of the next command's marker.
+static NEXT_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A serial no other command of this rein has: bash commands and other children alike.
+pub(crate) fn next_serial() -> u64 {
+    NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The value of [`MARKER_VAR`] for the command with `serial`.
 pub(crate) fn marker_value(serial: u64) -> String {
     format!("{}.{serial}", std::process::id())

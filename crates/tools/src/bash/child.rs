@@ -1,0 +1,130 @@
+//! Children rein starts besides the bash tool's commands (hooks today, MCP servers later),
+//! held to the rules a command is held to, so that none outlives rein:
+//! - a session and process group of its own, and rein's marker in its environment, so that
+//!   its processes are found even when they leave the group (`procs.rs`);
+//! - forked through the reaper, which must know every child rein forks or it may reap one
+//!   that tokio waits for (`reaper.rs`);
+//! - registered with a [`ProcessTracker`], which stops it with the other commands (turn
+//!   cancelled, `kill_all`, the tracker dropped).
+//!
+//! A [`TrackedChild`] dropped before its process was waited for stops its whole group
+//! (SIGTERM, SIGKILL after [`KILL_GRACE`]); what a child left running after it exited stays
+//! tracked, like a command's background processes.
+
+use std::io;
+use std::process::ExitStatus;
+
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+
+use super::procs::{CommandId, MARKER_VAR, marker_value, next_serial};
+use super::reaper;
+use super::signals::start_new_session;
+use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
+
+/// A child started with [`spawn_tracked`].
+#[derive(Debug)]
+pub struct TrackedChild {
+    child: tokio::process::Child,
+    id: CommandId,
+    /// Set once tokio has reaped the process.
+    status: Option<ExitStatus>,
+}
+
+/// Starts `command` in a new session, marked, through the reaper, and registers it with
+/// `tracker`. Set its pipes (`stdin`, `stdout`, `stderr`) before: the child's are taken
+/// from the result.
+pub fn spawn_tracked(
+    command: &mut tokio::process::Command,
+    tracker: &ProcessTracker,
+) -> io::Result<TrackedChild> {
+    let serial = next_serial();
+    command.env(MARKER_VAR, marker_value(serial));
+    start_new_session(command);
+    let child = reaper::spawn(command)?;
+    let Some(pgid) = child.id() else {
+        return Err(io::Error::other(
+            "the process exited before rein could track it",
+        ));
+    };
+    let id = CommandId { pgid, serial };
+    tracker.register(id);
+    Ok(TrackedChild {
+        child,
+        id,
+        status: None,
+    })
+}
+
+impl TrackedChild {
+    /// The process id (also its process group and session).
+    pub fn pid(&self) -> u32 {
+        self.id.pgid
+    }
+
+    /// Its stdin, if piped and not taken yet.
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.child.stdin.take()
+    }
+
+    /// Its stdout, if piped and not taken yet.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.child.stdout.take()
+    }
+
+    /// Its stderr, if piped and not taken yet.
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        self.child.stderr.take()
+    }
+
+    /// Waits for the process to exit. Cancel-safe: dropping the future loses nothing.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        let status = self.child.wait().await?;
+        self.reaped(status);
+        Ok(status)
+    }
+
+    /// Stops the whole group (SIGTERM, SIGKILL for what is left after [`KILL_GRACE`]) and
+    /// waits for the process; its status, when it could be reaped.
+    pub async fn stop(&mut self) -> Option<ExitStatus> {
+        let mut ending = Termination::start([self.id]);
+        while !ending.is_done() && !ending.grace_over() {
+            tokio::time::sleep(EXIT_POLL_INTERVAL).await;
+        }
+        ending.finish();
+        if self.status.is_none()
+            && let Ok(Ok(status)) = tokio::time::timeout(KILL_GRACE, self.child.wait()).await
+        {
+            self.reaped(status);
+        }
+        self.status
+    }
+
+    fn reaped(&mut self, status: ExitStatus) {
+        self.status = Some(status);
+        reaper::reaped_by_tokio(self.id.pgid);
+        // What it orphaned on exit is rein's now: note it while it is alive.
+        reaper::reap_adopted();
+    }
+}
+
+impl Drop for TrackedChild {
+    fn drop(&mut self) {
+        if self.status.is_some() {
+            return;
+        }
+        // Abandoned while running (the caller gave up on it): its whole group goes.
+        let mut ending = Termination::start([self.id]);
+        // Drop cannot wait: a short-lived thread sends SIGKILL after the grace period.
+        let _ = std::thread::Builder::new()
+            .name("rein-child-kill".to_owned())
+            .spawn(move || {
+                while !ending.is_done() && !ending.grace_over() {
+                    std::thread::sleep(EXIT_POLL_INTERVAL);
+                }
+                ending.finish();
+            });
+    }
+}
