@@ -245,6 +245,12 @@ impl AgentBuilder {
         self
     }
 
+    /// Permission rules, in place of the configured ones.
+    pub fn rules(mut self, rules: RuleSet) -> Self {
+        self.rules = rules;
+        self
+    }
+
     /// A policy of the caller's own instead of the mode's.
     pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
         self.policy = Some(policy);
@@ -341,18 +347,29 @@ impl AgentBuilder {
             (_, Some(path)) => serde_json::json!({ "file_path": path }),
             (_, None) => serde_json::json!({}),
         };
+        self.explain_call(tool, &arguments)
+    }
+
+    /// The decision for a call of `tool` with `arguments` (JSON, as the model sends them),
+    /// under this builder's mode and rules, and what made it; an error when the call fails
+    /// before any permission check (a path that cannot be resolved, say).
+    pub fn explain_call(
+        &self,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<Verdict, String> {
         let registry = self.tools_offered();
         let kind = registry
             .get(tool)
             .map_or(rein_tools::ToolKind::Execute, |t| t.kind());
         let ctx = ToolContext::new(self.tool_config.clone());
-        let path = crate::permissions::facts::path_target(&ctx, &arguments)?;
-        let shell = crate::permissions::facts::shell_facts(&ctx, tool, &arguments);
+        let path = crate::permissions::facts::path_target(&ctx, arguments)?;
+        let shell = crate::permissions::facts::shell_facts(&ctx, tool, arguments);
         let policy = ModePolicy::with_rules(self.mode, self.rules.clone());
         Ok(policy.explain(&CallView {
             tool,
             kind,
-            arguments: &arguments,
+            arguments,
             path: path.as_ref(),
             shell: shell.as_ref(),
         }))

@@ -5,6 +5,7 @@
 
 mod agent;
 mod config;
+mod decisions;
 mod hooks;
 mod pipeline;
 mod prompt;
