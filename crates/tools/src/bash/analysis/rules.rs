@@ -3,11 +3,13 @@
 
 use super::commands::{Resolution, StdinArgs, resolve};
 use super::expand::Expanded;
-use super::expand::display_word;
+use super::parse::parse;
 use super::paths::{Contents, Scope, is_block_device, protection, resolve as resolve_path};
-use super::script::parse;
-use super::words::{Part, Redirect, RedirectKind, Word};
-use super::{Danger, DangerKind, Named, SHELLS, Shell, Stdin, Walker, refuse};
+use super::printed::display_word;
+use super::tree::Script;
+use super::walker::{Named, Shell, Stdin, Walker, refuse};
+use super::words::{Part, Redirect, RedirectKind, VarOp, Word};
+use super::{Danger, DangerKind, SHELLS};
 
 /// Programs that download.
 pub(super) const FETCHERS: [&str; 2] = ["curl", "wget"];
@@ -73,9 +75,9 @@ impl Walker {
             .iter()
             .flat_map(|word| self.expand_each(word).into_iter().map(move |e| (*word, e)));
         for (word, expanded) in expansions {
-            let (text, empty_vars) = match expanded {
-                Expanded::Known(text) => (text, Vec::new()),
-                Expanded::IfEmpty { text, vars } => (text, vars),
+            let (text, empty, set) = match expanded {
+                Expanded::Known(text) => (text, Vec::new(), Vec::new()),
+                Expanded::Maybe { text, empty, set } => (text, empty, set),
                 Expanded::Unknown => continue,
             };
             if text.is_empty() {
@@ -94,21 +96,20 @@ impl Walker {
                 Contents::Everything => format!("everything in {}", place.describe()),
             };
             let target = display_word(word);
-            let reason = if empty_vars.is_empty() {
-                format!("`{shown}` would {verb} {what}")
-            } else {
-                let vars = empty_vars
-                    .iter()
+            let listed = |vars: &[String]| {
+                vars.iter()
                     .map(|v| format!("${v}"))
                     .collect::<Vec<_>>()
-                    .join(", ");
-                let example = empty_vars
-                    .first()
-                    .map_or_else(String::new, |v| format!("${{{v}:?}}"));
-                format!(
-                    "`{shown}` would {verb} {what} if {vars} were empty or unset; write {target} as \
-                     {example}... so the shell stops instead"
-                )
+                    .join(", ")
+            };
+            let reason = match (empty.first(), set.is_empty()) {
+                (None, true) => format!("`{shown}` would {verb} {what}"),
+                (Some(first), true) => format!(
+                    "`{shown}` would {verb} {what} if {} were empty or unset; write {target} \
+                     with ${{{first}:?}} so the shell stops instead",
+                    listed(&empty)
+                ),
+                (_, false) => format!("`{shown}` would {verb} {what} if {} were set", listed(&set)),
             };
             return refuse(kind, reason);
         }
@@ -118,7 +119,7 @@ impl Walker {
     /// A recursive delete of paths rein cannot see before it runs. A path that starts with
     /// literal text (`./build/$NAME`, `"$(pwd)/x"`, `$TMPDIR/x` which is `/x` at worst) is
     /// judged by that text; plain variables are judged by what they are when empty (see
-    /// [`Expanded::IfEmpty`]). What is refused here is a target decided wholly at run time:
+    /// [`Expanded::Maybe`]). What is refused here is a target decided wholly at run time:
     /// a command's output (`$(cmd)`, `` `cmd` ``), a transformed variable (`${HOME%/*}`),
     /// another user's home (`~root`), or arguments `xargs` reads from its input. Any of
     /// them may be `/` or the home directory, and the person approving cannot tell either.
@@ -175,7 +176,8 @@ impl Walker {
                 | Part::Var(_)
                 | Part::Subst(_)
                 | Part::ProcSubst(_)
-                | Part::Arith(_) => false,
+                | Part::Arith(_)
+                | Part::Unreadable(_) => false,
             }
         {
             parts = rest;
@@ -184,10 +186,15 @@ impl Walker {
             Part::Subst(_) | Part::ProcSubst(_) => {
                 self.expand(&Word {
                     parts: vec![part.clone()],
+                    raw: String::new(),
                 }) == Expanded::Unknown
             }
-            Part::Var(var) => var.modifier.starts_with(['%', '#', '/', '^', ',', '@']),
+            Part::Var(var) => {
+                var.op == VarOp::Transformed
+                    || (self.run_time.contains(&var.name) && !self.vars.contains_key(&var.name))
+            }
             Part::Tilde(user) => !user.is_empty() && user != "+",
+            Part::Unreadable(_) => true,
             Part::Lit(_) | Part::Glob(_) | Part::Arith(_) => false,
         };
         // Quotes leave empty literal parts (`"$(cmd)"`); they change nothing.
@@ -202,7 +209,7 @@ impl Walker {
     pub(super) fn check_device_write(&self, word: &Word, via: WriteVia<'_>) -> Result<(), Danger> {
         match self.expand(word) {
             Expanded::Known(text) => self.check_device_text(&text, via),
-            Expanded::IfEmpty { .. } | Expanded::Unknown => Ok(()),
+            Expanded::Maybe { .. } | Expanded::Unknown => Ok(()),
         }
     }
 
@@ -298,10 +305,29 @@ impl Walker {
         stdin: &Stdin,
     ) -> Result<(), Danger> {
         let mut operand = None;
-        for arg in args {
+        for (i, arg) in args.iter().enumerate() {
             match arg.literal() {
                 Some(text) if text == "-" => break,
                 Some(text) if text.starts_with('-') && text.len() > 1 => {
+                    if name.starts_with("perl")
+                        && !text.starts_with("--")
+                        && let Some(at) = text[1..].find(['e', 'E'])
+                    {
+                        let attached = &text[at + 2..];
+                        let code = match attached {
+                            "" => args.get(i + 1).map(|w| self.script_text(w)),
+                            code => Some(code.to_owned()),
+                        };
+                        if code.as_deref().is_some_and(forks_forever) {
+                            return refuse(
+                                DangerKind::ForkBomb,
+                                format!(
+                                    "`{name}` would run `fork` in a loop, a fork bomb: it starts \
+                                     processes until the machine stops"
+                                ),
+                            );
+                        }
+                    }
                     let code_flags = ["-c", "-m", "-e", "-E", "-r", "-p", "--eval", "--print"];
                     let short_code = !text.starts_with("--")
                         && text[1..].contains(['c', 'm', 'e', 'E', 'r', 'p']);
@@ -344,7 +370,7 @@ impl Walker {
                 }
                 RedirectKind::HereDoc => {
                     if let Some(body) = &redirect.body {
-                        self.walk_source(body, Shell::Subshell)?;
+                        self.walk_source(&body.text, Shell::Subshell)?;
                     }
                 }
                 RedirectKind::HereString => {
@@ -370,9 +396,17 @@ impl Walker {
     ) -> Result<(), Danger> {
         for word in words {
             for part in &word.parts {
-                if let Part::Subst(inner) | Part::ProcSubst(inner) = part
-                    && let Some(fetcher) = runs_fetcher(inner)
-                {
+                let fetcher = match part {
+                    Part::Subst(inner) => runs_fetcher(&parse(inner).script),
+                    Part::ProcSubst(script) => runs_fetcher(script),
+                    Part::Lit(_)
+                    | Part::Glob(_)
+                    | Part::Tilde(_)
+                    | Part::Var(_)
+                    | Part::Arith(_)
+                    | Part::Unreadable(_) => None,
+                };
+                if let Some(fetcher) = fetcher {
                     return refuse(
                         DangerKind::RemoteCode,
                         format!(
@@ -384,11 +418,6 @@ impl Walker {
             }
         }
         Ok(())
-    }
-
-    /// Whether `word` is an option (`-x`, `--long`).
-    pub(super) fn is_option(&self, word: &Word) -> bool {
-        matches!(self.expand(word), Expanded::Known(t) if t.starts_with('-') && t.len() > 1)
     }
 }
 
@@ -402,19 +431,29 @@ pub(super) fn refuse_piped_download(runner: &str) -> Result<(), Danger> {
     )
 }
 
+/// Whether Perl code forks in a loop: `fork while fork`, `fork until 0` (the statement
+/// modifier form of the classic Perl fork bomb).
+fn forks_forever(code: &str) -> bool {
+    let words: Vec<&str> = code
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .any(|w| w[0] == "fork" && matches!(w[1], "while" | "until"))
+}
+
 /// The downloader a nested command line runs, if any.
-fn runs_fetcher(src: &str) -> Option<&'static str> {
-    let script = parse(src);
-    script
-        .pipelines
-        .iter()
-        .flat_map(|p| &p.commands)
-        .find_map(|c| match resolve(&c.words) {
-            Resolution::Command { name, .. } => FETCHERS.iter().find(|f| **f == name).copied(),
-            Resolution::Assignments(_) | Resolution::SplitString { .. } | Resolution::Nothing => {
-                None
-            }
-        })
+fn runs_fetcher(script: &Script) -> Option<&'static str> {
+    let mut found = None;
+    script.each_simple(&mut |simple| {
+        if found.is_none()
+            && let Resolution::Command { name, .. } = resolve(&simple.words)
+        {
+            found = FETCHERS.iter().find(|f| **f == name).copied();
+        }
+    });
+    found
 }
 
 /// A command as the model wrote it, roughly and at most about 100 characters, for messages.
