@@ -197,7 +197,15 @@ fn skip_wrapper(words: &[Word], mut i: usize, wrapper: &Wrapper) -> Skipped {
                     rest: i + 1,
                 };
             }
-            if wrapper.command_options.contains(&text.as_str()) {
+            // `-c` alone, or last in a cluster of short options (`script -qc 'cmd'`).
+            let command_option = wrapper.command_options.iter().any(|option| {
+                *option == text
+                    || (!text.starts_with("--")
+                        && option.len() == 2
+                        && !option.starts_with("--")
+                        && text.ends_with(&option[1..]))
+            });
+            if command_option {
                 let Some(value) = words.get(i + 1) else {
                     return Skipped::NotRun;
                 };

@@ -205,19 +205,43 @@ impl Walker {
         }
     }
 
-    /// Records assignments that stand alone (`D=/; ...`).
+    /// Records assignments that stand alone (`D=/; ...`, `a=(x y)`).
     pub(super) fn assign_all(&mut self, assignments: &[Assignment]) {
         for assignment in assignments {
             match assignment.values.as_slice() {
                 [value] if !assignment.array => self.set_var(assignment.name.clone(), value),
-                values => {
-                    self.vars.remove(&assignment.name);
-                    self.non_empty.remove(&assignment.name);
-                    if values.iter().any(Word::substitutes) {
-                        self.run_time.insert(assignment.name.clone());
-                    }
-                }
+                values => self.set_array(&assignment.name, values),
             }
+        }
+    }
+
+    /// `a=(x y)`: `$a` is `x`, `${a[1]}` is `y`, `"${a[@]}"` is `x y`, when all are known.
+    fn set_array(&mut self, name: &str, values: &[Word]) {
+        let all = format!("{name}[@]");
+        for key in [name, all.as_str()] {
+            self.vars.remove(key);
+            self.non_empty.remove(key);
+            self.run_time.remove(key);
+        }
+        if values.iter().any(Word::substitutes) {
+            self.run_time.insert(name.to_owned());
+            self.run_time.insert(all);
+            return;
+        }
+        let known: Option<Vec<String>> = values
+            .iter()
+            .map(|v| match self.expand(v) {
+                Expanded::Known(text) => Some(glob::display(&text)),
+                Expanded::Maybe { .. } | Expanded::Unknown => None,
+            })
+            .collect();
+        if let Some(known) = known {
+            for (i, value) in known.iter().enumerate().skip(1) {
+                self.vars.insert(format!("{name}[{i}]"), value.clone());
+            }
+            self.vars
+                .insert(name.to_owned(), known.first().cloned().unwrap_or_default());
+            self.vars.insert(all, known.join(" "));
         }
     }
 
@@ -239,18 +263,27 @@ impl Walker {
         }
     }
 
-    /// `$CMD args` with a known `CMD="rm -rf"`: the value is split into words, as bash does.
+    /// A command name written with expansions whose value is known (`$CMD args` with
+    /// `CMD="rm -rf"`, `$(echo rm) -rf`, `"${a[@]}"`) is split into words as bash does (on
+    /// `$IFS` when the text sets it).
     pub(super) fn split_command_variable(&self, words: &[Word]) -> Vec<Word> {
-        if let Some(Word { parts, .. }) = words.first()
-            && let [Part::Var(var)] = parts.as_slice()
-            && var.op == VarOp::Plain
-            && let Some(value) = self.vars.get(&var.name)
-        {
-            let mut split: Vec<Word> = value.split_whitespace().map(Word::literal_word).collect();
-            split.extend(words[1..].iter().cloned());
-            return split;
+        let Some(first) = words.first().filter(|w| w.literal().is_none()) else {
+            return words.to_vec();
+        };
+        let Expanded::Known(text) = self.expand(first) else {
+            return words.to_vec();
+        };
+        if glob::has_glob(&text) {
+            return words.to_vec();
         }
-        words.to_vec()
+        let separators = self.vars.get("IFS").map_or(" \t\n", String::as_str);
+        let mut split: Vec<Word> = text
+            .split(|c: char| separators.contains(c) || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .map(Word::literal_word)
+            .collect();
+        split.extend(words[1..].iter().cloned());
+        split
     }
 
     /// Whether `word` is an option (`-x`, `--long`).

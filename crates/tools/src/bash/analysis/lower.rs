@@ -132,7 +132,8 @@ fn process_substitution(
         ast::ProcessSubstitutionKind::Write => '>',
     };
     Word {
-        raw: format!("{sign}(...)"),
+        // brush writes the list back as `( ls a )`.
+        raw: format!("{sign}{subshell}"),
         parts: vec![Part::ProcSubst(Box::new(script))],
     }
 }

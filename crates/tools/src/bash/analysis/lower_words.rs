@@ -31,6 +31,10 @@ pub(crate) fn lower_one(raw: &str) -> Word {
         Ok(pieces) => {
             let mut parts = Vec::new();
             push_pieces(&mut parts, pieces, Quoting::Unquoted);
+            // Part of it unreadable: all of it unknown.
+            if parts.iter().any(|p| matches!(p, Part::Unreadable(_))) {
+                parts = vec![Part::Unreadable(raw.to_owned())];
+            }
             parts
         }
         Err(_) => vec![Part::Unreadable(raw.to_owned())],
@@ -48,8 +52,14 @@ enum Quoting {
 }
 
 fn push_pieces(parts: &mut Vec<Part>, pieces: Vec<WordPieceWithSource>, quoting: Quoting) {
-    for piece in pieces {
-        match piece.piece {
+    let mut pieces = pieces.into_iter().map(|p| p.piece).peekable();
+    while let Some(piece) = pieces.next() {
+        match piece {
+            WordPiece::Text(text) if hides_expansion(&text, pieces.peek()) => {
+                // A `$` that bash would expand but the parser left as text (it reads
+                // `${X:-~}` so): the word's value is not known.
+                parts.push(Part::Unreadable(text));
+            }
             WordPiece::Text(text) => match quoting {
                 Quoting::Unquoted => push_unquoted(parts, &text),
                 Quoting::Double => push_lit(parts, &text),
@@ -77,6 +87,26 @@ fn push_pieces(parts: &mut Vec<Part>, pieces: Vec<WordPieceWithSource>, quoting:
             WordPiece::ArithmeticExpression(expr) => parts.push(Part::Arith(expr.value)),
         }
     }
+}
+
+/// Whether unquoted or double-quoted text holds a `$` that starts an expansion in bash
+/// (`${`, `$(`, `$name`, `$1`, `$@`...).
+fn hides_expansion(text: &str, next: Option<&WordPiece>) -> bool {
+    let starts_expansion = |c: char| c.is_ascii_alphanumeric() || "{(_@*#?-$!".contains(c);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '$' {
+            continue;
+        }
+        let following = chars.peek().copied().or_else(|| match next {
+            Some(WordPiece::Text(next)) => next.chars().next(),
+            _ => None,
+        });
+        if following.is_some_and(starts_expansion) {
+            return true;
+        }
+    }
+    false
 }
 
 fn push_lit(parts: &mut Vec<Part>, text: &str) {
@@ -278,9 +308,12 @@ fn default(test_type: ParameterTestType, value: Option<String>, assign: bool) ->
 fn parameter_name(parameter: Parameter) -> String {
     match parameter {
         Parameter::Positional(n) => n.to_string(),
-        Parameter::Named(name)
-        | Parameter::NamedWithIndex { name, .. }
-        | Parameter::NamedWithAllIndices { name, .. } => name,
+        // Array elements are kept apart from the plain value (which is element 0), so
+        // that a known array can be expanded (`"${a[@]}"`).
+        Parameter::Named(name) => name,
+        Parameter::NamedWithIndex { name, index } if index == "0" => name,
+        Parameter::NamedWithIndex { name, index } => format!("{name}[{index}]"),
+        Parameter::NamedWithAllIndices { name, .. } => format!("{name}[@]"),
         Parameter::Special(special) => match special {
             SpecialParameter::AllPositionalParameters { concatenate: true } => "*",
             SpecialParameter::AllPositionalParameters { concatenate: false } => "@",

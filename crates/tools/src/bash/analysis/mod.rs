@@ -54,11 +54,13 @@ mod glob;
 mod lower;
 mod lower_words;
 mod named;
+mod nested;
 mod parse;
 mod paths;
 mod printed;
 mod readonly;
 mod rules;
+mod shells;
 mod tree;
 mod walker;
 mod words;
@@ -228,16 +230,22 @@ fn walk(command: &str, places: &CheckPlaces, nesting_budget: usize) -> CommandAn
         run_time: Default::default(),
         depth: 0,
         nesting_budget,
+        source: command.into(),
+        silent: false,
         found: Default::default(),
     };
     let parsed = parse::parse(command);
     if let Some(failure) = &parsed.failure {
-        walker.note(|| failure.clone());
+        walker.failed(failure);
     }
-    let danger = walker.walk_script(&parsed.script, &Stdin::default()).err();
+    let mut danger = walker.walk_script(&parsed.script, &Stdin::default()).err();
+    if danger.is_none() && walker.found.borrow().failures > 0 {
+        danger = walker.scan_unparsed(&parsed.text).err();
+    }
     let Findings {
         commands,
         not_read_only,
+        ..
     } = walker.found.take();
     let read_only = match not_read_only {
         Some(reason) => Err(reason),

@@ -1,11 +1,13 @@
 //! What particular commands mean to the walk: the deny rules each one is checked against,
 //! and the shell state (`cd`, variables) the builtins change.
 
+use super::commands::split_assignment;
 use super::expand::Expanded;
 use super::paths::Scope;
-use super::rules::{WriteVia, refuse_piped_download};
+use super::rules::WriteVia;
+use super::shells::refuse_piped_download;
 use super::walker::{Named, Shell, Stdin, Walker, refuse};
-use super::words::{Redirect, Word};
+use super::words::{Part, Redirect, Word};
 use super::{Danger, DangerKind, FORMATTERS, INTERPRETERS, SHELLS};
 
 impl Walker {
@@ -48,7 +50,7 @@ impl Walker {
                     "`{n}` writes a new file system (or wipes one), destroying what is on the device"
                 ),
             ),
-            n if SHELLS.contains(&n) => self.check_shell(n, args, redirects, stdin),
+            n if SHELLS.contains(&n) => self.check_shell(named, redirects, stdin),
             n if n.starts_with("python") || n.starts_with("perl") || INTERPRETERS.contains(&n) => {
                 self.check_interpreter(n, args, redirects, stdin)
             }
@@ -59,6 +61,11 @@ impl Walker {
             }
             "source" | "." => {
                 self.refuse_downloaded_code(args, name)?;
+                if let Some([Part::ProcSubst(inner)]) = args.first().map(|w| w.parts.as_slice())
+                    && let Some(printed) = self.script_output(inner)
+                {
+                    return self.walk_source(&printed, shell);
+                }
                 let reads_stdin = args
                     .first()
                     .and_then(Word::literal)
@@ -83,6 +90,30 @@ impl Walker {
                 }
                 Ok(())
             }
+            // `trap 'cmd' EXIT` runs cmd later, in this shell.
+            "trap" => match args
+                .iter()
+                .position(|a| a.literal().is_none_or(|t| !t.starts_with('-')))
+            {
+                Some(at) if at + 1 < args.len() => {
+                    let src = self.script_text(&args[at]);
+                    self.walk_source(&src, Shell::Subshell)
+                }
+                Some(_) | None => Ok(()),
+            },
+            // An alias runs its text where it is used: checked against the deny list now.
+            "alias" => {
+                for word in args {
+                    if let Some((_, value)) = split_assignment(word) {
+                        let src = self.script_text(&value);
+                        let mut shadow = self.clone();
+                        shadow.silent = true;
+                        shadow.walk_source(&src, Shell::Subshell)?;
+                    }
+                }
+                Ok(())
+            }
+            "git" => self.check_git_config(args),
             "cd" | "pushd" => {
                 if shell == Shell::Same {
                     self.change_dir(args);
@@ -136,5 +167,51 @@ impl Walker {
             }
             _ => Ok(()),
         }
+    }
+}
+
+/// Configuration keys whose value git runs as a shell command (for `alias.*` and
+/// `credential.helper`, when it starts with `!`).
+const GIT_COMMAND_KEYS: [&str; 9] = [
+    "core.pager",
+    "core.editor",
+    "core.sshcommand",
+    "core.fsmonitor",
+    "sequence.editor",
+    "diff.external",
+    "gpg.program",
+    "credential.helper",
+    "alias.",
+];
+
+impl Walker {
+    /// `git -c core.pager='rm -rf /' log`: a configuration value git runs is a command.
+    fn check_git_config(&mut self, args: &[Word]) -> Result<(), Danger> {
+        let mut i = 0;
+        while let Some(text) = args.get(i).and_then(Word::literal) {
+            if !text.starts_with('-') {
+                break;
+            }
+            if text == "-c"
+                && let Some(setting) = args.get(i + 1)
+            {
+                let setting = self.script_text(setting);
+                if let Some((key, value)) = setting.split_once('=') {
+                    let key = key.to_ascii_lowercase();
+                    let runs = GIT_COMMAND_KEYS.iter().any(|k| {
+                        key == *k
+                            || (k.ends_with('.') && key.starts_with(k))
+                            || key.starts_with("pager.")
+                    });
+                    if runs {
+                        let command = value.strip_prefix('!').unwrap_or(value);
+                        self.walk_source(command, Shell::Subshell)?;
+                    }
+                }
+                i += 1;
+            }
+            i += 1;
+        }
+        Ok(())
     }
 }

@@ -30,6 +30,8 @@ pub(crate) struct Parsed {
     pub(crate) script: Script,
     /// Why it did not parse as written, if it did not.
     pub(crate) failure: Option<String>,
+    /// The text as parsed: the source, or the source with unterminated parts closed.
+    pub(crate) text: String,
 }
 
 /// Parses `src`; see the module documentation for what happens when it fails.
@@ -39,6 +41,7 @@ pub(crate) fn parse(src: &str) -> Parsed {
             return Parsed {
                 script,
                 failure: None,
+                text: src.to_owned(),
             };
         }
         Err(error) => error,
@@ -55,13 +58,20 @@ pub(crate) fn parse(src: &str) -> Parsed {
         };
         text = repaired;
         match parse_exact(&text) {
-            Ok(script) => return Parsed { script, failure },
+            Ok(script) => {
+                return Parsed {
+                    script,
+                    failure,
+                    text,
+                };
+            }
             Err(next) => error = next,
         }
     }
     Parsed {
-        script: from_tokens(&text),
+        script: token_commands(&text),
         failure,
+        text,
     }
 }
 
@@ -92,7 +102,7 @@ fn repair(text: &str, error: &TokenizerError) -> Option<String> {
 
 /// The words between operators (and braces), each run taken as a simple command; `<`, `>`
 /// and the like take the next word as their target.
-fn from_tokens(text: &str) -> Script {
+pub(crate) fn token_commands(text: &str) -> Script {
     let Ok(tokens) = brush_parser::tokenize_str(text) else {
         return Script::default();
     };

@@ -6,6 +6,7 @@ use super::commands::{Resolution, resolve};
 use super::expand::Expanded;
 use super::glob;
 use super::parse::parse;
+use super::tree::Script;
 use super::walker::Walker;
 use super::words::{Part, VarOp, Word};
 
@@ -43,8 +44,18 @@ impl Walker {
     /// the printed text for `echo`/`printf` with known arguments.
     pub(super) fn substitution_output(&self, src: &str) -> Option<String> {
         let parsed = parse(src);
-        let simple = parsed.script.only_simple()?;
-        if parsed.failure.is_some() || !simple.redirects.is_empty() {
+        if parsed.failure.is_some() {
+            return None;
+        }
+        self.script_output(&parsed.script)
+            .map(|text| text.trim_end_matches('\n').to_owned())
+    }
+
+    /// What `script` prints, when it is one `pwd`, `echo` or `printf` whose output the text
+    /// says.
+    pub(super) fn script_output(&self, script: &Script) -> Option<String> {
+        let simple = script.only_simple()?;
+        if !simple.redirects.is_empty() {
             return None;
         }
         let Resolution::Command { name, args, .. } = resolve(&simple.words) else {
@@ -64,8 +75,7 @@ impl Walker {
                 let known = args
                     .iter()
                     .all(|a| !a.substitutes() && matches!(self.expand(a), Expanded::Known(_)));
-                let printed = known.then(|| self.printed_text(&name, args))??;
-                Some(printed.trim_end_matches('\n').to_owned())
+                known.then(|| self.printed_text(&name, args))?
             }
             _ => None,
         }

@@ -9,13 +9,12 @@ use std::rc::Rc;
 
 use super::commands::{Resolution, StdinArgs, resolve};
 use super::lower_words::lower_one;
-use super::parse::{nesting_bound, parse};
 use super::paths::AbsPath;
 use super::readonly;
 use super::rules::{FETCHERS, WriteVia};
 use super::tree::{Body, Command, Compound, Function, Pipeline, Script, Simple};
 use super::words::{Part, Redirect, VarOp, Word};
-use super::{Danger, DangerKind, MAX_NESTING_LEVELS, SimpleCommand};
+use super::{Danger, DangerKind, SimpleCommand};
 
 /// What the walk found besides refusals.
 #[derive(Debug, Default)]
@@ -24,6 +23,8 @@ pub(super) struct Findings {
     pub(super) commands: Vec<SimpleCommand>,
     /// The first reason the command line is not provably read-only.
     pub(super) not_read_only: Option<String>,
+    /// How many command lines (the whole or nested ones) did not parse.
+    pub(super) failures: usize,
 }
 
 /// The shell's state as the walk goes, and where findings go.
@@ -46,6 +47,13 @@ pub(super) struct Walker {
     pub(super) depth: usize,
     /// How much more nesting the stack this runs on has room for.
     pub(super) nesting_budget: usize,
+    /// The command line as given. A nested command line taken from it (`bash -c '...'`)
+    /// nests no deeper than it did there, so it costs no budget; text made up from
+    /// variables (`bash -c "$X$X"`) does.
+    pub(super) source: Rc<str>,
+    /// Set while text is checked against the deny list only, as a precaution: nothing is
+    /// recorded for the rules or the read-only proof.
+    pub(super) silent: bool,
     pub(super) found: Rc<RefCell<Findings>>,
 }
 
@@ -86,6 +94,9 @@ pub(super) fn refuse<T>(kind: DangerKind, reason: String) -> Result<T, Danger> {
 impl Walker {
     /// Records that the command line is not provably read-only (the first reason wins).
     pub(super) fn note(&self, reason: impl FnOnce() -> String) {
+        if self.silent {
+            return;
+        }
         let mut found = self.found.borrow_mut();
         if found.not_read_only.is_none() {
             found.not_read_only = Some(reason());
@@ -221,16 +232,29 @@ impl Walker {
                 Ok(())
             }
             Body::Test(words) => words.iter().try_for_each(|w| self.walk_word(w)),
-            Body::Arithmetic(text) => self.walk_arithmetic(text),
+            Body::Arithmetic(text) => {
+                // Listed for the rules, so that a list of commands never leaves it out.
+                self.record_other(
+                    format!("(({text}))"),
+                    "`(( ))` evaluates arithmetic, which can assign variables".to_owned(),
+                );
+                self.walk_arithmetic(text)
+            }
         }
     }
 
-    /// Arithmetic may assign variables, and runs the `$( )` inside it.
+    /// Arithmetic may assign variables, and runs the `$( )` inside it. bash also reads
+    /// `( ( cmd ) )` and `(( cmd ) )` as nested subshells where brush-parser sees arithmetic,
+    /// so the text is checked against the deny list as commands too.
     fn walk_arithmetic(&mut self, text: &str) -> Result<(), Danger> {
         self.note(|| {
             "it evaluates arithmetic (`(( ))`, `$(( ))`), which can assign variables".to_owned()
         });
-        self.walk_word(&lower_one(text))
+        self.walk_word(&lower_one(text))?;
+        let mut as_commands = self.clone();
+        as_commands.silent = true;
+        // The text is the inside of a parsed `(( ))`, respaced by the parser.
+        as_commands.walk_source_within(text, Shell::Subshell, true)
     }
 
     /// Walks the commands a word runs when it is expanded.
@@ -294,50 +318,8 @@ impl Walker {
         Ok(())
     }
 
-    /// Walks a nested command line (`bash -c`, `$( )`, `eval`).
-    pub(super) fn walk_source(&mut self, src: &str, shell: Shell) -> Result<(), Danger> {
-        let needed = nesting_bound(src);
-        if needed > self.nesting_budget {
-            return refuse(
-                DangerKind::TooComplex,
-                "the command is nested too deeply to check".to_owned(),
-            );
-        }
-        let parsed = parse(src);
-        if let Some(failure) = &parsed.failure {
-            self.note(|| failure.clone());
-        }
-        let budget = self.nesting_budget;
-        self.nesting_budget -= needed;
-        let result = self.walk_nested(&parsed.script, shell);
-        self.nesting_budget = budget;
-        result
-    }
-
-    fn walk_nested(&mut self, script: &Script, shell: Shell) -> Result<(), Danger> {
-        if self.depth >= MAX_NESTING_LEVELS {
-            return refuse(
-                DangerKind::TooComplex,
-                "the command is nested too deeply to check".to_owned(),
-            );
-        }
-        match shell {
-            Shell::Same => {
-                self.depth += 1;
-                let result = self.walk_script(script, &Stdin::default());
-                self.depth -= 1;
-                result
-            }
-            Shell::Subshell => {
-                let mut inner = self.clone();
-                inner.depth += 1;
-                inner.walk_script(script, &Stdin::default())
-            }
-        }
-    }
-
     /// Checks one simple command; returns what the next command of a pipeline reads.
-    fn walk_simple(
+    pub(super) fn walk_simple(
         &mut self,
         simple: &Simple,
         stdin: &Stdin,
@@ -407,6 +389,9 @@ impl Walker {
 
     /// Records a simple command for the rules and judges it for the read-only proof.
     pub(super) fn record(&self, simple: &Simple) {
+        if self.silent {
+            return;
+        }
         let words = &simple.words;
         let verdict = readonly::simple(self, simple);
         if let Err(reason) = &verdict {
@@ -434,6 +419,21 @@ impl Walker {
             redirects,
             program,
             read_only: verdict,
+        });
+    }
+
+    /// Records a command that is not a simple command (`(( x++ ))`) for the rules.
+    fn record_other(&self, text: String, why_not_read_only: String) {
+        if self.silent {
+            return;
+        }
+        self.found.borrow_mut().commands.push(SimpleCommand {
+            argv: vec![None],
+            text,
+            assignments: Vec::new(),
+            redirects: Vec::new(),
+            program: None,
+            read_only: Err(why_not_read_only),
         });
     }
 
