@@ -46,7 +46,9 @@ pub(crate) fn parse(src: &str) -> Parsed {
         }
         Err(error) => error,
     };
-    let failure = Some(format!("bash cannot parse it ({error})"));
+    let failure = Some(format!(
+        "rein cannot parse it ({error}), so it cannot prove it harmless"
+    ));
     let mut text = src.to_owned();
     let mut error = error;
     for _ in 0..MAX_REPAIRS {

@@ -187,14 +187,32 @@ fn find(args: &[Arg]) -> Result<(), String> {
     Ok(())
 }
 
-/// `date` that prints (`+FORMAT`), not one that sets the clock.
+/// `date` that prints (`+FORMAT`, `-d DATE`), not one that sets the clock (`-s`, or an
+/// operand such as `0101` that is not a format).
 fn date(args: &[Arg]) -> Result<(), String> {
-    for arg in args {
+    const WITH_VALUE: [&str; 6] = ["-d", "--date", "-f", "--file", "-r", "--reference"];
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        i += 1;
         let Arg::Known(text) = arg else {
             return Err(could_be_option("date", &raw(arg)));
         };
-        let sets =
-            denied(text, &["--set"], "s") || !(text.starts_with('-') || text.starts_with('+'));
+        if WITH_VALUE.contains(&text.as_str()) {
+            i += 1;
+            continue;
+        }
+        let sets = if text.starts_with("--") {
+            denied(text, &["--set"], "")
+        } else if let Some(letters) = text.strip_prefix('-') {
+            // `-d` and friends take the rest of a cluster as their value.
+            let value_at = letters.find(['d', 'f', 'r']).unwrap_or(letters.len());
+            if value_at + 1 == letters.len() {
+                i += 1;
+            }
+            letters[..value_at].contains('s')
+        } else {
+            !text.starts_with('+')
+        };
         if sets {
             return Err(format!("`date {text}` sets the system clock"));
         }
@@ -293,6 +311,9 @@ mod tests {
         assert!(check("date", &known(&["+%s"])).is_ok());
         assert!(check("date", &known(&["-s", "now"])).is_err());
         assert!(check("date", &known(&["0101"])).is_err());
+        assert!(check("date", &known(&["-d", "yesterday", "+%F"])).is_ok());
+        assert!(check("date", &known(&["-ud", "now"])).is_ok());
+        assert!(check("date", &known(&["--set=now"])).is_err());
         assert!(check("printf", &known(&["-v", "x", "y"])).is_err());
         assert!(check("find", &known(&[".", "-name", "*.rs"])).is_ok());
         assert!(check("find", &known(&[".", "-fprint", "x"])).is_err());
