@@ -109,6 +109,11 @@ const TABLE: &[(&str, Verdict, &[&str])] = &[
     // Read-only programs and their flags.
     ("cat README.md", ReadOnly, &["cat README.md"]),
     (
+        "wc -l src/{lib,main}.rs",
+        ReadOnly,
+        &["wc -l src/{lib,main}.rs"],
+    ),
+    (
         "head -n 20 src/main.rs",
         ReadOnly,
         &["head -n 20 src/main.rs"],
@@ -419,6 +424,11 @@ fn simple_commands_carry_words_program_and_parts() {
         ]
     );
     assert!(command.read_only.is_err());
+    let braces = analyze("wc -l src/{lib,main}.rs", &places());
+    assert_eq!(
+        braces.simple_commands[0].argv,
+        ["wc", "-l", "src/lib.rs", "src/main.rs"].map(|a| Some(a.to_owned()))
+    );
 }
 
 #[test]

@@ -78,6 +78,7 @@ fn simple(command: &ast::SimpleCommand) -> Simple {
     }
     if let Some(name) = &command.word_or_name {
         out.words.extend(lower_word(&name.value));
+        out.written.push(name.value.clone());
     }
     for item in command.suffix.iter().flat_map(|s| &s.0) {
         prefix_or_suffix(&mut out, item);
@@ -92,9 +93,12 @@ fn prefix_or_suffix(out: &mut Simple, item: &ast::CommandPrefixOrSuffixItem) {
         ast::CommandPrefixOrSuffixItem::Word(word)
         | ast::CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
             out.words.extend(lower_word(&word.value));
+            out.written.push(word.value.clone());
         }
         ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, subshell) => {
-            out.words.push(process_substitution(kind, subshell));
+            let word = process_substitution(kind, subshell);
+            out.written.push(word.raw.clone());
+            out.words.push(word);
         }
     }
 }

@@ -11,8 +11,8 @@
 //!
 //! # Read-only: fail closed
 //!
-//! A command is read-only only when every part of it is proven harmless (see [`readonly`]
-//! for the programs and flags):
+//! A command is read-only only when every part of it is proven harmless (`readonly/mod.rs`
+//! lists the programs and flags):
 //! - every simple command runs a known read-only program (`ls`, `cat`, `grep`, `rg`,
 //!   `git status`, `sed -n`, ...) with flags that neither write nor run other programs,
 //!   through at most a transparent wrapper (`timeout`, `nice`, `env`, `command`, `xargs`);
@@ -40,8 +40,11 @@
 //! merely mentions such a command (`echo 'rm -rf /'`, `git commit -m "fork while fork"`)
 //! is not refused.
 //!
-//! A command line that does not parse is judged as far as it can be read (`parse.rs`), so a
-//! syntax error cannot hide a command from the deny list.
+//! A command line that does not parse is judged as far as it can be read (`parse.rs`), and
+//! every word of it that could start a command is checked as if it did (`nested.rs`), so a
+//! syntax error cannot hide a command from the deny list. Where brush-parser and bash read
+//! the same text differently (`( ( cmd ) )` is arithmetic to the one, subshells to the
+//! other; `${X:-~}` is not an expansion to brush), the walk takes bash's reading too.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;

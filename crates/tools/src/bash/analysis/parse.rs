@@ -137,7 +137,10 @@ pub(crate) fn token_commands(text: &str) -> Script {
                         expands: false,
                     }),
                 }),
-                None => current.words.extend(lower_word(raw)),
+                None => {
+                    current.words.extend(lower_word(raw));
+                    current.written.push(raw.clone());
+                }
             },
             Token::Operator(op, _) => match redirect_kind(op) {
                 Some(kind) => pending_redirect = Some(kind),

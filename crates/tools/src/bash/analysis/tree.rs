@@ -43,8 +43,11 @@ pub(crate) enum Command {
 pub(crate) struct Simple {
     /// The `NAME=value` words before the command name.
     pub(crate) assignments: Vec<Assignment>,
-    /// The words, command name first.
+    /// The words, command name first (after brace expansion).
     pub(crate) words: Vec<Word>,
+    /// The words as written, before brace expansion (`ls {a,b}`); empty when the words
+    /// were not written so (a `find -exec` command).
+    pub(crate) written: Vec<String>,
     /// The redirections, in order.
     pub(crate) redirects: Vec<Redirect>,
 }

@@ -405,11 +405,16 @@ impl Walker {
         };
         let assignments: Vec<String> = simple.assignments.iter().map(|a| a.raw.clone()).collect();
         let redirects: Vec<String> = simple.redirects.iter().map(Redirect::text).collect();
+        let written: Vec<String> = if simple.written.is_empty() {
+            words.iter().map(|w| w.raw.clone()).collect()
+        } else {
+            simple.written.clone()
+        };
         let text = assignments
             .iter()
-            .cloned()
-            .chain(words.iter().map(|w| w.raw.clone()))
-            .chain(redirects.iter().cloned())
+            .chain(&written)
+            .chain(&redirects)
+            .map(String::as_str)
             .collect::<Vec<_>>()
             .join(" ");
         self.found.borrow_mut().commands.push(SimpleCommand {
