@@ -276,6 +276,11 @@ const TABLE: &[(&str, Verdict, &[&str])] = &[
     ),
     ("echo $(pwd)", Asks, &["pwd", "echo $(pwd)"]),
     ("echo $((1 + 2))", Asks, &["echo $((1 + 2))"]),
+    (
+        "echo ${x//$(whoami)/y}",
+        Asks,
+        &["whoami", "echo ${x//$(whoami)/y}"],
+    ),
     ("$CMD --help", Asks, &["$CMD --help"]),
     ("sort $OPTS data.txt", Asks, &["sort $OPTS data.txt"]),
     ("xargs rm < list.txt", Asks, &["xargs rm < list.txt"]),

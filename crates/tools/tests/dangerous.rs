@@ -607,6 +607,17 @@ fn commands_hidden_from_a_naive_parse_are_refused() {
             "cat <<-EOF\n\tx\n\tEOF\nrm -rf /",
             "cat <<EOF; rm -rf /\nbody\nEOF",
             "{rm,-rf,/}",
+            // Words inside parameter expansions are expanded too.
+            "echo ${x//$(rm -rf /)/y}",
+            "echo ${x/y/$(rm -rf /)}",
+            "echo ${x:$(rm -rf /)}",
+            "echo ${x#$(rm -rf /)}",
+            "echo ${x:?$(rm -rf /)}",
+            "echo ${a[$(rm -rf /)]}",
+            "a[$(rm -rf /)]=1",
+            "a=([$(rm -rf /)]=x)",
+            "echo ${x:-`rm -rf /`}",
+            "echo `echo \\`rm -rf /\\``",
         ],
     );
 }

@@ -104,24 +104,30 @@ fn prefix_or_suffix(out: &mut Simple, item: &ast::CommandPrefixOrSuffixItem) {
 }
 
 fn assignment(assignment: &ast::Assignment, raw: &str) -> Assignment {
+    let mut indexes = Vec::new();
     let (name, element) = match &assignment.name {
         ast::AssignmentName::VariableName(name) => (name.clone(), false),
-        ast::AssignmentName::ArrayElementName(name, _) => (name.clone(), true),
+        ast::AssignmentName::ArrayElementName(name, index) => {
+            indexes.push(lower_one(index));
+            (name.clone(), true)
+        }
     };
     let (values, array) = match &assignment.value {
         ast::AssignmentValue::Scalar(word) => (vec![lower_one(&word.value)], element),
-        ast::AssignmentValue::Array(elements) => (
-            elements
-                .iter()
-                .flat_map(|(_, value)| lower_word(&value.value))
-                .collect(),
-            true,
-        ),
+        ast::AssignmentValue::Array(elements) => {
+            let mut values = Vec::new();
+            for (key, value) in elements {
+                indexes.extend(key.iter().map(|k| lower_one(&k.value)));
+                values.extend(lower_word(&value.value));
+            }
+            (values, true)
+        }
     };
     Assignment {
         name,
         values,
         array: array || assignment.append,
+        indexes,
         raw: raw.to_owned(),
     }
 }

@@ -185,6 +185,9 @@ fn bracket_end(chars: &[char], at: usize) -> Option<usize> {
 }
 
 fn lower_parameter(expr: ParameterExpr) -> Var {
+    // Words bash expands as part of the expansion (patterns, replacements, offsets,
+    // messages): their `$( )` run too.
+    let mut inner: Vec<Option<String>> = Vec::new();
     let (parameter, indirect, op) = match expr {
         ParameterExpr::Parameter {
             parameter,
@@ -209,8 +212,12 @@ fn lower_parameter(expr: ParameterExpr) -> Var {
         ParameterExpr::IndicateErrorIfNullOrUnset {
             parameter,
             indirect,
+            error_message,
             ..
-        } => (parameter, indirect, VarOp::Required),
+        } => {
+            inner.push(error_message);
+            (parameter, indirect, VarOp::Required)
+        }
         ParameterExpr::UseAlternativeValue {
             parameter,
             indirect,
@@ -230,58 +237,72 @@ fn lower_parameter(expr: ParameterExpr) -> Var {
         ParameterExpr::RemoveSmallestSuffixPattern {
             parameter,
             indirect,
-            ..
+            pattern,
         }
         | ParameterExpr::RemoveLargestSuffixPattern {
             parameter,
             indirect,
-            ..
+            pattern,
         }
         | ParameterExpr::RemoveSmallestPrefixPattern {
             parameter,
             indirect,
-            ..
+            pattern,
         }
         | ParameterExpr::RemoveLargestPrefixPattern {
             parameter,
             indirect,
-            ..
-        }
-        | ParameterExpr::Substring {
-            parameter,
-            indirect,
-            ..
-        }
-        | ParameterExpr::Transform {
-            parameter,
-            indirect,
-            ..
+            pattern,
         }
         | ParameterExpr::UppercaseFirstChar {
             parameter,
             indirect,
-            ..
+            pattern,
         }
         | ParameterExpr::UppercasePattern {
             parameter,
             indirect,
-            ..
+            pattern,
         }
         | ParameterExpr::LowercaseFirstChar {
             parameter,
             indirect,
-            ..
+            pattern,
         }
         | ParameterExpr::LowercasePattern {
             parameter,
             indirect,
-            ..
+            pattern,
+        } => {
+            inner.push(pattern);
+            (parameter, indirect, VarOp::Transformed)
         }
-        | ParameterExpr::ReplaceSubstring {
+        ParameterExpr::Substring {
+            parameter,
+            indirect,
+            offset,
+            length,
+        } => {
+            inner.push(Some(offset.value));
+            inner.push(length.map(|l| l.value));
+            (parameter, indirect, VarOp::Transformed)
+        }
+        ParameterExpr::Transform {
             parameter,
             indirect,
             ..
         } => (parameter, indirect, VarOp::Transformed),
+        ParameterExpr::ReplaceSubstring {
+            parameter,
+            indirect,
+            pattern,
+            replacement,
+            ..
+        } => {
+            inner.push(Some(pattern));
+            inner.push(replacement);
+            (parameter, indirect, VarOp::Transformed)
+        }
         ParameterExpr::VariableNames { prefix, .. } => {
             (Parameter::Named(prefix), false, VarOp::Other)
         }
@@ -289,11 +310,16 @@ fn lower_parameter(expr: ParameterExpr) -> Var {
             (Parameter::Named(variable_name), false, VarOp::Other)
         }
     };
+    // `${a[INDEX]}`: the index is arithmetic, evaluated (and its `$( )` run) too.
+    if let Parameter::NamedWithIndex { index, .. } = &parameter {
+        inner.push(Some(index.clone()));
+    }
     // `${!x}` names another variable: its value is not x's.
     let op = if indirect { VarOp::Other } else { op };
     Var {
         name: parameter_name(parameter),
         op,
+        inner: inner.into_iter().flatten().map(|w| lower_one(&w)).collect(),
     }
 }
 

@@ -62,6 +62,8 @@ pub(crate) struct Assignment {
     /// Whether it assigns an array or an array element (so the name's plain value is not
     /// known from it).
     pub(crate) array: bool,
+    /// Array indexes and keys, which bash expands too (`a[$(cmd)]=x`).
+    pub(crate) indexes: Vec<Word>,
     /// As written.
     pub(crate) raw: String,
 }

@@ -277,16 +277,23 @@ impl Walker {
                     });
                     self.walk_nested(script, Shell::Subshell)?;
                 }
-                Part::Var(var) => match &var.op {
-                    VarOp::Default { word, assign, .. } => {
-                        if *assign {
-                            self.note(|| format!("`${{{}:=...}}` assigns a variable", var.name));
-                        }
-                        self.walk_word(word)?;
+                Part::Var(var) => {
+                    for inner in &var.inner {
+                        self.walk_word(inner)?;
                     }
-                    VarOp::Alternative { word } => self.walk_word(word)?,
-                    VarOp::Plain | VarOp::Required | VarOp::Other | VarOp::Transformed => {}
-                },
+                    match &var.op {
+                        VarOp::Default { word, assign, .. } => {
+                            if *assign {
+                                self.note(|| {
+                                    format!("`${{{}:=...}}` assigns a variable", var.name)
+                                });
+                            }
+                            self.walk_word(word)?;
+                        }
+                        VarOp::Alternative { word } => self.walk_word(word)?,
+                        VarOp::Plain | VarOp::Required | VarOp::Other | VarOp::Transformed => {}
+                    }
+                }
                 Part::Arith(text) => self.walk_arithmetic(text)?,
                 Part::Unreadable(text) => {
                     self.note(|| format!("rein cannot read the word `{text}`"));
@@ -326,10 +333,10 @@ impl Walker {
         shell: Shell,
     ) -> Result<Stdin, Danger> {
         for assignment in &simple.assignments {
-            assignment
-                .values
-                .iter()
-                .try_for_each(|v| self.walk_word(v))?;
+            let words = assignment.values.iter().chain(&assignment.indexes);
+            for word in words {
+                self.walk_word(word)?;
+            }
         }
         simple.words.iter().try_for_each(|w| self.walk_word(w))?;
         self.walk_redirects(&simple.redirects)?;

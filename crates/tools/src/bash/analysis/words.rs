@@ -31,6 +31,9 @@ pub(crate) struct Var {
     pub(crate) name: String,
     /// What the expansion does with the value.
     pub(crate) op: VarOp,
+    /// Other words bash expands with it: patterns, replacements, offsets, an array index,
+    /// an error message (`${x//$(cmd)/y}` runs `cmd`).
+    pub(crate) inner: Vec<Word>,
 }
 
 /// What a parameter expansion does with the parameter's value.
@@ -101,10 +104,15 @@ impl Word {
     pub(crate) fn substitutes(&self) -> bool {
         self.parts.iter().any(|p| match p {
             Part::Subst(_) | Part::ProcSubst(_) => true,
-            Part::Var(var) => match &var.op {
-                VarOp::Default { word, .. } | VarOp::Alternative { word } => word.substitutes(),
-                VarOp::Plain | VarOp::Required | VarOp::Other | VarOp::Transformed => false,
-            },
+            Part::Var(var) => {
+                var.inner.iter().any(Word::substitutes)
+                    || match &var.op {
+                        VarOp::Default { word, .. } | VarOp::Alternative { word } => {
+                            word.substitutes()
+                        }
+                        VarOp::Plain | VarOp::Required | VarOp::Other | VarOp::Transformed => false,
+                    }
+            }
             Part::Lit(_)
             | Part::Glob(_)
             | Part::Tilde(_)
