@@ -618,6 +618,10 @@ fn commands_hidden_from_a_naive_parse_are_refused() {
             "a=([$(rm -rf /)]=x)",
             "echo ${x:-`rm -rf /`}",
             "echo `echo \\`rm -rf /\\``",
+            // Text a shell reads from a here-document or a process substitution.
+            "cat <<EOF | bash\nrm -rf /\nEOF",
+            "cat <<< 'rm -rf ~' | sh",
+            "sh < <(echo rm -rf /)",
         ],
     );
 }

@@ -172,6 +172,12 @@ impl Walker {
             match redirect.kind {
                 RedirectKind::Read => {
                     self.refuse_downloaded_code(std::slice::from_ref(&redirect.target), name)?;
+                    // `sh < <(echo 'cmd')`
+                    if let [Part::ProcSubst(inner)] = redirect.target.parts.as_slice()
+                        && let Some(printed) = self.script_output(inner)
+                    {
+                        self.walk_source(&printed, Shell::Subshell)?;
+                    }
                 }
                 RedirectKind::HereDoc => {
                     if let Some(body) = &redirect.body {

@@ -13,7 +13,7 @@ use super::paths::AbsPath;
 use super::readonly;
 use super::rules::{FETCHERS, WriteVia};
 use super::tree::{Body, Command, Compound, Function, Pipeline, Script, Simple};
-use super::words::{Part, Redirect, VarOp, Word};
+use super::words::{Part, Redirect, RedirectKind, VarOp, Word};
 use super::{Danger, DangerKind, SimpleCommand};
 
 /// What the walk found besides refusals.
@@ -386,12 +386,23 @@ impl Walker {
                     "echo" | "printf" => self.printed_text(&name, args),
                     // `tee` copies its input through; `cat` does when it reads no file.
                     "tee" => stdin.printed.clone(),
-                    "cat" if args.iter().all(|a| self.is_option(a)) => stdin.printed.clone(),
+                    "cat" if args.iter().all(|a| self.is_option(a)) => self
+                        .redirected_input(&simple.redirects)
+                        .or_else(|| stdin.printed.clone()),
                     _ => None,
                 };
                 Ok(next)
             }
         }
+    }
+
+    /// The text a command reads from a here-document or here-string, when it reads one.
+    fn redirected_input(&self, redirects: &[Redirect]) -> Option<String> {
+        redirects.iter().rev().find_map(|r| match r.kind {
+            RedirectKind::HereDoc => r.body.as_ref().map(|b| b.text.clone()),
+            RedirectKind::HereString => Some(format!("{}\n", self.script_text(&r.target))),
+            _ => None,
+        })
     }
 
     /// Records a simple command for the rules and judges it for the read-only proof.
