@@ -2,6 +2,7 @@
 
 mod support;
 
+mod analysis;
 mod bash;
 mod bash_output;
 mod budget;

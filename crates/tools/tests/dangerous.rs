@@ -544,6 +544,112 @@ fn ordinary_work_is_not_refused() {
 }
 
 #[test]
+fn the_bypasses_of_issue_9_are_refused() {
+    assert_refused(
+        DangerKind::RecursiveDelete,
+        &[
+            "rm -rf ${X:-/}",
+            "rm -rf \"${X:-/}\"",
+            "rm -rf ${X:=/}",
+            "rm -rf ${X-~}",
+            "rm -rf \"${X:+/}\"",
+            "eval \"$(echo rm -rf /)\"",
+            "eval \"$(printf 'rm -rf %s' /)\"",
+            "rm -rf /[a-z]*",
+            "rm -rf /?sr",
+            "rm -rf /h*/tester",
+            "rm -rf /@(usr|x)",
+            "for d in /*; do rm -rf \"$d\"; done",
+            "for d in ~/*; do rm -rf $d; done",
+            "coproc rm -rf /",
+            "coproc NAME { rm -rf /; }",
+            "script -c 'rm -rf /'",
+            "script -qc 'rm -rf ~' /dev/null",
+            "runuser -u root -- rm -rf /",
+            "rm -rf /proc/self/root/",
+            "rm -rf /proc/1/root",
+            "rm -rf /proc/thread-self/root/home/tester",
+            "rm -rf /proc/self/cwd",
+            "d=$(cmd); rm -rf \"$d\"",
+            "d=`cmd`; rm -rf $d/",
+            "read d; rm -rf \"$d\"",
+            "for d in $(ls /); do rm -rf \"$d\"; done",
+        ],
+    );
+}
+
+#[test]
+fn commands_hidden_from_a_naive_parse_are_refused() {
+    assert_refused(
+        DangerKind::RecursiveDelete,
+        &[
+            // brush-parser reads `( (` as arithmetic; bash runs nested subshells.
+            "( ( rm -rf / ) )",
+            "(( rm -rf / ) )",
+            // A `case` inside `$( )` that the tokenizer closes too early.
+            "echo $(case x in x) rm -rf /;; esac)",
+            "select x in a; do rm -rf /; done",
+            "a=(rm -rf /); \"${a[@]}\"",
+            "$(printf rm) -rf /",
+            "$(echo rm) -rf ~",
+            "IFS=,; X=\"rm,-rf,/\"; $X",
+            "sh -c 'rm -rf \"$1\"' _ /",
+            "bash -c 'rm -rf \"$@\"' bash /",
+            "trap 'rm -rf /' EXIT",
+            "source <(echo 'rm -rf /')",
+            "bash <(echo 'rm -rf ~')",
+            "echo 'rm -rf /' | xargs -I{} sh -c '{}'",
+            "echo 'rm -rf /' | xargs sh -c",
+            "git -c alias.x='!rm -rf /' x",
+            "git -c core.pager='rm -rf ~' log",
+            "alias ll='rm -rf ~'",
+            "r\\\nm -rf /",
+            "cat <<-EOF\n\tx\n\tEOF\nrm -rf /",
+            "cat <<EOF; rm -rf /\nbody\nEOF",
+            "{rm,-rf,/}",
+            // Words inside parameter expansions are expanded too.
+            "echo ${x//$(rm -rf /)/y}",
+            "echo ${x/y/$(rm -rf /)}",
+            "echo ${x:$(rm -rf /)}",
+            "echo ${x#$(rm -rf /)}",
+            "echo ${x:?$(rm -rf /)}",
+            "echo ${a[$(rm -rf /)]}",
+            "a[$(rm -rf /)]=1",
+            "a=([$(rm -rf /)]=x)",
+            "echo ${x:-`rm -rf /`}",
+            "echo `echo \\`rm -rf /\\``",
+            // Text a shell reads from a here-document or a process substitution.
+            "cat <<EOF | bash\nrm -rf /\nEOF",
+            "cat <<< 'rm -rf ~' | sh",
+            "sh < <(echo rm -rf /)",
+        ],
+    );
+}
+
+#[test]
+fn text_that_only_mentions_danger_is_not_refused() {
+    assert_allowed(&[
+        "git commit -m \"fix fork while fork\"",
+        "git commit -m 'fork while fork'",
+        "echo fork while fork",
+        "grep -rn 'fork while fork' docs",
+        "alias ll='ls -la'",
+        "trap 'echo done' EXIT",
+        "git -c color.ui=always log",
+        "sh -c 'echo \"$1\"' _ /",
+        "(( i++ ))",
+        "x=(a b); echo \"${x[@]}\"",
+        "echo $(( (1 + 2) * 3 ))",
+        "echo 'oops",
+        "cat <<'EOF'\nrm -rf /\nEOF",
+        "rm -rf ${BUILD:-build}",
+        "for d in build dist; do rm -rf \"$d\"; done",
+        "rm -rf /tmp/*.log",
+        "rm -rf ./target/[a-z]*",
+    ]);
+}
+
+#[test]
 fn home_is_protected_even_when_unknown() {
     let places = CheckPlaces {
         workspace_root: PathBuf::from("/w"),

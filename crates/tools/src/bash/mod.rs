@@ -19,11 +19,12 @@
 //!   (`procs.rs`). With [`adopt_orphans`] (Linux), rein also becomes their parent, reaps them,
 //!   and stops whatever is still below it when it exits (`reaper.rs`).
 //! - `cd` persists, captured by bash itself on exit (see `cwd.rs`), inside the workspace only.
-//! - Dangerous commands are refused before they run ([`check_command`]).
+//! - Dangerous commands are refused before they run ([`check_command`]); [`analyze`] tells
+//!   rein-core which commands are provably read-only and what rules should match.
 
+mod analysis;
 mod child;
 mod cwd;
-mod danger;
 mod output;
 mod process;
 mod procs;
@@ -40,8 +41,10 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub use analysis::{
+    CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze, check_command,
+};
 pub use child::{TrackedChild, spawn_tracked};
-pub use danger::{CheckPlaces, Danger, DangerKind, check_command};
 pub use reaper::{OrphanCare, adopt_orphans};
 pub use tracker::{KILL_GRACE, ProcessTracker};
 
@@ -126,13 +129,9 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         home_dir: ctx.config().home_dir.clone(),
         cwd: Some(std::fs::canonicalize(&cwd).unwrap_or_else(|_| cwd.clone())),
     };
-    check_command(&args.command, &places).map_err(|danger| {
-        ToolError::Model(format!(
-            "Refused to run this command: {danger}. rein does not run commands that could destroy the \
-             system, the user's files or the workspace. Use a narrower command; if this is really \
-             intended, ask the user to run it themselves."
-        ))
-    })?;
+    // rein-core refuses these before asking anyone; refusing here too keeps the bash tool
+    // safe on its own (another caller, a rule that slipped).
+    check_command(&args.command, &places).map_err(|danger| ToolError::Model(danger.refusal()))?;
     if ctx.cancel_token().is_cancelled() {
         return Err(ToolError::Cancelled {
             partial: "(cancelled before the command started)".to_owned(),

@@ -15,6 +15,11 @@ pub(crate) enum Resolution<'a> {
         args: &'a [Word],
         /// Arguments the command also gets from its standard input (`xargs`).
         stdin_args: StdinArgs,
+        /// The wrappers looked through, with the index of each one's word, and the index
+        /// of the command's own word last (`sudo nice rm` → sudo 0, nice 1; rm at 2).
+        wrappers: Vec<(&'static str, usize)>,
+        /// The index of the command's name among the words.
+        at: usize,
     },
     /// Only variable assignments: they change the shell's variables.
     Assignments(&'a [Word]),
@@ -42,9 +47,11 @@ pub(crate) enum StdinArgs {
     Replacing(String),
 }
 
-/// Words that start compound commands; what follows them is the command that runs.
-const KEYWORDS: [&str; 12] = [
-    "{", "}", "!", "if", "then", "elif", "else", "fi", "do", "done", "while", "until",
+/// Words that start compound commands; what follows them is the command that runs. (A
+/// parsed command line has none left in command position, but the token fallback for text
+/// that does not parse does, and brush-parser 0.3 reads `coproc cmd` as a simple command.)
+const KEYWORDS: [&str; 13] = [
+    "{", "}", "!", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "coproc",
 ];
 
 /// Finds what `words` runs.
@@ -62,6 +69,7 @@ pub(crate) fn resolve(words: &[Word]) -> Resolution<'_> {
     }
     let mut i = leading_assignments;
     let mut stdin_args = StdinArgs::None;
+    let mut wrappers = Vec::new();
     loop {
         let Some(text) = words.get(i).and_then(Word::literal) else {
             return Resolution::Nothing;
@@ -76,8 +84,11 @@ pub(crate) fn resolve(words: &[Word]) -> Resolution<'_> {
                 name: name.to_owned(),
                 args: &words[i + 1..],
                 stdin_args,
+                wrappers,
+                at: i,
             };
         };
+        wrappers.push((wrapper.name, i));
         match skip_wrapper(words, i + 1, wrapper) {
             Skipped::Command(next) => {
                 if let Some(args) = stdin_args_of(wrapper.name, &words[i + 1..next], &words[next..])
@@ -186,13 +197,29 @@ fn skip_wrapper(words: &[Word], mut i: usize, wrapper: &Wrapper) -> Skipped {
                     rest: i + 1,
                 };
             }
-            if wrapper.name == "flock" && (text == "-c" || text == "--command") {
+            // `-c` alone, or last in a cluster of short options (`script -qc 'cmd'`).
+            let command_option = wrapper.command_options.iter().any(|option| {
+                *option == text
+                    || (!text.starts_with("--")
+                        && option.len() == 2
+                        && !option.starts_with("--")
+                        && text.ends_with(&option[1..]))
+            });
+            if command_option {
                 let Some(value) = words.get(i + 1) else {
                     return Skipped::NotRun;
                 };
                 return Skipped::SplitString {
                     text: value.clone(),
                     rest: i + 2,
+                };
+            }
+            if let Some((option, value)) = text.split_once('=')
+                && wrapper.command_options.contains(&option)
+            {
+                return Skipped::SplitString {
+                    text: Word::literal_word(value),
+                    rest: i + 1,
                 };
             }
             if wrapper.name == "command" && (text.contains('v') || text.contains('V')) {
@@ -252,26 +279,22 @@ pub(crate) fn split_assignment(word: &Word) -> Option<(String, Word)> {
     if parts.is_empty() {
         parts.push(Part::Lit(String::new()));
     }
-    Some((name.to_owned(), Word { parts }))
+    let raw = word.raw.split_once('=').map_or("", |(_, v)| v).to_owned();
+    Some((name.to_owned(), Word { parts, raw }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bash::danger::lexer::tokenize;
-    use crate::bash::danger::words::Token;
+    use crate::bash::analysis::parse::parse;
 
     fn resolved(src: &str) -> Option<(String, Vec<String>)> {
-        let words: Vec<Word> = tokenize(src)
-            .into_iter()
-            .filter_map(|t| {
-                if let Token::Word(w) = t {
-                    Some(w)
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let parsed = parse(src);
+        let words = parsed
+            .script
+            .only_simple()
+            .map(|s| s.words.clone())
+            .unwrap_or_default();
         match resolve(&words) {
             Resolution::Command { name, args, .. } => Some((
                 name,
@@ -299,7 +322,7 @@ mod tests {
             "timeout -s KILL 10 rm -rf /",
             "xargs -I {} rm -rf /",
             "FOO=bar command rm -rf /",
-            "if then ! { rm -rf /",
+            "if then ! rm -rf /",
             "busybox rm -rf /",
             "flock /tmp/lock rm -rf /",
             "flock -w 5 /tmp/lock rm -rf /",

@@ -1,10 +1,13 @@
 //! `find` that deletes: `-delete`, or `-exec rm` on what it finds.
 
 use super::commands::{Resolution, StdinArgs, resolve};
-use super::expand::{Expanded, display_word};
+use super::expand::Expanded;
 use super::paths::{Scope, protection, resolve as resolve_path};
+use super::printed::display_word;
+use super::tree::Simple;
+use super::walker::{Named, Shell, Stdin, Walker, refuse};
 use super::words::Word;
-use super::{Danger, DangerKind, Named, Shell, Stdin, Walker, refuse};
+use super::{Danger, DangerKind};
 
 /// Tests that pick files by name, place, age, size or owner. A `find` that deletes what such a
 /// test picks (`find . -name '*.o' -delete`) is ordinary cleaning, even from `/` or `~`.
@@ -138,6 +141,11 @@ impl Walker {
             self.refuse_find_of_protected(args, starts)?;
         }
         for words in &expression.commands {
+            // What `-exec` runs is a command of its own, for the rules.
+            self.record(&Simple {
+                words: words.clone(),
+                ..Simple::default()
+            });
             let placeholders: &[Word] = if expression.selective { &[] } else { starts };
             for start in placeholders.iter().chain([&Word::literal_word("{}")]) {
                 let words: Vec<Word> = words
@@ -167,7 +175,7 @@ impl Walker {
         for start in starts {
             for expanded in self.expand_each(start) {
                 let text = match expanded {
-                    Expanded::Known(text) | Expanded::IfEmpty { text, .. } => text,
+                    Expanded::Known(text) | Expanded::Maybe { text, .. } => text,
                     Expanded::Unknown => continue,
                 };
                 let Some(path) = resolve_path(&text, self.cwd.as_ref()) else {

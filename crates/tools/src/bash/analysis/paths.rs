@@ -1,12 +1,16 @@
 //! Paths as the dangerous-command checker sees them: resolved lexically (no file system
-//! access), with unquoted globs and an unknown home directory marked.
+//! access), with unquoted globs (see `glob.rs`) and an unknown home directory marked.
+//! `/proc/PID/root` is the root directory of a process, so it resolves to `/`.
 
 use std::path::Path;
 
-/// Stands for an unquoted glob character in expanded text.
-pub(crate) const GLOB_MARK: char = '\u{E000}';
+use super::glob;
+
 /// Stands for the home directory when its path is not known.
 pub(crate) const HOME_MARK: char = '\u{E001}';
+
+/// How many glob components of one path are tried against protected names.
+const MAX_GLOB_COMPONENTS: usize = 4;
 
 /// Where an absolute path starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +54,7 @@ impl AbsPath {
         };
         for component in &self.components {
             out.push('/');
-            out.push_str(&component.replace(GLOB_MARK, "*"));
+            out.push_str(&glob::display(component));
         }
         if out.is_empty() { "/".to_owned() } else { out }
     }
@@ -105,7 +109,52 @@ pub(crate) fn resolve(text: &str, cwd: Option<&AbsPath>) -> Option<AbsPath> {
     for component in rest.split('/') {
         path.push(component);
     }
-    Some(path)
+    Some(through_proc(path, cwd))
+}
+
+/// `/proc/PID/root/x` is `/x` (`PID` may be `self`, `thread-self`, a number or a glob, and
+/// `/proc/PID/task/TID/root` counts too); `/proc/self/cwd/x` is `x` in the current
+/// directory, and another process's `cwd` may be anywhere, `/` included.
+fn through_proc(mut path: AbsPath, cwd: Option<&AbsPath>) -> AbsPath {
+    let process = |c: &String| {
+        c == "self"
+            || c == "thread-self"
+            || glob::has_glob(c)
+            || (!c.is_empty() && c.bytes().all(|b| b.is_ascii_digit()))
+    };
+    while path.anchor == Anchor::Root {
+        let skip = match path.components.as_slice() {
+            [proc, pid, root, ..] if proc == "proc" && process(pid) && root == "root" => 3,
+            [proc, pid, task, tid, root, ..]
+                if proc == "proc"
+                    && process(pid)
+                    && task == "task"
+                    && process(tid)
+                    && root == "root" =>
+            {
+                5
+            }
+            [proc, pid, dir, ..] if proc == "proc" && process(pid) && dir == "cwd" => {
+                let own = pid == "self" || pid == "thread-self";
+                let base = match cwd {
+                    Some(cwd) if own => cwd.clone(),
+                    Some(_) | None => AbsPath {
+                        anchor: Anchor::Root,
+                        components: Vec::new(),
+                    },
+                };
+                let rest = path.components.split_off(3);
+                path = base;
+                for component in rest {
+                    path.push(&component);
+                }
+                continue;
+            }
+            _ => break,
+        };
+        path.components.drain(..skip);
+    }
+    path
 }
 
 /// Which protected place a path names.
@@ -149,64 +198,124 @@ pub(crate) enum Scope {
 }
 
 /// The protected place `path` names (or, for a trailing glob like `/*`, whose contents it
-/// names), if any.
+/// names), if any. A glob elsewhere (`/[a-z]*`, `/h*/me`) is tried against the names that
+/// would make the path protected.
 pub(crate) fn protection(
     path: &AbsPath,
     home: Option<&AbsPath>,
     workspace: Option<&AbsPath>,
     scope: Scope,
 ) -> Option<(Protected, Contents)> {
+    protection_within(path, home, workspace, scope, 0)
+}
+
+fn protection_within(
+    path: &AbsPath,
+    home: Option<&AbsPath>,
+    workspace: Option<&AbsPath>,
+    scope: Scope,
+    globs_tried: usize,
+) -> Option<(Protected, Contents)> {
     let mut components = path.components.as_slice();
     let mut contents = Contents::Itself;
     while let Some((last, rest)) = components.split_last()
-        && is_match_all_glob(last)
+        && glob::matches_everything(last)
     {
         components = rest;
         contents = Contents::Everything;
     }
-    if components.iter().any(|c| c.contains(GLOB_MARK)) {
-        return None;
+    if let Some(at) = components.iter().position(|c| glob::has_glob(c)) {
+        if globs_tried >= MAX_GLOB_COMPONENTS {
+            return None;
+        }
+        let parent = &components[..at];
+        return candidate_names(&path.anchor, parent, home, workspace)
+            .into_iter()
+            .filter(|name| glob::matches(&components[at], name))
+            .find_map(|name| {
+                let mut named = path.components.clone();
+                named[at] = name;
+                let named = AbsPath {
+                    anchor: path.anchor.clone(),
+                    components: named,
+                };
+                protection_within(&named, home, workspace, scope, globs_tried + 1)
+            });
     }
     let dir = AbsPath {
         anchor: path.anchor.clone(),
         components: components.to_vec(),
     };
+    protected_dir(&dir, home, workspace, scope).map(|p| (p, contents))
+}
+
+/// The names under `parent` that are protected or lead to something protected.
+fn candidate_names(
+    anchor: &Anchor,
+    parent: &[String],
+    home: Option<&AbsPath>,
+    workspace: Option<&AbsPath>,
+) -> Vec<String> {
+    if *anchor != Anchor::Root {
+        return Vec::new();
+    }
+    let mut names: Vec<String> = if parent.is_empty() {
+        SYSTEM_DIRS.iter().map(|d| (*d).to_owned()).collect()
+    } else {
+        Vec::new()
+    };
+    for place in [home, workspace].into_iter().flatten() {
+        if place.anchor == Anchor::Root
+            && place.components.len() > parent.len()
+            && place.components.starts_with(parent)
+        {
+            names.push(place.components[parent.len()].clone());
+        }
+    }
+    names
+}
+
+/// Which protected place the directory `dir` is, if any.
+fn protected_dir(
+    dir: &AbsPath,
+    home: Option<&AbsPath>,
+    workspace: Option<&AbsPath>,
+    scope: Scope,
+) -> Option<Protected> {
     let display = dir.display();
     if let Anchor::Home { above } = dir.anchor {
         return match (above, dir.components.is_empty()) {
-            (0, true) => Some((Protected::Home(display), contents)),
-            (1.., true) => Some((Protected::HomeAncestor(display), contents)),
+            (0, true) => Some(Protected::Home(display)),
+            (1.., true) => Some(Protected::HomeAncestor(display)),
             (_, false) => None,
         };
     }
     if dir.components.is_empty() {
-        return Some((Protected::Root, contents));
+        return Some(Protected::Root);
     }
     let contains = |place: Option<&AbsPath>| {
         place.is_some_and(|p| p.anchor == Anchor::Root && p.components.starts_with(&dir.components))
     };
     if contains(home) {
         let is_home = home.is_some_and(|h| h.components.len() == dir.components.len());
-        let protected = if is_home {
+        return Some(if is_home {
             Protected::Home(display)
         } else {
             Protected::HomeAncestor(display)
-        };
-        return Some((protected, contents));
+        });
     }
     if scope == Scope::Delete && contains(workspace) {
         let is_root = workspace.is_some_and(|w| w.components.len() == dir.components.len());
-        let protected = if is_root {
+        return Some(if is_root {
             Protected::Workspace(display)
         } else {
             Protected::WorkspaceAncestor(display)
-        };
-        return Some((protected, contents));
+        });
     }
     if let [top] = dir.components.as_slice()
         && SYSTEM_DIRS.contains(&top.as_str())
     {
-        return Some((Protected::TopLevel(display), contents));
+        return Some(Protected::TopLevel(display));
     }
     None
 }
@@ -225,11 +334,6 @@ pub(crate) enum Contents {
     Itself,
     /// Everything in it, through a glob.
     Everything,
-}
-
-/// `*`, `.*`, `**`: a component that matches (nearly) every name.
-fn is_match_all_glob(component: &str) -> bool {
-    component.contains(GLOB_MARK) && component.chars().all(|c| c == GLOB_MARK || c == '.')
 }
 
 /// Whether writing to `path` writes straight to a disk or to kernel memory.
@@ -273,7 +377,25 @@ mod tests {
         let check =
             |p: &str| protection(&abs(p), Some(&home), Some(&ws), Scope::Delete).map(|(p, _)| p);
         assert_eq!(check("/"), Some(Protected::Root));
-        assert_eq!(check(&format!("/{GLOB_MARK}")), Some(Protected::Root));
+        assert_eq!(check(&format!("/{}", glob::ANY)), Some(Protected::Root));
+        assert_eq!(
+            check(&format!(
+                "/{}a-z{}{}",
+                glob::CLASS_START,
+                glob::CLASS_END,
+                glob::ANY
+            )),
+            Some(Protected::Root)
+        );
+        assert_eq!(
+            check(&format!("/h{}/me", glob::ANY)),
+            Some(Protected::Home("/home/me".into()))
+        );
+        assert_eq!(check("/proc/self/root/"), Some(Protected::Root));
+        assert_eq!(
+            check("/proc/1/task/1/root/usr"),
+            Some(Protected::TopLevel("/usr".into()))
+        );
         assert_eq!(check("/usr"), Some(Protected::TopLevel("/usr".into())));
         assert_eq!(check("/home/me/"), Some(Protected::Home("/home/me".into())));
         assert_eq!(
@@ -287,7 +409,8 @@ mod tests {
         assert_eq!(check("/home/me/proj/build"), None);
         assert_eq!(check("/app"), None);
         assert_eq!(check("/home/me/.cache"), None);
-        assert_eq!(check(&format!("/home/me/proj/{GLOB_MARK}.o")), None);
+        assert_eq!(check(&format!("/home/me/proj/{}.o", glob::ANY)), None);
+        assert_eq!(check(&format!("/tmp/{}.log", glob::ANY)), None);
     }
 
     #[test]

@@ -1,13 +1,13 @@
-//! The rules for particular commands: recursive deletes and permission changes, writes to
-//! disks, shells and interpreters that would run downloaded code.
+//! The rules for what commands do to paths: recursive deletes and permission changes of
+//! protected directories, and writes to disks.
 
-use super::commands::{Resolution, StdinArgs, resolve};
+use super::commands::StdinArgs;
 use super::expand::Expanded;
-use super::expand::display_word;
 use super::paths::{Contents, Scope, is_block_device, protection, resolve as resolve_path};
-use super::script::parse;
-use super::words::{Part, Redirect, RedirectKind, Word};
-use super::{Danger, DangerKind, Named, SHELLS, Shell, Stdin, Walker, refuse};
+use super::printed::display_word;
+use super::walker::{Named, Walker, refuse};
+use super::words::{Part, VarOp, Word};
+use super::{Danger, DangerKind};
 
 /// Programs that download.
 pub(super) const FETCHERS: [&str; 2] = ["curl", "wget"];
@@ -73,9 +73,9 @@ impl Walker {
             .iter()
             .flat_map(|word| self.expand_each(word).into_iter().map(move |e| (*word, e)));
         for (word, expanded) in expansions {
-            let (text, empty_vars) = match expanded {
-                Expanded::Known(text) => (text, Vec::new()),
-                Expanded::IfEmpty { text, vars } => (text, vars),
+            let (text, empty, set) = match expanded {
+                Expanded::Known(text) => (text, Vec::new(), Vec::new()),
+                Expanded::Maybe { text, empty, set } => (text, empty, set),
                 Expanded::Unknown => continue,
             };
             if text.is_empty() {
@@ -94,21 +94,20 @@ impl Walker {
                 Contents::Everything => format!("everything in {}", place.describe()),
             };
             let target = display_word(word);
-            let reason = if empty_vars.is_empty() {
-                format!("`{shown}` would {verb} {what}")
-            } else {
-                let vars = empty_vars
-                    .iter()
+            let listed = |vars: &[String]| {
+                vars.iter()
                     .map(|v| format!("${v}"))
                     .collect::<Vec<_>>()
-                    .join(", ");
-                let example = empty_vars
-                    .first()
-                    .map_or_else(String::new, |v| format!("${{{v}:?}}"));
-                format!(
-                    "`{shown}` would {verb} {what} if {vars} were empty or unset; write {target} as \
-                     {example}... so the shell stops instead"
-                )
+                    .join(", ")
+            };
+            let reason = match (empty.first(), set.is_empty()) {
+                (None, true) => format!("`{shown}` would {verb} {what}"),
+                (Some(first), true) => format!(
+                    "`{shown}` would {verb} {what} if {} were empty or unset; write {target} \
+                     with ${{{first}:?}} so the shell stops instead",
+                    listed(&empty)
+                ),
+                (_, false) => format!("`{shown}` would {verb} {what} if {} were set", listed(&set)),
             };
             return refuse(kind, reason);
         }
@@ -118,7 +117,7 @@ impl Walker {
     /// A recursive delete of paths rein cannot see before it runs. A path that starts with
     /// literal text (`./build/$NAME`, `"$(pwd)/x"`, `$TMPDIR/x` which is `/x` at worst) is
     /// judged by that text; plain variables are judged by what they are when empty (see
-    /// [`Expanded::IfEmpty`]). What is refused here is a target decided wholly at run time:
+    /// [`Expanded::Maybe`]). What is refused here is a target decided wholly at run time:
     /// a command's output (`$(cmd)`, `` `cmd` ``), a transformed variable (`${HOME%/*}`),
     /// another user's home (`~root`), or arguments `xargs` reads from its input. Any of
     /// them may be `/` or the home directory, and the person approving cannot tell either.
@@ -175,7 +174,8 @@ impl Walker {
                 | Part::Var(_)
                 | Part::Subst(_)
                 | Part::ProcSubst(_)
-                | Part::Arith(_) => false,
+                | Part::Arith(_)
+                | Part::Unreadable(_) => false,
             }
         {
             parts = rest;
@@ -184,10 +184,15 @@ impl Walker {
             Part::Subst(_) | Part::ProcSubst(_) => {
                 self.expand(&Word {
                     parts: vec![part.clone()],
+                    raw: String::new(),
                 }) == Expanded::Unknown
             }
-            Part::Var(var) => var.modifier.starts_with(['%', '#', '/', '^', ',', '@']),
+            Part::Var(var) => {
+                var.op == VarOp::Transformed
+                    || (self.run_time.contains(&var.name) && !self.vars.contains_key(&var.name))
+            }
             Part::Tilde(user) => !user.is_empty() && user != "+",
+            Part::Unreadable(_) => true,
             Part::Lit(_) | Part::Glob(_) | Part::Arith(_) => false,
         };
         // Quotes leave empty literal parts (`"$(cmd)"`); they change nothing.
@@ -202,7 +207,7 @@ impl Walker {
     pub(super) fn check_device_write(&self, word: &Word, via: WriteVia<'_>) -> Result<(), Danger> {
         match self.expand(word) {
             Expanded::Known(text) => self.check_device_text(&text, via),
-            Expanded::IfEmpty { .. } | Expanded::Unknown => Ok(()),
+            Expanded::Maybe { .. } | Expanded::Unknown => Ok(()),
         }
     }
 
@@ -226,195 +231,6 @@ impl Walker {
             Some(_) | None => Ok(()),
         }
     }
-
-    /// `bash -c SCRIPT` is checked as a command line; a shell reading its script from a pipe,
-    /// `<(...)` or `$(...)` must not be fed a download.
-    pub(super) fn check_shell(
-        &mut self,
-        name: &str,
-        args: &[Word],
-        redirects: &[Redirect],
-        stdin: &Stdin,
-    ) -> Result<(), Danger> {
-        let mut script_mode = false;
-        let mut stdin_flag = false;
-        let mut operand = None;
-        let mut i = 0;
-        while let Some(arg) = args.get(i) {
-            let Some(text) = arg.literal() else {
-                operand = Some(arg);
-                break;
-            };
-            if text == "-" {
-                break;
-            }
-            if text == "--" {
-                operand = args.get(i + 1);
-                break;
-            }
-            if text.len() > 1 && (text.starts_with('-') || text.starts_with('+')) {
-                if text.starts_with("--") {
-                    if text == "--rcfile" || text == "--init-file" {
-                        i += 1;
-                    }
-                } else {
-                    let letters = &text[1..];
-                    script_mode |= text.starts_with('-') && letters.contains('c');
-                    stdin_flag |= letters.contains('s');
-                    if letters.ends_with(['o', 'O']) {
-                        i += 1;
-                    }
-                }
-                i += 1;
-                continue;
-            }
-            operand = Some(arg);
-            break;
-        }
-        if script_mode {
-            let Some(script) = operand else { return Ok(()) };
-            self.refuse_downloaded_code(std::slice::from_ref(script), &format!("{name} -c"))?;
-            let src = self.script_text(script);
-            return self.walk_source(&src, Shell::Subshell);
-        }
-        if let Some(script) = operand {
-            self.refuse_downloaded_code(std::slice::from_ref(script), name)?;
-        }
-        let reads_stdin =
-            stdin_flag || operand.is_none_or(|w| w.literal().is_some_and(|t| t == "/dev/stdin"));
-        if reads_stdin {
-            self.check_stdin_script(name, redirects, stdin)
-        } else {
-            Ok(())
-        }
-    }
-
-    /// `python3`, `perl`...: like a shell, they must not run a download fed to them.
-    pub(super) fn check_interpreter(
-        &mut self,
-        name: &str,
-        args: &[Word],
-        redirects: &[Redirect],
-        stdin: &Stdin,
-    ) -> Result<(), Danger> {
-        let mut operand = None;
-        for arg in args {
-            match arg.literal() {
-                Some(text) if text == "-" => break,
-                Some(text) if text.starts_with('-') && text.len() > 1 => {
-                    let code_flags = ["-c", "-m", "-e", "-E", "-r", "-p", "--eval", "--print"];
-                    let short_code = !text.starts_with("--")
-                        && text[1..].contains(['c', 'm', 'e', 'E', 'r', 'p']);
-                    if code_flags.contains(&text.as_str()) || short_code {
-                        return Ok(());
-                    }
-                }
-                Some(_) | None => {
-                    operand = Some(arg);
-                    break;
-                }
-            }
-        }
-        match operand {
-            Some(script) => self.refuse_downloaded_code(std::slice::from_ref(script), name),
-            None => self.check_stdin_script(name, redirects, stdin),
-        }
-    }
-
-    /// A shell or interpreter that reads its program from standard input.
-    pub(super) fn check_stdin_script(
-        &mut self,
-        name: &str,
-        redirects: &[Redirect],
-        stdin: &Stdin,
-    ) -> Result<(), Danger> {
-        if stdin.from_fetcher {
-            return refuse_piped_download(name);
-        }
-        if SHELLS.contains(&name)
-            && let Some(script) = &stdin.printed
-        {
-            // `echo 'rm -rf /' | bash`: the printed text is the script.
-            self.walk_source(script, Shell::Subshell)?;
-        }
-        for redirect in redirects {
-            match redirect.kind {
-                RedirectKind::Read => {
-                    self.refuse_downloaded_code(std::slice::from_ref(&redirect.target), name)?;
-                }
-                RedirectKind::HereDoc => {
-                    if let Some(body) = &redirect.body {
-                        self.walk_source(body, Shell::Subshell)?;
-                    }
-                }
-                RedirectKind::HereString => {
-                    let src = self.script_text(&redirect.target);
-                    self.walk_source(&src, Shell::Subshell)?;
-                }
-                RedirectKind::Write
-                | RedirectKind::Append
-                | RedirectKind::WriteBoth
-                | RedirectKind::ReadWrite
-                | RedirectKind::DupRead
-                | RedirectKind::DupWrite => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// `bash <(curl ...)`, `bash -c "$(curl ...)"`, `eval "$(wget -O- ...)"`.
-    pub(super) fn refuse_downloaded_code(
-        &self,
-        words: &[Word],
-        runner: &str,
-    ) -> Result<(), Danger> {
-        for word in words {
-            for part in &word.parts {
-                if let Part::Subst(inner) | Part::ProcSubst(inner) = part
-                    && let Some(fetcher) = runs_fetcher(inner)
-                {
-                    return refuse(
-                        DangerKind::RemoteCode,
-                        format!(
-                            "`{runner}` would run code downloaded by {fetcher} without anyone reading it; \
-                             download it to a file first so it can be inspected"
-                        ),
-                    );
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Whether `word` is an option (`-x`, `--long`).
-    pub(super) fn is_option(&self, word: &Word) -> bool {
-        matches!(self.expand(word), Expanded::Known(t) if t.starts_with('-') && t.len() > 1)
-    }
-}
-
-pub(super) fn refuse_piped_download(runner: &str) -> Result<(), Danger> {
-    refuse(
-        DangerKind::RemoteCode,
-        format!(
-            "piping a download into `{runner}` runs code from the network without anyone reading it; \
-             download it to a file first so it can be inspected"
-        ),
-    )
-}
-
-/// The downloader a nested command line runs, if any.
-fn runs_fetcher(src: &str) -> Option<&'static str> {
-    let script = parse(src);
-    script
-        .pipelines
-        .iter()
-        .flat_map(|p| &p.commands)
-        .find_map(|c| match resolve(&c.words) {
-            Resolution::Command { name, .. } => FETCHERS.iter().find(|f| **f == name).copied(),
-            Resolution::Assignments(_) | Resolution::SplitString { .. } | Resolution::Nothing => {
-                None
-            }
-        })
 }
 
 /// A command as the model wrote it, roughly and at most about 100 characters, for messages.

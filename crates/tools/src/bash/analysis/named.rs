@@ -1,0 +1,217 @@
+//! What particular commands mean to the walk: the deny rules each one is checked against,
+//! and the shell state (`cd`, variables) the builtins change.
+
+use super::commands::split_assignment;
+use super::expand::Expanded;
+use super::paths::Scope;
+use super::rules::WriteVia;
+use super::shells::refuse_piped_download;
+use super::walker::{Named, Shell, Stdin, Walker, refuse};
+use super::words::{Part, Redirect, Word};
+use super::{Danger, DangerKind, FORMATTERS, INTERPRETERS, SHELLS};
+
+impl Walker {
+    /// Applies the rules for the command `named` runs.
+    pub(super) fn check_named(
+        &mut self,
+        named: &Named<'_>,
+        redirects: &[Redirect],
+        stdin: &Stdin,
+        shell: Shell,
+    ) -> Result<(), Danger> {
+        let Named { name, args, .. } = *named;
+        match name {
+            "rm" => self.check_recursive(named, Scope::Delete),
+            "chmod" | "chown" | "chgrp" => self.check_recursive(named, Scope::Permissions),
+            "find" => self.check_find(args),
+            "dd" => {
+                for arg in args {
+                    if let Expanded::Known(text) = self.expand(arg)
+                        && let Some(target) = text.strip_prefix("of=")
+                    {
+                        self.check_device_text(target, WriteVia::DdOutput)?;
+                    }
+                }
+                Ok(())
+            }
+            "tee" | "shred" => {
+                for arg in args.iter().filter(|a| !self.is_option(a)) {
+                    self.check_device_write(arg, WriteVia::Command(name))?;
+                }
+                Ok(())
+            }
+            "cp" => match args.iter().rfind(|a| !self.is_option(a)) {
+                Some(target) => self.check_device_write(target, WriteVia::Command(name)),
+                None => Ok(()),
+            },
+            n if n == "mkfs" || n.starts_with("mkfs.") || FORMATTERS.contains(&n) => refuse(
+                DangerKind::Format,
+                format!(
+                    "`{n}` writes a new file system (or wipes one), destroying what is on the device"
+                ),
+            ),
+            n if SHELLS.contains(&n) => self.check_shell(named, redirects, stdin),
+            n if n.starts_with("python") || n.starts_with("perl") || INTERPRETERS.contains(&n) => {
+                self.check_interpreter(n, args, redirects, stdin)
+            }
+            "eval" => {
+                self.refuse_downloaded_code(args, "eval")?;
+                let src: Vec<String> = args.iter().map(|a| self.script_text(a)).collect();
+                self.walk_source(&src.join(" "), shell)
+            }
+            "source" | "." => {
+                self.refuse_downloaded_code(args, name)?;
+                if let Some([Part::ProcSubst(inner)]) = args.first().map(|w| w.parts.as_slice())
+                    && let Some(printed) = self.script_output(inner)
+                {
+                    return self.walk_source(&printed, shell);
+                }
+                let reads_stdin = args
+                    .first()
+                    .and_then(Word::literal)
+                    .is_some_and(|t| t == "/dev/stdin");
+                if reads_stdin && stdin.from_fetcher {
+                    return refuse_piped_download(name);
+                }
+                Ok(())
+            }
+            "su" => {
+                let mut args = args.iter();
+                while let Some(arg) = args.next() {
+                    let text = arg.literal().unwrap_or_default();
+                    if let Some(src) = text.strip_prefix("--command=") {
+                        self.walk_source(src, Shell::Subshell)?;
+                    } else if (text == "-c" || text == "--command")
+                        && let Some(src) = args.next()
+                    {
+                        let src = self.script_text(src);
+                        self.walk_source(&src, Shell::Subshell)?;
+                    }
+                }
+                Ok(())
+            }
+            // `trap 'cmd' EXIT` runs cmd later, in this shell.
+            "trap" => match args
+                .iter()
+                .position(|a| a.literal().is_none_or(|t| !t.starts_with('-')))
+            {
+                Some(at) if at + 1 < args.len() => {
+                    let src = self.script_text(&args[at]);
+                    self.walk_source(&src, Shell::Subshell)
+                }
+                Some(_) | None => Ok(()),
+            },
+            // An alias runs its text where it is used: checked against the deny list now.
+            "alias" => {
+                for word in args {
+                    if let Some((_, value)) = split_assignment(word) {
+                        let src = self.script_text(&value);
+                        let mut shadow = self.clone();
+                        shadow.silent = true;
+                        shadow.walk_source(&src, Shell::Subshell)?;
+                    }
+                }
+                Ok(())
+            }
+            "git" => self.check_git_config(args),
+            "cd" | "pushd" => {
+                if shell == Shell::Same {
+                    self.change_dir(args);
+                }
+                Ok(())
+            }
+            // The token fallback for text that does not parse sees `for NAME in WORDS` as
+            // a command.
+            "for" => {
+                if let Some(var) = args.first().and_then(Word::literal) {
+                    let listed = args
+                        .get(1)
+                        .and_then(Word::literal)
+                        .is_some_and(|k| k == "in");
+                    let values = listed.then(|| &args[2..]);
+                    self.enter_for(&var, values);
+                }
+                Ok(())
+            }
+            "read" | "mapfile" | "readarray" => {
+                if shell == Shell::Same {
+                    self.read_into(args);
+                }
+                Ok(())
+            }
+            "popd" => {
+                if shell == Shell::Same {
+                    self.cwd = None;
+                }
+                Ok(())
+            }
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                if shell == Shell::Same {
+                    self.assign(args);
+                }
+                Ok(())
+            }
+            "unset" => {
+                if shell == Shell::Same {
+                    for name in args
+                        .iter()
+                        .filter_map(Word::literal)
+                        .filter(|t| !t.starts_with('-'))
+                    {
+                        self.non_empty.remove(&name);
+                        self.run_time.remove(&name);
+                        self.vars.insert(name, String::new());
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Configuration keys whose value git runs as a shell command (for `alias.*` and
+/// `credential.helper`, when it starts with `!`).
+const GIT_COMMAND_KEYS: [&str; 9] = [
+    "core.pager",
+    "core.editor",
+    "core.sshcommand",
+    "core.fsmonitor",
+    "sequence.editor",
+    "diff.external",
+    "gpg.program",
+    "credential.helper",
+    "alias.",
+];
+
+impl Walker {
+    /// `git -c core.pager='rm -rf /' log`: a configuration value git runs is a command.
+    fn check_git_config(&mut self, args: &[Word]) -> Result<(), Danger> {
+        let mut i = 0;
+        while let Some(text) = args.get(i).and_then(Word::literal) {
+            if !text.starts_with('-') {
+                break;
+            }
+            if text == "-c"
+                && let Some(setting) = args.get(i + 1)
+            {
+                let setting = self.script_text(setting);
+                if let Some((key, value)) = setting.split_once('=') {
+                    let key = key.to_ascii_lowercase();
+                    let runs = GIT_COMMAND_KEYS.iter().any(|k| {
+                        key == *k
+                            || (k.ends_with('.') && key.starts_with(k))
+                            || key.starts_with("pager.")
+                    });
+                    if runs {
+                        let command = value.strip_prefix('!').unwrap_or(value);
+                        self.walk_source(command, Shell::Subshell)?;
+                    }
+                }
+                i += 1;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+}

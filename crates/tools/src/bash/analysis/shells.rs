@@ -1,0 +1,268 @@
+//! Shells and interpreters: the code they would run, checked as a command line where the
+//! text says it (`bash -c`, a here-document, text piped in), and refused when it is
+//! downloaded (`curl | sh`, `bash <(curl ...)`) or a Perl fork bomb.
+
+use super::commands::{Resolution, StdinArgs, resolve};
+use super::parse::parse;
+use super::rules::FETCHERS;
+use super::tree::Script;
+use super::walker::{Named, Shell, Stdin, Walker, refuse};
+use super::words::{Part, Redirect, RedirectKind, Word};
+use super::{Danger, DangerKind, SHELLS};
+
+impl Walker {
+    /// `bash -c SCRIPT` is checked as a command line; a shell reading its script from a pipe,
+    /// `<(...)` or `$(...)` must not be fed a download.
+    pub(super) fn check_shell(
+        &mut self,
+        named: &Named<'_>,
+        redirects: &[Redirect],
+        stdin: &Stdin,
+    ) -> Result<(), Danger> {
+        let Named {
+            name,
+            args,
+            stdin_args,
+        } = *named;
+        let mut script_mode = false;
+        let mut stdin_flag = false;
+        let mut operand_at = None;
+        let mut i = 0;
+        while let Some(arg) = args.get(i) {
+            let Some(text) = arg.literal() else {
+                operand_at = Some(i);
+                break;
+            };
+            if text == "-" {
+                break;
+            }
+            if text == "--" {
+                operand_at = (i + 1 < args.len()).then_some(i + 1);
+                break;
+            }
+            if text.len() > 1 && (text.starts_with('-') || text.starts_with('+')) {
+                if text.starts_with("--") {
+                    if text == "--rcfile" || text == "--init-file" {
+                        i += 1;
+                    }
+                } else {
+                    let letters = &text[1..];
+                    script_mode |= text.starts_with('-') && letters.contains('c');
+                    stdin_flag |= letters.contains('s');
+                    if letters.ends_with(['o', 'O']) {
+                        i += 1;
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            operand_at = Some(i);
+            break;
+        }
+        let operand = operand_at.map(|at| &args[at]);
+        if script_mode {
+            let src = match (operand, stdin_args, &stdin.printed) {
+                (Some(script), _, _) => {
+                    self.refuse_downloaded_code(
+                        std::slice::from_ref(script),
+                        &format!("{name} -c"),
+                    )?;
+                    let src = self.script_text(script);
+                    // `... | xargs -I{} sh -c '{}'`: the placeholder is what was printed.
+                    match (stdin_args, &stdin.printed) {
+                        (StdinArgs::Replacing(p), Some(printed)) if src.contains(p.as_str()) => {
+                            src.replace(p.as_str(), printed.trim_end())
+                        }
+                        _ => src,
+                    }
+                }
+                // `... | xargs sh -c`: the script is the first word read.
+                (None, StdinArgs::Appended, Some(printed)) => printed.clone(),
+                (None, _, _) => return Ok(()),
+            };
+            // The words after the script are `$0`, `$1`...
+            let positional = operand_at.map_or(&[][..], |at| &args[at + 1..]);
+            return self.walk_source_with_args(&src, positional);
+        }
+        if let Some(script) = operand {
+            self.refuse_downloaded_code(std::slice::from_ref(script), name)?;
+            if let [Part::ProcSubst(inner)] = script.parts.as_slice()
+                && let Some(printed) = self.script_output(inner)
+            {
+                return self.walk_source(&printed, Shell::Subshell);
+            }
+        }
+        let reads_stdin =
+            stdin_flag || operand.is_none_or(|w| w.literal().is_some_and(|t| t == "/dev/stdin"));
+        if reads_stdin {
+            self.check_stdin_script(name, redirects, stdin)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `python3`, `perl`...: like a shell, they must not run a download fed to them.
+    pub(super) fn check_interpreter(
+        &mut self,
+        name: &str,
+        args: &[Word],
+        redirects: &[Redirect],
+        stdin: &Stdin,
+    ) -> Result<(), Danger> {
+        let mut operand = None;
+        for (i, arg) in args.iter().enumerate() {
+            match arg.literal() {
+                Some(text) if text == "-" => break,
+                Some(text) if text.starts_with('-') && text.len() > 1 => {
+                    if name.starts_with("perl")
+                        && !text.starts_with("--")
+                        && let Some(at) = text[1..].find(['e', 'E'])
+                    {
+                        let attached = &text[at + 2..];
+                        let code = match attached {
+                            "" => args.get(i + 1).map(|w| self.script_text(w)),
+                            code => Some(code.to_owned()),
+                        };
+                        if code.as_deref().is_some_and(forks_forever) {
+                            return refuse(
+                                DangerKind::ForkBomb,
+                                format!(
+                                    "`{name}` would run `fork` in a loop, a fork bomb: it starts \
+                                     processes until the machine stops"
+                                ),
+                            );
+                        }
+                    }
+                    let code_flags = ["-c", "-m", "-e", "-E", "-r", "-p", "--eval", "--print"];
+                    let short_code = !text.starts_with("--")
+                        && text[1..].contains(['c', 'm', 'e', 'E', 'r', 'p']);
+                    if code_flags.contains(&text.as_str()) || short_code {
+                        return Ok(());
+                    }
+                }
+                Some(_) | None => {
+                    operand = Some(arg);
+                    break;
+                }
+            }
+        }
+        match operand {
+            Some(script) => self.refuse_downloaded_code(std::slice::from_ref(script), name),
+            None => self.check_stdin_script(name, redirects, stdin),
+        }
+    }
+
+    /// A shell or interpreter that reads its program from standard input.
+    pub(super) fn check_stdin_script(
+        &mut self,
+        name: &str,
+        redirects: &[Redirect],
+        stdin: &Stdin,
+    ) -> Result<(), Danger> {
+        if stdin.from_fetcher {
+            return refuse_piped_download(name);
+        }
+        if SHELLS.contains(&name)
+            && let Some(script) = &stdin.printed
+        {
+            // `echo 'rm -rf /' | bash`: the printed text is the script.
+            self.walk_source(script, Shell::Subshell)?;
+        }
+        for redirect in redirects {
+            match redirect.kind {
+                RedirectKind::Read => {
+                    self.refuse_downloaded_code(std::slice::from_ref(&redirect.target), name)?;
+                    // `sh < <(echo 'cmd')`
+                    if let [Part::ProcSubst(inner)] = redirect.target.parts.as_slice()
+                        && let Some(printed) = self.script_output(inner)
+                    {
+                        self.walk_source(&printed, Shell::Subshell)?;
+                    }
+                }
+                RedirectKind::HereDoc => {
+                    if let Some(body) = &redirect.body {
+                        self.walk_source(&body.text, Shell::Subshell)?;
+                    }
+                }
+                RedirectKind::HereString => {
+                    let src = self.script_text(&redirect.target);
+                    self.walk_source(&src, Shell::Subshell)?;
+                }
+                RedirectKind::Write
+                | RedirectKind::Append
+                | RedirectKind::WriteBoth
+                | RedirectKind::ReadWrite
+                | RedirectKind::DupRead
+                | RedirectKind::DupWrite => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `bash <(curl ...)`, `bash -c "$(curl ...)"`, `eval "$(wget -O- ...)"`.
+    pub(super) fn refuse_downloaded_code(
+        &self,
+        words: &[Word],
+        runner: &str,
+    ) -> Result<(), Danger> {
+        for word in words {
+            for part in &word.parts {
+                let fetcher = match part {
+                    Part::Subst(inner) => runs_fetcher(&parse(inner).script),
+                    Part::ProcSubst(script) => runs_fetcher(script),
+                    Part::Lit(_)
+                    | Part::Glob(_)
+                    | Part::Tilde(_)
+                    | Part::Var(_)
+                    | Part::Arith(_)
+                    | Part::Unreadable(_) => None,
+                };
+                if let Some(fetcher) = fetcher {
+                    return refuse(
+                        DangerKind::RemoteCode,
+                        format!(
+                            "`{runner}` would run code downloaded by {fetcher} without anyone reading it; \
+                             download it to a file first so it can be inspected"
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn refuse_piped_download(runner: &str) -> Result<(), Danger> {
+    refuse(
+        DangerKind::RemoteCode,
+        format!(
+            "piping a download into `{runner}` runs code from the network without anyone reading it; \
+             download it to a file first so it can be inspected"
+        ),
+    )
+}
+
+/// Whether Perl code forks in a loop: `fork while fork`, `fork until 0` (the statement
+/// modifier form of the classic Perl fork bomb).
+fn forks_forever(code: &str) -> bool {
+    let words: Vec<&str> = code
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .any(|w| w[0] == "fork" && matches!(w[1], "while" | "until"))
+}
+
+/// The downloader a nested command line runs, if any.
+fn runs_fetcher(script: &Script) -> Option<&'static str> {
+    let mut found = None;
+    script.each_simple(&mut |simple| {
+        if found.is_none()
+            && let Resolution::Command { name, .. } = resolve(&simple.words)
+        {
+            found = FETCHERS.iter().find(|f| **f == name).copied();
+        }
+    });
+    found
+}
