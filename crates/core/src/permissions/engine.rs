@@ -17,7 +17,7 @@ use std::fmt;
 
 use rein_tools::ToolKind;
 
-use super::{CallView, Decision, PermissionMode, Rule};
+use super::{CallView, Decision, Pattern, PermissionMode, Rule};
 
 /// Where a rule came from, for explanations.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,12 +100,16 @@ pub(super) fn judge(
     session: &[SourcedRule],
     call: &CallView<'_>,
 ) -> Verdict {
-    let names = |rule: &SourcedRule| rule.rule.names_call(call);
+    let names = |rule: &SourcedRule| rule.rule.names_call(call) || names_a_file(rule, call);
     // 1. The hard deny list.
     if let Some(danger) = call.shell.and_then(|s| s.danger.as_deref()) {
         return verdict(
             Decision::Deny {
-                reason: format!("the hard deny list refuses it: {danger}"),
+                reason: format!(
+                    "the hard deny list refuses it: {danger}. rein never runs commands that could \
+                     destroy the system, the person's files or the workspace, in any mode; use a \
+                     narrower command, or ask the person to run it themselves"
+                ),
             },
             format!("the hard deny list: {danger}"),
         );
@@ -162,10 +166,36 @@ pub(super) fn judge(
     }
     // 5. Allow rules.
     if let Some(shell) = call.shell {
+        // An exact rule for the whole line (what "yes for the session" records) covers it;
+        // a prefix rule never does (`npm test:*` must not cover `npm test; rm -rf .`).
+        let line = call
+            .arguments
+            .get("command")
+            .and_then(serde_json::Value::as_str);
+        let names_line = |r: &&SourcedRule| {
+            r.rule.names_tool(call.tool)
+                && matches!(r.rule.pattern, Some(Pattern::Command { prefix: false, .. }))
+                && line.is_some_and(|line| r.rule.names_command(line))
+        };
+        if let Some(rule) = allows().find(names_line) {
+            return verdict(Decision::Allow, format!("allow rule {rule}"));
+        }
         let covered = |command: &String| {
             allows().any(|r| r.rule.names_tool(call.tool) && r.rule.names_command(command))
         };
-        if !shell.simple_commands.is_empty() && shell.simple_commands.iter().all(covered) {
+        // Every command allowed by a rule or harmless on its own, and at least one allowed
+        // (a line of harmless commands only is the mode's to decide).
+        let mut any_covered = false;
+        let all_fine = shell
+            .simple_commands
+            .iter()
+            .zip(shell.harmless.iter().chain(std::iter::repeat(&false)))
+            .all(|(command, harmless)| {
+                let by_rule = covered(command);
+                any_covered |= by_rule;
+                by_rule || *harmless
+            });
+        if all_fine && any_covered {
             let first = allows()
                 .find(|r| {
                     shell
@@ -180,7 +210,10 @@ pub(super) fn judge(
         return verdict(Decision::Allow, format!("allow rule {rule}"));
     }
     // 6. Sensitive files.
-    if let Some(rule) = sensitive.iter().find(|r| names(r)) {
+    if let Some(rule) = sensitive
+        .iter()
+        .find(|r| r.rule.names_call(call) || names_a_file(r, call))
+    {
         return verdict(
             Decision::Ask {
                 reason: format!("the file may hold secrets ({})", rule.rule),
@@ -232,6 +265,19 @@ impl Verdict {
         self.lift = Some(how);
         self
     }
+}
+
+/// Whether `rule` is a file rule (`read_file(**/.env)`) naming a file a shell call's
+/// commands use (`cat .env`): what a rule keeps from the file tools it keeps from bash too.
+fn names_a_file(rule: &SourcedRule, call: &CallView<'_>) -> bool {
+    let Some(shell) = call.shell else {
+        return false;
+    };
+    matches!(rule.rule.pattern, Some(Pattern::Path { .. }))
+        && shell.files.iter().any(|file| {
+            rule.rule
+                .names_path(&file.absolute, file.in_workspace.as_deref())
+        })
 }
 
 /// The narrowest rule that names `call`: its file (`edit_file(src/a.rs)`, absolute outside

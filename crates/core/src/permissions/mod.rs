@@ -40,10 +40,17 @@ pub struct CallView<'a> {
 pub struct ShellFacts {
     /// Each simple command, as text a rule can match (`npm test -- --watch`).
     pub simple_commands: Vec<String>,
+    /// For each simple command, whether it is read-only on its own, when nothing around it
+    /// (a substitution, a function, `&`, unparsable text) stands in the way; all `false`
+    /// otherwise. A line whose commands are each read-only or allowed by a rule runs.
+    pub harmless: Vec<bool>,
     /// Ok when the whole command line is provably read-only; else why not.
     pub read_only: Result<(), String>,
     /// Set when the hard deny list refuses it.
     pub danger: Option<String>,
+    /// The files its commands name (operands and redirections), resolved against its
+    /// directory: file rules (`read_file(**/.env)` and the like) apply to them too.
+    pub files: Vec<PathTarget>,
 }
 
 /// A file a call names, resolved against the workspace.

@@ -24,8 +24,10 @@ fn view<'a>(
 fn facts(commands: &[&str]) -> ShellFacts {
     ShellFacts {
         simple_commands: commands.iter().map(|c| (*c).to_owned()).collect(),
+        harmless: vec![false; commands.len()],
         read_only: Err("test".into()),
         danger: None,
+        files: Vec::new(),
     }
 }
 

@@ -95,9 +95,10 @@ async fn yes_for_the_session_is_not_asked_again_for_the_same_pattern() {
     };
     let server = MockServer::start(
         Script::new()
-            .reply(bash("a", "echo one"))
-            .reply(bash("b", "echo one"))
-            .reply(bash("c", "echo two"))
+            // Commands that write (tee), so none is provably read-only.
+            .reply(bash("a", "echo one | tee one.txt"))
+            .reply(bash("b", "echo one | tee one.txt"))
+            .reply(bash("c", "echo two | tee two.txt"))
             .reply(Turn::text("done")),
     );
     let interaction = Arc::new(ScriptedInteraction::new([
@@ -119,7 +120,11 @@ async fn yes_for_the_session_is_not_asked_again_for_the_same_pattern() {
         .iter()
         .map(|r| r.arguments["command"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(asked, ["echo one", "echo two"], "the repeat ran unasked");
+    assert_eq!(
+        asked,
+        ["echo one | tee one.txt", "echo two | tee two.txt"],
+        "the repeat ran unasked"
+    );
     let outputs: Vec<String> = results(agent.history())
         .iter()
         .map(|r| r.lines().next().unwrap_or_default().to_owned())

@@ -134,6 +134,10 @@ pub struct CommandAnalysis {
     /// Ok when the whole command is provably read-only; Err(why not, one sentence a person
     /// and a model can act on) otherwise.
     pub read_only: Result<(), String>,
+    /// Ok when nothing but its simple commands keeps it from being read-only (no
+    /// substitution, function, `&`, arithmetic or unparsable text); then it is harmless when
+    /// each simple command is read-only or allowed by a rule. Err(why) otherwise.
+    pub structure: Result<(), String>,
     /// Set when the hard deny list refuses it, whatever the mode.
     pub danger: Option<Danger>,
 }
@@ -248,6 +252,7 @@ fn walk(command: &str, places: &CheckPlaces, nesting_budget: usize) -> CommandAn
     let Findings {
         commands,
         not_read_only,
+        structure,
         ..
     } = walker.found.take();
     let read_only = match not_read_only {
@@ -258,6 +263,7 @@ fn walk(command: &str, places: &CheckPlaces, nesting_budget: usize) -> CommandAn
     CommandAnalysis {
         simple_commands: commands,
         read_only,
+        structure: structure.map_or(Ok(()), Err),
         danger,
     }
 }
@@ -266,6 +272,7 @@ fn too_complex() -> CommandAnalysis {
     CommandAnalysis {
         simple_commands: Vec::new(),
         read_only: Err("it is too deeply nested or too large for rein to check".to_owned()),
+        structure: Err("it is too deeply nested or too large for rein to check".to_owned()),
         danger: Some(Danger {
             kind: DangerKind::TooComplex,
             reason: "the command is nested too deeply (or is too large) to check".to_owned(),

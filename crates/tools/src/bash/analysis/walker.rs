@@ -23,6 +23,9 @@ pub(super) struct Findings {
     pub(super) commands: Vec<SimpleCommand>,
     /// The first reason the command line is not provably read-only.
     pub(super) not_read_only: Option<String>,
+    /// The first such reason that is not one simple command's own (a substitution, a
+    /// function, `&`, a line that does not parse).
+    pub(super) structure: Option<String>,
     /// How many command lines (the whole or nested ones) did not parse.
     pub(super) failures: usize,
 }
@@ -92,15 +95,29 @@ pub(super) fn refuse<T>(kind: DangerKind, reason: String) -> Result<T, Danger> {
 }
 
 impl Walker {
-    /// Records that the command line is not provably read-only (the first reason wins).
+    /// Records that the command line is not provably read-only, for a reason beyond its
+    /// simple commands (the first reason wins).
     pub(super) fn note(&self, reason: impl FnOnce() -> String) {
         if self.silent {
             return;
         }
         let mut found = self.found.borrow_mut();
-        if found.not_read_only.is_none() {
-            found.not_read_only = Some(reason());
+        if found.structure.is_none() {
+            let reason = reason();
+            found.structure = Some(reason.clone());
+            found.not_read_only.get_or_insert(reason);
         }
+    }
+
+    /// Records that one simple command is not provably read-only.
+    fn note_command(&self, reason: &str) {
+        if self.silent {
+            return;
+        }
+        self.found
+            .borrow_mut()
+            .not_read_only
+            .get_or_insert_with(|| reason.to_owned());
     }
 
     pub(super) fn walk_script(&mut self, script: &Script, stdin: &Stdin) -> Result<(), Danger> {
@@ -413,7 +430,7 @@ impl Walker {
         let words = &simple.words;
         let verdict = readonly::simple(self, simple);
         if let Err(reason) = &verdict {
-            self.note(|| reason.clone());
+            self.note_command(reason);
         }
         let program = match resolve(words) {
             Resolution::Command { name, .. } => Some(name),
@@ -437,7 +454,7 @@ impl Walker {
             .join(" ");
         self.found.borrow_mut().commands.push(SimpleCommand {
             text,
-            argv: words.iter().map(Word::literal).collect(),
+            argv: words.iter().map(|word| self.argv_word(word)).collect(),
             assignments,
             redirects,
             program,
@@ -445,11 +462,33 @@ impl Walker {
         });
     }
 
+    /// A word as bash passes it, when the text tells: literal text, or `~/...` once the home
+    /// directory is known.
+    fn argv_word(&self, word: &Word) -> Option<String> {
+        if let Some(text) = word.literal() {
+            return Some(text);
+        }
+        let (first, rest) = word.parts.split_first()?;
+        let home = self.home.as_ref()?;
+        let mut text = match first {
+            Part::Tilde(user) if user.is_empty() => home.display(),
+            _ => return None,
+        };
+        for part in rest {
+            match part {
+                Part::Lit(lit) => text.push_str(lit),
+                _ => return None,
+            }
+        }
+        Some(text)
+    }
+
     /// Records a command that is not a simple command (`(( x++ ))`) for the rules.
     fn record_other(&self, text: String, why_not_read_only: String) {
         if self.silent {
             return;
         }
+        self.note_command(&why_not_read_only);
         self.found.borrow_mut().commands.push(SimpleCommand {
             argv: vec![None],
             text,
