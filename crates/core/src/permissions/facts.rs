@@ -12,10 +12,7 @@ use super::{PathTarget, ShellFacts};
 
 /// Where a file tool's `file_path` points, resolved as the tool resolves it. An error is
 /// the tool's own message (a path it would refuse).
-pub(crate) fn path_target(
-    ctx: &ToolContext,
-    arguments: &Value,
-) -> Result<Option<PathTarget>, String> {
+pub fn path_target(ctx: &ToolContext, arguments: &Value) -> Result<Option<PathTarget>, String> {
     let Some(raw) = arguments.get("file_path").and_then(Value::as_str) else {
         return Ok(None);
     };
@@ -35,7 +32,7 @@ pub(crate) fn path_target(
 const MAX_FILES: usize = 256;
 
 /// What a shell call's command line holds, from rein-tools' parser; `None` for other tools.
-pub(crate) fn shell_facts(ctx: &ToolContext, tool: &str, arguments: &Value) -> Option<ShellFacts> {
+pub fn shell_facts(ctx: &ToolContext, tool: &str, arguments: &Value) -> Option<ShellFacts> {
     if tool != "bash" {
         return None;
     }

@@ -6,7 +6,7 @@
 //! commands is enforced by the bash tool itself, in every mode.
 
 mod engine;
-pub(crate) mod facts;
+pub mod facts;
 mod mode;
 mod rule;
 
