@@ -346,3 +346,93 @@ fn a_read_outside_the_workspace_asks_in_the_default_mode() {
     let body = server.requests()[1].body_text();
     assert!(!body.contains("private"), "the model did not see it");
 }
+
+#[test]
+fn the_hard_deny_list_refuses_in_yolo_mode_and_the_json_lists_it() {
+    let env = Env::new();
+    let precious = env.home.join("precious.txt");
+    std::fs::write(&precious, "keep me\n").unwrap();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "b1",
+                "bash",
+                json!({"command": "d=$(echo ~); rm -rf ${d:-~}"}).to_string(),
+            )))
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "b2",
+                "bash",
+                json!({"command": "git status >/dev/null 2>&1; echo fine"}).to_string(),
+            )))
+            .reply(Turn::text("Done.")),
+    );
+    let out = run(env.rein_openai(&server).args([
+        "-p",
+        "clean up",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "yolo",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me\n");
+    let report = final_json(&out);
+    let denials = report["permission_denials"].as_array().unwrap();
+    assert_eq!(denials.len(), 1, "{report}");
+    assert_eq!(denials[0]["tool"], "bash");
+    assert!(
+        denials[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("hard deny list"),
+        "{report}"
+    );
+    // The model was told, and went on: the next command ran.
+    let result = server.requests()[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(result.contains("fine"), "{result}");
+}
+
+#[test]
+fn a_read_only_command_runs_headless_in_the_default_mode_and_one_that_writes_is_refused() {
+    let env = Env::new();
+    env.write("src/lib.rs", "fn main() {}\n");
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "b1",
+                "bash",
+                json!({"command": "ls src | wc -l && grep -c main src/lib.rs"}).to_string(),
+            )))
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "b2",
+                "bash",
+                json!({"command": "ls src > listing.txt"}).to_string(),
+            )))
+            .reply(Turn::text("Done.")),
+    );
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "look", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = final_json(&out);
+    let denials = report["permission_denials"].as_array().unwrap();
+    assert_eq!(denials.len(), 1, "{report}");
+    assert_eq!(denials[0]["arguments"]["command"], "ls src > listing.txt");
+    assert!(!env.work.join("listing.txt").exists());
+    let first = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(first.starts_with("1\n1"), "the read-only line ran: {first}");
+}
