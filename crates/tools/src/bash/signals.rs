@@ -146,9 +146,21 @@ pub(crate) fn is_foreign_session(id: u32) -> bool {
     let Ok(raw) = i32::try_from(id) else {
         return false;
     };
-    let own_group = rustix::process::getpgrp().as_raw_pid();
-    let own_session = rustix::process::getsid(None).map_or(0, |p| p.as_raw_pid());
+    let (own_group, own_session) = own_group_and_session();
     raw > 1 && raw != own_session && raw != own_group
+}
+
+/// rein's own process group and session ids, 0 where their leader lives outside rein's PID
+/// namespace (containers, CI runners): the kernel reports 0 then, which rustix's typed `Pid`
+/// cannot hold, so the raw calls are used.
+#[expect(
+    unsafe_code,
+    reason = "getpgrp and getsid(0) take no pointers and cannot fail for the calling process"
+)]
+fn own_group_and_session() -> (i32, i32) {
+    let group = unsafe { libc::getpgrp() };
+    let session = unsafe { libc::getsid(0) };
+    (group, session.max(0))
 }
 
 /// Whether process group `pgid` has any process (zombies included), for systems without
@@ -201,7 +213,7 @@ mod tests {
         // supervisors): it must never be taken for a command's session.
         assert!(other_groups_of_session(0).is_empty());
         assert!(other_groups_of_session(1).is_empty());
-        let own_group = u32::try_from(rustix::process::getpgrp().as_raw_pid()).unwrap_or(0);
+        let own_group = u32::try_from(own_group_and_session().0).unwrap_or(0);
         assert!(!is_foreign_session(own_group));
     }
 
