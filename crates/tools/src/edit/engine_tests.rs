@@ -4,6 +4,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 
 use super::*;
+use crate::edit::substring::occurrences;
 
 fn one(text: &str, old: &str, new: &str) -> Result<Edited, Refusal> {
     apply_edit(text, old, new, Replace::One)
@@ -13,7 +14,7 @@ fn one(text: &str, old: &str, new: &str) -> Result<Edited, Refusal> {
 fn exact_rung_replaces_bytes_as_given() {
     let edited = one("a b c", "b", "B").unwrap();
     assert_eq!(edited.text, "a B c");
-    assert_eq!(edited.rung, Rung::Exact);
+    assert_eq!(edited.how.rung, Rung::Exact);
     assert_eq!(
         edited.changes,
         [Change {
@@ -36,7 +37,7 @@ fn crlf_file_gets_crlf_new_text_and_keeps_pairs_whole() {
 fn lf_rung_maps_positions_back_through_removed_carriage_returns() {
     let text = "x\r\none\r\ntwo\r\ny";
     let edited = one(text, "one\ntwo\n", "1\n2\n").unwrap();
-    assert_eq!(edited.rung, Rung::LineEndings);
+    assert_eq!(edited.how.rung, Rung::LineEndings);
     assert_eq!(edited.text, "x\r\n1\r\n2\r\ny");
 }
 
@@ -49,7 +50,7 @@ fn mixed_files_are_left_as_written() {
 #[test]
 fn trailing_whitespace_rung_keeps_the_final_newline_state() {
     let edited = one("keep\nlast  \n", "last\n", "new last").unwrap();
-    assert_eq!(edited.rung, Rung::TrailingWhitespace);
+    assert_eq!(edited.how.rung, Rung::TrailingWhitespace);
     assert_eq!(edited.text, "keep\nnew last\n");
     let edited = one("keep\nlast  ", "last\n", "new last\n").unwrap();
     assert_eq!(edited.text, "keep\nnew last");
@@ -59,7 +60,7 @@ fn trailing_whitespace_rung_keeps_the_final_newline_state() {
 fn indentation_rung_reindents_in_a_crlf_file() {
     let text = "fn f() {\r\n\tif x {\r\n\t\ty();\r\n\t}\r\n}\r\n";
     let edited = one(text, "if x {\n    y();\n}", "if x {\n    y();\n    z();\n}").unwrap();
-    assert_eq!(edited.rung, Rung::Indentation);
+    assert_eq!(edited.how.rung, Rung::Indentation);
     assert_eq!(
         edited.text,
         "fn f() {\r\n\tif x {\r\n\t\ty();\r\n\t\tz();\r\n\t}\r\n}\r\n"
@@ -68,17 +69,23 @@ fn indentation_rung_reindents_in_a_crlf_file() {
 
 #[test]
 fn line_numbers_are_stripped_then_the_ladder_runs_again() {
-    let edited = one("a\n    b\nc\n", "1\ta\n2\tb", "1\tA\n2\tB").unwrap();
-    assert!(edited.stripped_line_numbers);
-    assert_eq!(edited.rung, Rung::Indentation);
-    assert_eq!(edited.text, "A\n    B\nc\n");
+    let edited = one("a:\n    b\nc\n", "1\ta:\n2\t  b", "1\tA:\n2\t  B").unwrap();
+    assert_eq!(edited.how.decoding, Some(Decoding::LineNumbers));
+    assert_eq!(edited.how.rung, Rung::Indentation);
+    assert_eq!(edited.text, "A:\n    B\nc\n");
 }
 
 #[test]
 fn near_misses_are_never_accepted() {
     let refusal = one("let total = 1;\n", "let totl = 1;", "x").unwrap_err();
     assert!(
-        matches!(refusal, Refusal::NotFound { closest: Some(_) }),
+        matches!(
+            refusal,
+            Refusal::NotFound {
+                closest: Some(_),
+                ..
+            }
+        ),
         "{refusal:?}"
     );
 }
@@ -90,7 +97,7 @@ fn ambiguity_is_reported_at_the_rung_that_found_it() {
         refusal,
         Refusal::Ambiguous {
             rung: Rung::Exact,
-            stripped_line_numbers: false,
+            decoding: None,
             count: 2,
             lines: vec![1, 3]
         }
@@ -110,11 +117,17 @@ fn ambiguity_is_reported_at_the_rung_that_found_it() {
 }
 
 #[test]
-fn replace_all_is_exact_and_non_overlapping() {
+fn replace_all_is_non_overlapping_and_takes_the_first_rung_that_finds_any() {
     let edited = apply_edit("aaaa", "aa", "b", Replace::All).unwrap();
     assert_eq!(edited.text, "bb");
-    let refusal = apply_edit("  x  \n", "x \n", "y", Replace::All).unwrap_err();
-    assert!(matches!(refusal, Refusal::NotFound { .. }));
+    let edited = apply_edit("  x  \n\tx\n", "x \n", "y\n", Replace::All).unwrap();
+    assert_eq!(edited.how.rung, Rung::Indentation);
+    assert_eq!(edited.text, "  y\n\ty\n");
+    // An exact occurrence keeps its looser twins out.
+    let edited = apply_edit("x\n  x\n", "x\n", "y\n", Replace::All).unwrap();
+    assert_eq!(edited.text, "y\n  y\n");
+    let edited = apply_edit("a = 1\n  a = 1 \n", "a = 1\n", "b\n", Replace::All).unwrap();
+    assert_eq!(edited.how.rung, Rung::Exact);
 }
 
 #[test]
@@ -170,7 +183,7 @@ proptest! {
         let forward = one(&text, &old, &new);
         prop_assert!(forward.is_ok(), "forward: {forward:?}");
         let forward = forward.unwrap();
-        prop_assert_eq!(forward.rung, Rung::Exact);
+        prop_assert_eq!(forward.how.rung, Rung::Exact);
         let back = one(&forward.text, &new, &old);
         prop_assert!(back.is_ok(), "inverse: {back:?}");
         prop_assert_eq!(back.unwrap().text, text);
@@ -185,4 +198,14 @@ proptest! {
         let back = apply_edit(&forward.text, &new, &old, Replace::All).unwrap();
         prop_assert_eq!(back.text, text);
     }
+}
+
+#[test]
+fn repro_misremembered_block_structure() {
+    // `cleanup()` follows the `if` block in the file; the model quotes it as inside the block.
+    let text = "def f(x):\n    if x:\n        run()\n    cleanup()\n    return x\n";
+    let old = "if x:\n    run()\n    cleanup()";
+    let new = "if x:\n    run()\n    cleanup()\n    log()";
+    let result = one(text, old, new);
+    assert!(result.is_err(), "edited: {:?}", result.map(|e| e.text));
 }
