@@ -432,3 +432,7 @@ fn splice(text: &str, places: &[Place], replacements: &[String], how: How) -> Ed
 #[cfg(test)]
 #[path = "engine_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "engine_props.rs"]
+mod props;

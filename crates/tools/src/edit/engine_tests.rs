@@ -1,10 +1,6 @@
-//! The ladder on strings: each rung, each refusal, and the edit/inverse-edit property.
-
-use proptest::prelude::*;
-use proptest::sample::Index;
+//! The ladder on strings: each rung and each refusal.
 
 use super::*;
-use crate::edit::substring::occurrences;
 
 fn one(text: &str, old: &str, new: &str) -> Result<Edited, Refusal> {
     apply_edit(text, old, new, Replace::One)
@@ -135,77 +131,22 @@ fn identical_strings_are_refused() {
     assert_eq!(one("a", "a", "a").unwrap_err(), Refusal::Identical);
 }
 
-/// A file in one line-ending style, and a unique substring that never splits `\r\n`.
-fn file_and_substring() -> impl Strategy<Value = (String, String)> {
-    (
-        any::<bool>(),
-        prop::collection::vec("[ab \té{}]{0,6}", 1..10),
-        any::<bool>(),
-        any::<Index>(),
-        any::<Index>(),
-    )
-        .prop_filter_map(
-            "no unique substring",
-            |(crlf, lines, final_newline, at, len)| {
-                let eol = if crlf { "\r\n" } else { "\n" };
-                let mut text = lines.join(eol);
-                if final_newline {
-                    text.push_str(eol);
-                }
-                let bounds: Vec<usize> = text
-                    .char_indices()
-                    .map(|(i, _)| i)
-                    .chain([text.len()])
-                    .filter(|&i| !(text[..i].ends_with('\r') && text[i..].starts_with('\n')))
-                    .collect();
-                if bounds.len() < 2 {
-                    return None;
-                }
-                let start = at.index(bounds.len() - 1);
-                let min_end = start + 1 + len.index(bounds.len() - 1 - start);
-                let old = (min_end..bounds.len())
-                    .map(|end| &text[bounds[start]..bounds[end]])
-                    .find(|s| occurrences(&text, s, Replace::One).len() == 1)?
-                    .to_owned();
-                Some((text, old))
-            },
-        )
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
-
-    #[test]
-    fn edit_then_inverse_edit_restores_the_text(
-        (text, old) in file_and_substring(),
-        new in "[ab \n{}]{0,4}§[ab\n ]{0,4}",
-    ) {
-        let forward = one(&text, &old, &new);
-        prop_assert!(forward.is_ok(), "forward: {forward:?}");
-        let forward = forward.unwrap();
-        prop_assert_eq!(forward.how.rung, Rung::Exact);
-        let back = one(&forward.text, &new, &old);
-        prop_assert!(back.is_ok(), "inverse: {back:?}");
-        prop_assert_eq!(back.unwrap().text, text);
-    }
-
-    #[test]
-    fn replace_all_then_inverse_restores_the_text(
-        (text, old) in file_and_substring(),
-        new in "§[ab]{0,3}",
-    ) {
-        let forward = apply_edit(&text, &old, &new, Replace::All).unwrap();
-        let back = apply_edit(&forward.text, &new, &old, Replace::All).unwrap();
-        prop_assert_eq!(back.text, text);
-    }
-}
-
 #[test]
-fn repro_misremembered_block_structure() {
+fn a_misremembered_block_structure_is_refused_not_moved() {
     // `cleanup()` follows the `if` block in the file; the model quotes it as inside the block.
+    // Matching with indentation trimmed used to land here and move `cleanup()` into the block.
     let text = "def f(x):\n    if x:\n        run()\n    cleanup()\n    return x\n";
     let old = "if x:\n    run()\n    cleanup()";
     let new = "if x:\n    run()\n    cleanup()\n    log()";
-    let result = one(text, old, new);
-    assert!(result.is_err(), "edited: {:?}", result.map(|e| e.text));
+    let refusal = one(text, old, new).unwrap_err();
+    assert!(
+        matches!(
+            refusal,
+            Refusal::NotFound {
+                nested_differently: Some((2, 4)),
+                ..
+            }
+        ),
+        "{refusal:?}"
+    );
 }
