@@ -3,12 +3,12 @@
 //! quoted lines must nest as the file's do); then typographic look-alikes; then the length of
 //! blank-line runs; then a last line cut short. Whitespace inside a line is never ignored.
 
-use std::ops::Range;
+use memchr::memmem;
 
 use super::engine::{AMBIGUOUS_COUNT_MAX, Replace};
 use super::indent::{indentation, same_nesting};
-use super::lines::{FileText, ModelText, Token, is_blank};
-use super::lookalike::{differences, folded_eq, folded_prefix_len};
+use super::lines::{FileText, LineSpan, ModelText, Token, is_blank, line_numbers};
+use super::lookalike::{differences, fold_str, folded_eq, folded_prefix_len};
 use super::place::{Ignored, Place, PlaceKind, Segment};
 
 /// What a line rung ignores beyond whitespace at line ends.
@@ -30,10 +30,41 @@ pub(crate) struct LineFind {
     pub nested_differently: Option<(usize, usize)>,
 }
 
-/// Every place where old_string's lines match whole file lines under `tolerance`.
+/// The file lines where old_string's first non-blank line could match at any line rung, in
+/// order: every line holding its text with indentation, trailing whitespace and look-alikes
+/// set aside. Found once with memmem (over the folded text when the file has look-alikes)
+/// and shared by the rungs, so forgiving rungs on a large file cost about one search.
+pub(crate) fn candidate_lines(file: &FileText, old: &ModelText) -> Vec<LineSpan> {
+    let Some(&Token::Line(first)) = old.tokens.iter().find(|t| matches!(t, Token::Line(_))) else {
+        return Vec::new();
+    };
+    let needle = fold_str(trim_indent(old.lines[first].trim_end()));
+    let mut lines: Vec<LineSpan> = Vec::new();
+    let mut push = |offset: usize| {
+        if lines.last().is_none_or(|line| line.end <= offset) {
+            lines.push(file.line_at(offset));
+        }
+    };
+    // A file without look-alikes is its own folded text, as far as one line goes.
+    if file.has_look_alikes() {
+        let folded = file.folded();
+        for at in memmem::find_iter(folded.text.as_bytes(), needle.as_bytes()) {
+            push(folded.original(at));
+        }
+    } else {
+        for at in memmem::find_iter(file.text.as_bytes(), needle.as_bytes()) {
+            push(at);
+        }
+    }
+    lines
+}
+
+/// Every place where old_string's lines match whole file lines under `tolerance`, starting
+/// at one of `candidates` (from [`candidate_lines`]).
 pub(crate) fn find_lines(
     file: &FileText,
     old: &ModelText,
+    candidates: &[LineSpan],
     tolerance: Tolerance,
     replace: Replace,
 ) -> LineFind {
@@ -53,17 +84,18 @@ pub(crate) fn find_lines(
             && matches!(old.tokens.last(), Some(Token::Line(_))),
     };
     let mut free_from = 0;
-    for i in 0..file.spans().len() {
-        if !matcher.line_matches(first_line, file.line(i)) {
+    for &line in candidates {
+        if !matcher.line_matches(first_line, file.text_of(line)) {
             continue;
         }
-        let Some((place, pairs)) = matcher.at(i, first) else {
+        let Some((place, pairs)) = matcher.at(line, first) else {
             continue;
         };
         if tolerance.indentation && !same_nesting(&pairs) {
             if found.nested_differently.is_none() {
-                let last = file.spans().partition_point(|s| s.start < place.range.end);
-                found.nested_differently = Some((i + 1, last.max(i + 1)));
+                let last = place.range.end.max(line.content_end + 1) - 1;
+                let numbers = line_numbers(file.text, &[line.start, last]);
+                found.nested_differently = Some((numbers[0], numbers[1]));
             }
             continue;
         }
@@ -139,32 +171,51 @@ impl<'f, 'o> Matcher<'f, 'o> {
         Some(file_line.len() - rest.len() + len)
     }
 
-    /// The match whose first non-blank line is file line `start`, with the indentation pairs
-    /// of its non-blank lines.
-    fn at(&self, start: usize, first: usize) -> Option<(Place, Vec<(&'o str, &'f str)>)> {
-        let spans = self.file.spans();
+    fn is_blank(&self, line: LineSpan) -> bool {
+        is_blank(self.file.text_of(line))
+    }
+
+    /// Up to `limit` blank lines from `from` on (or back, `backwards`), nearest first.
+    fn blank_run(&self, from: Option<LineSpan>, limit: usize, backwards: bool) -> Vec<LineSpan> {
+        let mut run = Vec::new();
+        let mut cursor = from;
+        while let Some(line) = cursor.filter(|&l| run.len() < limit && self.is_blank(l)) {
+            run.push(line);
+            cursor = if backwards {
+                self.file.previous(line)
+            } else {
+                self.file.next(line)
+            };
+        }
+        run
+    }
+
+    /// The match whose first non-blank line is `start`, with the indentation pairs of its
+    /// non-blank lines.
+    fn at(&self, start: LineSpan, first: usize) -> Option<(Place, Vec<(&'o str, &'f str)>)> {
         let tokens = &self.old.tokens;
         let mut segments = Vec::with_capacity(tokens.len());
         let mut pairs = Vec::with_capacity(self.old.lines.len());
         let mut ignored = Ignored::default();
-        let mut line = start;
         if let Some(&Token::Blank { count, .. }) = tokens.first().filter(|_| first == 1) {
-            let available = (0..start)
-                .rev()
-                .take_while(|&k| is_blank(self.file.line(k)))
-                .take(count)
-                .count();
-            let take = self.run_length(count, available, false)?;
+            let before = self.blank_run(self.file.previous(start), count, true);
+            let take = self.run_length(count, before.len(), false)?;
             ignored.blank_lines |= take != count;
-            segments.push(self.blank_segment(start - take, take));
+            let range = match take {
+                0 => start.start..start.start,
+                n => before[n - 1].start..before[0].content_end,
+            };
+            segments.push(Segment { range, lines: take });
         }
+        let mut next = Some(start);
+        let mut last = start;
         let mut cut_at = None;
         for (t, token) in tokens.iter().enumerate().skip(first) {
             match *token {
                 Token::Line(j) => {
-                    let span = *spans.get(line)?;
+                    let span = next?;
                     let model = self.old.lines[j];
-                    let file_line = self.file.line(line);
+                    let file_line = self.file.text_of(span);
                     let (end, core, file_core) = if self.is_cut_line(j) {
                         let end = self.cut_end(model, file_line)?;
                         ignored.cut_last_line |= end < file_line.trim_end().len();
@@ -191,20 +242,32 @@ impl<'f, 'o> Matcher<'f, 'o> {
                         range: span.start..end,
                         lines: 1,
                     });
-                    line += 1;
+                    last = span;
+                    next = self.file.next(span);
                 }
                 Token::Blank { count, .. } => {
-                    let available = (line..spans.len())
-                        .take_while(|&k| is_blank(self.file.line(k)))
-                        .count();
-                    let take = self.run_length(count, available, t + 1 < tokens.len())?;
+                    let inner = t + 1 < tokens.len();
+                    let limit = if self.tolerance.blank_runs && inner {
+                        usize::MAX
+                    } else {
+                        count
+                    };
+                    let run = self.blank_run(next, limit, false);
+                    let take = self.run_length(count, run.len(), inner)?;
                     ignored.blank_lines |= take != count;
-                    segments.push(self.blank_segment(line, take));
-                    line += take;
+                    let at = next.map_or(self.file.text.len(), |l| l.start);
+                    let range = match take {
+                        0 => at..at,
+                        n => run[0].start..run[n - 1].content_end,
+                    };
+                    segments.push(Segment { range, lines: take });
+                    if take > 0 {
+                        last = run[take - 1];
+                        next = self.file.next(last);
+                    }
                 }
             }
         }
-        let last = spans[line - 1];
         let end = match (cut_at, segments.last()) {
             (Some(end), _) => end,
             // A trailing blank run the file lacks: old_string's text ended with the line
@@ -214,9 +277,7 @@ impl<'f, 'o> Matcher<'f, 'o> {
             _ => last.content_end,
         };
         let place = Place {
-            range: segments
-                .first()
-                .map_or(spans[start].start, |s| s.range.start)..end,
+            range: segments.first().map_or(start.start, |s| s.range.start)..end,
             kind: PlaceKind::Lines,
             segments,
             ignored,
@@ -233,18 +294,6 @@ impl<'f, 'o> Matcher<'f, 'o> {
             (false, _) if available >= count => Some(count),
             (false, _) => None,
         }
-    }
-
-    fn blank_segment(&self, first: usize, lines: usize) -> Segment {
-        let spans = self.file.spans();
-        let range: Range<usize> = match lines {
-            0 => {
-                let at = spans.get(first).map_or(self.file.text.len(), |s| s.start);
-                at..at
-            }
-            n => spans[first].start..spans[first + n - 1].content_end,
-        };
-        Segment { range, lines }
     }
 }
 

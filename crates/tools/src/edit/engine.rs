@@ -5,10 +5,10 @@
 
 use std::ops::Range;
 
-use super::blocks::{Tolerance, find_lines};
+use super::blocks::{Tolerance, candidate_lines, find_lines};
 use super::closest::{Region, closest_region};
 use super::decode::{Decoding, decode_new, decode_old, diff_pair};
-use super::lines::{FileText, ModelText, line_numbers, split_trailing_newline};
+use super::lines::{FileText, LineSpan, ModelText, line_numbers, split_trailing_newline};
 use super::lookalike::contains_look_alike;
 use super::place::{Ignored, Place, PlaceKind};
 use super::restate::restate;
@@ -228,8 +228,9 @@ impl Search<'_> {
         decoding: Option<Decoding>,
     ) -> Result<Option<Found>, Refusal> {
         let model = ModelText::new(old);
+        let mut candidates = None;
         for &rung in rungs {
-            let places = self.places(rung, old, &model);
+            let places = self.places(rung, old, &model, &mut candidates);
             match (self.replace, places.len()) {
                 (_, 0) => {}
                 (Replace::One, count @ 2..) => {
@@ -283,8 +284,22 @@ impl Search<'_> {
         .map(Some)
     }
 
-    fn places(&mut self, rung: Rung, old: &str, model: &ModelText) -> Vec<Place> {
+    /// The places `rung` finds; `candidates` holds the line rungs' shared starting lines once
+    /// one of them has run.
+    fn places(
+        &mut self,
+        rung: Rung,
+        old: &str,
+        model: &ModelText,
+        candidates: &mut Option<Vec<LineSpan>>,
+    ) -> Vec<Place> {
         let file = self.file;
+        let mut lines = |search: &mut Search| {
+            let candidates = candidates.get_or_insert_with(|| candidate_lines(file, model));
+            let found = find_lines(file, model, candidates, rung.tolerance(), search.replace);
+            search.nested_differently = search.nested_differently.or(found.nested_differently);
+            found.places
+        };
         match rung {
             Rung::Exact => substring::exact(file, old, self.replace),
             Rung::LineEndings => substring::line_endings(file, old, self.replace),
@@ -293,20 +308,13 @@ impl Search<'_> {
                     return Vec::new();
                 }
                 let pieces = substring::look_alikes(file, old, model, self.replace);
-                let lines = self.lines(rung, model);
-                merge(pieces, lines)
+                merge(pieces, lines(self))
             }
             Rung::CutLastLine if model.newline => Vec::new(),
             Rung::TrailingWhitespace | Rung::Indentation | Rung::BlankLines | Rung::CutLastLine => {
-                self.lines(rung, model)
+                lines(self)
             }
         }
-    }
-
-    fn lines(&mut self, rung: Rung, model: &ModelText) -> Vec<Place> {
-        let found = find_lines(self.file, model, rung.tolerance(), self.replace);
-        self.nested_differently = self.nested_differently.or(found.nested_differently);
-        found.places
     }
 }
 

@@ -10,14 +10,14 @@ use crate::text_style::Eol;
 /// Lines looked at to find a file's indentation unit.
 const UNIT_SAMPLE_LINES: usize = 2000;
 
-/// The file being edited, with what the rungs need of it computed on first use.
+/// The file being edited, with what the rungs need of it computed on first use. Lines are
+/// found around the places a search hit, never indexed for the whole file.
 #[derive(Debug)]
 pub(crate) struct FileText<'a> {
     /// The text (without byte-order mark).
     pub text: &'a str,
     /// Its line-ending style.
     pub eol: Eol,
-    spans: OnceCell<Vec<LineSpan>>,
     unit: OnceCell<String>,
     has_look_alikes: OnceCell<bool>,
     folded: OnceCell<Folded>,
@@ -28,33 +28,61 @@ impl<'a> FileText<'a> {
         FileText {
             text,
             eol: Eol::detect(text.as_bytes()),
-            spans: OnceCell::new(),
             unit: OnceCell::new(),
             has_look_alikes: OnceCell::new(),
             folded: OnceCell::new(),
         }
     }
 
-    /// Its lines.
-    pub(crate) fn spans(&self) -> &[LineSpan] {
-        self.spans.get_or_init(|| line_spans(self.text))
+    /// The line holding byte `offset` (which must be inside the text).
+    pub(crate) fn line_at(&self, offset: usize) -> LineSpan {
+        let start = memchr::memrchr(b'\n', &self.text.as_bytes()[..offset]).map_or(0, |nl| nl + 1);
+        self.line_from(start)
     }
 
-    /// The text of line `i`, without its ending.
-    pub(crate) fn line(&self, i: usize) -> &'a str {
-        line_text(self.text, self.spans()[i])
+    /// The line after `line`, if any (a final line ending does not start one).
+    pub(crate) fn next(&self, line: LineSpan) -> Option<LineSpan> {
+        (line.end < self.text.len()).then(|| self.line_from(line.end))
+    }
+
+    /// The line before `line`, if any.
+    pub(crate) fn previous(&self, line: LineSpan) -> Option<LineSpan> {
+        (line.start > 0).then(|| self.line_at(line.start - 1))
+    }
+
+    /// The text of a line, without its ending.
+    pub(crate) fn text_of(&self, line: LineSpan) -> &'a str {
+        line_text(self.text, line)
+    }
+
+    fn line_from(&self, start: usize) -> LineSpan {
+        let bytes = self.text.as_bytes();
+        match memchr::memchr(b'\n', &bytes[start..]) {
+            Some(at) => {
+                let nl = start + at;
+                let content_end = if nl > start && bytes[nl - 1] == b'\r' {
+                    nl - 1
+                } else {
+                    nl
+                };
+                LineSpan {
+                    start,
+                    content_end,
+                    end: nl + 1,
+                }
+            }
+            None => LineSpan {
+                start,
+                content_end: bytes.len(),
+                end: bytes.len(),
+            },
+        }
     }
 
     /// One indentation level of the file.
     pub(crate) fn unit(&self) -> &str {
-        self.unit.get_or_init(|| {
-            file_indent_unit(
-                self.spans()
-                    .iter()
-                    .take(UNIT_SAMPLE_LINES)
-                    .map(|&s| line_text(self.text, s)),
-            )
-        })
+        self.unit
+            .get_or_init(|| file_indent_unit(self.text.lines().take(UNIT_SAMPLE_LINES)))
     }
 
     /// Whether it holds any typographic look-alike.
@@ -221,6 +249,21 @@ mod tests {
         assert_eq!(spans[0].end, 3);
         assert_eq!(line_spans("x\n").len(), 1);
         assert!(line_spans("").is_empty());
+    }
+
+    #[test]
+    fn lines_are_found_around_an_offset() {
+        let file = FileText::new("a\r\n\nbb\nc");
+        let line = file.line_at(5);
+        assert_eq!(file.text_of(line), "bb");
+        let before = file.previous(line).unwrap();
+        assert_eq!(file.text_of(before), "");
+        assert_eq!(file.text_of(file.previous(before).unwrap()), "a");
+        let last = file.next(line).unwrap();
+        assert_eq!(file.text_of(last), "c");
+        assert_eq!(file.next(last), None);
+        let one = FileText::new("x\n");
+        assert_eq!(one.next(one.line_at(0)), None);
     }
 
     #[test]

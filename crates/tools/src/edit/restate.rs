@@ -83,9 +83,15 @@ pub(crate) fn restate(
             } => {
                 for k in 0..len {
                     let segment = &place.segments[old_index + k];
+                    let ending = if text[segment.range.end..].starts_with("\r\n") {
+                        "\r\n"
+                    } else {
+                        "\n"
+                    };
                     out.file_token(
                         &text[segment.range.clone()],
                         segment.lines,
+                        ending,
                         new,
                         new.tokens[new_index + k],
                     );
@@ -116,21 +122,30 @@ struct Writer {
 }
 
 impl Writer {
-    fn line(&mut self, line: &str, terminated: bool) {
+    fn line(&mut self, line: &str, ending: Option<&str>) {
         self.text.push_str(line);
-        if terminated {
-            self.text.push('\n');
+        if let Some(ending) = ending {
+            self.text.push_str(ending);
         }
     }
 
-    /// The file's text for a token new_string repeats. Each line keeps whether new_string
-    /// ends it, so a blank run the file lacks leaves the lines around it as they were.
-    fn file_token(&mut self, found: &str, lines: usize, new: &ModelText, token: Token) {
+    /// The file's text for a token new_string repeats, with the file's own line endings (a
+    /// file with mixed endings keeps them). Each line keeps whether new_string ends it, so a
+    /// blank run the file lacks leaves the lines around it as they were. `ending` is what
+    /// follows `found` in the file when it is a line ending.
+    fn file_token(
+        &mut self,
+        found: &str,
+        lines: usize,
+        ending: &str,
+        new: &ModelText,
+        token: Token,
+    ) {
         match token {
             Token::Line(i) => {
                 let model = new.lines[i];
                 self.kept_file_text |= trim_indent(found) != trim_indent(model);
-                self.line(found, new.terminated(i));
+                self.line(found, new.terminated(i).then_some(ending));
             }
             Token::Blank { first, count } => {
                 self.kept_file_text |= lines != count;
@@ -140,8 +155,12 @@ impl Writer {
                 // A gap between two lines is followed by a line: every blank line in it ends.
                 let last_terminated = count == 0 || new.terminated(first + count - 1);
                 for (k, line) in found.split('\n').enumerate() {
-                    let line = line.strip_suffix('\r').unwrap_or(line);
-                    self.line(line, k + 1 < lines || last_terminated);
+                    let last = k + 1 == lines;
+                    let (line, own) = match line.strip_suffix('\r') {
+                        Some(line) if !last => (line, "\r\n"),
+                        _ => (line, if last { ending } else { "\n" }),
+                    };
+                    self.line(line, (!last || last_terminated).then_some(own));
                 }
             }
         }
@@ -158,9 +177,9 @@ impl Writer {
             match reindent {
                 Some(reindent) => {
                     let line = reindent.line(line);
-                    self.line(&line, new.terminated(i));
+                    self.line(&line, new.terminated(i).then_some("\n"));
                 }
-                None => self.line(line, new.terminated(i)),
+                None => self.line(line, new.terminated(i).then_some("\n")),
             }
         }
     }

@@ -58,13 +58,16 @@ pub(crate) fn look_alikes(
     if !contains_look_alike(old_str) && !file.has_look_alikes() {
         return Vec::new();
     }
-    let folded = file.folded();
     let needle = fold_str(old_str).replace("\r\n", "\n");
     let text = file.text;
-    occurrences(&folded.text, &needle, replace)
+    // An LF file without look-alikes is its own folded text: no copy of it is needed.
+    let folded = (file.has_look_alikes() || matches!(file.eol, Eol::Crlf | Eol::Mixed))
+        .then(|| file.folded());
+    let haystack = folded.map_or(text, |f| f.text.as_str());
+    occurrences(haystack, &needle, replace)
         .into_iter()
         .map(|r| {
-            let range = folded.original_range(&r);
+            let range = folded.map_or(r.clone(), |f| f.original_range(&r));
             let found = &text[range.clone()];
             Place {
                 segments: text_segments(text, &range, old),
