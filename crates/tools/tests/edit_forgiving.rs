@@ -483,3 +483,41 @@ async fn run(case: &Case) -> Result<()> {
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn lines_copied_from_edit_files_own_diff_find_the_text_again() -> Result<()> {
+    let env = Env::new()?;
+    env.write("a.rs", "fn a() {}\nfn b() {\n    old();\n}\nfn c() {}\n")?;
+    env.read_tool("a.rs").await?;
+    let first = env
+        .ok(
+            "edit_file",
+            json!({"file_path": "a.rs", "old_string": "    old();", "new_string": "    new();\n    more();"}),
+        )
+        .await?;
+    // The hunk as the model saw it, header and `-` line included, pasted as old_string; the
+    // same hunk with one more `+` line as new_string.
+    let hunk: Vec<&str> = first
+        .lines()
+        .skip_while(|l| !l.starts_with("@@"))
+        .take_while(|l| !l.starts_with(" fn c"))
+        .collect();
+    let old = hunk.join("\n");
+    assert!(old.contains("\n-    old();\n+    new();"), "{first}");
+    let new = old.replace("+    more();", "+    more();\n+    most();");
+    let second = env
+        .ok(
+            "edit_file",
+            json!({"file_path": "a.rs", "old_string": old, "new_string": new}),
+        )
+        .await?;
+    assert!(
+        second.contains("diff markers (+, -, space, @@) were removed in both strings"),
+        "{second}"
+    );
+    assert_eq!(
+        String::from_utf8(env.read("a.rs")?)?,
+        "fn a() {}\nfn b() {\n    new();\n    more();\n    most();\n}\nfn c() {}\n"
+    );
+    Ok(())
+}

@@ -150,3 +150,111 @@ fn a_misremembered_block_structure_is_refused_not_moved() {
         "{refusal:?}"
     );
 }
+
+#[test]
+fn restated_lines_keep_their_own_line_endings_in_a_mixed_file() {
+    let text = "a = “1”\r\nb = 2\nc = 3\r\n";
+    let edited = one(text, "a = \"1\"\nb = 2\nc = 3", "a = \"1\"\nb = 2\nc = 4").unwrap();
+    assert_eq!(edited.how.rung, Rung::LookAlikes);
+    assert_eq!(edited.text, "a = “1”\r\nb = 2\nc = 4\r\n");
+}
+
+#[test]
+fn look_alikes_across_crlf_lines_map_back_to_whole_characters() {
+    let text = "x\r\nsay “a”\r\nand “b”\r\ny\r\n";
+    let edited = one(text, "“a”\nand \"b", "“a”\nand \"c").unwrap();
+    assert_eq!(edited.how.rung, Rung::LookAlikes);
+    // The piece starts inside line 2 and ends inside line 3: only its changed line is new.
+    assert_eq!(edited.text, "x\r\nsay “a”\r\nand \"c”\r\ny\r\n");
+    assert_eq!(edited.changes[0].old, 7..24);
+}
+
+#[test]
+fn a_cut_last_line_ends_the_change_mid_line() {
+    let text = "fn f() {\n    let total = compute(a, b);\n}\n";
+    let edited = one(
+        text,
+        "fn f() {\n  let total = comp",
+        "fn f() {\n  let sum = comp",
+    )
+    .unwrap();
+    assert_eq!(edited.how.rung, Rung::CutLastLine);
+    assert_eq!(edited.how.cut_line, Some(2));
+    assert_eq!(edited.text, "fn f() {\n    let sum = compute(a, b);\n}\n");
+    assert_eq!(edited.changes[0].old, 0..29);
+}
+
+#[test]
+fn leading_blank_lines_the_file_lacks_change_nothing() {
+    let edited = one("x()\nfoo()\n", "\n\n  foo()", "\n\n  bar()").unwrap();
+    assert_eq!(edited.how.rung, Rung::BlankLines);
+    assert_eq!(edited.text, "x()\nbar()\n");
+}
+
+#[test]
+fn nesting_may_change_unit_and_depth_but_not_order() {
+    let text = "fn f() {\n\tif a {\n\t\tb();\n\t}\n\tc();\n}\n";
+    // Two-space model, shifted left by a level: lands, re-indented with tabs.
+    let edited = one(
+        text,
+        "if a {\n  b();\n}\nc();",
+        "if a {\n  b();\n  d();\n}\nc();",
+    )
+    .unwrap();
+    assert_eq!(
+        edited.text,
+        "fn f() {\n\tif a {\n\t\tb();\n\t\td();\n\t}\n\tc();\n}\n"
+    );
+    // `c();` quoted inside the block it follows.
+    let refusal = one(text, "if a {\n  b();\n}\n  c();", "x").unwrap_err();
+    assert!(
+        matches!(
+            refusal,
+            Refusal::NotFound {
+                nested_differently: Some((2, 5)),
+                ..
+            }
+        ),
+        "{refusal:?}"
+    );
+}
+
+#[test]
+fn refusals_say_what_stopped_the_edit() {
+    // Only a blank line the file does not have.
+    let refusal = one("a\nb\n", "a\n\nb", "a\nb").unwrap_err();
+    assert!(matches!(refusal, Refusal::Unchanged { .. }), "{refusal:?}");
+    // Decoded old_string found at line 2; new_string half numbered.
+    let refusal = one("x\ny\nz\n", "2\ty\n3\tz", "2\ty\nZ").unwrap_err();
+    assert_eq!(
+        refusal,
+        Refusal::Inconsistent {
+            decoding: Decoding::LineNumbers,
+            problem: "new_string has read_file line numbers on some lines but not on others",
+            line: 2
+        }
+    );
+    // Ambiguity after decoding names the decoding.
+    let refusal = one("a\nb\na\nb\n", "+a\n+b", "+c").unwrap_err();
+    assert!(
+        matches!(
+            refusal,
+            Refusal::Ambiguous {
+                decoding: Some(Decoding::DiffMarkers),
+                count: 2,
+                ..
+            }
+        ),
+        "{refusal:?}"
+    );
+}
+
+#[test]
+fn strings_as_given_are_tried_before_any_decoding() {
+    // The file holds the escapes: the raw strings land (here ignoring indentation), and the
+    // escapes are written as sent.
+    let text = "  {\"a\": \"x\\ny\"}\n";
+    let edited = one(text, "{\"a\": \"x\\ny\"}", "{\"a\": \"x\\nz\"}").unwrap();
+    assert_eq!(edited.how.decoding, None);
+    assert_eq!(edited.text, "  {\"a\": \"x\\nz\"}\n");
+}
