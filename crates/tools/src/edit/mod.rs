@@ -78,7 +78,8 @@ pub struct EditFileArgs {
     pub replace_all: bool,
 }
 
-/// The edit_file tool.
+/// The edit_file tool; how it finds old_string follows the four rules of this module's
+/// documentation.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EditFile;
 
