@@ -1,6 +1,6 @@
 //! edit_file on a 10 MB file against reading and writing that file once (target: at most 3x),
-//! and read_file at both ends of a 1 GB file (it must not load the file: the peak memory growth
-//! is printed before the timings).
+//! exactly and through the forgiving rungs, and read_file at both ends of a 1 GB file (it must
+//! not load the file: the peak memory growth is printed before the timings).
 //!
 //! Run: `cargo bench -p rein-tools --bench edit`
 
@@ -37,7 +37,13 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| {
         .enable_all()
         .build()
         .expect("a runtime");
-    for name in ["edit.txt", "plain.txt", "atomic.txt"] {
+    for name in [
+        "edit.txt",
+        "reindented.txt",
+        "cut.txt",
+        "plain.txt",
+        "atomic.txt",
+    ] {
         write_lines(&root.join(name), TEN_MB_LINES, Some(TEN_MB_LINES / 2));
     }
     let setup = Setup {
@@ -46,11 +52,9 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| {
         tools: ToolRegistry::builtin(),
         runtime,
     };
-    tool(
-        &setup,
-        "read_file",
-        json!({"file_path": "edit.txt", "limit": 1}),
-    );
+    for name in ["edit.txt", "reindented.txt", "cut.txt"] {
+        tool(&setup, "read_file", json!({"file_path": name, "limit": 1}));
+    }
     setup
 });
 
@@ -101,14 +105,28 @@ fn main() {
     let _ = std::fs::remove_dir_all(SETUP.dir.path());
 }
 
-/// The same three operations as the `ten_mb` group, taking turns (the machine's load drifts),
-/// with the ratio the target is about.
+/// The same operations as the `ten_mb` group, taking turns (the machine's load drifts), with
+/// the ratios the target is about.
 fn report_edit_ratio() {
     const ROUNDS: usize = 31;
-    let mut times: [Vec<Duration>; 3] = Default::default();
-    let runs: [fn(); 3] = [
+    // The forgiving edits must land where they are meant to, or they measure something else.
+    let answer = ten_mb::edit_file_reindented_once();
+    assert!(answer.contains("matched ignoring indentation"), "{answer}");
+    let answer = ten_mb::edit_file_cut_short_once();
+    assert!(
+        answer.contains("its last line matched the start"),
+        "{answer}"
+    );
+    let mut times: [Vec<Duration>; 5] = Default::default();
+    let runs: [fn(); 5] = [
         || {
             ten_mb::edit_file_once();
+        },
+        || {
+            ten_mb::edit_file_reindented_once();
+        },
+        || {
+            ten_mb::edit_file_cut_short_once();
         },
         ten_mb::read_and_write,
         ten_mb::read_and_write_durably,
@@ -120,7 +138,7 @@ fn report_edit_ratio() {
             times[i].push(started.elapsed());
         }
     }
-    let [edit, plain, durable] = times.map(|mut t| {
+    let [edit, reindented, cut, plain, durable] = times.map(|mut t| {
         t.sort_unstable();
         t[t.len() / 2]
     });
@@ -134,9 +152,46 @@ fn report_edit_ratio() {
         ms(durable),
         ms(edit) / ms(durable)
     );
+    println!(
+        "10 MB, forgiving rungs: edit_file re-indented {:.1} ms (ratio {:.2}), cut short after \
+         every rung {:.1} ms (ratio {:.2}) against read+write",
+        ms(reindented),
+        ms(reindented) / ms(plain),
+        ms(cut),
+        ms(cut) / ms(plain)
+    );
 }
 
 static FORWARD: AtomicBool = AtomicBool::new(true);
+static FORWARD_REINDENTED: AtomicBool = AtomicBool::new(true);
+static FORWARD_CUT: AtomicBool = AtomicBool::new(true);
+
+/// The line before the marker, and the marker line, without their indentation.
+fn marker_lines() -> (String, String) {
+    let at = TEN_MB_LINES / 2;
+    (
+        format!(
+            "let value_{} = compute({}); // some ordinary code",
+            at - 1,
+            at - 1
+        ),
+        format!("let middle_marker = compute({at}); // the one to edit"),
+    )
+}
+
+/// An edit of `file` there and back, alternately, so every call changes the file.
+fn edit_alternately(file: &str, forward: &AtomicBool, there: (String, String)) -> String {
+    let (old, new) = if forward.fetch_xor(true, Ordering::Relaxed) {
+        (there.0, there.1)
+    } else {
+        (there.1, there.0)
+    };
+    tool(
+        &SETUP,
+        "edit_file",
+        json!({"file_path": file, "old_string": old, "new_string": new}),
+    )
+}
 
 #[divan::bench_group(sample_count = 30, sample_size = 1)]
 mod ten_mb {
@@ -159,6 +214,33 @@ mod ten_mb {
             "edit_file",
             json!({"file_path": "edit.txt", "old_string": old, "new_string": new}),
         )
+    }
+
+    /// Two lines quoted with two-space indentation where the file has four: found by the
+    /// indentation rung, after the exact ones and the trailing-whitespace one found nothing.
+    #[divan::bench]
+    fn edit_file_reindented() -> String {
+        edit_file_reindented_once()
+    }
+
+    pub(super) fn edit_file_reindented_once() -> String {
+        let (before, marker) = marker_lines();
+        let old = format!("  {before}\n  {marker}");
+        let new = old.replace("middle_marker", "middle_MARKER");
+        edit_alternately("reindented.txt", &FORWARD_REINDENTED, (old, new))
+    }
+
+    /// The same with the last line cut mid-line: every rung of the ladder runs first.
+    #[divan::bench]
+    fn edit_file_cut_short() -> String {
+        edit_file_cut_short_once()
+    }
+
+    pub(super) fn edit_file_cut_short_once() -> String {
+        let (before, _) = marker_lines();
+        let old = format!("  {before}\n  let middle_marker = comp");
+        let new = old.replace("middle_marker", "middle_MARKER");
+        edit_alternately("cut.txt", &FORWARD_CUT, (old, new))
     }
 
     /// Reading the file and writing it back, plainly.

@@ -10,6 +10,7 @@ mod child;
 mod confinement_race;
 mod dangerous;
 mod edit_file;
+mod edit_forgiving;
 mod edit_ladder;
 mod glob;
 mod grep;

@@ -1,77 +1,85 @@
-//! Re-indenting new_string when old_string matched only with indentation ignored: the model's
-//! indentation levels are mapped onto the file's, so a tab-indented file stays tab-indented and
-//! a block the model wrote flush left lands at the file's depth.
+//! Indentation: the nesting check of rule 4 (a match may shift indentation as a whole or
+//! change its unit, never move a line into or out of a block), and re-indenting the lines a
+//! model changed: its indentation levels are mapped onto the file's, so a tab-indented file
+//! stays tab-indented and a block written flush left lands at the file's depth.
 
 use std::collections::HashMap;
 
 /// Columns a tab counts for when measuring the model's indentation.
 const TAB_COLUMNS: usize = 4;
+/// Tab widths a file may have been written with; nesting is the same under either.
+const FILE_TAB_COLUMNS: [usize; 2] = [4, 8];
 
-/// `new` re-indented. `old_lines` are the model's old_string lines and `file_lines` the file
-/// lines they matched, pair by pair; `file_unit` is one indentation level of the file.
-pub(crate) fn reindent(
-    new: &str,
-    old_lines: &[&str],
-    file_lines: &[&str],
-    file_unit: &str,
-) -> String {
-    let pairs: Vec<(&str, &str)> = old_lines
-        .iter()
-        .zip(file_lines)
-        .filter(|(old, _)| !old.trim().is_empty())
-        .map(|(old, file)| (indentation(old), indentation(file)))
-        .collect();
-    let Some(&(base_old, base_file)) = pairs.iter().min_by_key(|(old, _)| width(old)) else {
-        return new.to_owned();
-    };
-    let direct = direct_map(&pairs);
-    let new_lines: Vec<&str> = new.split('\n').collect();
-    let old_unit = model_unit(
-        pairs
+/// Whether the quoted lines nest as the file lines they matched do: `pairs` holds the
+/// indentation of each non-blank model line and of its file line. Depths may shift and steps
+/// may differ; the order of depths may not (a line after a block stays after it).
+pub(crate) fn same_nesting(pairs: &[(&str, &str)]) -> bool {
+    FILE_TAB_COLUMNS.iter().any(|&tab| {
+        let mut widths: Vec<(usize, usize)> = pairs
             .iter()
-            .map(|(old, _)| *old)
-            .chain(new_lines.iter().map(|l| indentation(l))),
-        width(base_old),
-    );
-    let file_unit = file_unit_from_pairs(&pairs, base_file).unwrap_or_else(|| file_unit.to_owned());
+            .map(|(model, file)| (columns(model, tab), columns(file, tab)))
+            .collect();
+        widths.sort_unstable();
+        widths
+            .windows(2)
+            .all(|w| (w[0].0 == w[1].0) == (w[0].1 == w[1].1) && w[0].1 <= w[1].1)
+    })
+}
 
-    let new_count =
-        new_lines.len() - usize::from(new_lines.len() > 1 && new_lines.last() == Some(&""));
-    let positional = direct.is_none() && new_count == old_lines.len();
-    let mut out = String::with_capacity(new.len() + new.len() / 8);
-    for (i, line) in new_lines.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let (line, cr) = match line.strip_suffix('\r') {
-            Some(line) => (line, "\r"),
-            None => (*line, ""),
-        };
+/// Re-indents the lines of new_string the model changed, at one place.
+#[derive(Debug)]
+pub(crate) struct Reindent<'a> {
+    base_model: &'a str,
+    base_file: &'a str,
+    direct: Option<HashMap<&'a str, &'a str>>,
+    model_unit: usize,
+    file_unit: String,
+}
+
+impl<'a> Reindent<'a> {
+    /// `pairs` are the indentation of each matched non-blank model line and of its file line;
+    /// `new_lines` the lines of new_string; `file_unit` one indentation level of the file.
+    pub(crate) fn new(
+        pairs: &[(&'a str, &'a str)],
+        new_lines: &[&str],
+        file_unit: &str,
+    ) -> Option<Reindent<'a>> {
+        let &(base_model, base_file) = pairs.iter().min_by_key(|(model, _)| width(model))?;
+        let model_unit = model_unit(
+            pairs
+                .iter()
+                .map(|(model, _)| *model)
+                .chain(new_lines.iter().map(|l| indentation(l))),
+            width(base_model),
+        );
+        Some(Reindent {
+            base_model,
+            base_file,
+            direct: direct_map(pairs),
+            model_unit,
+            file_unit: file_unit_from_pairs(pairs, base_file)
+                .unwrap_or_else(|| file_unit.to_owned()),
+        })
+    }
+
+    /// One changed line (without its line ending) at the file's depth; blank lines become empty.
+    pub(crate) fn line(&self, line: &str) -> String {
         if line.trim().is_empty() {
-            out.push_str(cr);
-            continue;
+            return String::new();
         }
         let indent = indentation(line);
-        // Without one consistent mapping, a line is placed relative to the file line that the
-        // old line in the same position matched, when old and new line up one to one.
-        let anchor = match (positional, old_lines.get(i), file_lines.get(i)) {
-            (true, Some(old), Some(file)) if !old.trim().is_empty() => {
-                (indentation(old), indentation(file))
-            }
-            _ => (base_old, base_file),
-        };
-        match direct.as_ref().and_then(|map| map.get(indent)) {
+        let mut out = String::with_capacity(line.len() + 8);
+        match self.direct.as_ref().and_then(|map| map.get(indent)) {
             Some(mapped) => out.push_str(mapped),
             None => {
-                let delta = width(indent) as isize - width(anchor.0) as isize;
-                let levels = (delta as f64 / old_unit as f64).round() as isize;
-                push_levels(&mut out, anchor.1, &file_unit, levels);
+                let delta = width(indent) as isize - width(self.base_model) as isize;
+                let levels = (delta as f64 / self.model_unit as f64).round() as isize;
+                push_levels(&mut out, self.base_file, &self.file_unit, levels);
             }
         }
         out.push_str(&line[indent.len()..]);
-        out.push_str(cr);
+        out
     }
-    out
 }
 
 /// One indentation level of a file: a tab if most indented lines start with one, else the
@@ -112,14 +120,19 @@ pub(crate) fn file_indent_unit(lines: impl Iterator<Item = impl AsRef<str>>) -> 
     " ".repeat(step.clamp(1, 8))
 }
 
-fn indentation(line: &str) -> &str {
+/// The leading spaces and tabs of a line.
+pub(crate) fn indentation(line: &str) -> &str {
     &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
 }
 
 fn width(indent: &str) -> usize {
+    columns(indent, TAB_COLUMNS)
+}
+
+fn columns(indent: &str, tab: usize) -> usize {
     indent
         .chars()
-        .map(|c| if c == '\t' { TAB_COLUMNS } else { 1 })
+        .map(|c| if c == '\t' { tab } else { 1 })
         .sum()
 }
 
@@ -187,6 +200,20 @@ fn push_levels(out: &mut String, base: &str, unit: &str, levels: isize) {
 mod tests {
     use super::*;
 
+    /// Every line of `new` re-indented, as if each were changed.
+    fn reindent(new: &str, old: &[&str], file: &[&str], unit: &str) -> String {
+        let pairs: Vec<(&str, &str)> = old
+            .iter()
+            .zip(file)
+            .filter(|(o, _)| !o.trim().is_empty())
+            .map(|(o, f)| (indentation(o), indentation(f)))
+            .collect();
+        let new_lines: Vec<&str> = new.split('\n').collect();
+        let reindent = Reindent::new(&pairs, &new_lines, unit).unwrap();
+        let lines: Vec<String> = new_lines.iter().map(|l| reindent.line(l)).collect();
+        lines.join("\n")
+    }
+
     #[test]
     fn spaces_from_the_model_become_tabs_in_a_tab_file() {
         let old = ["    if x {", "        y();", "    }"];
@@ -219,13 +246,32 @@ mod tests {
     }
 
     #[test]
-    fn blank_lines_stay_blank_and_crlf_is_kept() {
+    fn blank_lines_become_empty() {
         let old = ["x", "y"];
         let file = ["  x", "  y"];
-        assert_eq!(
-            reindent("x\r\n   \r\ny", &old, &file, "  "),
-            "  x\r\n\r\n  y"
-        );
+        assert_eq!(reindent("x\n   \ny", &old, &file, "  "), "  x\n\n  y");
+    }
+
+    #[test]
+    fn nesting_may_shift_and_change_unit_but_not_order() {
+        // Two-space model, tab file, shifted by one level.
+        assert!(same_nesting(&[("", "\t"), ("  ", "\t\t"), ("", "\t")]));
+        // A line after the block quoted as inside it.
+        assert!(!same_nesting(&[
+            ("", "    "),
+            ("    ", "        "),
+            ("    ", "    ")
+        ]));
+        // A line inside the block quoted as after it.
+        assert!(!same_nesting(&[("", ""), ("  ", "    "), ("", "    ")]));
+        // Deeper in the model, shallower in the file.
+        assert!(!same_nesting(&[("", "    "), ("  ", "")]));
+        // GNU style: a tab is eight columns next to two-space steps.
+        assert!(same_nesting(&[
+            ("", "      "),
+            ("  ", "\t"),
+            ("    ", "\t  ")
+        ]));
     }
 
     #[test]

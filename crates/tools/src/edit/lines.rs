@@ -1,7 +1,166 @@
-//! Line bookkeeping for the edit ladder: where each line of the file starts and ends, block
-//! matching under a per-line normalisation, and read_file's line-number prefixes.
+//! Line bookkeeping for the edit ladder: where each line of the file starts and ends (worked
+//! out once, and only when a rung needs it), and the model's strings as lines and blank runs.
 
-use std::borrow::Cow;
+use std::cell::OnceCell;
+
+use super::indent::file_indent_unit;
+use super::lookalike::{Folded, contains_look_alike};
+use crate::text_style::Eol;
+
+/// Lines looked at to find a file's indentation unit.
+const UNIT_SAMPLE_LINES: usize = 2000;
+
+/// The file being edited, with what the rungs need of it computed on first use. Lines are
+/// found around the places a search hit, never indexed for the whole file.
+#[derive(Debug)]
+pub(crate) struct FileText<'a> {
+    /// The text (without byte-order mark).
+    pub text: &'a str,
+    /// Its line-ending style.
+    pub eol: Eol,
+    unit: OnceCell<String>,
+    has_look_alikes: OnceCell<bool>,
+    folded: OnceCell<Folded>,
+}
+
+impl<'a> FileText<'a> {
+    pub(crate) fn new(text: &'a str) -> FileText<'a> {
+        FileText {
+            text,
+            eol: Eol::detect(text.as_bytes()),
+            unit: OnceCell::new(),
+            has_look_alikes: OnceCell::new(),
+            folded: OnceCell::new(),
+        }
+    }
+
+    /// The line holding byte `offset` (which must be inside the text).
+    pub(crate) fn line_at(&self, offset: usize) -> LineSpan {
+        let start = memchr::memrchr(b'\n', &self.text.as_bytes()[..offset]).map_or(0, |nl| nl + 1);
+        self.line_from(start)
+    }
+
+    /// The line after `line`, if any (a final line ending does not start one).
+    pub(crate) fn next(&self, line: LineSpan) -> Option<LineSpan> {
+        (line.end < self.text.len()).then(|| self.line_from(line.end))
+    }
+
+    /// The line before `line`, if any.
+    pub(crate) fn previous(&self, line: LineSpan) -> Option<LineSpan> {
+        (line.start > 0).then(|| self.line_at(line.start - 1))
+    }
+
+    /// The text of a line, without its ending.
+    pub(crate) fn text_of(&self, line: LineSpan) -> &'a str {
+        line_text(self.text, line)
+    }
+
+    fn line_from(&self, start: usize) -> LineSpan {
+        let bytes = self.text.as_bytes();
+        match memchr::memchr(b'\n', &bytes[start..]) {
+            Some(at) => {
+                let nl = start + at;
+                let content_end = if nl > start && bytes[nl - 1] == b'\r' {
+                    nl - 1
+                } else {
+                    nl
+                };
+                LineSpan {
+                    start,
+                    content_end,
+                    end: nl + 1,
+                }
+            }
+            None => LineSpan {
+                start,
+                content_end: bytes.len(),
+                end: bytes.len(),
+            },
+        }
+    }
+
+    /// One indentation level of the file.
+    pub(crate) fn unit(&self) -> &str {
+        self.unit
+            .get_or_init(|| file_indent_unit(self.text.lines().take(UNIT_SAMPLE_LINES)))
+    }
+
+    /// Whether it holds any typographic look-alike.
+    pub(crate) fn has_look_alikes(&self) -> bool {
+        *self
+            .has_look_alikes
+            .get_or_init(|| contains_look_alike(self.text))
+    }
+
+    /// The text with look-alikes folded and `\r\n` made `\n`.
+    pub(crate) fn folded(&self) -> &Folded {
+        self.folded.get_or_init(|| Folded::new(self.text))
+    }
+}
+
+/// A run of a model string's lines: one non-blank line, or consecutive blank ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Token {
+    /// The line at this index.
+    Line(usize),
+    /// `count` blank lines from index `first` (none: the gap between two adjacent lines).
+    Blank { first: usize, count: usize },
+}
+
+/// old_string or new_string as lines.
+#[derive(Debug)]
+pub(crate) struct ModelText<'a> {
+    /// Its lines, without line endings.
+    pub lines: Vec<&'a str>,
+    /// Whether it ends with a line ending (which does not start another line).
+    pub newline: bool,
+    /// Its lines grouped into non-blank lines and blank runs.
+    pub tokens: Vec<Token>,
+}
+
+impl<'a> ModelText<'a> {
+    pub(crate) fn new(s: &'a str) -> ModelText<'a> {
+        if s.is_empty() {
+            return ModelText {
+                lines: Vec::new(),
+                newline: false,
+                tokens: Vec::new(),
+            };
+        }
+        let (body, newline) = split_trailing_newline(s);
+        let lines = model_lines(body);
+        let mut tokens: Vec<Token> = Vec::with_capacity(lines.len());
+        for (i, line) in lines.iter().enumerate() {
+            if !is_blank(line) {
+                // Between two lines, an empty run: where the file has blank lines the model
+                // left out, a forgiving match keeps them when new_string repeats the gap.
+                if let Some(Token::Line(_)) = tokens.last() {
+                    tokens.push(Token::Blank { first: i, count: 0 });
+                }
+                tokens.push(Token::Line(i));
+            } else if let Some(Token::Blank { count, .. }) = tokens.last_mut() {
+                *count += 1;
+            } else {
+                tokens.push(Token::Blank { first: i, count: 1 });
+            }
+        }
+        ModelText {
+            lines,
+            newline,
+            tokens,
+        }
+    }
+
+    /// Whether line `i` is followed by a line ending in the string.
+    pub(crate) fn terminated(&self, i: usize) -> bool {
+        i + 1 < self.lines.len() || self.newline
+    }
+}
+
+/// Whether a line holds nothing but whitespace.
+pub(crate) fn is_blank(line: &str) -> bool {
+    line.trim().is_empty()
+}
 
 /// One line of a text: `start..content_end` is its text, `content_end..end` its line ending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,28 +221,6 @@ pub(crate) fn model_lines(s: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Start indices of every run of file lines equal to `wanted` line by line after `norm`
-/// (overlapping runs included, so an ambiguous block is never mistaken for a unique one).
-pub(crate) fn find_blocks(
-    text: &str,
-    spans: &[LineSpan],
-    wanted: &[&str],
-    norm: fn(&str) -> &str,
-) -> Vec<usize> {
-    let Some(first) = wanted.first().map(|l| norm(l)) else {
-        return Vec::new();
-    };
-    let wanted: Vec<&str> = wanted.iter().map(|l| norm(l)).collect();
-    let k = wanted.len();
-    if k > spans.len() {
-        return Vec::new();
-    }
-    (0..=spans.len() - k)
-        .filter(|&i| norm(line_text(text, spans[i])) == first)
-        .filter(|&i| (1..k).all(|j| norm(line_text(text, spans[i + j])) == wanted[j]))
-        .collect()
-}
-
 /// 1-based line numbers of byte offsets given in increasing order.
 pub(crate) fn line_numbers(text: &str, offsets: &[usize]) -> Vec<usize> {
     let bytes = text.as_bytes();
@@ -97,29 +234,6 @@ pub(crate) fn line_numbers(text: &str, offsets: &[usize]) -> Vec<usize> {
             line
         })
         .collect()
-}
-
-/// `s` with read_file's `  12<TAB>` prefixes removed, when every line has one (a trailing
-/// line ending excepted); `None` otherwise.
-pub(crate) fn strip_line_numbers(s: &str) -> Option<Cow<'_, str>> {
-    let (body, trailing_newline) = split_trailing_newline(s);
-    let mut out = String::with_capacity(s.len());
-    for (i, line) in body.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let digits_start = line.len() - line.trim_start_matches(' ').len();
-        let rest = &line[digits_start..];
-        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        if digits == 0 || !rest[digits..].starts_with('\t') {
-            return None;
-        }
-        out.push_str(&rest[digits + 1..]);
-    }
-    if trailing_newline {
-        out.push('\n');
-    }
-    Some(Cow::Owned(out))
 }
 
 #[cfg(test)]
@@ -138,17 +252,18 @@ mod tests {
     }
 
     #[test]
-    fn blocks_match_under_normalisation() {
-        let text = "fn a() {\n    x();  \n}\nfn b() {\n    x();\n}\n";
-        let spans = line_spans(text);
-        assert_eq!(
-            find_blocks(text, &spans, &["    x();"], str::trim_end),
-            [1, 4]
-        );
-        assert_eq!(
-            find_blocks(text, &spans, &["fn b() {", "x();"], str::trim),
-            [3]
-        );
+    fn lines_are_found_around_an_offset() {
+        let file = FileText::new("a\r\n\nbb\nc");
+        let line = file.line_at(5);
+        assert_eq!(file.text_of(line), "bb");
+        let before = file.previous(line).unwrap();
+        assert_eq!(file.text_of(before), "");
+        assert_eq!(file.text_of(file.previous(before).unwrap()), "a");
+        let last = file.next(line).unwrap();
+        assert_eq!(file.text_of(last), "c");
+        assert_eq!(file.next(last), None);
+        let one = FileText::new("x\n");
+        assert_eq!(one.next(one.line_at(0)), None);
     }
 
     #[test]
@@ -157,12 +272,21 @@ mod tests {
     }
 
     #[test]
-    fn strips_prefixes_only_when_every_line_has_one() {
+    fn model_text_groups_blank_runs() {
+        let text = ModelText::new("a\n\n  \nb\nc\n");
+        assert_eq!(text.lines, ["a", "", "  ", "b", "c"]);
+        assert!(text.newline);
         assert_eq!(
-            strip_line_numbers("  12\tfoo\n  13\t  bar\n").as_deref(),
-            Some("foo\n  bar\n")
+            text.tokens,
+            [
+                Token::Line(0),
+                Token::Blank { first: 1, count: 2 },
+                Token::Line(3),
+                Token::Blank { first: 4, count: 0 },
+                Token::Line(4)
+            ]
         );
-        assert_eq!(strip_line_numbers("12\tfoo\nbar"), None);
-        assert_eq!(strip_line_numbers("foo"), None);
+        assert!(ModelText::new("").tokens.is_empty());
+        assert!(!ModelText::new("a\nb").terminated(1));
     }
 }

@@ -1,13 +1,41 @@
-//! edit_file: replaces one exact piece of a file (or every occurrence), found by the ladder in
+//! edit_file: replaces one piece of a file (or every occurrence), found by the ladder in
 //! [`engine`], keeping the file's byte-order mark, line endings, final newline and permissions,
-//! and answering with a unified diff.
+//! and answering with a unified diff that first says how old_string was found.
+//!
+//! The ladder forgives the mistakes models really make when quoting a file (line endings,
+//! whitespace at line ends, indentation, typographic quotes, dashes and no-break spaces,
+//! blank-line runs, a last line cut short, read_file line numbers, diff markers, one level of
+//! JSON escaping too many) under four rules:
+//!
+//! 1. **Exact first, one place only.** Byte for byte first; a looser way of finding the text
+//!    is used only when every stricter one finds nothing, and only when it finds exactly one
+//!    place. A looser twin never makes a unique exact match ambiguous. With `replace_all`,
+//!    every place found at the rung that found any.
+//! 2. **Restated text keeps the file's bytes.** Where new_string repeats a line (or a run of
+//!    blank lines) of old_string unchanged, the file keeps its own bytes there (its quotes,
+//!    no-break spaces, blank-line count). Only lines the model changed are written as given,
+//!    re-indented to the file's style and with the file's line endings.
+//! 3. **Both strings decode the same way.** If old_string matches only after undoing one level
+//!    of JSON escaping, or after stripping unified-diff markers or read_file's `N<TAB>`
+//!    prefixes, new_string is decoded the same way, only when that decoding is consistent
+//!    across the whole of it; otherwise the edit is refused.
+//! 4. **Structure and data are not layout.** Indentation may shift as a whole and its unit may
+//!    differ (tabs, 2 or 4 spaces), but whether a line is inside or after a block may not: the
+//!    relative indentation of the quoted lines must match the file's. Whitespace inside a line
+//!    (a string literal's spaces, alignment) is content and is never collapsed.
 
+mod blocks;
 mod closest;
+mod decode;
 mod engine;
 mod indent;
 mod lines;
+mod lookalike;
+mod place;
+mod report;
+mod restate;
+mod substring;
 
-use std::fmt::Write as _;
 use std::fs::Permissions;
 use std::path::PathBuf;
 
@@ -16,7 +44,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub(crate) use engine::Change;
-use engine::{Edited, Refusal, Replace, Rung, apply_edit};
+use engine::{Replace, apply_edit};
+use report::{refusal, summary};
 
 use crate::atomic::write_atomic;
 use crate::beneath::{Confined, ParentDir, Target, describe};
@@ -49,7 +78,8 @@ pub struct EditFileArgs {
     pub replace_all: bool,
 }
 
-/// The edit_file tool.
+/// The edit_file tool; how it finds old_string follows the four rules of this module's
+/// documentation.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EditFile;
 
@@ -63,7 +93,8 @@ impl Tool for EditFile {
 
     fn description(&self) -> &'static str {
         "Replace old_string with new_string in a file (read it first). old_string must occur \
-         once (add context) unless replace_all."
+         once (add context) unless replace_all. Copy it exactly; slips in whitespace or quotes \
+         are forgiven only where one place fits."
     }
 
     fn kind(&self) -> ToolKind {
@@ -259,91 +290,4 @@ fn plan_edit(args: &EditFileArgs, ctx: &ToolContext) -> Result<EditPlan, ToolErr
         diff,
         message,
     })
-}
-
-fn summary(edited: &Edited, display: &str) -> String {
-    let count = edited.changes.len();
-    let what = if count == 1 {
-        "1 occurrence".to_owned()
-    } else {
-        format!("{count} occurrences")
-    };
-    let mut out = format!("Edited {display}: replaced {what}");
-    let how = match edited.rung {
-        Rung::Exact => None,
-        Rung::LineEndings => Some("old_string matched with line endings normalised"),
-        Rung::TrailingWhitespace => Some("old_string matched ignoring trailing whitespace"),
-        Rung::Indentation => Some(
-            "old_string matched ignoring indentation; new_string was re-indented to the file's",
-        ),
-    };
-    let mut notes: Vec<&str> = how.into_iter().collect();
-    if edited.stripped_line_numbers {
-        notes.push("read_file line numbers were removed from the strings");
-    }
-    if !notes.is_empty() {
-        let _ = write!(out, " ({})", notes.join("; "));
-    }
-    out.push('\n');
-    out
-}
-
-fn refusal(refusal: Refusal, display: &str) -> ToolError {
-    let message = match refusal {
-        Refusal::Identical => {
-            "old_string and new_string are the same; there is nothing to change.".to_owned()
-        }
-        Refusal::Ambiguous {
-            rung,
-            stripped_line_numbers,
-            count,
-            lines,
-        } => {
-            let how = match rung {
-                Rung::Exact => String::new(),
-                Rung::LineEndings | Rung::TrailingWhitespace | Rung::Indentation => {
-                    format!(" {}", rung.describe())
-                }
-            };
-            let stripped = if stripped_line_numbers {
-                " (after removing read_file line numbers)"
-            } else {
-                ""
-            };
-            let more = if count > lines.len() { ", ..." } else { "" };
-            let lines: Vec<String> = lines.iter().map(ToString::to_string).collect();
-            format!(
-                "old_string matches {count} places in {display}{how}{stripped}, starting on lines {}{more}. \
-                 Include more surrounding lines so it matches exactly one place, or set replace_all \
-                 to true to change every occurrence.",
-                lines.join(", ")
-            )
-        }
-        Refusal::NotFound { closest } => {
-            let mut message = format!(
-                "old_string was not found in {display}, not even with line endings normalised, \
-                 whitespace at line ends or indentation ignored, or read_file line numbers removed."
-            );
-            match closest {
-                Some(region) => {
-                    let last = region.first_line + region.lines.len() - 1;
-                    let width = last.to_string().len();
-                    let _ = writeln!(
-                        message,
-                        " The most similar part is lines {}-{last}:",
-                        region.first_line
-                    );
-                    for (i, line) in region.lines.iter().enumerate() {
-                        let _ = writeln!(message, "{:>width$}\t{line}", region.first_line + i);
-                    }
-                    message.push_str("Copy the text exactly as it is in the file (without the line numbers) and retry.");
-                }
-                None => message.push_str(
-                    " Nothing in the file resembles it; read the file again with read_file.",
-                ),
-            }
-            message
-        }
-    };
-    ToolError::Model(message)
 }
