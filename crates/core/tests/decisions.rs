@@ -101,8 +101,18 @@ const TABLE: &[(&str, &str, &str, Expect)] = &[
     ("accept-edits", "", "edit_file: src/lib.rs", Allow),
     ("plan", "", "edit_file: src/lib.rs", Deny),
     ("yolo", "", "write_file: src/new.rs", Allow),
-    ("default", "allow edit_file(src/**)", "edit_file: src/lib.rs", Allow),
-    ("accept-edits", "deny Edit(src/**)", "edit_file: src/lib.rs", Deny),
+    (
+        "default",
+        "allow edit_file(src/**)",
+        "edit_file: src/lib.rs",
+        Allow,
+    ),
+    (
+        "accept-edits",
+        "deny Edit(src/**)",
+        "edit_file: src/lib.rs",
+        Deny,
+    ),
     ("yolo", "ask Write(src/**)", "write_file: src/lib.rs", Ask),
     // Outside the workspace: writes ask in every mode, reads in all but yolo.
     ("yolo", "", "edit_file: /etc/hosts", Ask),
@@ -110,10 +120,20 @@ const TABLE: &[(&str, &str, &str, Expect)] = &[
     ("yolo", "", "edit_file: escape.txt", Ask),
     ("accept-edits", "", "write_file: escape.txt", Ask),
     ("yolo", "allow edit_file(**)", "edit_file: escape.txt", Ask),
-    ("yolo", "allow edit_file(~/notes.txt)", "edit_file: escape.txt", Allow),
+    (
+        "yolo",
+        "allow edit_file(~/notes.txt)",
+        "edit_file: escape.txt",
+        Allow,
+    ),
     ("default", "", "read_file: /etc/hosts", Ask),
     ("yolo", "", "read_file: /etc/hosts", Allow),
-    ("default", "allow read_file(/etc/**)", "read_file: /etc/hosts", Allow),
+    (
+        "default",
+        "allow read_file(/etc/**)",
+        "read_file: /etc/hosts",
+        Allow,
+    ),
     // Sensitive files ask by default; a rule decides either way.
     ("default", "", "read_file: .env", Ask),
     ("yolo", "", "read_file: .env", Ask),

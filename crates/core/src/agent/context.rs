@@ -1,0 +1,725 @@
+//! Where the agent keeps its context within the window (see [`crate::context`] for the
+//! layers): before every request, after a refused one, and when the person or the model asks
+//! (`/compact`, the `compact` tool). Each compaction is recorded before the context changes,
+//! so a crash leaves either the old context or the new one, never half of it.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use rein_llm::assemble::Assembler;
+use rein_llm::{LlmError, Message, Part, Role, Usage};
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, AgentEvent, Events, RoundEnd, TurnEnd, TurnError};
+use crate::context::{
+    self, CompactRequests, CompactionInfo, CompactionLayer, CompactionRecord, ContextReport,
+    ContextSettings, EMERGENCY_KEEP_MESSAGES, KEEP_RECENT_MESSAGES, Kind, Ledger, Limits,
+    MAX_REACTIVE_COMPACTIONS_PER_TURN, NextCompaction, PERSON_REQUESTS_SHARE, PinnedState,
+    PrunedResult, SUMMARY_MAX_TOKENS, Step, SummaryAuthor, SummaryParts, UNKNOWN_WINDOW_TOKENS,
+    Window, WindowSource,
+};
+
+/// The context's state in an agent.
+pub(crate) struct ContextState {
+    pub(crate) ledger: Ledger,
+    pub(crate) settings: ContextSettings,
+    /// The window, once known.
+    window: Option<Window>,
+    /// The server only guessed the window: ask it again after the next response.
+    ask_again: bool,
+    /// No one knew the window: say so after the first response.
+    unknown_window: bool,
+    warned_unknown: bool,
+    pub(crate) pinned: Vec<Arc<dyn PinnedState>>,
+    pub(crate) requests: Arc<CompactRequests>,
+    /// Compactions this turn made because the provider refused a request as too long.
+    pub(crate) reactive_this_turn: u32,
+    /// Compactions so far.
+    compactions: u32,
+    /// An automatic summary could not bring the context under the threshold: no other until
+    /// it has grown past this (the reaction to a refusal still works).
+    quiet_until: u64,
+    /// What summary calls used that the turn has not counted yet.
+    pub(crate) unreported_usage: Usage,
+}
+
+impl ContextState {
+    pub(crate) fn new(
+        ledger: Ledger,
+        settings: ContextSettings,
+        pinned: Vec<Arc<dyn PinnedState>>,
+        requests: Arc<CompactRequests>,
+    ) -> Self {
+        ContextState {
+            ledger,
+            settings,
+            window: None,
+            ask_again: false,
+            unknown_window: false,
+            warned_unknown: false,
+            pinned,
+            requests,
+            reactive_this_turn: 0,
+            compactions: 0,
+            quiet_until: 0,
+            unreported_usage: Usage::default(),
+        }
+    }
+}
+
+/// How `Agent::compact` ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompactOutcome {
+    /// The context was compacted.
+    Compacted(CompactionInfo),
+    /// Nothing could be compacted: the conversation is already as short as compaction keeps
+    /// it.
+    NothingToCompact,
+    /// The person interrupted; the context is unchanged.
+    Cancelled,
+}
+
+/// The person interrupted a compaction.
+struct Interrupted;
+
+/// What a summary call gave.
+struct Summary {
+    text: String,
+    author: SummaryAuthor,
+    error: Option<String>,
+    usage: Option<Usage>,
+}
+
+impl Agent {
+    /// Compacts the conversation now (`/compact [focus]`): older turns are summarised, with
+    /// `focus` kept in most detail; the person's requests, the recent messages and the pinned
+    /// state are kept word for word. Cancelling `cancel` stops it and leaves the context as
+    /// it was.
+    pub async fn compact(
+        &mut self,
+        focus: Option<&str>,
+        events: &Events,
+        cancel: &CancellationToken,
+    ) -> CompactOutcome {
+        let focus = focus.map(str::trim).filter(|f| !f.is_empty());
+        match self
+            .summarise(CompactionLayer::Manual, focus, events, cancel)
+            .await
+        {
+            Ok(Some(info)) => CompactOutcome::Compacted(info),
+            Ok(None) => CompactOutcome::NothingToCompact,
+            Err(Interrupted) => CompactOutcome::Cancelled,
+        }
+    }
+
+    /// How much of the window the context uses and by what, and when it is next compacted
+    /// (`/context`). Asks the server for the window if no request has yet.
+    pub async fn context_report(&mut self) -> ContextReport {
+        let window = self.window(&CancellationToken::new()).await;
+        let reserve = window.answer_reserve(self.settings.max_tokens);
+        let usable = window.usable(self.settings.max_tokens);
+        let limits = Limits::new(usable, &self.context.settings);
+        let ledger = &self.context.ledger;
+        let used = ledger.used();
+        // The provider counts the whole; the parts are estimates, scaled to its count.
+        let estimated = ledger.system_tokens() + ledger.tools_tokens() + ledger.messages_tokens();
+        let scale = |tokens: u64| {
+            if estimated == 0 {
+                0
+            } else {
+                (u128::from(tokens) * u128::from(used) / u128::from(estimated)) as u64
+            }
+        };
+        let system_prompt = scale(ledger.system_tokens());
+        let tools = scale(ledger.tools_tokens());
+        let tool_results = scale(ledger.tool_results_tokens());
+        let messages = used.saturating_sub(system_prompt + tools + tool_results);
+        let next = match (limits.compact_at, limits.emergency_at) {
+            (Some(compact_at), Some(emergency_at)) => Some(if used < compact_at {
+                NextCompaction {
+                    layer: CompactionLayer::Summary,
+                    at_tokens: compact_at,
+                }
+            } else {
+                NextCompaction {
+                    layer: CompactionLayer::Emergency,
+                    at_tokens: emergency_at,
+                }
+            }),
+            _ => None,
+        };
+        ContextReport {
+            window,
+            answer_reserve: reserve,
+            usable,
+            used,
+            measured: ledger.is_measured(),
+            system_prompt,
+            tools,
+            messages,
+            tool_results,
+            message_count: ledger.len(),
+            compactions: self.context.compactions,
+            prune_at: limits.prune_at,
+            next,
+        }
+    }
+
+    /// The model's window: the configured one, else what the server says, else rein's
+    /// table, else a conservative default. Asked once (twice when the server only guessed).
+    async fn window(&mut self, cancel: &CancellationToken) -> Window {
+        if let Some(window) = &self.context.window {
+            return window.clone();
+        }
+        let window = match self.context.settings.window_tokens {
+            Some(tokens) => Window {
+                tokens,
+                source: WindowSource::Config,
+            },
+            None => {
+                let provider = Arc::clone(&self.provider);
+                let said = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => None,
+                    said = provider.context_window(&self.settings.model) => said,
+                };
+                match said {
+                    Some(said) => {
+                        self.context.ask_again = !said.settled;
+                        Window {
+                            tokens: said.tokens,
+                            source: WindowSource::Server {
+                                said: said.source.to_owned(),
+                            },
+                        }
+                    }
+                    None => match rein_llm::context_window_for(&self.settings.model) {
+                        Some(tokens) => Window {
+                            tokens,
+                            source: WindowSource::Table,
+                        },
+                        None => {
+                            self.context.unknown_window = true;
+                            Window {
+                                tokens: UNKNOWN_WINDOW_TOKENS,
+                                source: WindowSource::Default,
+                            }
+                        }
+                    },
+                }
+            }
+        };
+        if !cancel.is_cancelled() {
+            self.context.window = Some(window.clone());
+        }
+        window
+    }
+
+    /// After a response: says once that the window is unknown (only now: a server that does
+    /// not answer has its own error to show), and asks a server that guessed again, now that
+    /// it has loaded the model.
+    pub(super) fn after_response(&mut self, events: &Events) {
+        if self.context.unknown_window && !self.context.warned_unknown {
+            self.context.warned_unknown = true;
+            events.emit(AgentEvent::Warning {
+                message: format!(
+                    "the context window of {} is not known (rein's table does not list it and \
+                     the server does not say): rein assumes {UNKNOWN_WINDOW_TOKENS} tokens; set \
+                     context_window in the configuration to the model's window",
+                    self.settings.model
+                ),
+            });
+        }
+        if self.context.ask_again {
+            self.context.ask_again = false;
+            self.context.window = None;
+        }
+    }
+
+    /// Before each request: what the model asked for, then the layers, cheapest first.
+    pub(super) async fn prepare_context(
+        &mut self,
+        events: &Events,
+        cancel: &CancellationToken,
+    ) -> Result<(), TurnEnd> {
+        if let Some(focus) = self.context.requests.take() {
+            let focus = Some(focus.as_str()).filter(|f| !f.is_empty());
+            self.summarise(CompactionLayer::Tool, focus, events, cancel)
+                .await
+                .map_err(|Interrupted| TurnEnd::Cancelled)?;
+        }
+        let window = self.window(cancel).await;
+        let limits = Limits::new(
+            window.usable(self.settings.max_tokens),
+            &self.context.settings,
+        );
+        // Each step lowers the context or finds nothing to do; three cover them all.
+        for _ in 0..3 {
+            let step = context::next_step(&self.context.ledger, &limits);
+            let quiet = self.context.ledger.used() < self.context.quiet_until;
+            let layer = match step {
+                Step::Nothing => break,
+                Step::Prune => {
+                    if self.prune(&limits, events).is_none() {
+                        break;
+                    }
+                    continue;
+                }
+                Step::Summarise | Step::Emergency if quiet => break,
+                Step::Summarise => CompactionLayer::Summary,
+                Step::Emergency => CompactionLayer::Emergency,
+            };
+            let done = self
+                .summarise(layer, None, events, cancel)
+                .await
+                .map_err(|Interrupted| TurnEnd::Cancelled)?;
+            let Some(info) = done else { break };
+            let floor = limits.compact_at.unwrap_or(limits.usable);
+            if info.tokens_after >= floor {
+                self.context.quiet_until = info.tokens_after + limits.usable / 10;
+            }
+        }
+        Ok(())
+    }
+
+    /// After a request failed: when the provider said it was too long, compacts (the summary
+    /// and the last few messages) and asks again, twice a turn at most. Any other failure, or
+    /// one compaction cannot help, ends the round as it was.
+    pub(super) async fn after_failed_request(
+        &mut self,
+        end: RoundEnd,
+        events: &Events,
+        cancel: &CancellationToken,
+    ) -> RoundEnd {
+        let RoundEnd::Stop(TurnEnd::Failed(TurnError::Model(LlmError::ContextTooLong(message)))) =
+            &end
+        else {
+            return end;
+        };
+        if self.context.reactive_this_turn >= MAX_REACTIVE_COMPACTIONS_PER_TURN {
+            return end;
+        }
+        self.context.reactive_this_turn += 1;
+        self.learn_window(message, cancel).await;
+        match self
+            .summarise(CompactionLayer::Reactive, None, events, cancel)
+            .await
+        {
+            Ok(Some(_)) => RoundEnd::Continue,
+            Ok(None) => end,
+            Err(Interrupted) => RoundEnd::Stop(TurnEnd::Cancelled),
+        }
+    }
+
+    /// A refused request shows the window is smaller than assumed: the limit the refusal
+    /// names, else a tenth below what was sent.
+    async fn learn_window(&mut self, message: &str, cancel: &CancellationToken) {
+        let window = self.window(cancel).await;
+        let sent = self.context.ledger.used() + window.answer_reserve(self.settings.max_tokens);
+        let limit = rein_llm::context_limit_in_message(message).unwrap_or(sent * 9 / 10);
+        if limit < window.tokens {
+            self.context.window = Some(Window {
+                tokens: limit.max(1024),
+                source: WindowSource::Refusal,
+            });
+        }
+    }
+
+    /// Layer 2: every long result older than the last rounds cut to its ends, in one step.
+    fn prune(&mut self, limits: &Limits, events: &Events) -> Option<CompactionInfo> {
+        let boundary = self.context.ledger.prune_boundary();
+        let pruned: Vec<PrunedResult> = (0..boundary)
+            .filter(|&i| self.context.ledger.is_prunable(i))
+            .flat_map(|i| context::prune_results(&self.request.messages[i]))
+            .collect();
+        if pruned.is_empty() {
+            return None;
+        }
+        let record = CompactionRecord {
+            layer: CompactionLayer::Prune,
+            replaced: 0,
+            with: Vec::new(),
+            pruned,
+            tokens_before: self.context.ledger.used(),
+            tokens_after: 0,
+            usage: None,
+        };
+        let info = CompactionInfo {
+            layer: CompactionLayer::Prune,
+            tokens_before: record.tokens_before,
+            tokens_after: 0,
+            usable_window: limits.usable,
+            summarised_messages: 0,
+            kept_messages: self.request.messages.len(),
+            quoted_requests: 0,
+            last_request_kept: true,
+            pruned_results: record.pruned.len(),
+            pinned: Vec::new(),
+            summary_by: None,
+            summary_error: None,
+            focus: None,
+        };
+        self.commit(record, info, events)
+    }
+
+    /// Layers 3 and 4, the reaction to a refusal, `/compact` and the `compact` tool: older
+    /// turns give way to a summary. `Ok(None)` when there is nothing to summarise.
+    async fn summarise(
+        &mut self,
+        layer: CompactionLayer,
+        focus: Option<&str>,
+        events: &Events,
+        cancel: &CancellationToken,
+    ) -> Result<Option<CompactionInfo>, Interrupted> {
+        let window = self.window(cancel).await;
+        let usable = window.usable(self.settings.max_tokens);
+        let limits = Limits::new(usable, &self.context.settings);
+        let keep = match layer {
+            CompactionLayer::Emergency | CompactionLayer::Reactive => EMERGENCY_KEEP_MESSAGES,
+            CompactionLayer::Summary
+            | CompactionLayer::Manual
+            | CompactionLayer::Tool
+            | CompactionLayer::Prune => KEEP_RECENT_MESSAGES,
+        };
+        let split = tail_start(&self.request.messages, keep);
+        let only_a_summary = split == 1 && self.context.ledger.kind(0) == Some(Kind::Summary);
+        if split == 0 || only_a_summary {
+            return Ok(None);
+        }
+        let tokens_before = self.context.ledger.used();
+        events.emit(AgentEvent::CompactionStarted {
+            layer,
+            tokens: tokens_before,
+            usable_window: usable,
+        });
+        let hooks = Arc::clone(&self.hooks);
+        let mut warnings = Vec::new();
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(Interrupted),
+            () = hooks.pre_compact(&mut warnings) => {}
+        }
+        for message in warnings {
+            events.emit(AgentEvent::Warning { message });
+        }
+
+        let summary = self
+            .ask_for_summary(split, focus, &window, usable, cancel)
+            .await?;
+        let parts = self.summary_parts(split, &window);
+        let pinned: Vec<(String, String)> = self
+            .context
+            .pinned
+            .iter()
+            .filter_map(|p| Some((p.name().to_owned(), p.render()?)))
+            .collect();
+        let message = context::summary_message(&SummaryParts {
+            summary: &summary.text,
+            summarised: parts.summarised,
+            requests: &parts.requests,
+            requests_left_out: parts.left_out,
+            current: parts.current.as_deref(),
+            pinned: &pinned,
+        });
+
+        // What the context costs then; above the target (emergencies), long results among the
+        // kept messages are cut too, oldest first.
+        let messages = &self.request.messages;
+        let summary_tokens = context::estimate::message_tokens(&message);
+        let fixed = self.context.ledger.system_tokens() + self.context.ledger.tools_tokens();
+        let mut after =
+            fixed + summary_tokens + self.context.ledger.tokens_of(split..messages.len());
+        let target = match layer {
+            CompactionLayer::Emergency | CompactionLayer::Reactive => {
+                limits.compact_at.unwrap_or(usable * 4 / 5)
+            }
+            CompactionLayer::Summary
+            | CompactionLayer::Manual
+            | CompactionLayer::Tool
+            | CompactionLayer::Prune => usable,
+        };
+        let mut pruned = Vec::new();
+        for (index, kept) in messages.iter().enumerate().skip(split) {
+            if after <= target {
+                break;
+            }
+            if self.context.ledger.kind(index) != Some(Kind::ToolResults) {
+                continue;
+            }
+            let cut = context::prune_results(kept);
+            if cut.is_empty() {
+                continue;
+            }
+            let mut shorter = kept.clone();
+            for part in &mut shorter.parts {
+                if let Part::ToolResult(result) = part
+                    && let Some(p) = cut.iter().find(|p| p.call_id == result.call_id)
+                {
+                    result.content.clone_from(&p.content);
+                }
+            }
+            after = after - self.context.ledger.tokens_of(index..index + 1)
+                + context::estimate::message_tokens(&shorter);
+            pruned.extend(cut);
+        }
+
+        let record = CompactionRecord {
+            layer,
+            replaced: split,
+            with: vec![message],
+            pruned,
+            tokens_before,
+            tokens_after: after,
+            usage: summary.usage,
+        };
+        let info = CompactionInfo {
+            layer,
+            tokens_before,
+            tokens_after: after,
+            usable_window: usable,
+            summarised_messages: parts.summarised,
+            kept_messages: messages.len() - split,
+            quoted_requests: parts.requests.len() + usize::from(parts.current.is_some()),
+            last_request_kept: true,
+            pruned_results: record.pruned.len(),
+            pinned: pinned.into_iter().map(|(name, _)| name).collect(),
+            summary_by: Some(summary.author),
+            summary_error: summary.error,
+            focus: focus.map(str::to_owned),
+        };
+        Ok(self.commit(record, info, events))
+    }
+
+    /// The summary of messages `..split`: the model's, or rein's own when the model cannot
+    /// give one. Only the person interrupting stops it.
+    async fn ask_for_summary(
+        &mut self,
+        split: usize,
+        focus: Option<&str>,
+        window: &Window,
+        usable: u64,
+        cancel: &CancellationToken,
+    ) -> Result<Summary, Interrupted> {
+        let answer_tokens = SUMMARY_MAX_TOKENS.min(window.tokens / 5);
+        // The summary request must fit too, with a tenth to spare for the estimate's error.
+        let mut budget = usable.saturating_sub(answer_tokens + usable / 10);
+        let head = &self.request.messages[..split];
+        let mut error = None;
+        for _ in 0..2 {
+            let request = context::summary_request(
+                &self.settings.model,
+                head,
+                focus,
+                budget,
+                u32::try_from(answer_tokens).unwrap_or(u32::MAX),
+            );
+            match ask(&*self.provider, &request, cancel).await {
+                Ok((text, usage)) if !text.trim().is_empty() => {
+                    if let Some(usage) = usage {
+                        self.usage += usage;
+                        self.context.unreported_usage += usage;
+                    }
+                    return Ok(Summary {
+                        text,
+                        author: SummaryAuthor::Model,
+                        error: None,
+                        usage,
+                    });
+                }
+                Ok(_) => {
+                    error = Some("the model's answer was empty".to_owned());
+                    break;
+                }
+                Err(AskError::Interrupted) => return Err(Interrupted),
+                // The summariser's input was still too long: once more with half of it.
+                Err(AskError::Model(LlmError::ContextTooLong(message))) => {
+                    error = Some(format!(
+                        "the conversation is too long for the model: {message}"
+                    ));
+                    budget /= 2;
+                }
+                Err(AskError::Model(e)) => {
+                    error = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        let why = error.unwrap_or_else(|| "the model could not be asked".to_owned());
+        Ok(Summary {
+            text: context::summary_without_model(
+                head,
+                &format!("the model could not write it ({why})"),
+            ),
+            author: SummaryAuthor::Rein,
+            error: Some(why),
+            usage: None,
+        })
+    }
+
+    /// The person's requests the summary message of messages `..split` quotes.
+    fn summary_parts(&self, split: usize, window: &Window) -> QuotedRequests {
+        let messages = &self.request.messages;
+        let mut earlier = Vec::new();
+        let mut left_out = 0;
+        let mut summarised = split;
+        for (i, message) in messages[..split].iter().enumerate() {
+            match self.context.ledger.kind(i) {
+                Some(Kind::Summary) => {
+                    let (quoted, skipped) = context::quoted_requests(message);
+                    earlier.extend(quoted);
+                    left_out += skipped;
+                    summarised = summarised - 1 + context::summarised_count(message);
+                }
+                Some(Kind::Person) => earlier.extend(first_text(message)),
+                Some(Kind::Assistant | Kind::ToolResults) | None => {}
+            }
+        }
+        // The last request, when summarised, is quoted whatever its length.
+        let last_person = (0..messages.len())
+            .rev()
+            .find(|&i| self.context.ledger.kind(i) == Some(Kind::Person));
+        let current = match last_person {
+            Some(i) if i < split => earlier.pop(),
+            _ => None,
+        };
+        let mut budget = (window.tokens as f64 * PERSON_REQUESTS_SHARE) as u64;
+        if let Some(current) = &current {
+            budget = budget.saturating_sub(context::estimate::text_tokens(current));
+        }
+        // The newest first, while they fit.
+        let mut kept = 0;
+        for request in earlier.iter().rev() {
+            let cost = context::estimate::text_tokens(request) + 16;
+            if cost > budget {
+                break;
+            }
+            budget -= cost;
+            kept += 1;
+        }
+        let skipped = earlier.len() - kept;
+        QuotedRequests {
+            requests: earlier.split_off(skipped),
+            left_out: left_out + skipped,
+            current,
+            summarised,
+        }
+    }
+
+    /// Records a compaction, then applies it: a crash in between leaves a file that replays
+    /// it on resume, a crash before leaves the context as it was.
+    fn commit(
+        &mut self,
+        mut record: CompactionRecord,
+        mut info: CompactionInfo,
+        events: &Events,
+    ) -> Option<CompactionInfo> {
+        let mut messages = std::mem::take(&mut self.request.messages);
+        // `apply` changes nothing when it fails.
+        if let Err(reason) = record.apply(&mut messages) {
+            // Built from this very context; a failure here is rein's own bug.
+            self.request.messages = messages;
+            events.emit(AgentEvent::Warning {
+                message: format!("a compaction was dropped: {reason}"),
+            });
+            return None;
+        }
+        let changed: Vec<usize> = messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| {
+                m.role == Role::Tool
+                    && m.parts.iter().any(|part| {
+                        matches!(part, Part::ToolResult(r)
+                            if record.pruned.iter().any(|p| p.call_id == r.call_id))
+                    })
+            })
+            .map(|(i, _)| i)
+            .collect();
+        self.context
+            .ledger
+            .rebuild(&messages, record.replaced, record.with.len(), &changed);
+        let after = self.context.ledger.used();
+        record.tokens_after = after;
+        info.tokens_after = after;
+        if let Some(t) = self.transcript.as_mut() {
+            let recorded = t.record_compaction(&record);
+            self.note_recording(recorded, events);
+        }
+        self.request.messages = messages;
+        self.context.compactions += 1;
+        if let Some(usage) = record.usage {
+            events.emit(AgentEvent::Usage {
+                call: usage,
+                total: self.usage,
+            });
+        }
+        events.emit(AgentEvent::Compaction(info.clone()));
+        Some(info)
+    }
+}
+
+/// The person's requests a summary quotes.
+struct QuotedRequests {
+    requests: Vec<String>,
+    left_out: usize,
+    current: Option<String>,
+    summarised: usize,
+}
+
+/// Where the kept messages start: at least `keep` from the end, moved back so that no tool
+/// result is parted from its call. 0 when nothing older would be left to summarise.
+pub(crate) fn tail_start(messages: &[Message], keep: usize) -> usize {
+    let mut start = messages.len().saturating_sub(keep);
+    while start > 0 && messages[start].role == Role::Tool {
+        start -= 1;
+    }
+    start
+}
+
+/// The person's own words in a message of theirs: its first text (hooks add the rest).
+fn first_text(message: &Message) -> Option<String> {
+    message.parts.iter().find_map(|part| match part {
+        Part::Text { text } => Some(text.clone()),
+        _ => None,
+    })
+}
+
+enum AskError {
+    Interrupted,
+    Model(LlmError),
+}
+
+/// One model call, its text and usage.
+async fn ask(
+    provider: &dyn rein_llm::Provider,
+    request: &rein_llm::Request,
+    cancel: &CancellationToken,
+) -> Result<(String, Option<Usage>), AskError> {
+    let mut stream = provider.stream(request);
+    let mut assembler = Assembler::new();
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(AskError::Interrupted),
+            next = stream.next() => next,
+        };
+        match next {
+            None => break,
+            Some(Ok(event)) => {
+                assembler.push(&event);
+            }
+            Some(Err(error)) => return Err(AskError::Model(error)),
+        }
+    }
+    let response = assembler.finish().map_err(AskError::Model)?;
+    let text = response
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    Ok((text, response.usage))
+}

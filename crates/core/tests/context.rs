@@ -1,0 +1,3 @@
+//! Context management, end to end against the mock model with a small window.
+
+mod estimate;
