@@ -1,3 +1,9 @@
-//! Context management, end to end against the mock model with a small window.
+//! Context management, end to end against a mock model with a small window.
 
+mod asked;
 mod estimate;
+mod failures;
+mod long_session;
+mod model;
+mod project;
+mod resume;

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::sync::{Mutex, PoisonError};
 
 use rein_core::agent::{AgentEvent, EventSink};
-use rein_core::context::{CompactionInfo, CompactionLayer};
+use rein_core::context::{CompactionInfo, CompactionLayer, SummaryAuthor};
 use serde_json::Value;
 
 use super::result::{self, Finished};
@@ -244,7 +244,7 @@ fn share(tokens: u64, of: u64) -> String {
     format!("{}%", (tokens * 100).div_ceil(of))
 }
 
-/// What a compaction did, in a line (two when rein had to write the summary itself).
+/// What a compaction did, in a line (a failed summary call has its own warning).
 fn compaction_line(s: Style, info: &CompactionInfo) -> String {
     let sizes = format!(
         "{} → {} tokens, {} → {} of the window",
@@ -283,17 +283,14 @@ fn compaction_line(s: Style, info: &CompactionInfo) -> String {
             )
         }
     };
-    let mut out = format!("{}\n", s.dim(&format!("⟳ context: {what}; {sizes}")));
-    if let Some(error) = &info.summary_error {
-        out.push_str(&format!(
-            "{}\n",
-            s.warn(&format!(
-                "warning: rein wrote the summary itself: {}",
-                flat(error)
-            ))
-        ));
-    }
-    out
+    let by_rein = match info.summary_by {
+        Some(SummaryAuthor::Rein) => " (summary written by rein)",
+        Some(SummaryAuthor::Model) | None => "",
+    };
+    format!(
+        "{}\n",
+        s.dim(&format!("⟳ context: {what}{by_rein}; {sizes}"))
+    )
 }
 
 /// `label: text`, or `text` alone.

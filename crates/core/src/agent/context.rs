@@ -19,6 +19,9 @@ use crate::context::{
     Window, WindowSource,
 };
 
+/// Messages an automatic summary waits for (besides an earlier summary).
+const MIN_NEW_MESSAGES_TO_SUMMARISE: usize = 4;
+
 /// The context's state in an agent.
 pub(crate) struct ContextState {
     pub(crate) ledger: Ledger,
@@ -36,9 +39,6 @@ pub(crate) struct ContextState {
     pub(crate) reactive_this_turn: u32,
     /// Compactions so far.
     compactions: u32,
-    /// An automatic summary could not bring the context under the threshold: no other until
-    /// it has grown past this (the reaction to a refusal still works).
-    quiet_until: u64,
     /// What summary calls used that the turn has not counted yet.
     pub(crate) unreported_usage: Usage,
 }
@@ -61,7 +61,6 @@ impl ContextState {
             requests,
             reactive_this_turn: 0,
             compactions: 0,
-            quiet_until: 0,
             unreported_usage: Usage::default(),
         }
     }
@@ -255,9 +254,7 @@ impl Agent {
         );
         // Each step lowers the context or finds nothing to do; three cover them all.
         for _ in 0..3 {
-            let step = context::next_step(&self.context.ledger, &limits);
-            let quiet = self.context.ledger.used() < self.context.quiet_until;
-            let layer = match step {
+            let layer = match context::next_step(&self.context.ledger, &limits) {
                 Step::Nothing => break,
                 Step::Prune => {
                     if self.prune(&limits, events).is_none() {
@@ -265,7 +262,6 @@ impl Agent {
                     }
                     continue;
                 }
-                Step::Summarise | Step::Emergency if quiet => break,
                 Step::Summarise => CompactionLayer::Summary,
                 Step::Emergency => CompactionLayer::Emergency,
             };
@@ -273,10 +269,8 @@ impl Agent {
                 .summarise(layer, None, events, cancel)
                 .await
                 .map_err(|Interrupted| TurnEnd::Cancelled)?;
-            let Some(info) = done else { break };
-            let floor = limits.compact_at.unwrap_or(limits.usable);
-            if info.tokens_after >= floor {
-                self.context.quiet_until = info.tokens_after + limits.usable / 10;
+            if done.is_none() {
+                break;
             }
         }
         Ok(())
@@ -382,11 +376,29 @@ impl Agent {
             | CompactionLayer::Prune => KEEP_RECENT_MESSAGES,
         };
         let split = tail_start(&self.request.messages, keep);
-        let only_a_summary = split == 1 && self.context.ledger.kind(0) == Some(Kind::Summary);
-        if split == 0 || only_a_summary {
+        let new = split.saturating_sub(usize::from(
+            self.context.ledger.kind(0) == Some(Kind::Summary),
+        ));
+        // On its own, rein waits for a few new messages to summarise: a context whose recent
+        // messages alone are large would otherwise be summarised every round. Asked, or
+        // refused, it summarises what there is.
+        let least = match layer {
+            CompactionLayer::Summary | CompactionLayer::Emergency => MIN_NEW_MESSAGES_TO_SUMMARISE,
+            CompactionLayer::Reactive
+            | CompactionLayer::Manual
+            | CompactionLayer::Tool
+            | CompactionLayer::Prune => 1,
+        };
+        if split == 0 || new < least {
             return Ok(None);
         }
         let tokens_before = self.context.ledger.used();
+        let parts = self.summary_parts(split, &window);
+        if layer == CompactionLayer::Summary
+            && !worth_summarising(&self.context.ledger, split, &parts, &window)
+        {
+            return Ok(None);
+        }
         events.emit(AgentEvent::CompactionStarted {
             layer,
             tokens: tokens_before,
@@ -404,9 +416,8 @@ impl Agent {
         }
 
         let summary = self
-            .ask_for_summary(split, focus, &window, usable, cancel)
+            .ask_for_summary(split, focus, &window, usable, events, cancel)
             .await?;
-        let parts = self.summary_parts(split, &window);
         let pinned: Vec<(String, String)> = self
             .context
             .pinned
@@ -498,6 +509,7 @@ impl Agent {
         focus: Option<&str>,
         window: &Window,
         usable: u64,
+        events: &Events,
         cancel: &CancellationToken,
     ) -> Result<Summary, Interrupted> {
         let answer_tokens = SUMMARY_MAX_TOKENS.min(window.tokens / 5);
@@ -545,6 +557,12 @@ impl Agent {
             }
         }
         let why = error.unwrap_or_else(|| "the model could not be asked".to_owned());
+        events.emit(AgentEvent::Warning {
+            message: format!(
+                "the model could not summarise the conversation ({why}); rein wrote the summary \
+                 itself from the messages"
+            ),
+        });
         Ok(Summary {
             text: context::summary_without_model(
                 head,
@@ -664,6 +682,32 @@ struct QuotedRequests {
     left_out: usize,
     current: Option<String>,
     summarised: usize,
+}
+
+/// Whether summarising messages `..split` would save enough to be worth a model call: the
+/// summary carries the quoted requests and at least what an earlier summary said, so
+/// summarising a few messages after a summary may save nothing.
+fn worth_summarising(
+    ledger: &Ledger,
+    split: usize,
+    parts: &QuotedRequests,
+    window: &Window,
+) -> bool {
+    let head = ledger.tokens_of(0..split);
+    let earlier = if ledger.kind(0) == Some(Kind::Summary) {
+        ledger.tokens_of(0..1)
+    } else {
+        0
+    };
+    let quoted: u64 = parts
+        .requests
+        .iter()
+        .chain(&parts.current)
+        .map(|r| context::estimate::text_tokens(r))
+        .sum();
+    let written = (head / 3).min(SUMMARY_MAX_TOKENS.min(window.tokens / 5));
+    let expected = earlier.max(written) + quoted;
+    head.saturating_sub(expected) >= (window.tokens as f64 * context::MIN_GAIN) as u64
 }
 
 /// Where the kept messages start: at least `keep` from the end, moved back so that no tool

@@ -57,7 +57,10 @@ pub const PRUNE_THRESHOLD: f64 = 0.5;
 pub const EMERGENCY_THRESHOLD: f64 = 0.95;
 /// Pruning waits until it saves at least this share of the usable window, so that it
 /// happens in steps (each changes the prompt-cache prefix) rather than a little every round.
-pub const PRUNE_MIN_GAIN: f64 = 0.05;
+pub const PRUNE_STEP: f64 = 0.2;
+/// Near the compaction threshold a smaller saving is worth it (pruning costs less than a
+/// summary); below this share of the usable window, no compaction is.
+pub const MIN_GAIN: f64 = 0.05;
 /// Messages a summary keeps word for word at the least.
 pub const KEEP_RECENT_MESSAGES: usize = 8;
 /// Messages an emergency compaction keeps.
@@ -132,12 +135,19 @@ pub enum Step {
     Emergency,
 }
 
-/// The cheapest step the context needs: pruning first when it is worth it, then a summary,
-/// then the emergency. A few comparisons, whatever the length of the conversation.
+/// The cheapest step the context needs: pruning first when it is worth it (a big step, or
+/// any real saving once a summary is near), then a summary, then the emergency. A few
+/// comparisons, whatever the length of the conversation.
 pub fn next_step(ledger: &Ledger, limits: &Limits) -> Step {
     let used = ledger.used();
+    let share = |share: f64| ((limits.usable as f64 * share) as u64).max(1);
+    let prunable = ledger.prunable_tokens();
+    let near_summary = used
+        >= limits
+            .compact_at
+            .unwrap_or(share(DEFAULT_COMPACT_THRESHOLD));
     let worth_pruning =
-        ledger.prunable_tokens() >= ((limits.usable as f64 * PRUNE_MIN_GAIN) as u64).max(1);
+        prunable >= share(PRUNE_STEP) || (near_summary && prunable >= share(MIN_GAIN));
     if used >= limits.prune_at && worth_pruning {
         Step::Prune
     } else if limits.emergency_at.is_some_and(|at| used >= at) {
