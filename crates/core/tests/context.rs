@@ -6,4 +6,5 @@ mod failures;
 mod long_session;
 mod model;
 mod project;
+mod records;
 mod resume;

@@ -3,6 +3,7 @@
 //! person interrupts.
 
 mod calls;
+mod compaction;
 mod context;
 mod event;
 mod guard;

@@ -109,6 +109,13 @@ async fn sixty_rounds_in_an_8k_window_fit_every_request_and_keep_the_thread() {
         assert!(asked.contains("quoted word for word"));
     }
 
+    // A pruned result that had been saved whole names its file, so the model can read it.
+    let named = seen.iter().any(|s| {
+        all_text(&s.body)
+            .contains("The whole output is saved: read it with read_file, file_path=\"")
+    });
+    assert!(named, "no pruned result names its saved file");
+
     // After the first summary, every request holds the person's current request, every
     // earlier one (quoted or whole), AGENTS.md and the todo list.
     let work = model.work_requests();
