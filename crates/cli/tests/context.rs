@@ -200,9 +200,17 @@ fn killed_at_any_point_even_mid_compaction_a_session_resumes_with_nothing_lost()
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .filter(|l| l["role"] == "tool")
-            .map(|l| l["parts"][0]["call_id"].as_str().unwrap_or_default().to_owned())
+            .map(|l| {
+                l["parts"][0]["call_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
             .collect();
-        assert!(kill_after.is_none_or(|n| results.len() + 1 >= n), "{results:?}");
+        assert!(
+            kill_after.is_none_or(|n| results.len() + 1 >= n),
+            "{results:?}"
+        );
         for id in &results {
             assert!(
                 text.contains(id.as_str()) || text.contains("[rein: context summary]"),

@@ -84,10 +84,12 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> CompactOutcome {
         let focus = focus.map(str::trim).filter(|f| !f.is_empty());
-        match self
+        let done = self
             .summarise(CompactionLayer::Manual, focus, events, cancel)
-            .await
-        {
+            .await;
+        // Asked between turns: its call counts in the session's total, not the next turn's.
+        self.context.unreported_usage = Usage::default();
+        match done {
             Ok(Some(info)) => CompactOutcome::Compacted(info),
             Ok(None) => CompactOutcome::NothingToCompact,
             Err(Interrupted) => CompactOutcome::Cancelled,

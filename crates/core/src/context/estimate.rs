@@ -35,7 +35,9 @@ pub const TOOL_RESULT_OVERHEAD_TOKENS: u64 = 6;
 /// What each tool description adds besides its JSON (wrappers the provider renders).
 const TOOL_SPEC_OVERHEAD_TOKENS: u64 = 10;
 
+/// What a byte is, as far as the estimate cares.
 #[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 enum Class {
     Letter,
     Digit,
@@ -48,6 +50,19 @@ enum Class {
     Lead3,
     Lead4,
 }
+
+/// Each class's weight, in thousandths of a token (indexed by `Class as usize`).
+const WEIGHTS_MILLI: [u64; 9] = [
+    LETTER_MILLI,
+    DIGIT_MILLI,
+    0,
+    NEWLINE_MILLI,
+    PUNCT_MILLI,
+    0,
+    TWO_BYTE_CHAR_MILLI,
+    THREE_BYTE_CHAR_MILLI,
+    FOUR_BYTE_CHAR_MILLI,
+];
 
 const CLASSES: [Class; 256] = {
     let mut table = [Class::Punct; 256];
@@ -70,80 +85,94 @@ const CLASSES: [Class; 256] = {
     table
 };
 
-/// The estimated tokens of `text`.
-pub fn text_tokens(text: &str) -> u64 {
-    let mut milli: u64 = 0;
-    let mut in_word = false;
-    // After a line break, before anything but spaces: spaces there are indentation.
-    let mut line_start = true;
-    let mut indented = false;
-    for &byte in text.as_bytes() {
-        match CLASSES[usize::from(byte)] {
-            class @ (Class::Letter | Class::Digit) => {
-                milli += if class == Class::Letter {
-                    LETTER_MILLI
-                } else {
-                    DIGIT_MILLI
-                };
-                if !in_word {
-                    milli += WORD_START_MILLI;
-                    in_word = true;
-                }
-                line_start = false;
-            }
-            Class::Space => {
-                if line_start && !indented {
-                    milli += INDENT_MILLI;
-                    indented = true;
-                }
-                in_word = false;
-            }
-            Class::Newline => {
-                milli += NEWLINE_MILLI;
-                in_word = false;
-                line_start = true;
-                indented = false;
-            }
-            Class::Continuation => {}
-            class @ (Class::Punct | Class::Lead2 | Class::Lead3 | Class::Lead4) => {
-                milli += match class {
-                    Class::Lead2 => TWO_BYTE_CHAR_MILLI,
-                    Class::Lead3 => THREE_BYTE_CHAR_MILLI,
-                    Class::Lead4 => FOUR_BYTE_CHAR_MILLI,
-                    _ => PUNCT_MILLI,
-                };
-                in_word = false;
-                line_start = false;
-            }
-        }
+/// What the byte before counts as, for the one after: a word start needs a byte that is no
+/// letter or digit before it, and indentation a line break.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum Before {
+    Word,
+    LineBreak,
+    Other,
+}
+
+const BEFORE: [Before; 256] = {
+    let mut table = [Before::Other; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match CLASSES[b] {
+            Class::Letter | Class::Digit => Before::Word,
+            Class::Newline => Before::LineBreak,
+            _ => Before::Other,
+        };
+        b += 1;
     }
-    milli.div_ceil(1000)
+    table
+};
+
+/// What a byte adds after a byte of each kind, in thousandths of a token: its weight, a
+/// word start, the indentation a line's first space begins.
+const MILLI_AFTER: [[u16; 256]; 3] = {
+    let mut table = [[0; 256]; 3];
+    let mut before = 0;
+    while before < 3 {
+        let mut b = 0;
+        while b < 256 {
+            let class = CLASSES[b];
+            let mut milli = WEIGHTS_MILLI[class as usize];
+            let word = matches!(class, Class::Letter | Class::Digit);
+            if word && before != Before::Word as usize {
+                milli += WORD_START_MILLI;
+            }
+            if matches!(class, Class::Space) && before == Before::LineBreak as usize {
+                milli += INDENT_MILLI;
+            }
+            table[before][b] = milli as u16;
+            b += 1;
+        }
+        before += 1;
+    }
+    table
+};
+
+/// The estimated tokens of `text`: one pass over its bytes, each weighed by what it is and
+/// what came before it (no state carried from byte to byte, so the loop runs fast).
+pub fn text_tokens(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    let first = bytes.first().map_or(0, |&b| {
+        u64::from(MILLI_AFTER[Before::LineBreak as usize][usize::from(b)])
+    });
+    let rest: u64 = bytes
+        .windows(2)
+        .map(|pair| {
+            let before = BEFORE[usize::from(pair[0])] as usize;
+            u64::from(MILLI_AFTER[before][usize::from(pair[1])])
+        })
+        .sum();
+    (first + rest).div_ceil(1000)
 }
 
 /// The estimated tokens `message` adds to a request.
 pub fn message_tokens(message: &Message) -> u64 {
-    MESSAGE_OVERHEAD_TOKENS
-        + message
-            .parts
-            .iter()
-            .map(|part| match part {
-                Part::Text { text } => text_tokens(text),
-                // Providers that send reasoning back count it; an estimate too high is safer.
-                Part::Reasoning { text, .. } => text_tokens(text),
-                Part::ToolCall(call) => {
-                    let arguments = match &call.arguments {
-                        ToolArguments::Json { value } => {
-                            text_tokens(&serde_json::to_string(value).unwrap_or_default())
-                        }
-                        ToolArguments::Invalid { raw, .. } => text_tokens(raw),
-                    };
-                    TOOL_CALL_OVERHEAD_TOKENS + text_tokens(&call.name) + arguments
+    MESSAGE_OVERHEAD_TOKENS + message.parts.iter().map(part_tokens).sum::<u64>()
+}
+
+/// The estimated tokens of one part of a message.
+pub fn part_tokens(part: &Part) -> u64 {
+    match part {
+        Part::Text { text } => text_tokens(text),
+        // Providers that send reasoning back count it; an estimate too high is safer.
+        Part::Reasoning { text, .. } => text_tokens(text),
+        Part::ToolCall(call) => {
+            let arguments = match &call.arguments {
+                ToolArguments::Json { value } => {
+                    text_tokens(&serde_json::to_string(value).unwrap_or_default())
                 }
-                Part::ToolResult(result) => {
-                    TOOL_RESULT_OVERHEAD_TOKENS + text_tokens(&result.content)
-                }
-            })
-            .sum::<u64>()
+                ToolArguments::Invalid { raw, .. } => text_tokens(raw),
+            };
+            TOOL_CALL_OVERHEAD_TOKENS + text_tokens(&call.name) + arguments
+        }
+        Part::ToolResult(result) => TOOL_RESULT_OVERHEAD_TOKENS + text_tokens(&result.content),
+    }
 }
 
 /// The estimated tokens of the tool descriptions a request carries.

@@ -50,21 +50,32 @@ struct Entry {
 impl Entry {
     fn of(message: &Message) -> Entry {
         let kind = Kind::of(message);
-        let prunable = match kind {
-            Kind::ToolResults => message
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    Part::ToolResult(result) if is_long(&result.content) => Some(
-                        estimate::text_tokens(&result.content).saturating_sub(PRUNED_RESULT_TOKENS),
-                    ),
-                    _ => None,
-                })
-                .sum(),
-            Kind::Person | Kind::Summary | Kind::Assistant => 0,
+        let (tokens, prunable) = match kind {
+            // Each result estimated once, for the total and for what pruning it would save.
+            Kind::ToolResults => message.parts.iter().fold(
+                (estimate::MESSAGE_OVERHEAD_TOKENS, 0),
+                |(tokens, prunable), part| match part {
+                    Part::ToolResult(result) => {
+                        let cost = estimate::text_tokens(&result.content);
+                        let saving = if is_long(&result.content) {
+                            cost.saturating_sub(PRUNED_RESULT_TOKENS)
+                        } else {
+                            0
+                        };
+                        (
+                            tokens + estimate::TOOL_RESULT_OVERHEAD_TOKENS + cost,
+                            prunable + saving,
+                        )
+                    }
+                    other => (tokens + estimate::part_tokens(other), prunable),
+                },
+            ),
+            Kind::Person | Kind::Summary | Kind::Assistant => {
+                (estimate::message_tokens(message), 0)
+            }
         };
         Entry {
-            tokens: estimate::message_tokens(message),
+            tokens,
             kind,
             prunable,
         }
@@ -73,8 +84,9 @@ impl Entry {
 
 /// Whether a result is long enough to prune.
 pub(crate) fn is_long(content: &str) -> bool {
-    // Bytes bound characters from above: most results need no counting.
-    content.len() > PRUNE_MIN_CHARS && content.chars().count() > PRUNE_MIN_CHARS
+    // A character is one to four bytes: only lengths in between need counting.
+    content.len() > 4 * PRUNE_MIN_CHARS
+        || (content.len() > PRUNE_MIN_CHARS && content.chars().count() > PRUNE_MIN_CHARS)
 }
 
 /// The provider's count of a request: `prompt_tokens` for the first `messages` messages.

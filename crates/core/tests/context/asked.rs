@@ -118,3 +118,40 @@ async fn the_context_report_splits_the_use_and_says_when_the_next_compaction_com
         "{shown}"
     );
 }
+
+/// Hooks that count the PreCompact calls.
+#[derive(Default)]
+struct CountCompactions(std::sync::atomic::AtomicUsize);
+
+#[rein_tools::async_trait]
+impl rein_core::hooks::Hooks for CountCompactions {
+    async fn pre_compact(&self, _warnings: &mut rein_core::hooks::HookWarnings) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[tokio::test]
+async fn pre_compact_hooks_run_before_each_summary_not_before_pruning() {
+    let model = SmallModel::start(Behaviour::window(8192));
+    let project = Project::new(2, "");
+    let hooks = std::sync::Arc::new(CountCompactions::default());
+    let mut agent = project
+        .builder(&model)
+        .hooks(hooks.clone())
+        .build()
+        .unwrap();
+    for task in 1..=2 {
+        project.turn(&mut agent, &task_prompt(task)).await;
+    }
+    let summaries = project
+        .compactions()
+        .iter()
+        .filter(|c| c.layer != CompactionLayer::Prune)
+        .count();
+    assert!(summaries > 0);
+    assert!(project.compactions().len() > summaries, "pruning too");
+    assert_eq!(
+        hooks.0.load(std::sync::atomic::Ordering::Relaxed),
+        summaries
+    );
+}

@@ -69,7 +69,7 @@ impl Project {
         SessionStore::new(&self.rein_home)
     }
 
-    fn builder(&self, model: &SmallModel) -> AgentBuilder {
+    pub(crate) fn builder(&self, model: &SmallModel) -> AgentBuilder {
         let env = |_: &str| None;
         let config = config::load_config(&ConfigInputs {
             rein_home: &self.rein_home,
