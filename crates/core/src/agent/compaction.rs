@@ -422,11 +422,13 @@ fn worth_summarising(
     head.saturating_sub(expected) >= (window.tokens as f64 * context::MIN_GAIN) as u64
 }
 
-/// Where the kept messages start: at least `keep` from the end, moved back so that no tool
-/// result is parted from its call. 0 when nothing older would be left to summarise.
-pub(crate) fn tail_start(messages: &[Message], keep: usize) -> usize {
+/// Where the kept messages start: at least `keep` from the end, moved back to a response of
+/// the model, so that no tool result is parted from its call and the summary (the person's
+/// turn) is followed by the model's, as chat templates that want turns to alternate demand.
+/// 0 when nothing older would be left to summarise.
+fn tail_start(messages: &[Message], keep: usize) -> usize {
     let mut start = messages.len().saturating_sub(keep);
-    while start > 0 && messages[start].role == Role::Tool {
+    while start > 0 && messages[start].role != Role::Assistant {
         start -= 1;
     }
     start
@@ -478,4 +480,33 @@ async fn ask(
         })
         .collect();
     Ok((text, response.usage))
+}
+
+#[cfg(test)]
+mod tests {
+    use rein_llm::{Message, Part, Role};
+
+    use super::tail_start;
+
+    fn message(role: Role) -> Message {
+        Message {
+            role,
+            parts: vec![Part::Text { text: "x".into() }],
+        }
+    }
+
+    #[test]
+    fn the_kept_messages_start_with_a_response() {
+        use Role::{Assistant as A, Tool as T, User as U};
+        let messages: Vec<Message> = [U, A, T, A, T, A, U, A, T, A]
+            .into_iter()
+            .map(message)
+            .collect();
+        // The 4th from the end is a tool result, then a person's request: back to a response.
+        assert_eq!(tail_start(&messages, 4), 5);
+        assert_eq!(tail_start(&messages, 3), 7);
+        assert_eq!(tail_start(&messages, 9), 1);
+        // Nothing before the first response: nothing to summarise.
+        assert_eq!(tail_start(&messages, 10), 0);
+    }
 }

@@ -142,6 +142,11 @@ async fn sixty_rounds_in_an_8k_window_fit_every_request_and_keep_the_thread() {
             );
         }
         assert!(text.contains(TODO_TEXT), "the todo list is gone");
+        // Turns alternate: the summary (the person's side) is followed by the model's.
+        let messages = request.body["messages"].as_array().unwrap();
+        if content_text(&messages[1]).starts_with("[rein: context summary]") {
+            assert_eq!(messages[2]["role"], "assistant");
+        }
     }
 
     // The session file: a line per compaction, and every message as it was.
