@@ -199,10 +199,18 @@ impl Agent {
         window
     }
 
-    /// After a response: says once that the window is unknown (only now: a server that does
-    /// not answer has its own error to show), and asks a server that guessed again, now that
-    /// it has loaded the model.
-    pub(super) fn after_response(&mut self, events: &Events) {
+    /// After a response: a server that only guessed the window is asked again, now that it
+    /// has loaded the model.
+    pub(super) fn after_response(&mut self) {
+        if self.context.ask_again {
+            self.context.ask_again = false;
+            self.context.window = None;
+        }
+    }
+
+    /// Says once that the window is unknown. Only once the model has answered (the window is
+    /// not asked for before): a server that does not answer has its own error to show.
+    fn warn_of_an_unknown_window(&mut self, events: &Events) {
         if self.context.unknown_window && !self.context.warned_unknown {
             self.context.warned_unknown = true;
             events.emit(AgentEvent::Warning {
@@ -213,10 +221,6 @@ impl Agent {
                     self.settings.model
                 ),
             });
-        }
-        if self.context.ask_again {
-            self.context.ask_again = false;
-            self.context.window = None;
         }
     }
 
@@ -232,7 +236,13 @@ impl Agent {
                 .await
                 .map_err(|Interrupted| TurnEnd::Cancelled)?;
         }
+        // Before the model's first response there is nothing to compact: the window is not
+        // needed yet, and the first request does not wait for the server to be asked.
+        if !self.context.ledger.has_responses() {
+            return Ok(());
+        }
         let window = self.window(cancel).await;
+        self.warn_of_an_unknown_window(events);
         let limits = Limits::new(
             window.usable(self.settings.max_tokens),
             &self.context.settings,

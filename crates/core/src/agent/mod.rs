@@ -333,7 +333,7 @@ impl Agent {
         };
         // Only a response the model finished counts as a round.
         outcome.rounds += 1;
-        self.after_response(events);
+        self.after_response();
         if let Some(usage) = response.usage {
             self.usage += usage;
             outcome.usage += usage;

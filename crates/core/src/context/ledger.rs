@@ -207,6 +207,11 @@ impl Ledger {
         self.entries.len()
     }
 
+    /// Whether the model has answered in this context yet.
+    pub fn has_responses(&self) -> bool {
+        !self.responses.is_empty()
+    }
+
     /// Whether the context holds no message.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
