@@ -101,11 +101,13 @@ pub(crate) async fn serve_connection(stream: TcpStream, connection: u64, shared:
             Plan::Silent => Written::Stalled,
         };
         match written {
-            Written::Done | Written::Cut => {
+            // Model calls only: metadata requests are kept apart here too.
+            Written::Done | Written::Cut if !metadata => {
                 if let Some(hook) = &shared.on_response {
                     hook(&request);
                 }
             }
+            Written::Done | Written::Cut => {}
             Written::Stalled | Written::ClientGone => {}
         }
         match written {

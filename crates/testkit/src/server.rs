@@ -53,8 +53,9 @@ impl MockOptions {
         self
     }
 
-    /// Calls `hook` (on the server's thread) with each request once its response has been fully
-    /// written, or cut on purpose; not for stalled responses or clients that went away.
+    /// Calls `hook` (on the server's thread) with each model call once its response has been
+    /// fully written, or cut on purpose; not for stalled responses, clients that went away, or
+    /// metadata requests (see [`MockOptions::route`]).
     pub fn on_response(mut self, hook: impl Fn(&CapturedRequest) + Send + Sync + 'static) -> Self {
         self.on_response = Some(Arc::new(hook));
         self

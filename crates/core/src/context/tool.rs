@@ -51,7 +51,7 @@ impl CompactTool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompactArgs {
-    /// What the summary should keep in most detail (a sub-task, a file, a decision).
+    /// What to keep in most detail.
     #[serde(default)]
     pub focus: Option<String>,
 }
@@ -65,11 +65,8 @@ impl Tool for CompactTool {
     }
 
     fn description(&self) -> &'static str {
-        "Compact the conversation: its older turns are replaced by a summary, to make room \
-         in the context window. Use it between sub-tasks, when earlier details (long outputs, \
-         files read) are no longer needed. The person's requests, the recent messages and the \
-         todo list are kept word for word. `focus`: what the summary should keep in most \
-         detail. It happens before your next request."
+        "Summarise older turns to free context space.\nUse between sub-tasks, when earlier \
+         outputs are no longer needed; requests and recent messages stay whole."
     }
 
     fn kind(&self) -> ToolKind {
