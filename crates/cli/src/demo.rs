@@ -77,6 +77,8 @@ pub(crate) async fn run() -> Exit {
         .provider(Arc::new(provider))
         .mode(PermissionMode::Yolo)
         .settings(|s| s.max_rounds = 10)
+        // A recording has no window of its own; the demo's conversation is short.
+        .context(|c| c.window_tokens = Some(128_000))
         .build();
     let mut agent = match built {
         Ok(agent) => agent,

@@ -29,6 +29,8 @@ pub(crate) struct RunReport {
     pub(crate) warnings: Vec<String>,
     /// Calls that were not allowed to run.
     pub(crate) permission_denials: Vec<Denial>,
+    /// Times the context was compacted to fit the model's window.
+    pub(crate) compactions: u32,
 }
 
 /// A call that was not allowed to run, and why.
@@ -65,6 +67,7 @@ impl RunReport {
             },
             warnings: Vec::new(),
             permission_denials: Vec::new(),
+            compactions: 0,
         }
     }
 
@@ -84,6 +87,7 @@ impl RunReport {
             error: Some(message.to_owned()),
             warnings: Vec::new(),
             permission_denials: Vec::new(),
+            compactions: 0,
         }
     }
 

@@ -124,7 +124,11 @@ pub(crate) async fn run(args: Args) -> Exit {
         &prepared.cwd,
         started.elapsed(),
     );
-    (report.warnings, report.permission_denials) = log.take();
+    (
+        report.warnings,
+        report.permission_denials,
+        report.compactions,
+    ) = log.take();
     if let Some(message) = &unsaved {
         report.set_error_if_none(message);
     }
@@ -180,22 +184,22 @@ pub(crate) async fn run(args: Args) -> Exit {
     }
 }
 
-/// Passes events on to the renderer and keeps what the final report lists: warnings, and
-/// the calls that were not allowed to run.
+/// Passes events on to the renderer and keeps what the final report lists: warnings, the
+/// calls that were not allowed to run, and how many times the context was compacted.
 struct RunLog {
     inner: Box<dyn EventSink>,
-    kept: Mutex<(Vec<String>, Vec<Denial>)>,
+    kept: Mutex<(Vec<String>, Vec<Denial>, u32)>,
 }
 
 impl RunLog {
     fn new(inner: Box<dyn EventSink>, earlier_warnings: Vec<String>) -> Self {
         RunLog {
             inner,
-            kept: Mutex::new((earlier_warnings, Vec::new())),
+            kept: Mutex::new((earlier_warnings, Vec::new(), 0)),
         }
     }
 
-    fn take(&self) -> (Vec<String>, Vec<Denial>) {
+    fn take(&self) -> (Vec<String>, Vec<Denial>, u32) {
         std::mem::take(
             &mut *self
                 .kept
@@ -229,6 +233,12 @@ impl EventSink for RunLog {
                     arguments: arguments.clone(),
                     reason: reason.clone(),
                 }),
+            AgentEvent::Compaction(_) => {
+                self.kept
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .2 += 1;
+            }
             _ => {}
         }
         self.inner.emit(event);

@@ -124,8 +124,8 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
             .map_err(|e| SetupError::Runtime(e.to_string()))?,
         None => builder,
     };
-    let (session, history) = match resumed {
-        Some((session, loaded)) => (session, loaded.messages),
+    let builder = match resumed {
+        Some((session, loaded)) => builder.resume(session, loaded),
         None => {
             let session = store
                 .create(NewSession {
@@ -134,12 +134,11 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
                     cwd: &cwd,
                 })
                 .map_err(|e| SetupError::Runtime(e.to_string()))?;
-            (session, Vec::new())
+            builder.session(session, Vec::new())
         }
     };
-    let session_id = session.id().to_owned();
+    let session_id = builder.session_id().unwrap_or_default().to_owned();
     let agent = builder
-        .session(session, history)
         .build()
         .map_err(|e| SetupError::Runtime(e.to_string()))?;
     Ok(Prepared {

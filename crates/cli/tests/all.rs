@@ -5,6 +5,7 @@
 mod support;
 
 mod big_output;
+mod context;
 mod dead_endpoint;
 mod demo;
 mod endpoint_errors;

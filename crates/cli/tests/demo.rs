@@ -20,6 +20,7 @@ fn the_demo_fixes_the_sample_project_offline() {
         assert!(progress.contains(step), "{step} missing from:\n{progress}");
     }
     assert!(stdout(&out).contains("Fixed"));
+    assert!(!progress.contains("warning"), "{progress}");
     // The project it worked on, named in its output, really is fixed.
     let dir = progress
         .split_whitespace()

@@ -12,6 +12,7 @@ use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
 use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, Setting};
+use crate::context::{CompactRequests, CompactTool, ContextSettings, PinnedState, PromptAnchor};
 use crate::hooks::{CommandHooks, HookSetup, Hooks, NoHooks};
 use crate::interaction::{Interaction, Unattended};
 use crate::permissions::{
@@ -19,7 +20,7 @@ use crate::permissions::{
 };
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
 use crate::secrets::{SecretValues, Secrets};
-use crate::session::Session;
+use crate::session::{LoadedSession, Session};
 use crate::trust::TrustStore;
 
 /// Why an agent could not be built.
@@ -65,7 +66,11 @@ pub struct AgentBuilder {
     project_instructions: Option<String>,
     is_git_repo: bool,
     history: Vec<rein_llm::Message>,
+    /// The provider's last count of the resumed history, when it still applies.
+    anchor: Option<PromptAnchor>,
     transcript: Option<Box<dyn Transcript>>,
+    context: ContextSettings,
+    pinned: Vec<Arc<dyn PinnedState>>,
     warnings: Vec<String>,
     /// What the configuration knows of secrets: the `.env` file's, the API key, the
     /// variables passed through. The environment's come with [`AgentBuilder::environment`].
@@ -128,7 +133,10 @@ impl AgentBuilder {
             project_instructions: None,
             is_git_repo: false,
             history: Vec::new(),
+            anchor: None,
             transcript: None,
+            context: ContextSettings::default(),
+            pinned: Vec::new(),
             warnings: Vec::new(),
             secret_sources: SecretSources::default(),
             secrets: Secrets::default(),
@@ -149,6 +157,11 @@ impl AgentBuilder {
         builder.settings.temperature = config.temperature;
         builder.settings.max_tokens = config.max_tokens;
         builder.settings.max_rounds = config.max_rounds;
+        builder.context = ContextSettings {
+            window_tokens: config.context_window_tokens,
+            auto_compact: config.auto_compact,
+            compact_threshold: config.compact_threshold,
+        };
         builder.tool_config.output_budget_chars = config.tool_output_budget_chars;
         builder.tool_config.offload_max_bytes = config.tool_output_file_max_bytes;
         builder.tool_config.bash_default_timeout = config.bash_default_timeout;
@@ -299,6 +312,19 @@ impl AgentBuilder {
         self
     }
 
+    /// Changes how the context is kept within the window (the window, `auto_compact`, the
+    /// threshold).
+    pub fn context(mut self, adjust: impl FnOnce(&mut ContextSettings)) -> Self {
+        adjust(&mut self.context);
+        self
+    }
+
+    /// State every compaction keeps, word for word (the todo list).
+    pub fn pin(mut self, state: Arc<dyn PinnedState>) -> Self {
+        self.pinned.push(state);
+        self
+    }
+
     /// This system prompt instead of the rendered one.
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.system_prompt = Some(prompt.into());
@@ -314,6 +340,16 @@ impl AgentBuilder {
         self.session_file = Some((session.id().to_owned(), session.path().to_path_buf()));
         self.transcript = Some(Box::new(session));
         self.history = history;
+        self.anchor = None;
+        self
+    }
+
+    /// Continues a session loaded with [`crate::session::SessionStore::open`]: its context
+    /// (compactions replayed) and the provider's last count of it, so the next request is
+    /// the one the earlier run would have sent.
+    pub fn resume(mut self, session: Session, loaded: LoadedSession) -> Self {
+        self = self.session(session, loaded.messages);
+        self.anchor = loaded.anchor;
         self
     }
 
@@ -327,6 +363,11 @@ impl AgentBuilder {
         self.transcript = Some(transcript);
         self.history = history;
         self
+    }
+
+    /// The id of the session the conversation is recorded in, once one is given.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_file.as_ref().map(|(id, _)| id.as_str())
     }
 
     /// Things the person should know, gathered while building (instructions skipped, a
@@ -414,7 +455,9 @@ impl AgentBuilder {
     }
 
     fn assemble(self, provider: Arc<dyn Provider>) -> Result<Agent, BuildError> {
-        let registry = self.tools_offered();
+        let mut registry = self.tools_offered();
+        let compact_requests = Arc::new(CompactRequests::default());
+        registry.register_arc(Arc::new(CompactTool::new(Arc::clone(&compact_requests))));
         let system_prompt = self.system_prompt.unwrap_or_else(|| {
             render_system_prompt(
                 &self.workspace,
@@ -463,6 +506,10 @@ impl AgentBuilder {
             hooks,
             agent_name: self.agent_name,
             secrets,
+            context: self.context,
+            pinned: self.pinned,
+            compact_requests,
+            anchor: self.anchor,
         }))
     }
 

@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod build;
 pub mod config;
+pub mod context;
 pub mod hooks;
 pub mod interaction;
 pub mod permissions;

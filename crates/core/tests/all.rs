@@ -5,6 +5,7 @@
 
 mod agent;
 mod config;
+mod context;
 mod decisions;
 mod hooks;
 mod pipeline;

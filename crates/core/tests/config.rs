@@ -94,7 +94,10 @@ fn with_nothing_configured_the_defaults_apply() {
     assert_eq!(config.api_key(), None);
     assert_eq!(config.temperature, None);
     assert_eq!(config.max_tokens, None);
-    assert_eq!(config.context_window_tokens, 128_000);
+    // The window is left to the server and rein's table (see tests/context).
+    assert_eq!(config.context_window_tokens, None);
+    assert!(config.auto_compact);
+    assert_eq!(config.compact_threshold, 0.8);
     assert_eq!(config.max_rounds, 50);
     assert_eq!(config.retries, 4);
     assert_eq!(config.tool_output_budget_chars, 30_000);
@@ -300,7 +303,6 @@ fn the_provider_is_inferred_from_model_and_url_then_keys() {
     fx.set("ANTHROPIC_API_KEY", "a");
     fx.flags.model = Some("gpt-4.1".into());
     assert_eq!(fx.load().provider, ProviderKind::OpenAi);
-    assert_eq!(fx.load().context_window_tokens, 1_047_576);
 
     fx.flags.model = Some("claude-opus-4-1".into());
     assert_eq!(fx.load().provider, ProviderKind::Anthropic);
@@ -371,14 +373,14 @@ fn base_urls_are_read_by_host_so_look_alikes_do_not_pass_for_deepseek_or_anthrop
 }
 
 #[test]
-fn explicit_context_window_and_max_tokens_win_over_the_model_table() {
+fn explicit_context_window_and_max_tokens_are_kept() {
     let fx = Fixture::new();
     fx.user_file("model = \"claude-sonnet-4-5\"\ncontext_window = 50000\nmax_tokens = 1000\n");
     let config = fx.load();
     assert_eq!(config.provider, ProviderKind::Anthropic);
     assert_eq!(
         (config.context_window_tokens, config.max_tokens),
-        (50_000, Some(1000))
+        (Some(50_000), Some(1000))
     );
     let file = fx.project_file("max_tokens = 0\n");
     assert_eq!(

@@ -89,6 +89,38 @@ impl HttpClient {
         Err(classify_http(status.as_u16(), &headers, &body))
     }
 
+    /// A small JSON exchange (a server's metadata): `GET url`, or `POST url` with `body`.
+    /// `None` on any failure, a status that is not a success, a body over `max_bytes` or one
+    /// that is not JSON: the caller only learns what the server says when it says it plainly.
+    pub(crate) async fn fetch_json(
+        &self,
+        url: &str,
+        headers: HeaderMap,
+        body: Option<serde_json::Value>,
+        max_bytes: usize,
+    ) -> Option<serde_json::Value> {
+        let request = match body {
+            Some(body) => self
+                .client
+                .post(url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_string()),
+            None => self.client.get(url),
+        };
+        let mut response = request.headers(headers).send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.ok()? {
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() > max_bytes {
+                return None;
+            }
+        }
+        serde_json::from_slice(&bytes).ok()
+    }
+
     async fn read_error_body(&self, mut response: reqwest::Response) -> Vec<u8> {
         let mut body = Vec::new();
         while body.len() < ERROR_BODY_MAX_BYTES {

@@ -21,6 +21,7 @@ pub mod message;
 mod network;
 pub mod openai;
 pub mod pricing;
+mod probe;
 pub mod provider;
 mod record;
 pub mod replay;
@@ -30,6 +31,7 @@ pub mod sse;
 mod tls;
 mod toolspec;
 mod url;
+pub mod window;
 
 pub use anthropic::AnthropicProvider;
 pub use assemble::{AssembledResponse, Assembler, UNNAMED_TOOL, parse_arguments, unique_call_id};
@@ -53,3 +55,4 @@ pub use toolspec::{tool_to_wire, tools_to_wire};
 pub use url::{
     BaseUrlError, is_loopback_url, is_on_domain, normalize_base_url, redact_credentials, url_host,
 };
+pub use window::{ServerWindow, context_limit_in_message, context_window_for};

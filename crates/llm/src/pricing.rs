@@ -83,7 +83,7 @@ const PRICES: &[(&str, Price)] = &[
 
 /// Every model in the table.
 #[cfg(test)]
-fn priced_models() -> impl Iterator<Item = &'static str> {
+pub(crate) fn priced_models() -> impl Iterator<Item = &'static str> {
     PRICES.iter().map(|(name, _)| *name)
 }
 
@@ -104,7 +104,7 @@ fn lookup(name: &str) -> Option<Price> {
 }
 
 /// `name` without a trailing `-YYYY-MM-DD`, `-YYYYMMDD` or `-latest`.
-fn strip_version_suffix(name: &str) -> Option<&str> {
+pub(crate) fn strip_version_suffix(name: &str) -> Option<&str> {
     if let Some(base) = name.strip_suffix("-latest") {
         return Some(base);
     }

@@ -3,9 +3,10 @@
 use std::pin::Pin;
 
 use futures::Stream;
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use crate::{LlmError, Message, StreamEvent};
+use crate::{LlmError, Message, ServerWindow, StreamEvent};
 
 /// A boxed stream of events from one model call (retries included).
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
@@ -59,4 +60,12 @@ pub trait Provider: Send + Sync {
     /// does not borrow it. Transient failures are retried inside the stream, announced by
     /// [`StreamEvent::Retry`].
     fn stream(&self, request: &Request) -> EventStream;
+
+    /// The context window the server runs `model` with, when it says (llama.cpp, vLLM,
+    /// LM Studio, Ollama, gateways that list windows); `None` when it does not, or for an API
+    /// whose models rein's table knows. Never an error: a server that does not answer says
+    /// nothing.
+    fn context_window<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, Option<ServerWindow>> {
+        Box::pin(std::future::ready(None))
+    }
 }

@@ -104,4 +104,11 @@ impl Provider for RecordingProvider {
         });
         Box::pin(stream)
     }
+
+    fn context_window<'a>(
+        &'a self,
+        model: &'a str,
+    ) -> futures::future::BoxFuture<'a, Option<crate::ServerWindow>> {
+        self.inner.context_window(model)
+    }
 }

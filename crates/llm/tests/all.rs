@@ -25,3 +25,5 @@ mod stream_options;
 mod timeouts;
 #[path = "all/tls.rs"]
 mod tls;
+#[path = "all/window.rs"]
+mod window;

@@ -52,15 +52,32 @@ pub(crate) async fn serve_connection(stream: TcpStream, connection: u64, shared:
             KeepAlive::Close
         };
         let (request, parse_error) = capture(raw, connection);
-        let mut request = shared.log.record(request);
-        let plan = match parse_error {
-            Some(error) => render::error_plan(
+        let route = shared
+            .routes
+            .iter()
+            .find(|route| route.method == request.method && route.path == request.path);
+        let metadata = route.is_some() || request.method != "POST";
+        let log = if metadata {
+            &shared.metadata_log
+        } else {
+            &shared.log
+        };
+        let mut request = log.record(request);
+        let plan = match (route, parse_error) {
+            (Some(route), _) => render::plan(route.reply.clone(), &request),
+            (None, _) if metadata => render::error_plan(
+                &request,
+                404,
+                "not_found_error",
+                &format!("no route for {} {}", request.method, request.path),
+            ),
+            (None, Some(error)) => render::error_plan(
                 &request,
                 400,
                 "invalid_request_error",
                 &format!("the request body is not valid JSON: {error}"),
             ),
-            None => {
+            (None, None) => {
                 let reply = shared
                     .script
                     .lock()
@@ -73,7 +90,7 @@ pub(crate) async fn serve_connection(stream: TcpStream, connection: u64, shared:
             }
         };
         let mut completion = Completion {
-            log: &shared.log,
+            log,
             request: &mut request,
         };
         let written = match plan {
@@ -84,11 +101,13 @@ pub(crate) async fn serve_connection(stream: TcpStream, connection: u64, shared:
             Plan::Silent => Written::Stalled,
         };
         match written {
-            Written::Done | Written::Cut => {
+            // Model calls only: metadata requests are kept apart here too.
+            Written::Done | Written::Cut if !metadata => {
                 if let Some(hook) = &shared.on_response {
                     hook(&request);
                 }
             }
+            Written::Done | Written::Cut => {}
             Written::Stalled | Written::ClientGone => {}
         }
         match written {

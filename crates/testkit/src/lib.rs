@@ -13,6 +13,11 @@
 //! given a reply; one whose body is not JSON is captured and gets a 400 without using a reply.
 //! When the script runs out, every further request gets 500 "script exhausted".
 //!
+//! Requests that are not model calls — those a route answers ([`MockOptions::route`], such as
+//! llama.cpp's `GET /props` from [`MockOptions::context_window`]), and any other than POST —
+//! use no reply of the script and are kept apart ([`MockServer::metadata_requests`]); an
+//! unrouted one gets 404.
+//!
 //! ```
 //! use rein_testkit::{MockServer, MockToolCall, MockUsage, Reply, Script, Turn};
 //!

@@ -24,6 +24,15 @@ pub struct MockOptions {
     port: u16,
     capture: Capture,
     on_response: Option<ResponseHook>,
+    routes: Vec<Route>,
+}
+
+/// A fixed answer to one method and path, outside the script.
+#[derive(Debug, Clone)]
+pub(crate) struct Route {
+    pub(crate) method: String,
+    pub(crate) path: String,
+    pub(crate) reply: Reply,
 }
 
 impl MockOptions {
@@ -44,11 +53,40 @@ impl MockOptions {
         self
     }
 
-    /// Calls `hook` (on the server's thread) with each request once its response has been fully
-    /// written, or cut on purpose; not for stalled responses or clients that went away.
+    /// Calls `hook` (on the server's thread) with each model call once its response has been
+    /// fully written, or cut on purpose; not for stalled responses, clients that went away, or
+    /// metadata requests (see [`MockOptions::route`]).
     pub fn on_response(mut self, hook: impl Fn(&CapturedRequest) + Send + Sync + 'static) -> Self {
         self.on_response = Some(Arc::new(hook));
         self
+    }
+
+    /// Answers `method path` (`GET /props`) with `reply` every time, without using a reply of
+    /// the script: a server's metadata, asked besides the model calls. Such requests are kept
+    /// apart from the model calls (see [`MockServer::metadata_requests`]), as are requests
+    /// other than POST that no route answers, which get 404.
+    pub fn route(
+        mut self,
+        method: impl Into<String>,
+        path: impl Into<String>,
+        reply: impl Into<Reply>,
+    ) -> Self {
+        self.routes.push(Route {
+            method: method.into(),
+            path: path.into(),
+            reply: reply.into(),
+        });
+        self
+    }
+
+    /// Says the model runs with a window of `tokens`, as llama.cpp's `GET /props` does
+    /// (`default_generation_settings.n_ctx`).
+    pub fn context_window(self, tokens: u64) -> Self {
+        let props = serde_json::json!({
+            "default_generation_settings": { "n_ctx": tokens },
+            "total_slots": 1,
+        });
+        self.route("GET", "/props", Reply::http(200, props.to_string()))
     }
 }
 
@@ -58,6 +96,7 @@ impl fmt::Debug for MockOptions {
             .field("port", &self.port)
             .field("capture", &self.capture)
             .field("on_response", &self.on_response.as_ref().map(|_| ".."))
+            .field("routes", &self.routes)
             .finish()
     }
 }
@@ -88,6 +127,9 @@ impl ScriptCursor {
 pub(crate) struct Shared {
     pub(crate) script: Mutex<ScriptCursor>,
     pub(crate) log: Arc<RequestLog>,
+    /// Requests a route answered, and others that are not model calls.
+    pub(crate) metadata_log: Arc<RequestLog>,
+    pub(crate) routes: Vec<Route>,
     pub(crate) on_response: Option<ResponseHook>,
     connections: AtomicU64,
 }
@@ -96,6 +138,7 @@ pub(crate) struct Shared {
 pub struct MockServer {
     addr: SocketAddr,
     log: Arc<RequestLog>,
+    metadata_log: Arc<RequestLog>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -141,7 +184,10 @@ impl MockServer {
             .build()
             .map_err(MockError::Runtime)?;
         let log = Arc::new(RequestLog::new(options.capture));
+        let metadata_log = Arc::new(RequestLog::new(options.capture));
         let shared = Arc::new(Shared {
+            metadata_log: Arc::clone(&metadata_log),
+            routes: options.routes,
             script: Mutex::new(ScriptCursor {
                 repeat: script.is_repeating(),
                 replies: script.replies().to_vec(),
@@ -171,6 +217,7 @@ impl MockServer {
         Ok(Self {
             addr,
             log,
+            metadata_log,
             stop: Some(stop),
             thread: Some(thread),
         })
@@ -194,6 +241,12 @@ impl MockServer {
     /// Every request received so far, in arrival order (empty with [`Capture::CountOnly`]).
     pub fn requests(&self) -> Vec<CapturedRequest> {
         self.log.snapshot()
+    }
+
+    /// The requests answered by a route, and those other than POST no route answered, in
+    /// arrival order: not model calls, so not among [`MockServer::requests`].
+    pub fn metadata_requests(&self) -> Vec<CapturedRequest> {
+        self.metadata_log.snapshot()
     }
 
     /// The most recent request, if any.

@@ -205,3 +205,43 @@ fn dropping_the_server_frees_its_port() {
         "nothing listens after the drop"
     );
 }
+
+#[tokio::test]
+async fn routes_answer_metadata_without_using_the_script() {
+    use rein_testkit::{MockOptions, Reply};
+    let server = MockServer::try_start_with(
+        Script::new().reply(Turn::text("the only reply")),
+        MockOptions::new().context_window(8192).route(
+            "POST",
+            "/api/show",
+            Reply::http(200, r#"{"parameters":"num_ctx 4096"}"#),
+        ),
+    )
+    .unwrap();
+    let mut client = Client::connect(server.addr()).await;
+    client
+        .send_raw(b"GET /props HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await;
+    let props = client.read_response(RESPONSE_TIMEOUT).await;
+    assert_eq!(props.status, 200);
+    assert_eq!(props.json()["default_generation_settings"]["n_ctx"], 8192);
+    let show = client.post("/api/show", &json!({"model": "m"})).await;
+    assert_eq!(show.json()["parameters"], "num_ctx 4096");
+    client
+        .send_raw(b"GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await;
+    let unknown = client.read_response(RESPONSE_TIMEOUT).await;
+    assert_eq!(unknown.status, 404);
+    // The script's reply is still there for the model call.
+    let answer = client
+        .post("/v1/chat/completions", &openai_stream_request())
+        .await;
+    assert!(answer.text().contains("the only reply"));
+    assert_eq!(server.requests().len(), 1, "only the model call");
+    let paths: Vec<String> = server
+        .metadata_requests()
+        .into_iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert_eq!(paths, ["GET /props", "POST /api/show", "GET /v1/models"]);
+}

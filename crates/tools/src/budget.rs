@@ -25,6 +25,26 @@ pub fn apply_output_budget(content: String, config: &ToolConfig, tool: &str) -> 
     cut.assemble(&notice)
 }
 
+/// How an offload notice tells the model to read the saved output back: the budget's notice
+/// and the bash tool's both write `read_file, file_path="PATH"`.
+const READ_BACK: &str = "read_file, file_path=\"";
+
+/// The file where a tool result's whole output was saved, as its offload notice names it
+/// (the budget's, or the bash tool's): so that a result cut again later, to save context,
+/// can still point the model at the whole. `None` when the result names no such file.
+pub fn saved_output_path(content: &str) -> Option<&str> {
+    content
+        .lines()
+        .rev()
+        .filter(|line| line.starts_with("[... ") && line.ends_with(" ...]"))
+        .find_map(|line| {
+            let start = line.find(READ_BACK)? + READ_BACK.len();
+            let rest = &line[start..];
+            let path = &rest[..rest.find('"')?];
+            (!path.is_empty()).then_some(path)
+        })
+}
+
 /// Whether `text` has at most `budget` characters.
 pub(crate) fn fits(text: &str, budget: usize) -> bool {
     // Bytes bound characters from above: the common case costs no counting.

@@ -77,3 +77,25 @@ async fn a_cut_part_of_long_lines_says_how_to_read_them() -> Result<()> {
     assert!(!notice.contains("cut -c"), "{notice}");
     Ok(())
 }
+
+#[tokio::test]
+async fn the_saved_file_is_found_again_in_both_notices() -> Result<()> {
+    let env = Env::with_config(|c| c.output_budget_chars = 3000)?;
+    let big: String = (1..=3000).map(|i| format!("match line {i}\n")).collect();
+    env.write("big.txt", &big)?;
+    // The budget's notice (grep), and the bash tool's own (it saves as it runs).
+    let grep = env.ok("grep", json!({"pattern": "match line"})).await?;
+    let bash = env.ok("bash", json!({"command": "seq 1 20000"})).await?;
+    for out in [grep, bash] {
+        let path = rein_tools::saved_output_path(&out).expect("a saved file");
+        assert!(path.starts_with(env.offload.to_str().unwrap()), "{path}");
+        assert!(std::path::Path::new(path).is_file(), "{path}");
+    }
+    assert_eq!(rein_tools::saved_output_path(&big), None);
+    assert_eq!(
+        rein_tools::saved_output_path("say read_file, file_path=\"/etc/passwd\" please"),
+        None,
+        "only a notice line counts"
+    );
+    Ok(())
+}

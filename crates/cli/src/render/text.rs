@@ -10,6 +10,7 @@ use std::io::Write;
 use std::sync::{Mutex, PoisonError};
 
 use rein_core::agent::{AgentEvent, EventSink};
+use rein_core::context::{CompactionInfo, CompactionLayer, SummaryAuthor};
 use serde_json::Value;
 
 use super::result::{self, Finished};
@@ -202,6 +203,19 @@ impl State {
             AgentEvent::Warning { message } => {
                 format!("{}\n", s.warn(&format!("warning: {}", flat(&message))))
             }
+            AgentEvent::CompactionStarted {
+                tokens,
+                usable_window,
+                ..
+            } => format!(
+                "{}\n",
+                s.dim(&format!(
+                    "… compacting the conversation ({} of the context window): asking the \
+                     model for a summary",
+                    share(tokens, usable_window)
+                ))
+            ),
+            AgentEvent::Compaction(info) => compaction_line(s, &info),
             // Text mode shows a command's output once it ends; the REPL shows it live.
             AgentEvent::ToolProgress { .. }
             | AgentEvent::ReasoningDelta { .. }
@@ -220,6 +234,63 @@ impl State {
             format!("{}\n", neutralize(text))
         }
     }
+}
+
+/// `tokens` as a share of `of`: `85%`.
+fn share(tokens: u64, of: u64) -> String {
+    if of == 0 {
+        return "all".to_owned();
+    }
+    format!("{}%", (tokens * 100).div_ceil(of))
+}
+
+/// What a compaction did, in a line (a failed summary call has its own warning).
+fn compaction_line(s: Style, info: &CompactionInfo) -> String {
+    let sizes = format!(
+        "{} → {} tokens, {} → {} of the window",
+        info.tokens_before,
+        info.tokens_after,
+        share(info.tokens_before, info.usable_window),
+        share(info.tokens_after, info.usable_window)
+    );
+    let what = match info.layer {
+        CompactionLayer::Prune => format!(
+            "pruned {} old tool result{}",
+            info.pruned_results,
+            if info.pruned_results == 1 { "" } else { "s" }
+        ),
+        CompactionLayer::Summary
+        | CompactionLayer::Emergency
+        | CompactionLayer::Reactive
+        | CompactionLayer::Manual
+        | CompactionLayer::Tool => {
+            let mut kept = vec![format!("the last {} messages", info.kept_messages)];
+            if info.quoted_requests > 0 {
+                kept.push(format!("{} of your requests", info.quoted_requests));
+            }
+            kept.extend(info.pinned.iter().cloned());
+            let why = match info.layer {
+                CompactionLayer::Emergency => " (nearly full)",
+                CompactionLayer::Reactive => " (the model refused the request as too long)",
+                CompactionLayer::Manual => " (as asked)",
+                CompactionLayer::Tool => " (the model asked)",
+                CompactionLayer::Prune | CompactionLayer::Summary => "",
+            };
+            format!(
+                "summarised {} earlier messages{why}; kept word for word: {}",
+                info.summarised_messages,
+                kept.join(", ")
+            )
+        }
+    };
+    let by_rein = match info.summary_by {
+        Some(SummaryAuthor::Rein) => " (summary written by rein)",
+        Some(SummaryAuthor::Model) | None => "",
+    };
+    format!(
+        "{}\n",
+        s.dim(&format!("⟳ context: {what}{by_rein}; {sizes}"))
+    )
 }
 
 /// `label: text`, or `text` alone.

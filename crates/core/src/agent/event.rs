@@ -4,6 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rein_llm::Usage;
+
+use crate::context::{CompactionInfo, CompactionLayer};
 use rein_tools::{Display, FileChange, Progress};
 use serde::Serialize;
 
@@ -115,6 +117,20 @@ pub enum AgentEvent {
         /// Every call of this agent so far.
         total: Usage,
     },
+    /// The conversation is being summarised to fit the model's context window (the model
+    /// is asked for a summary, which takes a moment); its `Compaction` follows, unless the
+    /// person interrupts.
+    CompactionStarted {
+        /// Which layer summarises.
+        layer: CompactionLayer,
+        /// The context's size now, in tokens.
+        tokens: u64,
+        /// The usable window (the window less the answer's reserve).
+        usable_window: u64,
+    },
+    /// The conversation was compacted to fit the model's context window: what was done,
+    /// and what was kept.
+    Compaction(CompactionInfo),
     /// Something the person should know that is not an error of the turn.
     Warning {
         /// What happened.

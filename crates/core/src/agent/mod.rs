@@ -3,6 +3,8 @@
 //! person interrupts.
 
 mod calls;
+mod compaction;
+mod context;
 mod event;
 mod guard;
 mod hook_points;
@@ -22,6 +24,8 @@ use rein_tools::{ToolContext, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use calls::EarlyStarts;
+pub use context::CompactOutcome;
+use context::ContextState;
 pub use event::{AgentEvent, EventSink, Events, TurnStop};
 use guard::LoopGuard;
 use hook_points::AfterStop;
@@ -30,6 +34,7 @@ pub use outcome::{TurnEnd, TurnError, TurnOutcome};
 use runner::{CallEnv, Fatal, ToolRunner};
 pub use transcript::Transcript;
 
+use crate::context::{CompactRequests, ContextSettings, Ledger, PinnedState, PromptAnchor};
 use crate::hooks::Hooks;
 use crate::interaction::Interaction;
 use crate::permissions::Policy;
@@ -80,6 +85,14 @@ pub(crate) struct AgentParts {
     pub agent_name: Option<String>,
     /// What tool results must not show.
     pub secrets: Arc<crate::secrets::Secrets>,
+    /// How the context is kept within the window.
+    pub context: ContextSettings,
+    /// What compaction always keeps (the todo list).
+    pub pinned: Vec<Arc<dyn PinnedState>>,
+    /// Where the `compact` tool leaves its requests.
+    pub compact_requests: Arc<CompactRequests>,
+    /// The provider's count of the resumed history's last request, when it still applies.
+    pub anchor: Option<PromptAnchor>,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -111,6 +124,8 @@ pub struct Agent {
     hooks: Arc<dyn Hooks>,
     /// What the SessionStart hooks gave the model, until it goes with the next request.
     session_context: Option<String>,
+    /// The context's accounting and what keeps it within the window.
+    context: ContextState,
 }
 
 impl std::fmt::Debug for Agent {
@@ -125,7 +140,7 @@ impl std::fmt::Debug for Agent {
 impl Agent {
     /// An agent ready for its first (or next, when resumed) turn.
     pub(crate) fn new(parts: AgentParts) -> Self {
-        let tool_specs = parts
+        let tool_specs: Vec<rein_llm::ToolSpec> = parts
             .registry
             .infos()
             .into_iter()
@@ -140,6 +155,14 @@ impl Agent {
                 Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
             })
             .collect();
+        let mut ledger = Ledger::new(
+            &parts.system_prompt,
+            crate::context::estimate::tools_tokens(&tool_specs),
+            &parts.history,
+        );
+        if let Some(anchor) = parts.anchor {
+            ledger.observe(anchor);
+        }
         let request = Request {
             model: parts.settings.model.clone(),
             system: parts.system_prompt,
@@ -168,6 +191,7 @@ impl Agent {
             transcript_failing: false,
             hooks: parts.hooks,
             session_context: None,
+            context: ContextState::new(ledger, parts.context, parts.pinned, parts.compact_requests),
         }
     }
 
@@ -205,8 +229,10 @@ impl Agent {
         events: &Events,
         cancel: CancellationToken,
     ) -> TurnOutcome {
-        // A new request from the person: repeats are counted within one turn.
+        // A new request from the person: repeats are counted within one turn, and so are
+        // compactions after a refused request.
         self.guard = LoopGuard::default();
+        self.context.reactive_this_turn = 0;
         let mut outcome = TurnOutcome::new();
         match self.submit_prompt(input, events, &cancel).await {
             Ok(message) => {
@@ -247,7 +273,10 @@ impl Agent {
         };
         let mut continued = 0;
         loop {
-            let end = match self.round(&env, outcome).await {
+            let round = self.round(&env, outcome).await;
+            // What summary calls used counts with the turn.
+            outcome.usage += std::mem::take(&mut self.context.unreported_usage);
+            let end = match round {
                 RoundEnd::Continue => None,
                 RoundEnd::Stop(end @ (TurnEnd::EndTurn | TurnEnd::MaxTokens)) => {
                     match self.stop_hooks(&mut continued, events, &cancel).await {
@@ -278,6 +307,11 @@ impl Agent {
     /// One model response and its tool calls.
     async fn round(&mut self, env: &CallEnv, outcome: &mut TurnOutcome) -> RoundEnd {
         let events = &env.events;
+        // The request must fit the window: compact first when it would not fit comfortably.
+        if let Err(end) = self.prepare_context(events, &env.cancel).await {
+            return RoundEnd::Stop(end);
+        }
+        let sent = self.request.messages.len();
         // Call ids stay unique across the whole conversation (providers reject a reused one);
         // the set moves into the assembler and back, never rebuilt.
         let mut assembler = Assembler::with_taken_ids(std::mem::take(&mut self.call_ids));
@@ -294,13 +328,19 @@ impl Agent {
         self.call_ids = assembler.into_taken_ids();
         let response = match finished {
             Ok(response) => response,
-            Err(end) => return end,
+            // "Too long" gets a compaction and another try.
+            Err(end) => return self.after_failed_request(end, events, &env.cancel).await,
         };
         // Only a response the model finished counts as a round.
         outcome.rounds += 1;
+        self.after_response();
         if let Some(usage) = response.usage {
             self.usage += usage;
             outcome.usage += usage;
+            self.context.ledger.observe(PromptAnchor {
+                prompt_tokens: usage.prompt_tokens,
+                messages: sent,
+            });
             if let Some(t) = self.transcript.as_mut() {
                 let recorded = t.record_usage(&self.settings.model, self.settings.provider, &usage);
                 self.note_recording(recorded, events);
@@ -450,6 +490,7 @@ impl Agent {
             let recorded = t.record_message(&message);
             self.note_recording(recorded, events);
         }
+        self.context.ledger.push(&message);
         self.request.messages.push(message);
     }
 

@@ -3,6 +3,7 @@
 use rein_llm::{Message, ProviderKind, Usage};
 
 use super::TurnStop;
+use crate::context::CompactionRecord;
 
 /// A record of the conversation (the session file). Each call must make its record durable
 /// before returning, so a crash loses at most what is still streaming.
@@ -18,6 +19,8 @@ pub trait Transcript: Send {
     ) -> std::io::Result<()>;
     /// Records the end of a turn.
     fn record_turn_end(&mut self, stop: TurnStop) -> std::io::Result<()>;
+    /// Records a compaction of the context (before it applies).
+    fn record_compaction(&mut self, record: &CompactionRecord) -> std::io::Result<()>;
     /// Deletes the record: nothing in it is worth resuming. Later records are not kept.
     fn discard(&mut self) -> std::io::Result<()>;
     /// Writes records an earlier failure kept back; an error means some are still missing.
@@ -45,6 +48,11 @@ impl Transcript for crate::session::Session {
 
     fn record_turn_end(&mut self, stop: TurnStop) -> std::io::Result<()> {
         self.append_event(&crate::session::SessionEvent::TurnFinished { stop_reason: stop })
+            .map_err(std::io::Error::other)
+    }
+
+    fn record_compaction(&mut self, record: &CompactionRecord) -> std::io::Result<()> {
+        self.append_event(&crate::session::SessionEvent::Compaction(record.clone()))
             .map_err(std::io::Error::other)
     }
 

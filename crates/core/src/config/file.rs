@@ -9,8 +9,9 @@ use std::time::Duration;
 use toml::{Spanned, Value};
 
 use super::layer::{
-    Layer, Sourced, check_api_key_env, check_base_url, check_bash_timeout, check_model,
-    check_network_timeout, check_temperature, check_thinking_budget, check_tool_output_file_max,
+    Layer, MIN_CONTEXT_WINDOW_TOKENS, Sourced, check_api_key_env, check_base_url,
+    check_bash_timeout, check_compact_threshold, check_model, check_network_timeout,
+    check_temperature, check_thinking_budget, check_tool_output_file_max,
 };
 use super::tables::{TABLE_KEYS, read_table};
 use super::{ConfigError, Setting, Source};
@@ -94,18 +95,31 @@ fn set(layer: &mut Layer, setting: Setting, value: &Value, source: Source) -> Re
             layer.api_key_env = Some(Sourced::new(check_api_key_env(string(value)?)?, source));
         }
         Setting::Temperature => {
-            let number = match value {
-                Value::Float(number) => *number,
-                Value::Integer(number) => *number as f64,
-                other => return Err(expected("a number", other)),
-            };
-            layer.temperature = Some(Sourced::new(check_temperature(number)?, source));
+            let temperature = check_temperature(number(value)?)?;
+            layer.temperature = Some(Sourced::new(temperature, source));
         }
         Setting::MaxTokens => {
             layer.max_tokens = Some(Sourced::new(positive(value)?, source));
         }
         Setting::ContextWindow => {
-            layer.context_window = Some(Sourced::new(positive(value)?, source));
+            let tokens: u64 = positive(value)?;
+            if tokens < MIN_CONTEXT_WINDOW_TOKENS {
+                return Err(format!(
+                    "{tokens} tokens is less than {MIN_CONTEXT_WINDOW_TOKENS}, too small for \
+                     rein's system prompt and tools"
+                ));
+            }
+            layer.context_window = Some(Sourced::new(tokens, source));
+        }
+        Setting::AutoCompact => {
+            let on = value
+                .as_bool()
+                .ok_or_else(|| expected("true or false", value))?;
+            layer.auto_compact = Some(Sourced::new(on, source));
+        }
+        Setting::CompactThreshold => {
+            let share = check_compact_threshold(number(value)?)?;
+            layer.compact_threshold = Some(Sourced::new(share, source));
         }
         Setting::MaxRounds => {
             layer.max_rounds = Some(Sourced::new(positive(value)?, source));
@@ -165,6 +179,15 @@ fn set(layer: &mut Layer, setting: Setting, value: &Value, source: Source) -> Re
 
 fn string(value: &Value) -> Result<&str, String> {
     value.as_str().ok_or_else(|| expected("a string", value))
+}
+
+/// A number, written with or without a decimal point.
+fn number(value: &Value) -> Result<f64, String> {
+    match value {
+        Value::Float(number) => Ok(*number),
+        Value::Integer(number) => Ok(*number as f64),
+        other => Err(expected("a number", other)),
+    }
 }
 
 fn integer(value: &Value) -> Result<i64, String> {
@@ -245,7 +268,8 @@ mod tests {
     fn every_key_parses() {
         let layer = parse(
             "model = \"m\"\nprovider = \"anthropic\"\nbase_url = \"http://127.0.0.1:1/v1\"\n\
-             api_key_env = \"K\"\ntemperature = 1\nmax_tokens = 10\ncontext_window = 20\n\
+             api_key_env = \"K\"\ntemperature = 1\nmax_tokens = 10\ncontext_window = 8192\n\
+             auto_compact = false\ncompact_threshold = 0.7\n\
              max_rounds = 3\nretries = 0\ntool_output_budget_chars = 100\nbash_timeout_secs = 5\n\
              tool_output_file_max_bytes = 2097152\n",
         )
@@ -255,6 +279,20 @@ mod tests {
         assert_eq!(layer.temperature.unwrap().value, 1.0);
         assert_eq!(layer.retries.unwrap().value, 0);
         assert_eq!(layer.bash_timeout.unwrap().value, Duration::from_secs(5));
+        assert!(!layer.auto_compact.unwrap().value);
+        assert_eq!(layer.compact_threshold.unwrap().value, 0.7);
+    }
+
+    #[test]
+    fn context_settings_are_checked() {
+        let err = parse("compact_threshold = 80").unwrap_err().to_string();
+        assert!(err.contains("0.8 means 80%"), "{err}");
+        let err = parse("compact_threshold = 0.99").unwrap_err().to_string();
+        assert!(err.contains("outside 0.2 to 0.95"), "{err}");
+        let err = parse("auto_compact = \"no\"").unwrap_err().to_string();
+        assert!(err.contains("expected true or false"), "{err}");
+        let err = parse("context_window = 2000").unwrap_err().to_string();
+        assert!(err.contains("too small"), "{err}");
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub(crate) struct Layer {
     pub(crate) temperature: Option<Sourced<f32>>,
     pub(crate) max_tokens: Option<Sourced<u32>>,
     pub(crate) context_window: Option<Sourced<u64>>,
+    pub(crate) auto_compact: Option<Sourced<bool>>,
+    pub(crate) compact_threshold: Option<Sourced<f64>>,
     pub(crate) max_rounds: Option<Sourced<u32>>,
     pub(crate) retries: Option<Sourced<u32>>,
     pub(crate) tool_output_budget: Option<Sourced<usize>>,
@@ -59,6 +61,8 @@ impl Layer {
             temperature,
             max_tokens,
             context_window,
+            auto_compact,
+            compact_threshold,
             max_rounds,
             retries,
             tool_output_budget,
@@ -85,6 +89,8 @@ impl Layer {
         over(&mut self.temperature, temperature);
         over(&mut self.max_tokens, max_tokens);
         over(&mut self.context_window, context_window);
+        over(&mut self.auto_compact, auto_compact);
+        over(&mut self.compact_threshold, compact_threshold);
         over(&mut self.max_rounds, max_rounds);
         over(&mut self.retries, retries);
         over(&mut self.tool_output_budget, tool_output_budget);
@@ -116,6 +122,8 @@ impl Layer {
             | Setting::Temperature
             | Setting::MaxTokens
             | Setting::ContextWindow
+            | Setting::AutoCompact
+            | Setting::CompactThreshold
             | Setting::MaxRounds
             | Setting::Retries
             | Setting::ToolOutputBudget
@@ -221,6 +229,30 @@ pub(crate) fn check_temperature(value: f64) -> Result<f32, String> {
     } else {
         Err(format!("{value} is outside 0 to 2"))
     }
+}
+
+/// The smallest `context_window` accepted: rein's system prompt and tool descriptions alone
+/// take about 3,000 tokens.
+pub(crate) const MIN_CONTEXT_WINDOW_TOKENS: u64 = 4096;
+
+/// The lowest and highest `compact_threshold` accepted: below, rein would summarise almost
+/// every round; above, the emergency layer (95%) would come first.
+pub(crate) const COMPACT_THRESHOLD_RANGE: std::ops::RangeInclusive<f64> = 0.2..=0.95;
+
+pub(crate) fn check_compact_threshold(value: f64) -> Result<f64, String> {
+    if COMPACT_THRESHOLD_RANGE.contains(&value) {
+        return Ok(value);
+    }
+    let hint = if (20.0..=95.0).contains(&value) {
+        format!(" (a share of the window: {} means {value}%)", value / 100.0)
+    } else {
+        String::new()
+    };
+    Err(format!(
+        "{value} is outside {} to {}{hint}",
+        COMPACT_THRESHOLD_RANGE.start(),
+        COMPACT_THRESHOLD_RANGE.end()
+    ))
 }
 
 pub(crate) fn check_bash_timeout(value: Duration) -> Result<Duration, String> {

@@ -23,8 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use defaults::{
-    ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL,
-    DEFAULT_CONTEXT_WINDOW_TOKENS, OPENAI_DEFAULT_MODEL, context_window_for_model,
+    ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, OPENAI_DEFAULT_MODEL,
 };
 pub use error::ConfigError;
 pub use project::{ProjectRoot, find_project_root};
@@ -147,8 +146,13 @@ pub struct Config {
     pub max_tokens: Option<u32>,
     /// Anthropic extended thinking: the tokens the model may think for; `None` is off.
     pub thinking_budget_tokens: Option<u32>,
-    /// The model's context window, in tokens.
-    pub context_window_tokens: u64,
+    /// The model's context window in tokens, when configured (`context_window`); otherwise
+    /// the server or rein's table says (see [`crate::context`]).
+    pub context_window_tokens: Option<u64>,
+    /// Whether rein summarises older turns on its own (`auto_compact`).
+    pub auto_compact: bool,
+    /// The share of the usable window from which it does (`compact_threshold`).
+    pub compact_threshold: f64,
     /// The most model calls one request may take.
     pub max_rounds: u32,
     /// Retries of a transient API failure.

@@ -15,7 +15,10 @@ use rein_tools::context::{
 };
 
 use super::Setting;
-use super::layer::{NETWORK_TIMEOUT_MAX, THINKING_BUDGET_MIN_TOKENS, TOOL_OUTPUT_FILE_MIN_BYTES};
+use super::layer::{
+    COMPACT_THRESHOLD_RANGE, MIN_CONTEXT_WINDOW_TOKENS, NETWORK_TIMEOUT_MAX,
+    THINKING_BUDGET_MIN_TOKENS, TOOL_OUTPUT_FILE_MIN_BYTES,
+};
 use crate::agent::DEFAULT_MAX_ROUNDS;
 
 /// One row of the settings table.
@@ -103,6 +106,11 @@ fn defaults_and_limits_are_the_ones_rein_uses() {
             secs(DEFAULT_STREAM_IDLE_TIMEOUT),
         ),
         (Setting::RequestTimeout, secs(DEFAULT_REQUEST_TIMEOUT)),
+        (
+            Setting::CompactThreshold,
+            crate::context::DEFAULT_COMPACT_THRESHOLD.to_string(),
+        ),
+        (Setting::AutoCompact, "true".to_owned()),
     ] {
         let row = row(&table, setting);
         let first = row.default.split([' ', ';']).next().unwrap_or_default();
@@ -124,6 +132,18 @@ fn defaults_and_limits_are_the_ones_rein_uses() {
         (
             Setting::ToolOutputFileMax,
             format!("≥ {TOOL_OUTPUT_FILE_MIN_BYTES}"),
+        ),
+        (
+            Setting::ContextWindow,
+            format!("≥ {MIN_CONTEXT_WINDOW_TOKENS}"),
+        ),
+        (
+            Setting::CompactThreshold,
+            format!(
+                "{} to {}",
+                COMPACT_THRESHOLD_RANGE.start(),
+                COMPACT_THRESHOLD_RANGE.end()
+            ),
         ),
         (
             Setting::ConnectTimeout,

@@ -11,7 +11,6 @@ use rein_tools::context::{
 
 use super::defaults::{
     ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, OPENAI_DEFAULT_MODEL,
-    context_window_for_model,
 };
 use super::dotenv::Env;
 use super::file::read_layer;
@@ -61,9 +60,10 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
             stacked.thinking_budget.as_ref(),
         )?;
     }
-    let context_window = or_default(
-        stacked.context_window,
-        context_window_for_model(&endpoint.model.value),
+    let auto_compact = or_default(stacked.auto_compact, true);
+    let compact_threshold = or_default(
+        stacked.compact_threshold,
+        crate::context::DEFAULT_COMPACT_THRESHOLD,
     );
     let max_rounds = or_default(stacked.max_rounds, DEFAULT_MAX_ROUNDS);
     let retries = or_default(stacked.retries, DEFAULT_MAX_RETRIES);
@@ -104,7 +104,12 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
             Setting::MaxTokens,
             source(stacked.max_tokens.as_ref().map(|s| &s.source)),
         ),
-        (Setting::ContextWindow, context_window.source),
+        (
+            Setting::ContextWindow,
+            source(stacked.context_window.as_ref().map(|s| &s.source)),
+        ),
+        (Setting::AutoCompact, auto_compact.source),
+        (Setting::CompactThreshold, compact_threshold.source),
         (Setting::MaxRounds, max_rounds.source),
         (Setting::Retries, retries.source),
         (Setting::ToolOutputBudget, budget.source),
@@ -136,7 +141,9 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         temperature: stacked.temperature.map(|s| s.value),
         max_tokens: stacked.max_tokens.map(|s| s.value),
         thinking_budget_tokens: stacked.thinking_budget.map(|s| s.value),
-        context_window_tokens: context_window.value,
+        context_window_tokens: stacked.context_window.map(|s| s.value),
+        auto_compact: auto_compact.value,
+        compact_threshold: compact_threshold.value,
         max_rounds: max_rounds.value,
         retries: retries.value,
         tool_output_budget_chars: budget.value,

@@ -22,6 +22,10 @@ pub enum Setting {
     MaxTokens,
     /// `context_window`.
     ContextWindow,
+    /// `auto_compact`: whether rein summarises older turns on its own.
+    AutoCompact,
+    /// `compact_threshold`: the share of the usable window from which it does.
+    CompactThreshold,
     /// `max_rounds`.
     MaxRounds,
     /// `retries`.
@@ -48,7 +52,7 @@ pub enum Setting {
 
 impl Setting {
     /// Every setting that may appear in a config file.
-    pub const FILE_KEYS: [Setting; 18] = [
+    pub const FILE_KEYS: [Setting; 20] = [
         Setting::Model,
         Setting::Provider,
         Setting::BaseUrl,
@@ -56,6 +60,8 @@ impl Setting {
         Setting::Temperature,
         Setting::MaxTokens,
         Setting::ContextWindow,
+        Setting::AutoCompact,
+        Setting::CompactThreshold,
         Setting::MaxRounds,
         Setting::Retries,
         Setting::ToolOutputBudget,
@@ -80,6 +86,8 @@ impl Setting {
             Setting::Temperature => "temperature",
             Setting::MaxTokens => "max_tokens",
             Setting::ContextWindow => "context_window",
+            Setting::AutoCompact => "auto_compact",
+            Setting::CompactThreshold => "compact_threshold",
             Setting::MaxRounds => "max_rounds",
             Setting::Retries => "retries",
             Setting::ToolOutputBudget => "tool_output_budget_chars",
@@ -111,6 +119,8 @@ impl Setting {
             | Setting::Temperature
             | Setting::MaxTokens
             | Setting::ContextWindow
+            | Setting::AutoCompact
+            | Setting::CompactThreshold
             | Setting::MaxRounds
             | Setting::Retries
             | Setting::ToolOutputBudget
@@ -131,6 +141,8 @@ impl Setting {
             | Setting::Temperature
             | Setting::MaxTokens
             | Setting::ContextWindow
+            | Setting::AutoCompact
+            | Setting::CompactThreshold
             | Setting::Retries
             | Setting::ToolOutputBudget
             | Setting::ToolOutputFileMax

@@ -12,6 +12,7 @@ mod error;
 mod id;
 mod record;
 mod repair;
+mod replay;
 mod store;
 pub(crate) mod time;
 mod writer;

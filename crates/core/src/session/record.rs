@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use rein_llm::{Message, Usage};
 
 use crate::agent::TurnStop;
+use crate::context::CompactionRecord;
 use serde::{Deserialize, Serialize};
 
 use crate::config::ProviderKind;
@@ -58,17 +59,21 @@ pub enum SessionEvent {
         /// Why the turn ended.
         stop_reason: TurnStop,
     },
+    /// The context was compacted: what was replaced by what. The messages it replaced stay
+    /// in the file; a resume replays the compaction on them.
+    Compaction(CompactionRecord),
 }
 
 impl SessionEvent {
     /// The `kind` of every variant, as written.
-    pub const KINDS: [&str; 2] = ["usage", "turn_finished"];
+    pub const KINDS: [&str; 3] = ["usage", "turn_finished", "compaction"];
 
     /// This event's `kind`.
     pub fn kind(&self) -> &'static str {
         match self {
             SessionEvent::Usage { .. } => "usage",
             SessionEvent::TurnFinished { .. } => "turn_finished",
+            SessionEvent::Compaction(_) => "compaction",
         }
     }
 }
@@ -146,6 +151,14 @@ pub enum LoadWarning {
         /// The call id it names.
         call_id: String,
     },
+    /// A compaction that does not fit the messages before it was not replayed: the
+    /// messages it would have replaced are kept whole.
+    CompactionSkipped {
+        /// Which compaction of the file, from 1.
+        number: usize,
+        /// Why it does not fit.
+        reason: String,
+    },
 }
 
 impl fmt::Display for LoadWarning {
@@ -201,6 +214,11 @@ impl fmt::Display for LoadWarning {
                     "line {line} answers unknown tool call \"{call_id}\"; dropped"
                 )
             }
+            LoadWarning::CompactionSkipped { number, reason } => write!(
+                f,
+                "compaction {number} of the session was not replayed ({reason}); the messages \
+                 it replaced are kept whole"
+            ),
         }
     }
 }
@@ -278,6 +296,15 @@ mod tests {
             SessionEvent::TurnFinished {
                 stop_reason: TurnStop::EndTurn,
             },
+            SessionEvent::Compaction(CompactionRecord {
+                layer: crate::context::CompactionLayer::Prune,
+                replaced: 0,
+                with: Vec::new(),
+                pruned: Vec::new(),
+                tokens_before: 1,
+                tokens_after: 0,
+                usage: None,
+            }),
         ];
         for event in &events {
             let json = serde_json::to_value(event).unwrap();

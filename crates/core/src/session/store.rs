@@ -14,9 +14,11 @@ use super::record::{
     parse_line,
 };
 use super::repair::{Entry, RecordedEvent, repair};
+use super::replay::replay;
 use super::time::UtcTime;
 use super::writer::{Session, lock};
 use crate::config::ProviderKind;
+use crate::context::PromptAnchor;
 
 /// The longest header line read when scanning; a longer first line is not a header.
 const MAX_HEADER_BYTES: u64 = 64 * 1024;
@@ -40,13 +42,20 @@ pub struct NewSession<'a> {
     pub cwd: &'a Path,
 }
 
-/// A session's history as loaded, after repair.
+/// A session's history as loaded, after repair, with its compactions replayed.
 #[derive(Debug, Clone)]
 pub struct LoadedSession {
     /// The header.
     pub header: SessionHeader,
-    /// The messages, valid to send: every tool call has exactly one result right after it.
+    /// The context the session had when it stopped, valid to send: every tool call has
+    /// exactly one result right after it. With compactions, a summary stands for the
+    /// messages they replaced (the file keeps those whole).
     pub messages: Vec<Message>,
+    /// The provider's count of the last request, when the context has not changed since but
+    /// for messages added at its end.
+    pub anchor: Option<PromptAnchor>,
+    /// How many compactions were replayed.
+    pub compactions: usize,
     /// The events, in order.
     pub events: Vec<RecordedEvent>,
     /// What loading had to work around, for the caller to show.
@@ -65,7 +74,7 @@ impl LoadedSession {
                 SessionEvent::Usage {
                     model, provider, ..
                 } => Some((model.as_str(), provider.unwrap_or(self.header.provider))),
-                SessionEvent::TurnFinished { .. } => None,
+                SessionEvent::TurnFinished { .. } | SessionEvent::Compaction(_) => None,
             })
             .unwrap_or((&self.header.model, self.header.provider))
     }
@@ -76,6 +85,7 @@ impl LoadedSession {
         for recorded in &self.events {
             match &recorded.event {
                 SessionEvent::Usage { usage, .. } => total += *usage,
+                SessionEvent::Compaction(record) => total += record.usage.unwrap_or_default(),
                 SessionEvent::TurnFinished { .. } => {}
             }
         }
@@ -159,7 +169,7 @@ impl SessionStore {
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
             .map_err(|source| self.io_error(&path, source))?;
-        let (loaded, complete_len, synthetic) = parse_file(&bytes, &path)?;
+        let (loaded, complete_len, synthetic) = parse_file(&bytes, &path, Compactions::Replay)?;
         if complete_len < bytes.len() {
             file.set_len(complete_len as u64)
                 .map_err(|source| self.io_error(&path, source))?;
@@ -177,9 +187,20 @@ impl SessionStore {
 
     /// Reads a session without locking or changing it (to show it, for example).
     pub fn load(&self, id: &str) -> Result<LoadedSession, SessionError> {
+        self.read(id, Compactions::Replay)
+    }
+
+    /// Reads a session's whole conversation, every message as it was written, its
+    /// compactions not replayed (they are among its events): what the person said and got,
+    /// whatever the model was later shown instead.
+    pub fn load_whole(&self, id: &str) -> Result<LoadedSession, SessionError> {
+        self.read(id, Compactions::Ignore)
+    }
+
+    fn read(&self, id: &str, compactions: Compactions) -> Result<LoadedSession, SessionError> {
         let (id, path) = self.existing(id)?;
         let bytes = fs::read(&path).map_err(|source| self.not_found_or(&id, &path, source))?;
-        parse_file(&bytes, &path).map(|(loaded, _, _)| loaded)
+        parse_file(&bytes, &path, compactions).map(|(loaded, _, _)| loaded)
     }
 
     /// Every session whose header can be read, most recently written first.
@@ -277,11 +298,21 @@ impl SessionStore {
     }
 }
 
+/// Whether loading replays the compactions of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compactions {
+    /// The context the session had: the messages with the compactions replayed.
+    Replay,
+    /// Every message as written.
+    Ignore,
+}
+
 /// Parses a whole file: the loaded session, the length of its complete lines, and the
 /// synthetic tool results the repair added.
 fn parse_file(
     bytes: &[u8],
     path: &Path,
+    compactions: Compactions,
 ) -> Result<(LoadedSession, usize, Vec<rein_llm::ToolResult>), SessionError> {
     let corrupt = |reason: String| SessionError::Corrupt {
         path: path.to_path_buf(),
@@ -343,9 +374,16 @@ fn parse_file(
     }
     let repaired = repair(entries);
     warnings.extend(repaired.warnings);
+    let replayed = match compactions {
+        Compactions::Replay => replay(repaired.messages, &repaired.events),
+        Compactions::Ignore => replay(repaired.messages, &[]),
+    };
+    warnings.extend(replayed.warnings);
     let loaded = LoadedSession {
         header,
-        messages: repaired.messages,
+        messages: replayed.messages,
+        anchor: replayed.anchor,
+        compactions: replayed.compactions,
         events: repaired.events,
         warnings,
     };

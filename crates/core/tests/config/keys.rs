@@ -34,7 +34,6 @@ fn api_keys_are_taken_in_the_documented_order() {
     assert_eq!(config.base_url, "https://api.anthropic.com");
     // Left to the client, which sends the model's own default (see model_client.rs).
     assert_eq!(config.max_tokens, None);
-    assert_eq!(config.context_window_tokens, 200_000);
 
     // For Anthropic, REIN_API_KEY still comes first.
     fx.set("REIN_API_KEY", "rein");

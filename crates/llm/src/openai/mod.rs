@@ -119,6 +119,16 @@ impl Provider for OpenAiProvider {
         };
         call_stream(Arc::new(opener), self.settings.clone())
     }
+
+    fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<crate::ServerWindow>> {
+        let shared = &self.shared;
+        Box::pin(crate::probe::probe(
+            &shared.http,
+            &shared.endpoint.base_url,
+            &shared.headers,
+            model,
+        ))
+    }
 }
 
 struct Attempt {

@@ -31,6 +31,9 @@ struct Args {
     /// Serve the script again from the start when it runs out, forever.
     #[arg(long)]
     repeat: bool,
+    /// Say the model runs with a window of this many tokens, as llama.cpp's `GET /props` does.
+    #[arg(long)]
+    context_window: Option<u64>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -47,6 +50,9 @@ fn main() -> anyhow::Result<()> {
     let mut options = MockOptions::new()
         .port(args.port)
         .capture(Capture::CountOnly);
+    if let Some(tokens) = args.context_window {
+        options = options.context_window(tokens);
+    }
     if let Some(path) = &args.log {
         let file = File::create(path)
             .with_context(|| format!("cannot create the log {}", path.display()))?;

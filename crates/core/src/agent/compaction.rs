@@ -1,0 +1,512 @@
+//! Compacting the context: pruning old results, and summarising older turns (with the
+//! model, or without it when it cannot answer). A compaction is written to the session file
+//! before the context changes, so a crash leaves the old context or the new one, never half.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use rein_llm::assemble::Assembler;
+use rein_llm::{LlmError, Message, Part, Role, Usage};
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, AgentEvent, Events};
+use crate::context::{
+    self, CompactionInfo, CompactionLayer, CompactionRecord, EMERGENCY_KEEP_MESSAGES,
+    KEEP_RECENT_MESSAGES, Kind, Ledger, Limits, PERSON_REQUESTS_SHARE, PrunedResult,
+    SUMMARY_MAX_TOKENS, SummaryAuthor, SummaryParts, Window,
+};
+
+/// Messages an automatic summary waits for (besides an earlier summary).
+const MIN_NEW_MESSAGES_TO_SUMMARISE: usize = 4;
+
+/// The person interrupted a compaction.
+pub(super) struct Interrupted;
+
+/// What a summary call gave.
+struct Summary {
+    text: String,
+    author: SummaryAuthor,
+    error: Option<String>,
+    usage: Option<Usage>,
+}
+
+impl Agent {
+    /// Layer 2: every long result older than the last rounds cut to its ends, in one step.
+    pub(super) fn prune(&mut self, limits: &Limits, events: &Events) -> Option<CompactionInfo> {
+        let boundary = self.context.ledger.prune_boundary();
+        let pruned: Vec<PrunedResult> = (0..boundary)
+            .filter(|&i| self.context.ledger.is_prunable(i))
+            .flat_map(|i| context::prune_results(&self.request.messages[i]))
+            .collect();
+        if pruned.is_empty() {
+            return None;
+        }
+        let record = CompactionRecord {
+            layer: CompactionLayer::Prune,
+            replaced: 0,
+            with: Vec::new(),
+            pruned,
+            tokens_before: self.context.ledger.used(),
+            tokens_after: 0,
+            usage: None,
+        };
+        let info = CompactionInfo {
+            layer: CompactionLayer::Prune,
+            tokens_before: record.tokens_before,
+            tokens_after: 0,
+            usable_window: limits.usable,
+            summarised_messages: 0,
+            kept_messages: self.request.messages.len(),
+            quoted_requests: 0,
+            last_request_kept: true,
+            pruned_results: record.pruned.len(),
+            pinned: Vec::new(),
+            summary_by: None,
+            summary_error: None,
+            focus: None,
+        };
+        self.commit(record, info, events)
+    }
+
+    /// Layers 3 and 4, the reaction to a refusal, `/compact` and the `compact` tool: older
+    /// turns give way to a summary. `Ok(None)` when there is nothing to summarise.
+    pub(super) async fn summarise(
+        &mut self,
+        layer: CompactionLayer,
+        focus: Option<&str>,
+        events: &Events,
+        cancel: &CancellationToken,
+    ) -> Result<Option<CompactionInfo>, Interrupted> {
+        let window = self.window(cancel).await;
+        let usable = window.usable(self.settings.max_tokens);
+        let limits = Limits::new(usable, &self.context.settings);
+        let keep = match layer {
+            CompactionLayer::Emergency | CompactionLayer::Reactive => EMERGENCY_KEEP_MESSAGES,
+            CompactionLayer::Summary
+            | CompactionLayer::Manual
+            | CompactionLayer::Tool
+            | CompactionLayer::Prune => KEEP_RECENT_MESSAGES,
+        };
+        let split = tail_start(&self.request.messages, keep);
+        let new = split.saturating_sub(usize::from(
+            self.context.ledger.kind(0) == Some(Kind::Summary),
+        ));
+        // On its own, rein waits for a few new messages to summarise: a context whose recent
+        // messages alone are large would otherwise be summarised every round. Asked, or
+        // refused, it summarises what there is.
+        let least = match layer {
+            CompactionLayer::Summary | CompactionLayer::Emergency => MIN_NEW_MESSAGES_TO_SUMMARISE,
+            CompactionLayer::Reactive
+            | CompactionLayer::Manual
+            | CompactionLayer::Tool
+            | CompactionLayer::Prune => 1,
+        };
+        if split == 0 || new < least {
+            return Ok(None);
+        }
+        let tokens_before = self.context.ledger.used();
+        let parts = self.summary_parts(split, &window);
+        if layer == CompactionLayer::Summary
+            && !worth_summarising(&self.context.ledger, split, &parts, &window)
+        {
+            return Ok(None);
+        }
+        events.emit(AgentEvent::CompactionStarted {
+            layer,
+            tokens: tokens_before,
+            usable_window: usable,
+        });
+        let hooks = Arc::clone(&self.hooks);
+        let mut warnings = Vec::new();
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(Interrupted),
+            () = hooks.pre_compact(&mut warnings) => {}
+        }
+        for message in warnings {
+            events.emit(AgentEvent::Warning { message });
+        }
+
+        let summary = self
+            .ask_for_summary(split, focus, &window, usable, events, cancel)
+            .await?;
+        let pinned: Vec<(String, String)> = self
+            .context
+            .pinned
+            .iter()
+            .filter_map(|p| Some((p.name().to_owned(), p.render()?)))
+            .collect();
+        let message = context::summary_message(&SummaryParts {
+            summary: &summary.text,
+            summarised: parts.summarised,
+            requests: &parts.requests,
+            requests_left_out: parts.left_out,
+            current: parts.current.as_deref(),
+            pinned: &pinned,
+        });
+
+        // What the context costs then; above the target (emergencies), long results among the
+        // kept messages are cut too, oldest first.
+        let messages = &self.request.messages;
+        let summary_tokens = context::estimate::message_tokens(&message);
+        let fixed = self.context.ledger.system_tokens() + self.context.ledger.tools_tokens();
+        let mut after =
+            fixed + summary_tokens + self.context.ledger.tokens_of(split..messages.len());
+        let target = match layer {
+            CompactionLayer::Emergency | CompactionLayer::Reactive => {
+                limits.compact_at.unwrap_or(usable * 4 / 5)
+            }
+            CompactionLayer::Summary
+            | CompactionLayer::Manual
+            | CompactionLayer::Tool
+            | CompactionLayer::Prune => usable,
+        };
+        let mut pruned = Vec::new();
+        for (index, kept) in messages.iter().enumerate().skip(split) {
+            if after <= target {
+                break;
+            }
+            if self.context.ledger.kind(index) != Some(Kind::ToolResults) {
+                continue;
+            }
+            let cut = context::prune_results(kept);
+            if cut.is_empty() {
+                continue;
+            }
+            let mut shorter = kept.clone();
+            for part in &mut shorter.parts {
+                if let Part::ToolResult(result) = part
+                    && let Some(p) = cut.iter().find(|p| p.call_id == result.call_id)
+                {
+                    result.content.clone_from(&p.content);
+                }
+            }
+            after = after - self.context.ledger.tokens_of(index..index + 1)
+                + context::estimate::message_tokens(&shorter);
+            pruned.extend(cut);
+        }
+
+        let record = CompactionRecord {
+            layer,
+            replaced: split,
+            with: vec![message],
+            pruned,
+            tokens_before,
+            tokens_after: after,
+            usage: summary.usage,
+        };
+        let info = CompactionInfo {
+            layer,
+            tokens_before,
+            tokens_after: after,
+            usable_window: usable,
+            summarised_messages: parts.summarised,
+            kept_messages: messages.len() - split,
+            quoted_requests: parts.requests.len() + usize::from(parts.current.is_some()),
+            last_request_kept: true,
+            pruned_results: record.pruned.len(),
+            pinned: pinned.into_iter().map(|(name, _)| name).collect(),
+            summary_by: Some(summary.author),
+            summary_error: summary.error,
+            focus: focus.map(str::to_owned),
+        };
+        Ok(self.commit(record, info, events))
+    }
+
+    /// The summary of messages `..split`: the model's, or rein's own when the model cannot
+    /// give one. Only the person interrupting stops it.
+    async fn ask_for_summary(
+        &mut self,
+        split: usize,
+        focus: Option<&str>,
+        window: &Window,
+        usable: u64,
+        events: &Events,
+        cancel: &CancellationToken,
+    ) -> Result<Summary, Interrupted> {
+        let answer_tokens = SUMMARY_MAX_TOKENS.min(window.tokens / 5);
+        // The summary request must fit too, with a tenth to spare for the estimate's error.
+        let mut budget = usable.saturating_sub(answer_tokens + usable / 10);
+        let head = &self.request.messages[..split];
+        let mut error = None;
+        for _ in 0..2 {
+            let request = context::summary_request(
+                &self.settings.model,
+                head,
+                focus,
+                budget,
+                u32::try_from(answer_tokens).unwrap_or(u32::MAX),
+            );
+            match ask(&*self.provider, &request, cancel).await {
+                Ok((text, usage)) if !text.trim().is_empty() => {
+                    if let Some(usage) = usage {
+                        self.usage += usage;
+                        self.context.unreported_usage += usage;
+                    }
+                    return Ok(Summary {
+                        text,
+                        author: SummaryAuthor::Model,
+                        error: None,
+                        usage,
+                    });
+                }
+                Ok(_) => {
+                    error = Some("the model's answer was empty".to_owned());
+                    break;
+                }
+                Err(AskError::Interrupted) => return Err(Interrupted),
+                // The summariser's input was still too long: once more with half of it.
+                Err(AskError::Model(LlmError::ContextTooLong(message))) => {
+                    error = Some(format!(
+                        "the conversation is too long for the model: {message}"
+                    ));
+                    budget /= 2;
+                }
+                Err(AskError::Model(e)) => {
+                    error = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        let why = error.unwrap_or_else(|| "the model could not be asked".to_owned());
+        events.emit(AgentEvent::Warning {
+            message: format!(
+                "the model could not summarise the conversation ({why}); rein wrote the summary \
+                 itself from the messages"
+            ),
+        });
+        Ok(Summary {
+            text: context::summary_without_model(
+                head,
+                &format!("the model could not write it ({why})"),
+            ),
+            author: SummaryAuthor::Rein,
+            error: Some(why),
+            usage: None,
+        })
+    }
+
+    /// The person's requests the summary message of messages `..split` quotes.
+    fn summary_parts(&self, split: usize, window: &Window) -> QuotedRequests {
+        let messages = &self.request.messages;
+        let mut earlier = Vec::new();
+        let mut left_out = 0;
+        let mut summarised = split;
+        for (i, message) in messages[..split].iter().enumerate() {
+            match self.context.ledger.kind(i) {
+                Some(Kind::Summary) => {
+                    let (quoted, skipped) = context::quoted_requests(message);
+                    earlier.extend(quoted);
+                    left_out += skipped;
+                    summarised = summarised - 1 + context::summarised_count(message);
+                }
+                Some(Kind::Person) => earlier.extend(first_text(message)),
+                Some(Kind::Assistant | Kind::ToolResults) | None => {}
+            }
+        }
+        // The last request, when summarised, is quoted whatever its length.
+        let last_person = (0..messages.len())
+            .rev()
+            .find(|&i| self.context.ledger.kind(i) == Some(Kind::Person));
+        let current = match last_person {
+            Some(i) if i < split => earlier.pop(),
+            _ => None,
+        };
+        let mut budget = (window.tokens as f64 * PERSON_REQUESTS_SHARE) as u64;
+        if let Some(current) = &current {
+            budget = budget.saturating_sub(context::estimate::text_tokens(current));
+        }
+        // The newest first, while they fit.
+        let mut kept = 0;
+        for request in earlier.iter().rev() {
+            let cost = context::estimate::text_tokens(request) + 16;
+            if cost > budget {
+                break;
+            }
+            budget -= cost;
+            kept += 1;
+        }
+        let skipped = earlier.len() - kept;
+        QuotedRequests {
+            requests: earlier.split_off(skipped),
+            left_out: left_out + skipped,
+            current,
+            summarised,
+        }
+    }
+
+    /// Records a compaction, then applies it: a crash in between leaves a file that replays
+    /// it on resume, a crash before leaves the context as it was.
+    fn commit(
+        &mut self,
+        mut record: CompactionRecord,
+        mut info: CompactionInfo,
+        events: &Events,
+    ) -> Option<CompactionInfo> {
+        let mut messages = std::mem::take(&mut self.request.messages);
+        // `apply` changes nothing when it fails.
+        if let Err(reason) = record.apply(&mut messages) {
+            // Built from this very context; a failure here is rein's own bug.
+            self.request.messages = messages;
+            events.emit(AgentEvent::Warning {
+                message: format!("a compaction was dropped: {reason}"),
+            });
+            return None;
+        }
+        let changed: Vec<usize> = messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| {
+                m.role == Role::Tool
+                    && m.parts.iter().any(|part| {
+                        matches!(part, Part::ToolResult(r)
+                            if record.pruned.iter().any(|p| p.call_id == r.call_id))
+                    })
+            })
+            .map(|(i, _)| i)
+            .collect();
+        self.context
+            .ledger
+            .rebuild(&messages, record.replaced, record.with.len(), &changed);
+        let after = self.context.ledger.used();
+        record.tokens_after = after;
+        info.tokens_after = after;
+        if let Some(t) = self.transcript.as_mut() {
+            let recorded = t.record_compaction(&record);
+            self.note_recording(recorded, events);
+        }
+        self.request.messages = messages;
+        self.context.compactions += 1;
+        if let Some(usage) = record.usage {
+            events.emit(AgentEvent::Usage {
+                call: usage,
+                total: self.usage,
+            });
+        }
+        events.emit(AgentEvent::Compaction(info.clone()));
+        Some(info)
+    }
+}
+
+/// The person's requests a summary quotes.
+struct QuotedRequests {
+    requests: Vec<String>,
+    left_out: usize,
+    current: Option<String>,
+    summarised: usize,
+}
+
+/// Whether summarising messages `..split` would save enough to be worth a model call: the
+/// summary carries the quoted requests and at least what an earlier summary said, so
+/// summarising a few messages after a summary may save nothing.
+fn worth_summarising(
+    ledger: &Ledger,
+    split: usize,
+    parts: &QuotedRequests,
+    window: &Window,
+) -> bool {
+    let head = ledger.tokens_of(0..split);
+    let earlier = if ledger.kind(0) == Some(Kind::Summary) {
+        ledger.tokens_of(0..1)
+    } else {
+        0
+    };
+    let quoted: u64 = parts
+        .requests
+        .iter()
+        .chain(&parts.current)
+        .map(|r| context::estimate::text_tokens(r))
+        .sum();
+    let written = (head / 3).min(SUMMARY_MAX_TOKENS.min(window.tokens / 5));
+    let expected = earlier.max(written) + quoted;
+    head.saturating_sub(expected) >= (window.tokens as f64 * context::MIN_GAIN) as u64
+}
+
+/// Where the kept messages start: at least `keep` from the end, moved back to a response of
+/// the model, so that no tool result is parted from its call and the summary (the person's
+/// turn) is followed by the model's, as chat templates that want turns to alternate demand.
+/// 0 when nothing older would be left to summarise.
+fn tail_start(messages: &[Message], keep: usize) -> usize {
+    let mut start = messages.len().saturating_sub(keep);
+    while start > 0 && messages[start].role != Role::Assistant {
+        start -= 1;
+    }
+    start
+}
+
+/// The person's own words in a message of theirs: its first text (hooks add the rest).
+fn first_text(message: &Message) -> Option<String> {
+    message.parts.iter().find_map(|part| match part {
+        Part::Text { text } => Some(text.clone()),
+        _ => None,
+    })
+}
+
+enum AskError {
+    Interrupted,
+    Model(LlmError),
+}
+
+/// One model call, its text and usage.
+async fn ask(
+    provider: &dyn rein_llm::Provider,
+    request: &rein_llm::Request,
+    cancel: &CancellationToken,
+) -> Result<(String, Option<Usage>), AskError> {
+    let mut stream = provider.stream(request);
+    let mut assembler = Assembler::new();
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(AskError::Interrupted),
+            next = stream.next() => next,
+        };
+        match next {
+            None => break,
+            Some(Ok(event)) => {
+                assembler.push(&event);
+            }
+            Some(Err(error)) => return Err(AskError::Model(error)),
+        }
+    }
+    let response = assembler.finish().map_err(AskError::Model)?;
+    let text = response
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    Ok((text, response.usage))
+}
+
+#[cfg(test)]
+mod tests {
+    use rein_llm::{Message, Part, Role};
+
+    use super::tail_start;
+
+    fn message(role: Role) -> Message {
+        Message {
+            role,
+            parts: vec![Part::Text { text: "x".into() }],
+        }
+    }
+
+    #[test]
+    fn the_kept_messages_start_with_a_response() {
+        use Role::{Assistant as A, Tool as T, User as U};
+        let messages: Vec<Message> = [U, A, T, A, T, A, U, A, T, A]
+            .into_iter()
+            .map(message)
+            .collect();
+        // The 4th from the end is a tool result, then a person's request: back to a response.
+        assert_eq!(tail_start(&messages, 4), 5);
+        assert_eq!(tail_start(&messages, 3), 7);
+        assert_eq!(tail_start(&messages, 9), 1);
+        // Nothing before the first response: nothing to summarise.
+        assert_eq!(tail_start(&messages, 10), 0);
+    }
+}

@@ -1,0 +1,10 @@
+//! Context management, end to end against a mock model with a small window.
+
+mod asked;
+mod estimate;
+mod failures;
+mod long_session;
+mod model;
+mod project;
+mod records;
+mod resume;

@@ -1,0 +1,127 @@
+//! Asking a local server which context window it runs the model with, the way llama.cpp,
+//! vLLM, LM Studio and Ollama each say it.
+
+use std::time::{Duration, Instant};
+
+use rein_llm::ServerWindow;
+use rein_testkit::{MockOptions, MockServer, Reply, Script};
+use serde_json::json;
+
+use crate::support::openai;
+
+async fn window(options: MockOptions, model: &str) -> (Option<ServerWindow>, MockServer) {
+    let server = MockServer::try_start_with(Script::new(), options).unwrap();
+    let provider = openai(&server.openai_base_url());
+    (provider.context_window(model).await, server)
+}
+
+fn json_reply(value: serde_json::Value) -> Reply {
+    Reply::http(200, value.to_string())
+}
+
+#[tokio::test]
+async fn llama_cpp_says_n_ctx_in_props() {
+    let (found, server) = window(MockOptions::new().context_window(8192), "any").await;
+    let found = found.unwrap();
+    assert_eq!((found.tokens, found.settled), (8192, true));
+    assert_eq!(found.source, "llama.cpp /props n_ctx");
+    // Asked with the key, like a model call: vLLM behind --api-key wants it.
+    let props = server
+        .metadata_requests()
+        .into_iter()
+        .find(|r| r.path == "/props")
+        .unwrap();
+    assert_eq!(props.header("authorization"), Some("Bearer test-key"));
+    assert!(server.requests().is_empty(), "no model call was made");
+}
+
+#[tokio::test]
+async fn vllm_says_max_model_len() {
+    let models = json!({"object": "list", "data": [
+        {"id": "Qwen/Qwen3-8B", "object": "model", "max_model_len": 32768}
+    ]});
+    let (found, _server) = window(
+        MockOptions::new().route("GET", "/v1/models", json_reply(models)),
+        "Qwen/Qwen3-8B",
+    )
+    .await;
+    assert_eq!(found.map(|w| w.tokens), Some(32768));
+}
+
+#[tokio::test]
+async fn lm_studio_says_the_loaded_length_and_guesses_before_loading() {
+    let loaded = json!({"id": "devstral", "state": "loaded", "max_context_length": 131072, "loaded_context_length": 30000});
+    let (found, _server) = window(
+        MockOptions::new().route("GET", "/api/v0/models/devstral", json_reply(loaded)),
+        "devstral",
+    )
+    .await;
+    assert_eq!(found.map(|w| (w.tokens, w.settled)), Some((30000, true)));
+    let cold = json!({"id": "devstral", "state": "not-loaded", "max_context_length": 131072});
+    let (found, _server) = window(
+        MockOptions::new().route("GET", "/api/v0/models/devstral", json_reply(cold)),
+        "devstral",
+    )
+    .await;
+    assert_eq!(found.map(|w| (w.tokens, w.settled)), Some((4096, false)));
+}
+
+#[tokio::test]
+async fn ollama_says_the_loaded_context_or_num_ctx() {
+    let ps = json!({"models": [{"name": "qwen2.5-coder:14b", "model": "qwen2.5-coder:14b", "context_length": 16384}]});
+    let show = json!({"parameters": "num_ctx 8192", "model_info": {"qwen2.context_length": 32768}});
+    let (found, _server) = window(
+        MockOptions::new()
+            .route("GET", "/api/ps", json_reply(ps))
+            .route("POST", "/api/show", json_reply(show.clone())),
+        "qwen2.5-coder:14b",
+    )
+    .await;
+    assert_eq!(found.map(|w| w.tokens), Some(16384), "loaded wins");
+    let (found, server) = window(
+        MockOptions::new()
+            .route("GET", "/api/ps", json_reply(json!({"models": []})))
+            .route("POST", "/api/show", json_reply(show)),
+        "qwen2.5-coder:14b",
+    )
+    .await;
+    assert_eq!(found.map(|w| (w.tokens, w.settled)), Some((8192, true)));
+    let show = server
+        .metadata_requests()
+        .into_iter()
+        .find(|r| r.path == "/api/show")
+        .unwrap();
+    assert_eq!(show.body["model"], "qwen2.5-coder:14b");
+}
+
+#[tokio::test]
+async fn a_server_that_says_nothing_or_hangs_costs_little() {
+    let (found, server) = window(MockOptions::new(), "m").await;
+    assert_eq!(found, None);
+    assert!(server.requests().is_empty());
+    // One question that hangs does not lose the others' answers.
+    let started = Instant::now();
+    let models = json!({"data": [{"id": "m", "max_model_len": 2048}]});
+    let (found, _server) = window(
+        MockOptions::new()
+            .route("GET", "/props", Reply::silent())
+            .route("GET", "/v1/models", json_reply(models)),
+        "m",
+    )
+    .await;
+    assert_eq!(found.map(|w| w.tokens), Some(2048));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn nothing_is_asked_of_a_server_that_is_not_running() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let provider = openai(&format!("http://127.0.0.1:{port}/v1"));
+    assert_eq!(provider.context_window("m").await, None);
+}
