@@ -469,3 +469,56 @@ fn an_untrusted_projects_allow_rules_do_not_apply_and_rein_says_so() {
     assert!(out.contains("runs without asking"), "{out}");
     assert!(!err.contains("not trusted"), "{err}");
 }
+
+#[test]
+fn grep_skips_files_rules_protect_and_says_so() {
+    let env = Env::new();
+    env.write("svc/.env", "STRIPE_SECRET=sk_live_subdirsecret123\n");
+    env.write("secrets/a", "topsecret\n");
+    env.write(
+        "src/a.rs",
+        "// topsecret is a word here\n// STRIPE_SECRET too\n",
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "g1",
+                "grep",
+                json!({"pattern": "STRIPE", "path": "svc/.env"}).to_string(),
+            )))
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "g2",
+                "grep",
+                json!({"pattern": "topsecret|STRIPE", "include": "*"}).to_string(),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let out = run(env.rein_openai(&server).args([
+        "-p",
+        "look",
+        "--output-format",
+        "json",
+        "--deny",
+        "read_file(**/secrets/**)",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results: Vec<String> = server.requests()[1..]
+        .iter()
+        .map(|r| {
+            let messages = r.body["messages"].as_array().unwrap();
+            messages.last().unwrap()["content"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert!(!results[0].contains("sk_live"), "{}", results[0]);
+    assert!(results[0].contains("not searched"), "{}", results[0]);
+    assert!(results[1].contains("src/a.rs"), "{}", results[1]);
+    assert!(
+        !results[1].contains("secrets/a:") && !results[1].contains("sk_live"),
+        "{}",
+        results[1]
+    );
+    assert!(results[1].contains("not searched"), "{}", results[1]);
+}

@@ -472,11 +472,11 @@ impl AgentBuilder {
                 self.project_instructions.as_deref(),
             )
         });
-        let policy = self
-            .policy
-            .unwrap_or_else(|| Arc::new(ModePolicy::with_rules(self.mode, self.rules)));
+        let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
         let mut tool_config = self.tool_config;
         tool_config.env_remove = self.secrets.env_remove().to_vec();
+        tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
+        let policy = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
         let tool_ctx = ToolContext::new(tool_config);
         let secrets = Arc::new(self.secrets);
         let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
