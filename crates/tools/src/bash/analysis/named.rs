@@ -3,6 +3,7 @@
 
 use super::commands::split_assignment;
 use super::expand::Expanded;
+use super::git_globals;
 use super::paths::Scope;
 use super::rules::WriteVia;
 use super::shells::refuse_piped_download;
@@ -189,9 +190,11 @@ impl Walker {
     fn check_git_config(&mut self, args: &[Word]) -> Result<(), Danger> {
         let mut i = 0;
         while let Some(text) = args.get(i).and_then(Word::literal) {
-            if !text.starts_with('-') {
+            // Past `-C dir` and the other options with a value, to every `-c` before the
+            // subcommand.
+            let Some(taken) = git_globals::option_words(&text) else {
                 break;
-            }
+            };
             if text == "-c"
                 && let Some(setting) = args.get(i + 1)
             {
@@ -208,9 +211,8 @@ impl Walker {
                         self.walk_source(command, Shell::Subshell)?;
                     }
                 }
-                i += 1;
             }
-            i += 1;
+            i += taken;
         }
         Ok(())
     }

@@ -458,6 +458,8 @@ impl Walker {
             assignments,
             redirects,
             program,
+            rule_text: self.rule_text(words),
+            globs: self.globs(words),
             read_only: verdict,
         });
     }
@@ -495,6 +497,8 @@ impl Walker {
             assignments: Vec::new(),
             redirects: Vec::new(),
             program: None,
+            rule_text: None,
+            globs: Vec::new(),
             read_only: Err(why_not_read_only),
         });
     }
