@@ -50,13 +50,17 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
 mod braces;
+mod code_strings;
 mod commands;
+mod dynamic;
 mod expand;
 mod find;
 mod git_globals;
 mod glob;
+mod links;
 mod lower;
 mod lower_words;
+mod moves;
 mod named;
 mod nested;
 mod parse;

@@ -28,6 +28,9 @@ pub(super) struct Findings {
     pub(super) structure: Option<String>,
     /// How many command lines (the whole or nested ones) did not parse.
     pub(super) failures: usize,
+    /// Symbolic links the command line makes (`ln -s / x`): the link and where it points.
+    /// Kept for the whole walk, subshells included, since a link outlives them.
+    pub(super) links: Vec<(AbsPath, AbsPath)>,
 }
 
 /// The shell's state as the walk goes, and where findings go.
@@ -370,7 +373,10 @@ impl Walker {
         }
         let words = self.split_command_variable(&simple.words);
         match resolve(&words) {
-            Resolution::Nothing => Ok(next),
+            Resolution::Nothing => {
+                self.check_dynamic_program(&words, &simple.redirects, stdin)?;
+                Ok(next)
+            }
             Resolution::Assignments(words) => {
                 if shell == Shell::Same {
                     self.assign(words);
