@@ -105,6 +105,8 @@ const FILTERS: &[(&str, Verdict)] = &[
     ("rg -n foo src", ReadOnly),
     ("cat src/*.rs", ReadOnly),
     ("awk '{print $1}' x", ReadOnly),
+    ("cd \"$X\" && cat .env", Asks),
+    ("cd src && cat .env", ReadOnly),
 ];
 
 fn check_table(name: &str, table: &[(&str, Verdict)]) {
@@ -163,6 +165,10 @@ const RULE_TEXTS: &[(&str, Option<&str>)] = &[
     ("/usr/bin/git push", Some("git push")),
     ("./node_modules/.bin/jest -w", Some("jest -w")),
     ("G=git; $G push", Some("git push")),
+    ("O=-C; git $O . push", Some("git push")),
+    ("A=\"-C .\"; git $A push", Some("git push")),
+    ("git $X push", None),
+    ("git -C \"$D\" push", Some("git push")),
     ("npm   test  --  --watch", Some("npm test -- --watch")),
     ("npm test 'a  b'", Some("npm test a  b")),
     ("ls > out.txt 2>&1", Some("ls")),
@@ -222,6 +228,8 @@ const GLOBS: &[(&str, &[(usize, &str)])] = &[
     ("cat $D/*.rs", &[]),
     ("cat $(ls)*", &[]),
     ("cat plain.txt", &[]),
+    ("cd src && cat *.rs", &[(1, "/home/tester/proj/src/*.rs")]),
+    ("cd /tmp && cat ../etc/pass*", &[(1, "/tmp/../etc/pass*")]),
     ("cat '*.rs'", &[]),
 ];
 

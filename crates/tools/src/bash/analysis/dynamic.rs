@@ -12,15 +12,12 @@ use super::{Danger, SHELLS};
 /// Variables that hold the path of a shell: `$SHELL -c '...'` runs a command line.
 const SHELL_VARIABLES: [&str; 4] = ["SHELL", "BASH", "0", "ZSH_NAME"];
 
-/// What a program known only at run time is judged as, besides what the text says it may
-/// be: a recursive delete (`$R -rf /`) and a shell running a string (`$X -c 'rm -rf /'`).
-/// The deny list only refuses such a command when its arguments would destroy a protected
-/// place as one of these, so `$EDITOR notes.txt` or `$CC -o x x.c` are not refused.
-const GUESSED_PROGRAMS: [&str; 2] = ["rm", "bash"];
-
 impl Walker {
     /// A command whose program word is known only at run time: checked, against the deny
-    /// list only, as each program it could be.
+    /// list only, as each program it could be: what the text says (`$SHELL` is a shell,
+    /// `${R:-rm}` is rm when R is empty), rm (`$R -rf /`), and a shell when it is given a
+    /// command line (`$X -c 'rm -rf /'`). It is refused only when its arguments would destroy
+    /// a protected place as one of these, so `$EDITOR notes.txt` or `$CC -o x x.c` are not.
     pub(super) fn check_dynamic_program(
         &self,
         words: &[Word],
@@ -43,7 +40,16 @@ impl Walker {
         {
             names.push(command_basename(text.trim()).to_owned());
         }
-        names.extend(GUESSED_PROGRAMS.map(str::to_owned));
+        names.push("rm".to_owned());
+        // As a shell only where it is given a command line (`$X -c '...'`): `curl url |
+        // $PAGER` is not refused as a download run by a shell.
+        let command_line = args
+            .first()
+            .and_then(Word::literal)
+            .is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('c'));
+        if command_line {
+            names.push("bash".to_owned());
+        }
         names.dedup();
         let mut shadow = self.clone();
         shadow.silent = true;

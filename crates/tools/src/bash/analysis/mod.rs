@@ -181,7 +181,11 @@ pub struct SimpleCommand {
     /// substitution; a brace expansion is already split into its words). The pattern has
     /// its quotes removed, quoted pattern characters (`\ * ? [ ] { }`) escaped with a
     /// backslash, and a leading `~` replaced by the home directory (`cat '*'x* ~/.e*` →
-    /// `\*x*`, `/home/me/.e*`). Extglob groups (`@(a|b)`) are left as written.
+    /// `\*x*`, `/home/me/.e*`). Extglob groups (`@(a|b)`) are left as written. A relative
+    /// pattern is relative to [`CheckPlaces::cwd`], except after a `cd` earlier in the line
+    /// to a known directory, where it is made absolute (`cd src && cat *.rs` →
+    /// `/work/src/*.rs`); after a `cd` to a directory the text does not tell, it is left
+    /// relative, and no command after that `cd` is read-only.
     pub globs: Vec<(usize, String)>,
     /// Whether this command on its own is provably read-only (its program, flags,
     /// assignments and redirections). What surrounds it (substitutions, functions, `&`, a
@@ -257,6 +261,7 @@ fn walk(command: &str, places: &CheckPlaces, nesting_budget: usize) -> CommandAn
         home,
         workspace: AbsPath::from_path(&places.workspace_root),
         cwd: places.cwd.as_deref().and_then(AbsPath::from_path),
+        start_cwd: places.cwd.as_deref().and_then(AbsPath::from_path),
         non_empty: Default::default(),
         loop_values: Default::default(),
         run_time: Default::default(),

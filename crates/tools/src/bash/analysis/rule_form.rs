@@ -16,7 +16,8 @@ const PATTERN_CHARS: [char; 7] = ['\\', '*', '?', '[', ']', '{', '}'];
 impl Walker {
     /// The text rules match: the program's base name and its arguments, quotes removed,
     /// joined by single spaces, past wrappers (`sudo`, `env`, `timeout 5`, `command`...) and
-    /// git's global options. `None` when the program is known only when it runs.
+    /// git's global options. `None` when the program (or git's subcommand) is known only
+    /// when it runs.
     pub(super) fn rule_text(&self, words: &[Word]) -> Option<String> {
         if words.is_empty() {
             // Only assignments or redirections: no program runs.
@@ -25,20 +26,23 @@ impl Walker {
         let words = self.split_command_variable(words);
         match resolve(&words) {
             Resolution::Command { name, args, .. } => {
-                let mut args = args;
+                // `A="-C x"; git $A push`: split as bash would, so git's options are seen.
+                let split = self.split_fields(args);
+                let mut args = split.as_slice();
                 if name == "git" {
-                    while let Some(taken) = args
-                        .first()
-                        .and_then(Word::literal)
-                        .and_then(|t| git_globals::option_words(&t))
-                    {
+                    while let Some(first) = args.first() {
+                        // `git $X push`: the subcommand is known only when it runs.
+                        let text = self.known_text(first)?;
+                        let Some(taken) = git_globals::option_words(&text) else {
+                            break;
+                        };
                         args = &args[taken.min(args.len())..];
                     }
                 }
                 let mut text = name;
                 for arg in args {
                     text.push(' ');
-                    text.push_str(&self.rule_word(arg));
+                    text.push_str(&self.known_text(arg).unwrap_or_else(|| arg.raw.clone()));
                 }
                 Some(text)
             }
@@ -54,14 +58,14 @@ impl Walker {
         }
     }
 
-    /// An argument as rules see it: its value when the text tells it, else as written.
-    fn rule_word(&self, word: &Word) -> String {
+    /// A word's value when the text tells it (and it is not a pattern).
+    fn known_text(&self, word: &Word) -> Option<String> {
         if let Some(text) = word.literal() {
-            return text;
+            return Some(text);
         }
         match self.expand(word) {
-            Expanded::Known(text) if !glob::has_glob(&text) => text,
-            Expanded::Known(_) | Expanded::Maybe { .. } | Expanded::Unknown => word.raw.clone(),
+            Expanded::Known(text) if !glob::has_glob(&text) => Some(text),
+            Expanded::Known(_) | Expanded::Maybe { .. } | Expanded::Unknown => None,
         }
     }
 
@@ -95,6 +99,19 @@ impl Walker {
                 | Part::Arith(_)
                 | Part::Unreadable(_) => return None,
             }
+        }
+        // After `cd sub`, `*.rs` is matched in sub.
+        if let Some(cwd) = self
+            .cwd
+            .as_ref()
+            .filter(|c| Some(*c) != self.start_cwd.as_ref())
+            && !pattern.starts_with('/')
+        {
+            let mut absolute = String::new();
+            escape_into(&cwd.display(), &mut absolute);
+            absolute.push('/');
+            absolute.push_str(&pattern);
+            pattern = absolute;
         }
         Some(pattern)
     }

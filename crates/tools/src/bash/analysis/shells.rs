@@ -110,12 +110,19 @@ impl Walker {
         redirects: &[Redirect],
         stdin: &Stdin,
     ) -> Result<(), Danger> {
+        // Options that take the next word as their value (`ruby -r json`, `python3 -W
+        // error`), so that a code option after them is still found.
+        const WITH_VALUE: [&str; 5] = ["-r", "-I", "-W", "-X", "--require"];
         let mut operand = None;
-        for (i, arg) in args.iter().enumerate() {
+        let mut i = 0;
+        while let Some(arg) = args.get(i) {
+            i += 1;
             match arg.literal() {
                 Some(text) if text == "-" => break,
+                // `python3 -m module ARGS`: the module runs, the rest are its arguments.
+                Some(text) if text == "-m" => return Ok(()),
                 Some(text) if text.starts_with('-') && text.len() > 1 => {
-                    if let Some(code) = self.inline_code(name, &text, args.get(i + 1)) {
+                    if let Some(code) = self.inline_code(name, &text, args.get(i)) {
                         if name.starts_with("perl") && forks_forever(&code) {
                             return refuse(
                                 DangerKind::ForkBomb,
@@ -127,11 +134,8 @@ impl Walker {
                         }
                         return self.check_code_strings(&code, language_of(name));
                     }
-                    let code_flags = ["-c", "-m", "-e", "-E", "-r", "-p", "--eval", "--print"];
-                    let short_code = !text.starts_with("--")
-                        && text[1..].contains(['c', 'm', 'e', 'E', 'r', 'p']);
-                    if code_flags.contains(&text.as_str()) || short_code {
-                        return Ok(());
+                    if WITH_VALUE.contains(&text.as_str()) {
+                        i += 1;
                     }
                 }
                 Some(_) | None => {

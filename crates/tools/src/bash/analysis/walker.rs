@@ -40,6 +40,8 @@ pub(super) struct Walker {
     pub(super) workspace: Option<AbsPath>,
     /// The current directory; `None` once it cannot be known (`cd "$X"`).
     pub(super) cwd: Option<AbsPath>,
+    /// The directory the command line starts in.
+    pub(super) start_cwd: Option<AbsPath>,
     /// Variables whose value is known; others are unknown.
     pub(super) vars: HashMap<String, String>,
     /// Variables whose value is unknown but never empty (`for` loop variables).

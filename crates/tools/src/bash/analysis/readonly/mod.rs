@@ -100,6 +100,15 @@ impl Arg {
 
 /// Whether `simple`, on its own, is provably read-only; `Err` says why not.
 pub(super) fn simple(walker: &Walker, simple: &Simple) -> Result<(), String> {
+    // `cd "$X" && cat .env`: which files the relative paths name is not known, so rules on
+    // files cannot judge them.
+    if walker.cwd.is_none() && walker.start_cwd.is_some() {
+        return Err(
+            "it runs after a `cd` to a directory rein cannot tell, so rein cannot tell which \
+             files it reads"
+                .to_owned(),
+        );
+    }
     simple
         .redirects
         .iter()
