@@ -146,6 +146,42 @@ pub(super) fn judge(
             rule.rule, rule.origin
         ));
     }
+    // Rules about commands cannot vouch for a command known only when it runs (`$CMD push`).
+    // Nor a rule naming a program for that program with arguments known only when it runs
+    // (`npm $X` under `npm publish:*`).
+    let dynamic_under = |rule: &SourcedRule, shell: &ShellFacts| {
+        let Some(Pattern::Command { text, .. }) = &rule.rule.pattern else {
+            return false;
+        };
+        let program = text.split(' ').next().unwrap_or_default();
+        shell
+            .rule_texts
+            .iter()
+            .zip(&shell.dynamic_args)
+            .any(|(form, dynamic)| match form {
+                None => true,
+                Some(form) => *dynamic && form.split(' ').next() == Some(program),
+            })
+    };
+    if let Some(shell) = call.shell
+        && let Some(rule) = rules
+            .deny
+            .iter()
+            .chain(&rules.ask)
+            .find(|r| r.rule.names_tool(call.tool) && dynamic_under(r, shell))
+    {
+        return verdict(
+            Decision::Ask {
+                reason: format!(
+                    "a command or argument in it is known only when it runs, and the rule {} \
+                     names commands",
+                    rule.rule
+                ),
+                firm: true,
+            },
+            format!("an unknown command under the rule {rule}"),
+        );
+    }
     // Rules about files cannot vouch for a command line whose files are unknown.
     if let Some(why) = call.shell.and_then(|s| s.unknown_files.as_deref())
         && let Some(rule) = rules

@@ -67,6 +67,20 @@ pub fn shell_facts(ctx: &ToolContext, tool: &str, arguments: &Value) -> Option<S
             .iter()
             .map(|c| structure_ok && c.read_only.is_ok())
             .collect(),
+        dynamic_args: analysis
+            .simple_commands
+            .iter()
+            .map(|c| {
+                c.argv.iter().enumerate().skip(1).any(|(index, word)| {
+                    word.is_none() && !c.globs.iter().any(|(i, _)| *i == index)
+                })
+            })
+            .collect(),
+        rule_texts: analysis
+            .simple_commands
+            .iter()
+            .map(|c| c.rule_text.clone())
+            .collect(),
         simple_commands: analysis
             .simple_commands
             .into_iter()
@@ -109,9 +123,12 @@ impl<'a> Named<'a> {
         let reads_operands = !program.is_some_and(|p| NOT_FILES.contains(&p));
         if reads_operands {
             let mut operands = Vec::new();
-            for word in command.argv.iter().skip(1) {
+            for (index, word) in command.argv.iter().enumerate().skip(1) {
                 match word.as_deref() {
-                    None => self.unknown_because(&command.text),
+                    None => match command.globs.iter().find(|(i, _)| *i == index) {
+                        Some((_, pattern)) => self.add_glob(pattern, &command.text),
+                        None => self.unknown_because(&command.text),
+                    },
                     Some("") => {}
                     Some(word) if word.starts_with('-') => {
                         // `--from-file=.env`, `--file=x`: the value may be a file.
@@ -179,6 +196,50 @@ impl<'a> Named<'a> {
         };
         self.files
             .push(self.target(&self.cwd.join(expanded), write));
+    }
+
+    /// The files a glob operand names now (`cat src/*.rs`), as bash would expand it; a
+    /// pattern matching too much, or that cannot be expanded here, makes the files unknown.
+    fn add_glob(&mut self, pattern: &str, text: &str) {
+        let absolute = normalize(&self.cwd.join(pattern));
+        let text_pattern = absolute.to_string_lossy();
+        // Look from the deepest directory the pattern names without a wildcard.
+        let mut base = PathBuf::new();
+        let mut depth = 0usize;
+        let mut any_depth = false;
+        for component in absolute.components() {
+            let part = component.as_os_str().to_string_lossy();
+            if depth == 0 && !part.contains(['*', '?', '[', '{', '\\']) {
+                base.push(component);
+            } else {
+                depth += 1;
+                any_depth |= part.contains("**");
+            }
+        }
+        let matcher = globset::GlobBuilder::new(&text_pattern)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map(|glob| glob.compile_matcher());
+        let Ok(matcher) = matcher else {
+            return self.unknown_because(text);
+        };
+        let mut walk = ignore::WalkBuilder::new(&base);
+        walk.standard_filters(false);
+        if !any_depth {
+            walk.max_depth(Some(depth));
+        }
+        for entry in walk.build().flatten() {
+            self.searched += 1;
+            if self.searched > MAX_SEARCHED {
+                self.unknown = Some(format!("`{text}` names more files than rein looks through"));
+                return;
+            }
+            if matcher.is_match(entry.path()) {
+                let path = entry.path().to_string_lossy().into_owned();
+                self.add(&path, false);
+            }
+        }
     }
 
     fn target(&self, path: &Path, write: bool) -> PathTarget {

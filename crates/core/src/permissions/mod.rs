@@ -40,6 +40,14 @@ pub struct CallView<'a> {
 pub struct ShellFacts {
     /// Each simple command, as text a rule can match (`npm test -- --watch`).
     pub simple_commands: Vec<String>,
+    /// Each simple command in the form deny and ask rules also match: quotes removed,
+    /// wrappers and git's global options skipped, the program's directory dropped
+    /// (`command /usr/bin/git -C . "push"` → `git push`); `None` when the program is known
+    /// only when it runs (`$CMD push`).
+    pub rule_texts: Vec<Option<String>>,
+    /// For each simple command, whether an argument is known only when it runs (`npm $X`):
+    /// a rule naming the program cannot tell whether it names the command.
+    pub dynamic_args: Vec<bool>,
     /// For each simple command, whether it is read-only on its own, when nothing around it
     /// (a substitution, a function, `&`, unparsable text) stands in the way; all `false`
     /// otherwise. A line whose commands are each read-only or allowed by a rule runs.
