@@ -24,5 +24,6 @@ mod secrets;
 mod sessions;
 mod text_output;
 mod thinking;
+mod todos;
 mod tool_calls;
 mod trust;

@@ -21,6 +21,7 @@ use crate::permissions::{
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
 use crate::secrets::{SecretValues, Secrets};
 use crate::session::{LoadedSession, Session};
+use crate::tools::{TodoItem, TodoList, TodoWriteTool};
 use crate::trust::TrustStore;
 
 /// Why an agent could not be built.
@@ -71,6 +72,8 @@ pub struct AgentBuilder {
     transcript: Option<Box<dyn Transcript>>,
     context: ContextSettings,
     pinned: Vec<Arc<dyn PinnedState>>,
+    /// The todo list a resumed session had.
+    todos: Vec<TodoItem>,
     warnings: Vec<String>,
     /// What the configuration knows of secrets: the `.env` file's, the API key, the
     /// variables passed through. The environment's come with [`AgentBuilder::environment`].
@@ -137,6 +140,7 @@ impl AgentBuilder {
             transcript: None,
             context: ContextSettings::default(),
             pinned: Vec::new(),
+            todos: Vec::new(),
             warnings: Vec::new(),
             secret_sources: SecretSources::default(),
             secrets: Secrets::default(),
@@ -348,6 +352,7 @@ impl AgentBuilder {
     /// (compactions replayed) and the provider's last count of it, so the next request is
     /// the one the earlier run would have sent.
     pub fn resume(mut self, session: Session, loaded: LoadedSession) -> Self {
+        self.todos = loaded.todos();
         self = self.session(session, loaded.messages);
         self.anchor = loaded.anchor;
         self
@@ -458,6 +463,10 @@ impl AgentBuilder {
         let mut registry = self.tools_offered();
         let compact_requests = Arc::new(CompactRequests::default());
         registry.register_arc(Arc::new(CompactTool::new(Arc::clone(&compact_requests))));
+        let todos = Arc::new(TodoList::restored(self.todos));
+        registry.register_arc(Arc::new(TodoWriteTool::new(Arc::clone(&todos))));
+        let mut pinned = self.pinned;
+        pinned.push(Arc::clone(&todos) as Arc<dyn PinnedState>);
         let system_prompt = self.system_prompt.unwrap_or_else(|| {
             render_system_prompt(
                 &self.workspace,
@@ -507,8 +516,9 @@ impl AgentBuilder {
             agent_name: self.agent_name,
             secrets,
             context: self.context,
-            pinned: self.pinned,
+            pinned,
             compact_requests,
+            todos,
             anchor: self.anchor,
         }))
     }

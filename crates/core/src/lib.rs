@@ -10,4 +10,5 @@ pub mod permissions;
 pub mod prompt;
 pub mod secrets;
 pub mod session;
+pub mod tools;
 pub mod trust;

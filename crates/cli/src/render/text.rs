@@ -11,6 +11,7 @@ use std::sync::{Mutex, PoisonError};
 
 use rein_core::agent::{AgentEvent, EventSink};
 use rein_core::context::{CompactionInfo, CompactionLayer, SummaryAuthor};
+use rein_core::tools::{TodoItem, TodoStatus};
 use serde_json::Value;
 
 use super::result::{self, Finished};
@@ -216,6 +217,7 @@ impl State {
                 ))
             ),
             AgentEvent::Compaction(info) => compaction_line(s, &info),
+            AgentEvent::Todos { todos } => todos_line(s, &todos),
             // Text mode shows a command's output once it ends; the REPL shows it live.
             AgentEvent::ToolProgress { .. }
             | AgentEvent::ReasoningDelta { .. }
@@ -291,6 +293,20 @@ fn compaction_line(s: Style, info: &CompactionInfo) -> String {
         "{}\n",
         s.dim(&format!("⟳ context: {what}{by_rein}; {sizes}"))
     )
+}
+
+/// The todo list in a line: how far along it is, and what is being done.
+fn todos_line(s: Style, todos: &[TodoItem]) -> String {
+    let done = todos.iter().filter(|t| !t.is_open()).count();
+    let now = todos
+        .iter()
+        .find(|t| t.status == TodoStatus::InProgress)
+        .map(|t| t.active_form.as_deref().unwrap_or(&t.content));
+    let mut line = format!("☐ todo: {done}/{} done", todos.len());
+    if let Some(now) = now {
+        line.push_str(&format!("; now: {}", one_line(now, CALL_SHOWN_CHARS)));
+    }
+    format!("{}\n", s.dim(&line))
 }
 
 /// `label: text`, or `text` alone.

@@ -131,6 +131,11 @@ pub enum AgentEvent {
     /// The conversation was compacted to fit the model's context window: what was done,
     /// and what was kept.
     Compaction(CompactionInfo),
+    /// The todo list was replaced: the whole new list.
+    Todos {
+        /// Its items, in order.
+        todos: Vec<crate::tools::TodoItem>,
+    },
     /// Something the person should know that is not an error of the turn.
     Warning {
         /// What happened.

@@ -38,6 +38,7 @@ use crate::context::{CompactRequests, ContextSettings, Ledger, PinnedState, Prom
 use crate::hooks::Hooks;
 use crate::interaction::Interaction;
 use crate::permissions::Policy;
+use crate::tools::TodoList;
 
 /// Rounds (model responses) in one turn unless configured otherwise.
 pub const DEFAULT_MAX_ROUNDS: u32 = 50;
@@ -91,6 +92,8 @@ pub(crate) struct AgentParts {
     pub pinned: Vec<Arc<dyn PinnedState>>,
     /// Where the `compact` tool leaves its requests.
     pub compact_requests: Arc<CompactRequests>,
+    /// The todo list the `todo_write` tool keeps.
+    pub todos: Arc<TodoList>,
     /// The provider's count of the resumed history's last request, when it still applies.
     pub anchor: Option<PromptAnchor>,
 }
@@ -126,6 +129,10 @@ pub struct Agent {
     session_context: Option<String>,
     /// The context's accounting and what keeps it within the window.
     context: ContextState,
+    /// The model's plan.
+    todos: Arc<TodoList>,
+    /// This turn already reminded the model of open items when it tried to end.
+    todo_reminded: bool,
 }
 
 impl std::fmt::Debug for Agent {
@@ -192,6 +199,8 @@ impl Agent {
             hooks: parts.hooks,
             session_context: None,
             context: ContextState::new(ledger, parts.context, parts.pinned, parts.compact_requests),
+            todos: parts.todos,
+            todo_reminded: false,
         }
     }
 
@@ -233,6 +242,7 @@ impl Agent {
         // compactions after a refused request.
         self.guard = LoopGuard::default();
         self.context.reactive_this_turn = 0;
+        self.todo_reminded = false;
         let mut outcome = TurnOutcome::new();
         match self.submit_prompt(input, events, &cancel).await {
             Ok(message) => {
@@ -280,7 +290,13 @@ impl Agent {
                 RoundEnd::Continue => None,
                 RoundEnd::Stop(end @ (TurnEnd::EndTurn | TurnEnd::MaxTokens)) => {
                     match self.stop_hooks(&mut continued, events, &cancel).await {
-                        AfterStop::End => Some(end),
+                        AfterStop::End => match self.todo_reminder(&end) {
+                            Some(message) => {
+                                self.push(message, events);
+                                None
+                            }
+                            None => Some(end),
+                        },
                         AfterStop::Cancelled => Some(TurnEnd::Cancelled),
                         AfterStop::Continue(message) => {
                             self.push(message, events);
@@ -387,7 +403,14 @@ impl Agent {
                 }
             });
         }
-        let outcomes = calls::run_calls(env, &calls, early, &mut self.guard).await;
+        let mut outcomes = calls::run_calls(env, &calls, early, &mut self.guard).await;
+        let updated = self.report_todos(events);
+        if let Some(reminder) = self.todos.after_round(updated)
+            && let Some(last) = outcomes.last_mut()
+        {
+            last.result.content.push_str("\n\n");
+            last.result.content.push_str(&reminder);
+        }
         let fatal = outcomes
             .iter()
             .find_map(|o| o.fatal.clone())
@@ -482,6 +505,37 @@ impl Agent {
                 early.offer(env, call);
             }
         }
+    }
+
+    /// Tells the front-end and the session file of a new todo list; whether there was one.
+    fn report_todos(&mut self, events: &Events) -> bool {
+        let Some(todos) = self.todos.take_change() else {
+            return false;
+        };
+        if let Some(t) = self.transcript.as_mut() {
+            let recorded = t.record_todos(&todos);
+            self.note_recording(recorded, events);
+        }
+        events.emit(AgentEvent::Todos { todos });
+        true
+    }
+
+    /// The message that keeps a turn going once, when the model ends it with open items.
+    fn todo_reminder(&mut self, end: &TurnEnd) -> Option<Message> {
+        if *end != TurnEnd::EndTurn || self.todo_reminded {
+            return None;
+        }
+        let text = self.todos.end_of_turn_reminder()?;
+        self.todo_reminded = true;
+        Some(Message {
+            role: Role::User,
+            parts: vec![Part::Text { text }],
+        })
+    }
+
+    /// The model's todo list now.
+    pub fn todos(&self) -> Vec<crate::tools::TodoItem> {
+        self.todos.items()
     }
 
     /// Appends a finished message to the history and the transcript.

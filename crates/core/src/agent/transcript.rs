@@ -21,6 +21,8 @@ pub trait Transcript: Send {
     fn record_turn_end(&mut self, stop: TurnStop) -> std::io::Result<()>;
     /// Records a compaction of the context (before it applies).
     fn record_compaction(&mut self, record: &CompactionRecord) -> std::io::Result<()>;
+    /// Records the todo list as it now is.
+    fn record_todos(&mut self, todos: &[crate::tools::TodoItem]) -> std::io::Result<()>;
     /// Deletes the record: nothing in it is worth resuming. Later records are not kept.
     fn discard(&mut self) -> std::io::Result<()>;
     /// Writes records an earlier failure kept back; an error means some are still missing.
@@ -54,6 +56,13 @@ impl Transcript for crate::session::Session {
     fn record_compaction(&mut self, record: &CompactionRecord) -> std::io::Result<()> {
         self.append_event(&crate::session::SessionEvent::Compaction(record.clone()))
             .map_err(std::io::Error::other)
+    }
+
+    fn record_todos(&mut self, todos: &[crate::tools::TodoItem]) -> std::io::Result<()> {
+        self.append_event(&crate::session::SessionEvent::Todos {
+            todos: todos.to_vec(),
+        })
+        .map_err(std::io::Error::other)
     }
 
     fn discard(&mut self) -> std::io::Result<()> {

@@ -13,6 +13,7 @@ use rein_llm::{Message, Usage};
 
 use crate::agent::TurnStop;
 use crate::context::CompactionRecord;
+use crate::tools::TodoItem;
 use serde::{Deserialize, Serialize};
 
 use crate::config::ProviderKind;
@@ -62,11 +63,16 @@ pub enum SessionEvent {
     /// The context was compacted: what was replaced by what. The messages it replaced stay
     /// in the file; a resume replays the compaction on them.
     Compaction(CompactionRecord),
+    /// The todo list was replaced; a resume restores the last one.
+    Todos {
+        /// The whole list.
+        todos: Vec<TodoItem>,
+    },
 }
 
 impl SessionEvent {
     /// The `kind` of every variant, as written.
-    pub const KINDS: [&str; 3] = ["usage", "turn_finished", "compaction"];
+    pub const KINDS: [&str; 4] = ["usage", "turn_finished", "compaction", "todos"];
 
     /// This event's `kind`.
     pub fn kind(&self) -> &'static str {
@@ -74,6 +80,7 @@ impl SessionEvent {
             SessionEvent::Usage { .. } => "usage",
             SessionEvent::TurnFinished { .. } => "turn_finished",
             SessionEvent::Compaction(_) => "compaction",
+            SessionEvent::Todos { .. } => "todos",
         }
     }
 }
@@ -305,6 +312,7 @@ mod tests {
                 tokens_after: 0,
                 usage: None,
             }),
+            SessionEvent::Todos { todos: Vec::new() },
         ];
         for event in &events {
             let json = serde_json::to_value(event).unwrap();

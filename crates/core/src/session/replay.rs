@@ -49,7 +49,7 @@ pub(crate) fn replay(messages: Vec<Message>, events: &[RecordedEvent]) -> Replay
                     Err(reason) => warnings.push(LoadWarning::CompactionSkipped { number, reason }),
                 }
             }
-            SessionEvent::TurnFinished { .. } => {}
+            SessionEvent::TurnFinished { .. } | SessionEvent::Todos { .. } => {}
         }
     }
     context.extend(whole);

@@ -74,7 +74,9 @@ impl LoadedSession {
                 SessionEvent::Usage {
                     model, provider, ..
                 } => Some((model.as_str(), provider.unwrap_or(self.header.provider))),
-                SessionEvent::TurnFinished { .. } | SessionEvent::Compaction(_) => None,
+                SessionEvent::TurnFinished { .. }
+                | SessionEvent::Compaction(_)
+                | SessionEvent::Todos { .. } => None,
             })
             .unwrap_or((&self.header.model, self.header.provider))
     }
@@ -86,10 +88,24 @@ impl LoadedSession {
             match &recorded.event {
                 SessionEvent::Usage { usage, .. } => total += *usage,
                 SessionEvent::Compaction(record) => total += record.usage.unwrap_or_default(),
-                SessionEvent::TurnFinished { .. } => {}
+                SessionEvent::TurnFinished { .. } | SessionEvent::Todos { .. } => {}
             }
         }
         total
+    }
+
+    /// The todo list as it was last written (empty when it never was).
+    pub fn todos(&self) -> Vec<crate::tools::TodoItem> {
+        self.events
+            .iter()
+            .rev()
+            .find_map(|recorded| match &recorded.event {
+                SessionEvent::Todos { todos } => Some(todos.clone()),
+                SessionEvent::Usage { .. }
+                | SessionEvent::TurnFinished { .. }
+                | SessionEvent::Compaction(_) => None,
+            })
+            .unwrap_or_default()
     }
 }
 

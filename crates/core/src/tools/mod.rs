@@ -1,0 +1,6 @@
+//! Agent-level tools: they act on the agent rather than the machine (the todo list,
+//! sub-agents, skills), so they live here, beside the loop they serve.
+
+pub mod todo;
+
+pub use todo::{TODO_TOOL, TodoItem, TodoList, TodoStatus, TodoWriteTool};
