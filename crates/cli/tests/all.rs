@@ -4,6 +4,7 @@
 
 mod support;
 
+mod background;
 mod big_output;
 mod context;
 mod dead_endpoint;

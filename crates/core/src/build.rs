@@ -559,7 +559,13 @@ impl AgentBuilder {
         for tool in &self.extra_tools {
             registry.register_arc(Arc::clone(tool));
         }
-        registry.offered(|kind| self.mode.offers(kind))
+        let offered = registry.offered(|kind| self.mode.offers(kind));
+        // Background commands are read and stopped only where bash can start them.
+        if offered.get("bash").is_none() {
+            let names = ["bash_output", "kill_shell"];
+            return offered.without(&names);
+        }
+        offered
     }
 }
 

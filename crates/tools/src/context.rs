@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::bash::ProcessTracker;
+use crate::bash::{BackgroundShells, ProcessTracker};
 
 /// Tool results above this many characters are offloaded to a file (see the output budget).
 pub const DEFAULT_OUTPUT_BUDGET_CHARS: usize = 30_000;
@@ -92,6 +92,7 @@ pub struct ToolContext {
     changed: Arc<Mutex<BTreeSet<PathBuf>>>,
     cancel: CancellationToken,
     processes: ProcessTracker,
+    background: BackgroundShells,
     progress: Option<ProgressSink>,
     approved: Option<Arc<PathBuf>>,
 }
@@ -116,6 +117,7 @@ impl ToolContext {
             changed: Arc::default(),
             cancel: CancellationToken::new(),
             processes: ProcessTracker::new(),
+            background: BackgroundShells::new(),
             progress: None,
             approved: None,
         }
@@ -182,6 +184,12 @@ impl ToolContext {
     /// [`ProcessTracker::kill_all`] when a turn is cancelled or rein exits.
     pub fn processes(&self) -> &ProcessTracker {
         &self.processes
+    }
+
+    /// The commands started with `run_in_background`; stopped when the session ends (with
+    /// [`BackgroundShells::stop_all`]), not when a turn is cancelled.
+    pub fn background(&self) -> &BackgroundShells {
+        &self.background
     }
 
     /// The current directory (changed by `cd` in bash).

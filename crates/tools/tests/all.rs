@@ -3,6 +3,7 @@
 mod support;
 
 mod analysis;
+mod background;
 mod bash;
 mod bash_output;
 mod budget;

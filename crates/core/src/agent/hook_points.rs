@@ -74,9 +74,12 @@ impl Agent {
             Some(PromptCheck::Block { reason }) => return Err(TurnEnd::PromptBlocked { reason }),
             Some(PromptCheck::Send { context }) => context,
         };
+        // Background commands that ended since the last request go with this one.
+        let finished = self.tool_ctx.background().take_finish_notices();
         let parts = [Some(input.to_owned()), self.session_context.take(), context]
             .into_iter()
             .flatten()
+            .chain(finished)
             .map(|text| Part::Text { text })
             .collect();
         Ok(Message {

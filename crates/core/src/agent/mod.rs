@@ -405,11 +405,18 @@ impl Agent {
         }
         let mut outcomes = calls::run_calls(env, &calls, early, &mut self.guard).await;
         let updated = self.report_todos(events);
-        if let Some(reminder) = self.todos.after_round(updated)
-            && let Some(last) = outcomes.last_mut()
-        {
-            last.result.content.push_str("\n\n");
-            last.result.content.push_str(&reminder);
+        // What goes to the model with the results: a reminder of a stale todo list, and
+        // the background commands that ended.
+        let notes = self
+            .todos
+            .after_round(updated)
+            .into_iter()
+            .chain(self.tool_ctx.background().take_finish_notices());
+        if let Some(last) = outcomes.last_mut() {
+            for note in notes {
+                last.result.content.push_str("\n\n");
+                last.result.content.push_str(&note);
+            }
         }
         let fatal = outcomes
             .iter()
