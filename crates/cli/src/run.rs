@@ -212,7 +212,12 @@ impl RunLog {
 
 impl EventSink for RunLog {
     fn emit(&self, event: AgentEvent) {
-        match &event {
+        // A sub-agent's refusals and warnings are the run's too.
+        let inner = match &event {
+            AgentEvent::Nested(nested) => nested.event.as_ref(),
+            other => other,
+        };
+        match inner {
             AgentEvent::Warning { message } => self
                 .kept
                 .lock()

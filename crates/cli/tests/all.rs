@@ -23,6 +23,7 @@ mod permissions;
 mod rounds;
 mod secrets;
 mod sessions;
+mod subagents;
 mod text_output;
 mod thinking;
 mod todos;

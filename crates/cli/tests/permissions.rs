@@ -134,7 +134,14 @@ fn accept_edits_still_refuses_commands_and_plan_offers_only_reading_tools() {
         .collect();
     assert_eq!(
         tools,
-        ["read_file", "glob", "grep", "compact", "todo_write"]
+        [
+            "read_file",
+            "glob",
+            "grep",
+            "compact",
+            "todo_write",
+            "agent"
+        ]
     );
 }
 

@@ -12,7 +12,9 @@ use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
 use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, Setting};
-use crate::context::{CompactRequests, CompactTool, ContextSettings, PinnedState, PromptAnchor};
+use crate::context::{
+    COMPACT_TOOL, CompactRequests, CompactTool, ContextSettings, PinnedState, PromptAnchor,
+};
 use crate::hooks::{CommandHooks, HookSetup, Hooks, NoHooks};
 use crate::interaction::{Interaction, Unattended};
 use crate::permissions::{
@@ -21,7 +23,9 @@ use crate::permissions::{
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
 use crate::secrets::{SecretValues, Secrets};
 use crate::session::{LoadedSession, Session};
-use crate::tools::{TodoItem, TodoList, TodoWriteTool};
+use crate::tools::subagent::types::agent_dirs;
+use crate::tools::subagent::{AgentTool, AgentType, EXPLORE, SubagentSetup, SubagentUsage};
+use crate::tools::{TODO_TOOL, TodoItem, TodoList, TodoWriteTool};
 use crate::trust::TrustStore;
 
 /// Why an agent could not be built.
@@ -74,6 +78,10 @@ pub struct AgentBuilder {
     pinned: Vec<Arc<dyn PinnedState>>,
     /// The todo list a resumed session had.
     todos: Vec<TodoItem>,
+    /// The kinds of sub-agent the `agent` tool offers.
+    agent_types: Vec<AgentType>,
+    /// Where sub-agents' transcripts go (the session's directory).
+    subagent_dir: Option<PathBuf>,
     warnings: Vec<String>,
     /// What the configuration knows of secrets: the `.env` file's, the API key, the
     /// variables passed through. The environment's come with [`AgentBuilder::environment`].
@@ -141,6 +149,8 @@ impl AgentBuilder {
             context: ContextSettings::default(),
             pinned: Vec::new(),
             todos: Vec::new(),
+            agent_types: vec![AgentType::explore()],
+            subagent_dir: None,
             warnings: Vec::new(),
             secret_sources: SecretSources::default(),
             secrets: Secrets::default(),
@@ -207,6 +217,10 @@ impl AgentBuilder {
             (None, _) => None,
         };
         builder.plan_hooks(config);
+        let dirs = agent_dirs(&config.project_root, Some(&config.rein_home));
+        let (types, skipped) = crate::tools::subagent::types::load(&dirs);
+        builder.agent_types = types;
+        builder.warnings.extend(skipped);
         builder.provider_config = Some(ProviderConfig {
             kind: config.provider,
             base_url: Some(config.base_url.clone()),
@@ -292,6 +306,16 @@ impl AgentBuilder {
         self
     }
 
+    /// The kinds of sub-agent offered, in place of those found (the built-in `explore` is
+    /// added when missing).
+    pub fn agent_types(mut self, types: Vec<AgentType>) -> Self {
+        self.agent_types = types;
+        if !self.agent_types.iter().any(|t| t.name == EXPLORE) {
+            self.agent_types.insert(0, AgentType::explore());
+        }
+        self
+    }
+
     /// These tools instead of the built-in ones (still filtered by the mode).
     pub fn tools(mut self, tools: ToolRegistry) -> Self {
         self.tools = Some(tools);
@@ -342,6 +366,8 @@ impl AgentBuilder {
             self.tool_config.offload_dir = home.join("tool-output").join(session.id());
         }
         self.session_file = Some((session.id().to_owned(), session.path().to_path_buf()));
+        // Beside the session's file: `<sessions>/<id>/`.
+        self.subagent_dir = Some(session.path().with_extension(""));
         self.transcript = Some(Box::new(session));
         self.history = history;
         self.anchor = None;
@@ -467,6 +493,10 @@ impl AgentBuilder {
         registry.register_arc(Arc::new(TodoWriteTool::new(Arc::clone(&todos))));
         let mut pinned = self.pinned;
         pinned.push(Arc::clone(&todos) as Arc<dyn PinnedState>);
+        // Sub-agents, unless this is one (no recursion).
+        let subagent_usage = Arc::new(SubagentUsage::default());
+        let subagent_tools = registry.without(&[COMPACT_TOOL, TODO_TOOL]);
+        let offer_subagents = self.agent_name.is_none();
         let system_prompt = self.system_prompt.unwrap_or_else(|| {
             render_system_prompt(
                 &self.workspace,
@@ -475,7 +505,7 @@ impl AgentBuilder {
                 self.project_instructions.as_deref(),
             )
         });
-        let policy = self
+        let policy: Arc<dyn Policy> = self
             .policy
             .unwrap_or_else(|| Arc::new(ModePolicy::with_rules(self.mode, self.rules)));
         let mut tool_config = self.tool_config;
@@ -502,6 +532,27 @@ impl AgentBuilder {
             }
             (None, None) => Arc::new(NoHooks),
         };
+        if offer_subagents {
+            let workspace = self.workspace.clone();
+            let is_git_repo = self.is_git_repo;
+            let instructions = self.project_instructions.clone();
+            let setup = SubagentSetup {
+                provider: Arc::clone(&provider),
+                settings: self.settings.clone(),
+                tools: subagent_tools,
+                policy: Arc::clone(&policy),
+                interaction: Arc::clone(&self.interaction),
+                hooks: Arc::clone(&hooks),
+                secrets: Arc::clone(&secrets),
+                context: self.context.clone(),
+                prompt: Box::new(move |tools| {
+                    render_system_prompt(&workspace, is_git_repo, tools, instructions.as_deref())
+                }),
+                transcripts: self.subagent_dir.map(|dir| (dir, self.workspace.clone())),
+                usage: Arc::clone(&subagent_usage),
+            };
+            registry.register(AgentTool::new(setup, self.agent_types));
+        }
         Ok(Agent::new(AgentParts {
             provider,
             registry: Arc::new(registry),
@@ -519,6 +570,7 @@ impl AgentBuilder {
             pinned,
             compact_requests,
             todos,
+            subagents: offer_subagents.then_some(subagent_usage),
             anchor: self.anchor,
         }))
     }

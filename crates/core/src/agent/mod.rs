@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use calls::EarlyStarts;
 pub use context::CompactOutcome;
 use context::ContextState;
-pub use event::{AgentEvent, EventSink, Events, TurnStop};
+pub use event::{AgentEvent, EventSink, Events, NestedEvent, TurnStop};
 use guard::LoopGuard;
 use hook_points::AfterStop;
 pub use hook_points::MAX_STOP_HOOK_CONTINUATIONS;
@@ -39,6 +39,7 @@ use crate::hooks::Hooks;
 use crate::interaction::Interaction;
 use crate::permissions::Policy;
 use crate::tools::TodoList;
+use crate::tools::subagent::SubagentUsage;
 
 /// Rounds (model responses) in one turn unless configured otherwise.
 pub const DEFAULT_MAX_ROUNDS: u32 = 50;
@@ -96,6 +97,8 @@ pub(crate) struct AgentParts {
     pub todos: Arc<TodoList>,
     /// The provider's count of the resumed history's last request, when it still applies.
     pub anchor: Option<PromptAnchor>,
+    /// Where the `agent` tool leaves what its sub-agents used.
+    pub subagents: Option<Arc<SubagentUsage>>,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -133,6 +136,8 @@ pub struct Agent {
     todos: Arc<TodoList>,
     /// This turn already reminded the model of open items when it tried to end.
     todo_reminded: bool,
+    /// What the sub-agents of this agent used, not yet counted.
+    subagents: Option<Arc<SubagentUsage>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -201,6 +206,7 @@ impl Agent {
             context: ContextState::new(ledger, parts.context, parts.pinned, parts.compact_requests),
             todos: parts.todos,
             todo_reminded: false,
+            subagents: parts.subagents,
         }
     }
 
@@ -404,6 +410,7 @@ impl Agent {
             });
         }
         let mut outcomes = calls::run_calls(env, &calls, early, &mut self.guard).await;
+        self.count_subagents(events, outcome);
         let updated = self.report_todos(events);
         // What goes to the model with the results: a reminder of a stale todo list, and
         // the background commands that ended.
@@ -512,6 +519,28 @@ impl Agent {
                 early.offer(env, call);
             }
         }
+    }
+
+    /// Counts what the sub-agents of this round used in the session's total (and the turn's),
+    /// and records it apart from the agent's own calls.
+    fn count_subagents(&mut self, events: &Events, outcome: &mut TurnOutcome) {
+        let Some(subagents) = &self.subagents else {
+            return;
+        };
+        for (model, agent, usage) in subagents.take() {
+            self.usage += usage;
+            outcome.usage += usage;
+            outcome.subagent_usage += usage;
+            if let Some(t) = self.transcript.as_mut() {
+                let recorded = t.record_subagent_usage(&model, &agent, &usage);
+                self.note_recording(recorded, events);
+            }
+        }
+    }
+
+    /// Whether this agent is a sub-agent of another.
+    pub(crate) fn is_subagent(&self) -> bool {
+        self.runner.agent.is_some()
     }
 
     /// Tells the front-end and the session file of a new todo list; whether there was one.

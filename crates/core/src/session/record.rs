@@ -68,11 +68,27 @@ pub enum SessionEvent {
         /// The whole list.
         todos: Vec<TodoItem>,
     },
+    /// Tokens a sub-agent used (its own transcript has each call): counted in the session's
+    /// total, never taken for the model the session resumes with.
+    SubagentUsage {
+        /// The model the sub-agent ran on.
+        model: String,
+        /// The type of sub-agent.
+        agent: String,
+        /// What it used in all.
+        usage: Usage,
+    },
 }
 
 impl SessionEvent {
     /// The `kind` of every variant, as written.
-    pub const KINDS: [&str; 4] = ["usage", "turn_finished", "compaction", "todos"];
+    pub const KINDS: [&str; 5] = [
+        "usage",
+        "turn_finished",
+        "compaction",
+        "todos",
+        "subagent_usage",
+    ];
 
     /// This event's `kind`.
     pub fn kind(&self) -> &'static str {
@@ -81,6 +97,7 @@ impl SessionEvent {
             SessionEvent::TurnFinished { .. } => "turn_finished",
             SessionEvent::Compaction(_) => "compaction",
             SessionEvent::Todos { .. } => "todos",
+            SessionEvent::SubagentUsage { .. } => "subagent_usage",
         }
     }
 }
@@ -313,6 +330,11 @@ mod tests {
                 usage: None,
             }),
             SessionEvent::Todos { todos: Vec::new() },
+            SessionEvent::SubagentUsage {
+                model: "m".into(),
+                agent: "explore".into(),
+                usage: Usage::default(),
+            },
         ];
         for event in &events {
             let json = serde_json::to_value(event).unwrap();
