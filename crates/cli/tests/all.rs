@@ -23,6 +23,7 @@ mod permissions;
 mod rounds;
 mod secrets;
 mod sessions;
+mod skills;
 mod subagents;
 mod text_output;
 mod thinking;

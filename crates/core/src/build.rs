@@ -23,6 +23,7 @@ use crate::permissions::{
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
 use crate::secrets::{SecretValues, Secrets};
 use crate::session::{LoadedSession, Session};
+use crate::tools::skill::{Skill, SkillTool, load as load_skills, prompt_section, skill_dirs};
 use crate::tools::subagent::types::agent_dirs;
 use crate::tools::subagent::{AgentTool, AgentType, EXPLORE, SubagentSetup, SubagentUsage};
 use crate::tools::{TODO_TOOL, TodoItem, TodoList, TodoWriteTool};
@@ -82,6 +83,10 @@ pub struct AgentBuilder {
     agent_types: Vec<AgentType>,
     /// Where sub-agents' transcripts go (the session's directory).
     subagent_dir: Option<PathBuf>,
+    /// The skills found.
+    skills: Vec<Skill>,
+    /// The window the skill list in the system prompt is sized for.
+    skill_window_tokens: u64,
     warnings: Vec<String>,
     /// What the configuration knows of secrets: the `.env` file's, the API key, the
     /// variables passed through. The environment's come with [`AgentBuilder::environment`].
@@ -151,6 +156,8 @@ impl AgentBuilder {
             todos: Vec::new(),
             agent_types: vec![AgentType::explore()],
             subagent_dir: None,
+            skills: Vec::new(),
+            skill_window_tokens: crate::context::UNKNOWN_WINDOW_TOKENS,
             warnings: Vec::new(),
             secret_sources: SecretSources::default(),
             secrets: Secrets::default(),
@@ -221,6 +228,14 @@ impl AgentBuilder {
         let (types, skipped) = crate::tools::subagent::types::load(&dirs);
         builder.agent_types = types;
         builder.warnings.extend(skipped);
+        let (skills, skipped) =
+            load_skills(&skill_dirs(&config.project_root, Some(&config.rein_home)));
+        builder.warnings.extend(skipped);
+        builder.skill_window_tokens = config
+            .context_window_tokens
+            .or_else(|| rein_llm::context_window_for(&config.model))
+            .unwrap_or(crate::context::UNKNOWN_WINDOW_TOKENS);
+        builder = builder.skills(skills);
         builder.provider_config = Some(ProviderConfig {
             kind: config.provider,
             base_url: Some(config.base_url.clone()),
@@ -313,6 +328,21 @@ impl AgentBuilder {
         if !self.agent_types.iter().any(|t| t.name == EXPLORE) {
             self.agent_types.insert(0, AgentType::explore());
         }
+        self
+    }
+
+    /// The skills offered, in place of those found. Those outside the workspace may be read
+    /// with read_file (their resources).
+    pub fn skills(mut self, skills: Vec<Skill>) -> Self {
+        for skill in &skills {
+            let dir = std::fs::canonicalize(&skill.dir).unwrap_or_else(|_| skill.dir.clone());
+            let root = std::fs::canonicalize(&self.tool_config.workspace_root)
+                .unwrap_or_else(|_| self.tool_config.workspace_root.clone());
+            if !dir.starts_with(&root) && !self.tool_config.extra_allowed_dirs.contains(&dir) {
+                self.tool_config.extra_allowed_dirs.push(dir);
+            }
+        }
+        self.skills = skills;
         self
     }
 
@@ -493,18 +523,14 @@ impl AgentBuilder {
         registry.register_arc(Arc::new(TodoWriteTool::new(Arc::clone(&todos))));
         let mut pinned = self.pinned;
         pinned.push(Arc::clone(&todos) as Arc<dyn PinnedState>);
+        let skills_section = prompt_section(&self.skills, self.skill_window_tokens);
+        if !self.skills.is_empty() {
+            registry.register(SkillTool::new(self.skills));
+        }
         // Sub-agents, unless this is one (no recursion).
         let subagent_usage = Arc::new(SubagentUsage::default());
         let subagent_tools = registry.without(&[COMPACT_TOOL, TODO_TOOL]);
         let offer_subagents = self.agent_name.is_none();
-        let system_prompt = self.system_prompt.unwrap_or_else(|| {
-            render_system_prompt(
-                &self.workspace,
-                self.is_git_repo,
-                &registry,
-                self.project_instructions.as_deref(),
-            )
-        });
         let policy: Arc<dyn Policy> = self
             .policy
             .unwrap_or_else(|| Arc::new(ModePolicy::with_rules(self.mode, self.rules)));
@@ -536,6 +562,7 @@ impl AgentBuilder {
             let workspace = self.workspace.clone();
             let is_git_repo = self.is_git_repo;
             let instructions = self.project_instructions.clone();
+            let skills = skills_section.clone();
             let setup = SubagentSetup {
                 provider: Arc::clone(&provider),
                 settings: self.settings.clone(),
@@ -546,13 +573,33 @@ impl AgentBuilder {
                 secrets: Arc::clone(&secrets),
                 context: self.context.clone(),
                 prompt: Box::new(move |tools| {
-                    render_system_prompt(&workspace, is_git_repo, tools, instructions.as_deref())
+                    with_skills(
+                        render_system_prompt(
+                            &workspace,
+                            is_git_repo,
+                            tools,
+                            instructions.as_deref(),
+                        ),
+                        skills.as_deref(),
+                    )
                 }),
                 transcripts: self.subagent_dir.map(|dir| (dir, self.workspace.clone())),
                 usage: Arc::clone(&subagent_usage),
             };
             registry.register(AgentTool::new(setup, self.agent_types));
         }
+        // Rendered once, with every tool: the prompt stays byte-identical across rounds.
+        let system_prompt = self.system_prompt.unwrap_or_else(|| {
+            with_skills(
+                render_system_prompt(
+                    &self.workspace,
+                    self.is_git_repo,
+                    &registry,
+                    self.project_instructions.as_deref(),
+                ),
+                skills_section.as_deref(),
+            )
+        });
         Ok(Agent::new(AgentParts {
             provider,
             registry: Arc::new(registry),
@@ -650,6 +697,15 @@ fn rule_set(lists: &RuleLists, home: Option<&Path>, warnings: &mut Vec<String>) 
         ask: parse(&lists.ask),
         deny: parse(&lists.deny),
     }
+}
+
+/// The system prompt with the skills' section after it, if there is one.
+fn with_skills(mut prompt: String, skills: Option<&str>) -> String {
+    if let Some(section) = skills {
+        prompt.push_str("\n\n");
+        prompt.push_str(section);
+    }
+    prompt
 }
 
 /// The system prompt for `registry`'s tools in `cwd`, dated today.

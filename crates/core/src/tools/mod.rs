@@ -1,6 +1,7 @@
 //! Agent-level tools: they act on the agent rather than the machine (the todo list,
 //! sub-agents, skills), so they live here, beside the loop they serve.
 
+pub mod skill;
 pub mod subagent;
 pub mod todo;
 
