@@ -40,9 +40,9 @@ pub enum TodoStatus {
 pub struct TodoItem {
     /// What to do.
     pub content: String,
-    /// pending, in_progress or completed.
+    /// Its state.
     pub status: TodoStatus,
-    /// Shown while in progress ("Running tests").
+    /// Shown while in progress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_form: Option<String>,
 }
@@ -221,7 +221,7 @@ impl TodoWriteTool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TodoWriteArgs {
-    /// The whole new list.
+    /// The new list.
     pub todos: Vec<TodoItem>,
 }
 
@@ -234,8 +234,7 @@ impl Tool for TodoWriteTool {
     }
 
     fn description(&self) -> &'static str {
-        "Replace your todo list (max 20 items, one in_progress). Use for multi-step work; \
-         update as you go."
+        "Replace your todo list (max 20, one in_progress); keep it current in multi-step work."
     }
 
     fn kind(&self) -> ToolKind {

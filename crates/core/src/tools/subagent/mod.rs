@@ -113,8 +113,8 @@ impl std::fmt::Debug for AgentTool {
 impl AgentTool {
     pub(crate) fn new(setup: SubagentSetup, types: Vec<AgentType>) -> Self {
         let mut description = String::from(
-            "Run a sub-agent on a self-contained task with a fresh context; you get only its \
-             final answer. Calls in one response run in parallel. agent_type:",
+            "Give a self-contained task to a sub-agent with a fresh context; returns its final \
+             answer. Calls run in parallel. Types:",
         );
         for ty in &types {
             description.push_str(&format!("\n- {}: {}", ty.name, ty.description));
@@ -132,9 +132,9 @@ impl AgentTool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentArgs {
-    /// The whole task: what to do and what to report.
+    /// What to do and report.
     pub task: String,
-    /// A type listed above (default: general, every tool).
+    /// Default: general (all tools).
     #[serde(default)]
     pub agent_type: Option<String>,
 }

@@ -37,8 +37,7 @@ impl AgentType {
     pub fn explore() -> Self {
         AgentType {
             name: EXPLORE.to_owned(),
-            description: "Searches and reads the code to answer a question; changes nothing."
-                .to_owned(),
+            description: "read-only search of the code".to_owned(),
             tools: None,
             read_only: true,
             model: None,
