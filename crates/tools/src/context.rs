@@ -46,6 +46,32 @@ pub struct ToolConfig {
     pub home_dir: Option<PathBuf>,
     /// Variables removed from the environment of the commands the tools run (secrets).
     pub env_remove: Vec<String>,
+    /// Files a search must not read on its own (rules protect them: reading them asks or is
+    /// refused); `None` protects nothing.
+    pub read_guard: Option<ReadGuard>,
+}
+
+/// Says which files rules protect from being read without asking (`.env`, keys, what a deny
+/// rule names): tools that read many files at once (grep) skip them and say so.
+#[derive(Clone)]
+pub struct ReadGuard(std::sync::Arc<dyn Fn(&Path) -> bool + Send + Sync>);
+
+impl ReadGuard {
+    /// A guard protecting the files for which `protects` (given an absolute path) is true.
+    pub fn new(protects: impl Fn(&Path) -> bool + Send + Sync + 'static) -> Self {
+        ReadGuard(std::sync::Arc::new(protects))
+    }
+
+    /// Whether `path` (absolute) is protected.
+    pub fn protects(&self, path: &Path) -> bool {
+        (self.0)(path)
+    }
+}
+
+impl std::fmt::Debug for ReadGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadGuard")
+    }
 }
 
 impl ToolConfig {
@@ -61,6 +87,7 @@ impl ToolConfig {
             bash_default_timeout: BASH_DEFAULT_TIMEOUT,
             home_dir: None,
             env_remove: Vec::new(),
+            read_guard: None,
         }
     }
 }

@@ -188,6 +188,9 @@ pub struct Config {
     pub pass_env: Vec<String>,
     /// The secret-looking variables of the `.env` file (their values are masked).
     pub dotenv_secrets: crate::secrets::SecretValues,
+    /// What the project's config file set that was ignored because the project is not
+    /// trusted (allow rules, `pass_env`, `base_url`, `api_key_env`, `ca_file`).
+    pub untrusted_ignored: Vec<String>,
     sources: BTreeMap<Setting, Source>,
 }
 

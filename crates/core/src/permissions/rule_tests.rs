@@ -28,6 +28,7 @@ fn facts(commands: &[&str]) -> ShellFacts {
         read_only: Err("test".into()),
         danger: None,
         files: Vec::new(),
+        unknown_files: None,
     }
 }
 

@@ -95,6 +95,7 @@ pub(crate) struct StartSpec<'a> {
     pub(crate) command: &'a str,
     pub(crate) cwd: &'a Path,
     pub(crate) env_remove: &'a [String],
+    pub(crate) git_guard: bool,
     pub(crate) offload_dir: &'a Path,
     pub(crate) timeout: Option<Duration>,
 }
@@ -154,6 +155,7 @@ impl BackgroundShells {
                 cwd: spec.cwd,
                 cwd_file: Path::new("/dev/null"),
                 env_remove: spec.env_remove,
+                git_guard: spec.git_guard,
                 stdin: watch.into(),
                 stdout: file.into(),
                 stderr: stderr.into(),

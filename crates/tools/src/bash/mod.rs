@@ -138,7 +138,18 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     };
     // rein-core refuses these before asking anyone; refusing here too keeps the bash tool
     // safe on its own (another caller, a rule that slipped).
-    check_command(&args.command, &places).map_err(|danger| ToolError::Model(danger.refusal()))?;
+    let analysis = analyze(&args.command, &places);
+    if let Some(danger) = analysis.danger {
+        return Err(ToolError::Model(danger.refusal()));
+    }
+    // A line rein may run without asking must stay read-only whatever git config a
+    // repository holds: a planted bare repository or a nested one's config could name
+    // programs git runs (core.fsmonitor, hooks).
+    let read_only_git = analysis.read_only.is_ok()
+        && analysis
+            .simple_commands
+            .iter()
+            .any(|c| c.program.as_deref() == Some("git"));
     if ctx.cancel_token().is_cancelled() {
         return Err(ToolError::Cancelled {
             partial: "(cancelled before the command started)".to_owned(),
@@ -148,7 +159,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     let offload_dir = std::path::absolute(&ctx.config().offload_dir)
         .unwrap_or_else(|_| ctx.config().offload_dir.clone());
     if args.run_in_background == Some(true) {
-        return start_in_background(&args, ctx, &cwd, &offload_dir, notices);
+        return start_in_background(&args, ctx, &cwd, &offload_dir, read_only_git, notices);
     }
     let cwd_file = match CwdFile::create(&offload_dir) {
         Ok(file) => Some(file),
@@ -167,6 +178,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             .map_or(Path::new("/dev/null"), CwdFile::path),
         timeout,
         env_remove: &ctx.config().env_remove,
+        git_guard: read_only_git,
         spool: SpoolSpec {
             dir: offload_dir,
             // Bytes bound characters from above: an output within the budget in bytes fits.
@@ -216,6 +228,7 @@ fn start_in_background(
     ctx: &ToolContext,
     cwd: &Path,
     offload_dir: &Path,
+    git_guard: bool,
     mut notices: Vec<String>,
 ) -> Result<ToolOutput, ToolError> {
     // Only the model's own timeout applies to a background command.
@@ -234,6 +247,7 @@ fn start_in_background(
             command: &args.command,
             cwd,
             env_remove: &ctx.config().env_remove,
+            git_guard,
             offload_dir,
             timeout,
         })
@@ -285,6 +299,15 @@ fn current_dir(ctx: &ToolContext, notices: &mut Vec<String>) -> PathBuf {
     ));
     ctx.set_cwd(root.clone());
     root
+}
+
+/// Keeps the commands rein runs from reading rein's own memory and environment (which holds
+/// the API key) through `/proc/<rein's pid>/environ` or `mem`: a process that is not
+/// dumpable can only be inspected by one with `CAP_SYS_PTRACE`. Commands exec other
+/// programs, which are dumpable again: nothing changes for them.
+pub fn hide_from_commands() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
 }
 
 #[cfg(test)]

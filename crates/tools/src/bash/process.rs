@@ -64,7 +64,18 @@ pub(crate) struct RunSpec<'a> {
     pub(crate) spool: SpoolSpec,
     /// Variables kept from it (secrets).
     pub(crate) env_remove: &'a [String],
+    /// Whether git must ignore repository config that runs programs ([`GIT_GUARD`]).
+    pub(crate) git_guard: bool,
 }
+
+/// Git settings forced, through `GIT_CONFIG_*`, on a command line proved read-only: git
+/// finds no bare repository it was not pointed at, and runs no file-system monitor or hook
+/// a repository's config names.
+const GIT_GUARD: [(&str, &str); 3] = [
+    ("safe.bareRepository", "explicit"),
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+];
 
 /// Why the command stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +136,7 @@ pub(crate) async fn run(
             cwd: spec.cwd,
             cwd_file: spec.cwd_file,
             env_remove: spec.env_remove,
+            git_guard: spec.git_guard,
             stdin: Stdio::null(),
             stdout: writer.try_clone()?.into(),
             stderr: writer.into(),
@@ -208,6 +220,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) cwd: &'a Path,
     pub(crate) cwd_file: &'a Path,
     pub(crate) env_remove: &'a [String],
+    /// Whether git must ignore repository config that runs programs ([`GIT_GUARD`]).
+    pub(crate) git_guard: bool,
     pub(crate) stdin: Stdio,
     pub(crate) stdout: Stdio,
     pub(crate) stderr: Stdio,
@@ -234,6 +248,9 @@ pub(crate) fn launch(
         .envs(CHILD_ENV);
     for name in spec.env_remove {
         command.env_remove(name);
+    }
+    if spec.git_guard {
+        guard_git(&mut command);
     }
     // Every process the command starts inherits the marker, even one that leaves the
     // session: that is how it is found later (procs.rs).
@@ -423,4 +440,17 @@ impl Drop for AbandonGuard {
                 ending.finish();
             });
     }
+}
+
+/// Adds [`GIT_GUARD`] after any `GIT_CONFIG_*` settings rein's own environment holds.
+fn guard_git(command: &mut tokio::process::Command) {
+    let first = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|count| count.parse::<usize>().ok())
+        .unwrap_or(0);
+    for (i, (key, value)) in GIT_GUARD.iter().enumerate() {
+        command.env(format!("GIT_CONFIG_KEY_{}", first + i), key);
+        command.env(format!("GIT_CONFIG_VALUE_{}", first + i), value);
+    }
+    command.env("GIT_CONFIG_COUNT", (first + GIT_GUARD.len()).to_string());
 }
