@@ -352,7 +352,7 @@ fn agent_types_come_from_markdown_files_and_their_round_limit_holds() {
     let env = Env::new();
     env.write(
         ".rein/agents/looper.md",
-        "---\nname: looper\ndescription: Looks at files forever\ntools: Glob, Read\nmax_rounds: 2\n---\nLook around.\n",
+        "---\nname: looper\ndescription: Looks at files forever\ntools: Glob, Read\nmodel: gpt-4o-mini\nmax_rounds: 2\n---\nLook around.\n",
     );
     env.write(
         ".claude/agents/reviewer.md",
@@ -415,6 +415,8 @@ fn agent_types_come_from_markdown_files_and_their_round_limit_holds() {
     );
     let sub: Vec<&CapturedRequest> = requests.iter().filter(|r| is_sub(r)).collect();
     assert_eq!(sub.len(), 2, "two rounds, then the limit");
+    assert!(sub.iter().all(|r| r.body["model"] == "gpt-4o-mini"));
+    assert_eq!(requests[0].body["model"], "gpt-4o");
     let mut tools = tool_names(sub[0]);
     tools.sort();
     assert_eq!(tools, ["compact", "glob", "read_file", "todo_write"]);
@@ -443,7 +445,7 @@ fn several_run_at_once_but_no_more_than_four() {
                             "glob",
                             json!({"pattern": "*"}).to_string(),
                         )))
-                        .delay(Duration::from_millis(700)),
+                        .delay(Duration::from_millis(1500)),
                         _ => Turn::text(format!("done: {}", task_of(request))).into(),
                     };
                 }

@@ -372,3 +372,21 @@ fn cut(text: &str) -> String {
         text.chars().count()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_answers_are_cut_with_a_marker() {
+        let short = "a".repeat(RESULT_MAX_CHARS);
+        assert_eq!(cut(&short), short);
+        let long = "é".repeat(RESULT_MAX_CHARS + 10);
+        let shown = cut(&long);
+        assert!(shown.starts_with(&"é".repeat(RESULT_MAX_CHARS)));
+        assert!(
+            shown.ends_with("cut at 5000 characters of 5010]"),
+            "{shown}"
+        );
+    }
+}
