@@ -187,7 +187,12 @@ impl Tool for AgentTool {
             slot = self.slots.acquire() => slot.map_err(|e| ToolError::Internal(e.to_string()))?,
         };
         let name = ty.map_or("general", |t| t.name.as_str()).to_owned();
-        let mut agent = self.build(ty, &name, &scope.call_id, ctx);
+        let (mut agent, unrecorded) = self.build(ty, &name, &scope.call_id, ctx);
+        if let Some(why) = unrecorded {
+            scope.events.emit(AgentEvent::Warning {
+                message: format!("the {name} sub-agent's transcript is not kept: {why}"),
+            });
+        }
         let parent = scope.events.clone();
         let call_id = scope.call_id.clone();
         let agent_name = name.clone();
@@ -199,7 +204,11 @@ impl Tool for AgentTool {
             }));
         });
         let outcome = agent.run_turn(&args.task, &events, cancel).await;
-        let _ = agent.save_session();
+        if let Err(e) = agent.save_session() {
+            scope.events.emit(AgentEvent::Warning {
+                message: format!("the {name} sub-agent's transcript is incomplete: {e}"),
+            });
+        }
         self.setup
             .usage
             .add(agent.model(), &name, agent.total_usage());
@@ -213,8 +222,15 @@ impl Tool for AgentTool {
 }
 
 impl AgentTool {
-    /// A sub-agent of type `ty` (`None`: general) for the call `call_id`.
-    fn build(&self, ty: Option<&AgentType>, name: &str, call_id: &str, ctx: &ToolContext) -> Agent {
+    /// A sub-agent of type `ty` (`None`: general) for the call `call_id`, and why its
+    /// transcript could not be started, if it could not.
+    fn build(
+        &self,
+        ty: Option<&AgentType>,
+        name: &str,
+        call_id: &str,
+        ctx: &ToolContext,
+    ) -> (Agent, Option<String>) {
         let setup = &self.setup;
         let mut tools = match ty {
             Some(t) if t.read_only => setup
@@ -253,6 +269,7 @@ impl AgentTool {
             settings.model = model;
         }
         settings.max_rounds = ty.and_then(|t| t.max_rounds).unwrap_or(SUBAGENT_MAX_ROUNDS);
+        let mut unrecorded = None;
         let transcript = setup.transcripts.as_ref().and_then(|(dir, cwd)| {
             let label: String = call_id
                 .chars()
@@ -274,10 +291,11 @@ impl AgentTool {
                     cwd,
                 },
             )
+            .map_err(|e| unrecorded = Some(e.to_string()))
             .ok()
             .map(|s| Box::new(s) as Box<dyn Transcript>)
         });
-        Agent::new(AgentParts {
+        let agent = Agent::new(AgentParts {
             provider: Arc::clone(&setup.provider),
             registry: Arc::new(tools),
             tool_ctx: ctx.for_helper(),
@@ -296,7 +314,8 @@ impl AgentTool {
             todos,
             anchor: None,
             subagents: None,
-        })
+        });
+        (agent, unrecorded)
     }
 }
 
