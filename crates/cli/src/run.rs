@@ -173,6 +173,7 @@ pub(crate) async fn run(args: Args) -> Exit {
     }
     // Servers and other background processes the commands started end with rein.
     agent.tool_context().processes().kill_all().await;
+    agent.tool_context().background().stop_all().await;
     if let Some(signalled) = interrupts.exit() {
         // SIGTERM, SIGHUP and SIGQUIT end the turn like Ctrl+C, with their own status.
         return signalled;
@@ -211,7 +212,12 @@ impl RunLog {
 
 impl EventSink for RunLog {
     fn emit(&self, event: AgentEvent) {
-        match &event {
+        // A sub-agent's refusals and warnings are the run's too.
+        let inner = match &event {
+            AgentEvent::Nested(nested) => nested.event.as_ref(),
+            other => other,
+        };
+        match inner {
             AgentEvent::Warning { message } => self
                 .kept
                 .lock()

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod background;
 mod big_output;
 mod context;
 mod dead_endpoint;
@@ -22,7 +23,10 @@ mod permissions;
 mod rounds;
 mod secrets;
 mod sessions;
+mod skills;
+mod subagents;
 mod text_output;
 mod thinking;
+mod todos;
 mod tool_calls;
 mod trust;

@@ -132,7 +132,17 @@ fn accept_edits_still_refuses_commands_and_plan_offers_only_reading_tools() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["read_file", "glob", "grep", "compact"]);
+    assert_eq!(
+        tools,
+        [
+            "read_file",
+            "glob",
+            "grep",
+            "compact",
+            "todo_write",
+            "agent"
+        ]
+    );
 }
 
 #[test]

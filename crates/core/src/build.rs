@@ -12,7 +12,9 @@ use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
 use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, Setting};
-use crate::context::{CompactRequests, CompactTool, ContextSettings, PinnedState, PromptAnchor};
+use crate::context::{
+    COMPACT_TOOL, CompactRequests, CompactTool, ContextSettings, PinnedState, PromptAnchor,
+};
 use crate::hooks::{CommandHooks, HookSetup, Hooks, NoHooks};
 use crate::interaction::{Interaction, Unattended};
 use crate::permissions::{
@@ -21,6 +23,10 @@ use crate::permissions::{
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
 use crate::secrets::{SecretValues, Secrets};
 use crate::session::{LoadedSession, Session};
+use crate::tools::skill::{Skill, SkillTool, load as load_skills, prompt_section, skill_dirs};
+use crate::tools::subagent::types::agent_dirs;
+use crate::tools::subagent::{AgentTool, AgentType, EXPLORE, SubagentSetup, SubagentUsage};
+use crate::tools::{TODO_TOOL, TodoItem, TodoList, TodoWriteTool};
 use crate::trust::TrustStore;
 
 /// Why an agent could not be built.
@@ -71,6 +77,16 @@ pub struct AgentBuilder {
     transcript: Option<Box<dyn Transcript>>,
     context: ContextSettings,
     pinned: Vec<Arc<dyn PinnedState>>,
+    /// The todo list a resumed session had.
+    todos: Vec<TodoItem>,
+    /// The kinds of sub-agent the `agent` tool offers.
+    agent_types: Vec<AgentType>,
+    /// Where sub-agents' transcripts go (the session's directory).
+    subagent_dir: Option<PathBuf>,
+    /// The skills found.
+    skills: Vec<Skill>,
+    /// The window the skill list in the system prompt is sized for.
+    skill_window_tokens: u64,
     warnings: Vec<String>,
     /// What the configuration knows of secrets: the `.env` file's, the API key, the
     /// variables passed through. The environment's come with [`AgentBuilder::environment`].
@@ -137,6 +153,11 @@ impl AgentBuilder {
             transcript: None,
             context: ContextSettings::default(),
             pinned: Vec::new(),
+            todos: Vec::new(),
+            agent_types: vec![AgentType::explore()],
+            subagent_dir: None,
+            skills: Vec::new(),
+            skill_window_tokens: crate::context::UNKNOWN_WINDOW_TOKENS,
             warnings: Vec::new(),
             secret_sources: SecretSources::default(),
             secrets: Secrets::default(),
@@ -203,6 +224,18 @@ impl AgentBuilder {
             (None, _) => None,
         };
         builder.plan_hooks(config);
+        let dirs = agent_dirs(&config.project_root, Some(&config.rein_home));
+        let (types, skipped) = crate::tools::subagent::types::load(&dirs);
+        builder.agent_types = types;
+        builder.warnings.extend(skipped);
+        let (skills, skipped) =
+            load_skills(&skill_dirs(&config.project_root, Some(&config.rein_home)));
+        builder.warnings.extend(skipped);
+        builder.skill_window_tokens = config
+            .context_window_tokens
+            .or_else(|| rein_llm::context_window_for(&config.model))
+            .unwrap_or(crate::context::UNKNOWN_WINDOW_TOKENS);
+        builder = builder.skills(skills);
         builder.provider_config = Some(ProviderConfig {
             kind: config.provider,
             base_url: Some(config.base_url.clone()),
@@ -288,6 +321,31 @@ impl AgentBuilder {
         self
     }
 
+    /// The kinds of sub-agent offered, in place of those found (the built-in `explore` is
+    /// added when missing).
+    pub fn agent_types(mut self, types: Vec<AgentType>) -> Self {
+        self.agent_types = types;
+        if !self.agent_types.iter().any(|t| t.name == EXPLORE) {
+            self.agent_types.insert(0, AgentType::explore());
+        }
+        self
+    }
+
+    /// The skills offered, in place of those found. Those outside the workspace may be read
+    /// with read_file (their resources).
+    pub fn skills(mut self, skills: Vec<Skill>) -> Self {
+        for skill in &skills {
+            let dir = std::fs::canonicalize(&skill.dir).unwrap_or_else(|_| skill.dir.clone());
+            let root = std::fs::canonicalize(&self.tool_config.workspace_root)
+                .unwrap_or_else(|_| self.tool_config.workspace_root.clone());
+            if !dir.starts_with(&root) && !self.tool_config.extra_allowed_dirs.contains(&dir) {
+                self.tool_config.extra_allowed_dirs.push(dir);
+            }
+        }
+        self.skills = skills;
+        self
+    }
+
     /// These tools instead of the built-in ones (still filtered by the mode).
     pub fn tools(mut self, tools: ToolRegistry) -> Self {
         self.tools = Some(tools);
@@ -338,6 +396,8 @@ impl AgentBuilder {
             self.tool_config.offload_dir = home.join("tool-output").join(session.id());
         }
         self.session_file = Some((session.id().to_owned(), session.path().to_path_buf()));
+        // Beside the session's file: `<sessions>/<id>/`.
+        self.subagent_dir = Some(session.path().with_extension(""));
         self.transcript = Some(Box::new(session));
         self.history = history;
         self.anchor = None;
@@ -348,6 +408,7 @@ impl AgentBuilder {
     /// (compactions replayed) and the provider's last count of it, so the next request is
     /// the one the earlier run would have sent.
     pub fn resume(mut self, session: Session, loaded: LoadedSession) -> Self {
+        self.todos = loaded.todos();
         self = self.session(session, loaded.messages);
         self.anchor = loaded.anchor;
         self
@@ -464,19 +525,23 @@ impl AgentBuilder {
         let mut registry = self.tools_offered();
         let compact_requests = Arc::new(CompactRequests::default());
         registry.register_arc(Arc::new(CompactTool::new(Arc::clone(&compact_requests))));
-        let system_prompt = self.system_prompt.unwrap_or_else(|| {
-            render_system_prompt(
-                &self.workspace,
-                self.is_git_repo,
-                &registry,
-                self.project_instructions.as_deref(),
-            )
-        });
+        let todos = Arc::new(TodoList::restored(self.todos));
+        registry.register_arc(Arc::new(TodoWriteTool::new(Arc::clone(&todos))));
+        let mut pinned = self.pinned;
+        pinned.push(Arc::clone(&todos) as Arc<dyn PinnedState>);
+        let skills_section = prompt_section(&self.skills, self.skill_window_tokens);
+        if !self.skills.is_empty() {
+            registry.register(SkillTool::new(self.skills));
+        }
+        // Sub-agents, unless this is one (no recursion).
+        let subagent_usage = Arc::new(SubagentUsage::default());
+        let subagent_tools = registry.without(&[COMPACT_TOOL, TODO_TOOL]);
+        let offer_subagents = self.agent_name.is_none();
         let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
         let mut tool_config = self.tool_config;
         tool_config.env_remove = self.secrets.env_remove().to_vec();
         tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
-        let policy = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
+        let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
         let tool_ctx = ToolContext::new(tool_config);
         let secrets = Arc::new(self.secrets);
         let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
@@ -499,6 +564,48 @@ impl AgentBuilder {
             }
             (None, None) => Arc::new(NoHooks),
         };
+        if offer_subagents {
+            let workspace = self.workspace.clone();
+            let is_git_repo = self.is_git_repo;
+            let instructions = self.project_instructions.clone();
+            let skills = skills_section.clone();
+            let setup = SubagentSetup {
+                provider: Arc::clone(&provider),
+                settings: self.settings.clone(),
+                tools: subagent_tools,
+                policy: Arc::clone(&policy),
+                interaction: Arc::clone(&self.interaction),
+                hooks: Arc::clone(&hooks),
+                secrets: Arc::clone(&secrets),
+                context: self.context.clone(),
+                prompt: Box::new(move |tools| {
+                    with_skills(
+                        render_system_prompt(
+                            &workspace,
+                            is_git_repo,
+                            tools,
+                            instructions.as_deref(),
+                        ),
+                        skills.as_deref(),
+                    )
+                }),
+                transcripts: self.subagent_dir.map(|dir| (dir, self.workspace.clone())),
+                usage: Arc::clone(&subagent_usage),
+            };
+            registry.register(AgentTool::new(setup, self.agent_types));
+        }
+        // Rendered once, with every tool: the prompt stays byte-identical across rounds.
+        let system_prompt = self.system_prompt.unwrap_or_else(|| {
+            with_skills(
+                render_system_prompt(
+                    &self.workspace,
+                    self.is_git_repo,
+                    &registry,
+                    self.project_instructions.as_deref(),
+                ),
+                skills_section.as_deref(),
+            )
+        });
         Ok(Agent::new(AgentParts {
             provider,
             registry: Arc::new(registry),
@@ -513,8 +620,10 @@ impl AgentBuilder {
             agent_name: self.agent_name,
             secrets,
             context: self.context,
-            pinned: self.pinned,
+            pinned,
             compact_requests,
+            todos,
+            subagents: offer_subagents.then_some(subagent_usage),
             anchor: self.anchor,
         }))
     }
@@ -573,7 +682,13 @@ impl AgentBuilder {
         for tool in &self.extra_tools {
             registry.register_arc(Arc::clone(tool));
         }
-        registry.offered(|kind| self.mode.offers(kind))
+        let offered = registry.offered(|kind| self.mode.offers(kind));
+        // Background commands are read and stopped only where bash can start them.
+        if offered.get("bash").is_none() {
+            let names = ["bash_output", "kill_shell"];
+            return offered.without(&names);
+        }
+        offered
     }
 }
 
@@ -606,6 +721,15 @@ fn rule_set(lists: &RuleLists, home: Option<&Path>, warnings: &mut Vec<String>) 
         ask: parse(&lists.ask),
         deny: parse(&lists.deny),
     }
+}
+
+/// The system prompt with the skills' section after it, if there is one.
+fn with_skills(mut prompt: String, skills: Option<&str>) -> String {
+    if let Some(section) = skills {
+        prompt.push_str("\n\n");
+        prompt.push_str(section);
+    }
+    prompt
 }
 
 /// The system prompt for `registry`'s tools in `cwd`, dated today.

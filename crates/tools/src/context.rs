@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::bash::ProcessTracker;
+use crate::bash::{BackgroundShells, ProcessTracker};
 
 /// Tool results above this many characters are offloaded to a file (see the output budget).
 pub const DEFAULT_OUTPUT_BUDGET_CHARS: usize = 30_000;
@@ -119,9 +119,15 @@ pub struct ToolContext {
     changed: Arc<Mutex<BTreeSet<PathBuf>>>,
     cancel: CancellationToken,
     processes: ProcessTracker,
+    background: BackgroundShells,
     progress: Option<ProgressSink>,
     approved: Option<Arc<PathBuf>>,
+    scope: Option<CallScope>,
 }
+
+/// What the agent attaches to one call for its own tools (a sub-agent needs the call's id
+/// and where the agent's events go); rein-tools never looks inside.
+pub type CallScope = Arc<dyn std::any::Any + Send + Sync>;
 
 impl std::fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -143,9 +149,39 @@ impl ToolContext {
             changed: Arc::default(),
             cancel: CancellationToken::new(),
             processes: ProcessTracker::new(),
+            background: BackgroundShells::new(),
             progress: None,
             approved: None,
+            scope: None,
         }
+    }
+
+    /// A context for a helper agent: the same settings, processes, background commands and
+    /// record of changed files (so they are stopped and reported with this one's), but its
+    /// own current directory (starting at this one's) and record of reads (it has read
+    /// nothing yet).
+    pub fn for_helper(&self) -> Self {
+        ToolContext {
+            cwd: Arc::new(Mutex::new(self.cwd())),
+            reads: Arc::default(),
+            progress: None,
+            approved: None,
+            scope: None,
+            ..self.clone()
+        }
+    }
+
+    /// The same shared state, for one call that carries `scope`.
+    pub fn with_scope(&self, scope: CallScope) -> Self {
+        ToolContext {
+            scope: Some(scope),
+            ..self.clone()
+        }
+    }
+
+    /// What the agent attached to this call, if anything.
+    pub fn scope(&self) -> Option<&CallScope> {
+        self.scope.as_ref()
     }
 
     /// The same shared state with another cancellation token (one per turn).
@@ -209,6 +245,12 @@ impl ToolContext {
     /// [`ProcessTracker::kill_all`] when a turn is cancelled or rein exits.
     pub fn processes(&self) -> &ProcessTracker {
         &self.processes
+    }
+
+    /// The commands started with `run_in_background`; stopped when the session ends (with
+    /// [`BackgroundShells::stop_all`]), not when a turn is cancelled.
+    pub fn background(&self) -> &BackgroundShells {
+        &self.background
     }
 
     /// The current directory (changed by `cd` in bash).

@@ -5,6 +5,7 @@ mod support;
 mod analysis;
 mod analysis_review;
 mod analysis_rules;
+mod background;
 mod bash;
 mod bash_output;
 mod budget;

@@ -41,6 +41,7 @@ async fn run(
     let args = BashArgs {
         command: command.to_owned(),
         timeout,
+        run_in_background: None,
     };
     BashTool.run(args, ctx).await
 }

@@ -9,8 +9,9 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::sync::{Mutex, PoisonError};
 
-use rein_core::agent::{AgentEvent, EventSink};
+use rein_core::agent::{AgentEvent, EventSink, NestedEvent};
 use rein_core::context::{CompactionInfo, CompactionLayer, SummaryAuthor};
+use rein_core::tools::{TodoItem, TodoStatus};
 use serde_json::Value;
 
 use super::result::{self, Finished};
@@ -216,6 +217,8 @@ impl State {
                 ))
             ),
             AgentEvent::Compaction(info) => compaction_line(s, &info),
+            AgentEvent::Todos { todos } => todos_line(s, &todos),
+            AgentEvent::Nested(nested) => nested_line(s, &nested),
             // Text mode shows a command's output once it ends; the REPL shows it live.
             AgentEvent::ToolProgress { .. }
             | AgentEvent::ReasoningDelta { .. }
@@ -291,6 +294,47 @@ fn compaction_line(s: Style, info: &CompactionInfo) -> String {
         "{}\n",
         s.dim(&format!("⟳ context: {what}{by_rein}; {sizes}"))
     )
+}
+
+/// A sub-agent's event, when it is worth a line: its calls, questions and warnings, indented
+/// under the `agent` call.
+fn nested_line(s: Style, nested: &NestedEvent) -> String {
+    let agent = one_line(&nested.agent, CALL_SHOWN_CHARS);
+    let line = match nested.event.as_ref() {
+        AgentEvent::ToolCallStarted {
+            name, arguments, ..
+        } => {
+            let argument = describe_call(name, arguments);
+            format!("{} {argument}", one_line(name, CALL_SHOWN_CHARS))
+        }
+        AgentEvent::ApprovalRequested { reason, .. } => {
+            format!("asking for approval: {}", flat(reason))
+        }
+        AgentEvent::PermissionDenied { name, reason, .. } => {
+            format!(
+                "{}: not allowed: {}",
+                one_line(name, CALL_SHOWN_CHARS),
+                flat(reason)
+            )
+        }
+        AgentEvent::Warning { message } => format!("warning: {}", flat(message)),
+        _ => return String::new(),
+    };
+    format!("  {}\n", s.dim(&format!("↳ {agent}: {line}")))
+}
+
+/// The todo list in a line: how far along it is, and what is being done.
+fn todos_line(s: Style, todos: &[TodoItem]) -> String {
+    let done = todos.iter().filter(|t| !t.is_open()).count();
+    let now = todos
+        .iter()
+        .find(|t| t.status == TodoStatus::InProgress)
+        .map(|t| t.active_form.as_deref().unwrap_or(&t.content));
+    let mut line = format!("☐ todo: {done}/{} done", todos.len());
+    if let Some(now) = now {
+        line.push_str(&format!("; now: {}", one_line(now, CALL_SHOWN_CHARS)));
+    }
+    format!("{}\n", s.dim(&line))
 }
 
 /// `label: text`, or `text` alone.

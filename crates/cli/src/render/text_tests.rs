@@ -492,3 +492,38 @@ fn in_colour_the_only_escape_sequences_are_reins_own() {
     assert!(!foreign.contains('\u{1b}'), "foreign escapes in {out:?}");
     assert!(out.contains("␛]0;pwned␇"), "{out:?}");
 }
+
+#[test]
+fn a_todo_list_and_a_sub_agent_s_calls_get_a_line_each() {
+    use rein_core::agent::NestedEvent;
+    use rein_core::tools::{TodoItem, TodoStatus};
+    let item = |content: &str, status, active: Option<&str>| TodoItem {
+        content: content.into(),
+        status,
+        active_form: active.map(Into::into),
+    };
+    let nested = |event| {
+        AgentEvent::Nested(NestedEvent {
+            parent_call_id: "a1".into(),
+            agent: "explore".into(),
+            event: Box::new(event),
+        })
+    };
+    let out = rendered(vec![
+        AgentEvent::Todos {
+            todos: vec![
+                item("write the parser", TodoStatus::Completed, None),
+                item("test it", TodoStatus::InProgress, Some("Testing it")),
+                item("ship", TodoStatus::Pending, None),
+            ],
+        },
+        nested(call("g1", "grep", json!({"pattern": "pytest"}))),
+        nested(AgentEvent::TextDelta {
+            text: MODEL_TEXT.into(),
+        }),
+    ]);
+    assert_eq!(
+        out,
+        "☐ todo: 1/3 done; now: Testing it\n  ↳ explore: grep pytest\n"
+    );
+}

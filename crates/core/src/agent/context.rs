@@ -325,7 +325,19 @@ impl Agent {
             return;
         }
         let window = self.window(cancel).await;
-        let cap = (window.usable(self.settings.max_tokens) as f64 * RESULT_SHARE) as u64;
+        let usable = window.usable(self.settings.max_tokens);
+        let share = (usable as f64 * RESULT_SHARE) as u64;
+        // Within what the window has left too, shared among the round's results, so that a
+        // round cannot take the context over the window before the next compaction; never
+        // below a sixteenth of the window (the compaction then makes room).
+        let count = results
+            .parts
+            .iter()
+            .filter(|p| matches!(p, Part::ToolResult(_)))
+            .count()
+            .max(1) as u64;
+        let room = usable.saturating_sub(self.context.ledger.used()) / count;
+        let cap = share.min(room.max(usable / 16));
         for part in &mut results.parts {
             let Part::ToolResult(result) = part else {
                 continue;

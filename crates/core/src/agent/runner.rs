@@ -29,6 +29,7 @@ use crate::interaction::{Approval, ApprovalRequest, Interaction};
 use crate::permissions::facts;
 use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule, ShellFacts};
 use crate::secrets::Secrets;
+use crate::tools::subagent::{AGENT_TOOL, AgentCallScope};
 
 /// How long a cancelled tool may take to stop on its own: bash sends TERM, then KILL after
 /// its grace, and needs a moment more to collect what was printed.
@@ -449,6 +450,15 @@ impl CallEnv {
                 progress,
             });
         }));
+        // The `agent` tool runs a sub-agent: it needs the call's id and the events.
+        let ctx = if call.name == AGENT_TOOL {
+            ctx.with_scope(Arc::new(AgentCallScope {
+                call_id: call.id.clone(),
+                events: self.events.clone(),
+            }))
+        } else {
+            ctx
+        };
         let mut run = std::pin::pin!(prepared.run(&ctx));
         let outcome = tokio::select! {
             biased;
@@ -493,7 +503,12 @@ impl CallEnv {
 
     fn unknown_tool_message(&self, name: &str) -> String {
         let tools = self.runner.registry.names().join(", ");
-        if name == crate::session::UNNAMED_TOOL {
+        if name == AGENT_TOOL && self.runner.agent.is_some() {
+            format!(
+                "Sub-agents cannot start sub-agents: `{AGENT_TOOL}` is not available here, so \
+                 nothing ran. Do the work yourself with your tools: {tools}."
+            )
+        } else if name == crate::session::UNNAMED_TOOL {
             format!("This tool call had no tool name, so nothing ran. The tools are: {tools}.")
         } else {
             format!("There is no tool named `{name}`, so nothing ran. The tools are: {tools}.")

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::CallView;
 
 /// Claude Code's tool names, and rein's.
-const ALIASES: [(&str, &str); 10] = [
+const ALIASES: [(&str, &str); 14] = [
     ("Bash", "bash"),
     ("Read", "read_file"),
     ("Edit", "edit_file"),
@@ -24,6 +24,10 @@ const ALIASES: [(&str, &str); 10] = [
     ("LS", "glob"),
     ("Task", "agent"),
     ("TodoWrite", "todo_write"),
+    ("BashOutput", "bash_output"),
+    ("KillShell", "kill_shell"),
+    ("KillBash", "kill_shell"),
+    ("Skill", "skill"),
 ];
 
 /// rein's name for a tool named `name` in a rule or a hook matcher.

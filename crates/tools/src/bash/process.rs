@@ -129,37 +129,21 @@ pub(crate) async fn run(
     report: Option<&(dyn Fn(Progress) + Send + Sync)>,
 ) -> io::Result<RunOutcome> {
     let (reader, writer) = io::pipe()?;
-    let mut command = tokio::process::Command::new("bash");
-    command
-        .arg("-c")
-        .arg(WRAPPER_SCRIPT)
-        .arg("bash")
-        .arg(spec.cwd_file)
-        .arg(spec.command)
-        .current_dir(spec.cwd)
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer)
-        .envs(CHILD_ENV);
-    for name in spec.env_remove {
-        command.env_remove(name);
-    }
-    if spec.git_guard {
-        guard_git(&mut command);
-    }
-    // Every process the command starts inherits the marker, even one that leaves the
-    // session: that is how it is found later (procs.rs).
-    let serial = next_serial();
-    command.env(MARKER_VAR, marker_value(serial));
-    start_new_session(&mut command);
-    let mut child = reaper::spawn(&mut command)?;
-    // The command holds our copies of the pipe's write end: drop it, or the pipe never ends.
-    drop(command);
-    let pgid = child
-        .id()
-        .ok_or_else(|| io::Error::other("bash exited before rein could track it"))?;
-    let id = CommandId { pgid, serial };
-    tracker.register(id);
+    let (mut child, id) = launch(
+        Launch {
+            script: WRAPPER_SCRIPT,
+            command: spec.command,
+            cwd: spec.cwd,
+            cwd_file: spec.cwd_file,
+            env_remove: spec.env_remove,
+            git_guard: spec.git_guard,
+            stdin: Stdio::null(),
+            stdout: writer.try_clone()?.into(),
+            stderr: writer.into(),
+        },
+        tracker,
+    )?;
+    let pgid = id.pgid;
     let mut guard = AbandonGuard { id, armed: true };
     let mut spool_spec = spec.spool;
     // The spool starts with what memory holds: the threshold must be within the head.
@@ -224,6 +208,64 @@ pub(crate) async fn run(
         status,
         leftovers,
     })
+}
+
+/// How to start bash for a command: the script it runs (the command is its `$2`) and where
+/// its standard streams go.
+#[derive(Debug)]
+pub(crate) struct Launch<'a> {
+    /// The script `bash -c` runs: `$1` is the file for the final directory, `$2` the command.
+    pub(crate) script: &'a str,
+    pub(crate) command: &'a str,
+    pub(crate) cwd: &'a Path,
+    pub(crate) cwd_file: &'a Path,
+    pub(crate) env_remove: &'a [String],
+    /// Whether git must ignore repository config that runs programs ([`GIT_GUARD`]).
+    pub(crate) git_guard: bool,
+    pub(crate) stdin: Stdio,
+    pub(crate) stdout: Stdio,
+    pub(crate) stderr: Stdio,
+}
+
+/// Starts bash the one way every command starts (the bash tool's, in the foreground or in the
+/// background): its own session and process group, an environment in which nothing waits for
+/// a person, rein's marker, forked through the reaper and registered with `tracker`.
+pub(crate) fn launch(
+    spec: Launch<'_>,
+    tracker: &ProcessTracker,
+) -> io::Result<(tokio::process::Child, CommandId)> {
+    let mut command = tokio::process::Command::new("bash");
+    command
+        .arg("-c")
+        .arg(spec.script)
+        .arg("bash")
+        .arg(spec.cwd_file)
+        .arg(spec.command)
+        .current_dir(spec.cwd)
+        .stdin(spec.stdin)
+        .stdout(spec.stdout)
+        .stderr(spec.stderr)
+        .envs(CHILD_ENV);
+    for name in spec.env_remove {
+        command.env_remove(name);
+    }
+    if spec.git_guard {
+        guard_git(&mut command);
+    }
+    // Every process the command starts inherits the marker, even one that leaves the
+    // session: that is how it is found later (procs.rs).
+    let serial = next_serial();
+    command.env(MARKER_VAR, marker_value(serial));
+    start_new_session(&mut command);
+    let child = reaper::spawn(&mut command)?;
+    // The command holds our copies of the pipes' write ends: drop it, or they never end.
+    drop(command);
+    let pgid = child
+        .id()
+        .ok_or_else(|| io::Error::other("bash exited before rein could track it"))?;
+    let id = CommandId { pgid, serial };
+    tracker.register(id);
+    Ok((child, id))
 }
 
 /// Whether the command still has live processes, allowing those that are exiting a moment to

@@ -68,8 +68,8 @@ impl Tool for Grep {
     }
 
     fn description(&self) -> &'static str {
-        "Regex search in files (ripgrep syntax); skips ignored, hidden and binary files. At most \
-         200 matches."
+        "Regex search (ripgrep syntax); skips ignored, hidden and binary files. Max 200 \
+         matches."
     }
 
     fn kind(&self) -> ToolKind {
