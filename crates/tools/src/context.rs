@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
 use crate::bash::ProcessTracker;
+use crate::sandbox::Sandbox;
 
 /// Tool results above this many characters are offloaded to a file (see the output budget).
 pub const DEFAULT_OUTPUT_BUDGET_CHARS: usize = 30_000;
@@ -46,6 +47,8 @@ pub struct ToolConfig {
     pub home_dir: Option<PathBuf>,
     /// Variables removed from the environment of the commands the tools run (secrets).
     pub env_remove: Vec<String>,
+    /// The OS sandbox commands run in.
+    pub sandbox: Sandbox,
 }
 
 impl ToolConfig {
@@ -61,6 +64,7 @@ impl ToolConfig {
             bash_default_timeout: BASH_DEFAULT_TIMEOUT,
             home_dir: None,
             env_remove: Vec::new(),
+            sandbox: Sandbox::off(),
         }
     }
 }
@@ -94,6 +98,8 @@ pub struct ToolContext {
     processes: ProcessTracker,
     progress: Option<ProgressSink>,
     approved: Option<Arc<PathBuf>>,
+    /// The person let this one call run outside the sandbox.
+    outside_sandbox: bool,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -118,6 +124,7 @@ impl ToolContext {
             processes: ProcessTracker::new(),
             progress: None,
             approved: None,
+            outside_sandbox: false,
         }
     }
 
@@ -144,6 +151,20 @@ impl ToolContext {
             approved: Some(Arc::new(path)),
             ..self.clone()
         }
+    }
+
+    /// The same shared state, for one call the person let run outside the sandbox.
+    pub fn outside_sandbox(&self) -> Self {
+        ToolContext {
+            outside_sandbox: true,
+            ..self.clone()
+        }
+    }
+
+    /// The sandbox this call's commands run in: the configured one, or none for a call the
+    /// person let out.
+    pub fn sandbox(&self) -> Option<&Sandbox> {
+        (!self.outside_sandbox).then_some(&self.config.sandbox)
     }
 
     /// The file outside the workspace this call may touch, if any.

@@ -157,6 +157,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             .map_or(Path::new("/dev/null"), CwdFile::path),
         timeout,
         env_remove: &ctx.config().env_remove,
+        sandbox: ctx.sandbox().filter(|s| s.is_enforced()),
         spool: SpoolSpec {
             dir: offload_dir,
             // Bytes bound characters from above: an output within the budget in bytes fits.
@@ -174,6 +175,11 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             ToolError::Model(format!("could not start bash in {}: {err}", cwd.display()))
         })?;
 
+    let failed = outcome.stop == Stop::Exited && outcome.status.is_some_and(|s| !s.success());
+    let sandbox_refusal = ctx
+        .sandbox()
+        .filter(|s| failed && s.is_enforced())
+        .and_then(|s| crate::sandbox::refusal(&outcome.output.render(), s.policy(), &cwd));
     if outcome.stop == Stop::Exited
         && let Some(final_dir) = cwd_file.as_ref().and_then(CwdFile::read)
     {
@@ -194,6 +200,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         &args.command,
         outcome,
         notices,
+        sandbox_refusal,
         timeout,
         ctx.config().output_budget_chars,
         started.elapsed(),

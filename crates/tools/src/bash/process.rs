@@ -23,6 +23,7 @@ use super::signals::start_new_session;
 use super::spool::{Spool, SpoolSpec, Spooled};
 use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
 use crate::Progress;
+use crate::sandbox::Sandbox;
 
 /// Set for every command so that nothing waits for a person or paints colours.
 const CHILD_ENV: [(&str, &str); 9] = [
@@ -64,6 +65,8 @@ pub(crate) struct RunSpec<'a> {
     pub(crate) spool: SpoolSpec,
     /// Variables kept from it (secrets).
     pub(crate) env_remove: &'a [String],
+    /// The OS sandbox it runs in, if any.
+    pub(crate) sandbox: Option<&'a Sandbox>,
 }
 
 /// Why the command stopped.
@@ -125,7 +128,12 @@ pub(crate) async fn run(
         .arg("bash")
         .arg(spec.cwd_file)
         .arg(spec.command)
-        .current_dir(spec.cwd)
+        .current_dir(spec.cwd);
+    // Before the pipes are set: on macOS the command is rebuilt around sandbox-exec.
+    if let Some(sandbox) = spec.sandbox {
+        sandbox.apply(&mut command).map_err(io::Error::other)?;
+    }
+    command
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer)
