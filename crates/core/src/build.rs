@@ -8,10 +8,14 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use rein_llm::{NetworkConfig, Provider, ProviderConfig, ProviderKind, RetryPolicy};
+use rein_tools::sandbox::{
+    DEFAULT_CACHES, Enforcement, KernelProbe, Network, PolicyInputs, Sandbox, SandboxLevel,
+    SandboxPolicy,
+};
 use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
-use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, Setting};
+use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, SandboxSettings, Setting};
 use crate::context::{CompactRequests, CompactTool, ContextSettings, PinnedState, PromptAnchor};
 use crate::hooks::{CommandHooks, HookSetup, Hooks, NoHooks};
 use crate::interaction::{Interaction, Unattended};
@@ -38,6 +42,13 @@ pub enum BuildError {
     /// Nothing was given to reach a model with.
     #[error("no model endpoint: give a provider or a configuration")]
     NoProvider,
+    /// The auto permission mode was asked for where the sandbox it relies on cannot be
+    /// enforced.
+    #[error(
+        "the auto permission mode needs the OS sandbox, which cannot be enforced here: {0}. \
+         Use another mode (default, accept-edits, yolo), or see `rein sandbox --explain`"
+    )]
+    SandboxUnavailable(String),
 }
 
 /// Builds an [`Agent`]. Every part has a default: the built-in tools offered by the
@@ -76,6 +87,18 @@ pub struct AgentBuilder {
     /// variables passed through. The environment's come with [`AgentBuilder::environment`].
     secret_sources: SecretSources,
     secrets: Secrets,
+    /// The `[sandbox]` settings, the `--sandbox` level, and where temporary directories go.
+    sandbox: SandboxPlan,
+}
+
+/// What the sandbox of the agent's commands is made from.
+#[derive(Debug, Clone, Default)]
+struct SandboxPlan {
+    settings: SandboxSettings,
+    /// `--sandbox`, over the configured level.
+    level: Option<SandboxLevel>,
+    /// Where the private temporary directory is made (`TMPDIR`, else `/tmp`).
+    temp_root: Option<PathBuf>,
 }
 
 /// The secrets a configuration names, before rein's environment is added.
@@ -140,6 +163,7 @@ impl AgentBuilder {
             warnings: Vec::new(),
             secret_sources: SecretSources::default(),
             secrets: Secrets::default(),
+            sandbox: SandboxPlan::default(),
             workspace,
         }
     }
@@ -169,6 +193,14 @@ impl AgentBuilder {
         builder.rein_home = Some(config.rein_home.clone());
         builder.is_git_repo = config.is_git_repo;
         builder.rules = rule_set(&config.rules, home_dir, &mut builder.warnings);
+        builder.sandbox = SandboxPlan {
+            settings: config.sandbox.clone(),
+            level: None,
+            temp_root: env("TMPDIR").filter(|t| !t.is_empty()).map(PathBuf::from),
+        };
+        builder
+            .warnings
+            .extend(config.sandbox.ignored.iter().cloned());
         builder.secret_sources = SecretSources {
             dotenv: config.dotenv_secrets.clone(),
             api_key: config
@@ -256,6 +288,125 @@ impl AgentBuilder {
     pub fn mode(mut self, mode: PermissionMode) -> Self {
         self.mode = mode;
         self
+    }
+
+    /// The sandbox level (`--sandbox`), over the configured one.
+    pub fn sandbox_level(mut self, level: Option<SandboxLevel>) -> Self {
+        if level.is_some() {
+            self.sandbox.level = level;
+        }
+        self
+    }
+
+    /// Changes the `[sandbox]` settings (tests: `landlock = false`, the network).
+    pub fn sandbox_settings(mut self, adjust: impl FnOnce(&mut SandboxSettings)) -> Self {
+        adjust(&mut self.sandbox.settings);
+        self
+    }
+
+    /// The sandbox the agent's commands would run in, with what this machine enforces of
+    /// it; its private temporary directory is made (and removed when the last clone goes).
+    pub fn sandbox(&self) -> Sandbox {
+        Sandbox::new(self.sandbox_policy())
+    }
+
+    /// The level asked for: `--sandbox`, else the configuration, else workspace-write.
+    pub fn sandbox_level_wanted(&self) -> SandboxLevel {
+        self.sandbox
+            .level
+            .or(self.sandbox.settings.level)
+            .unwrap_or_default()
+    }
+
+    /// Says, when a sandbox is wanted and the kernel cannot give it, why (once, as a
+    /// warning: commands then run with the permission checks alone).
+    pub fn sandbox_warning(&self) -> Option<String> {
+        let level = self.sandbox_level_wanted();
+        if level == SandboxLevel::Off {
+            return None;
+        }
+        let probe = if self.sandbox.settings.assume_no_landlock {
+            KernelProbe::AssumeNoLandlock
+        } else {
+            KernelProbe::Detect
+        };
+        rein_tools::sandbox::support(probe).missing().map(|why| {
+            format!(
+                "the {level} sandbox cannot be enforced here: {why}. Commands run with the \
+                 permission checks alone; see `rein sandbox --explain`"
+            )
+        })
+    }
+
+    /// Why the auto permission mode cannot start here, when it is the mode.
+    pub fn auto_refusal(&self) -> Option<String> {
+        if self.mode != PermissionMode::Auto {
+            return None;
+        }
+        if self.sandbox_level_wanted() == SandboxLevel::Off {
+            return Some(
+                "the sandbox is off (`--sandbox off` or `[sandbox] mode = \"off\"`)".to_owned(),
+            );
+        }
+        let probe = if self.sandbox.settings.assume_no_landlock {
+            KernelProbe::AssumeNoLandlock
+        } else {
+            KernelProbe::Detect
+        };
+        rein_tools::sandbox::support(probe).missing()
+    }
+
+    fn sandbox_policy(&self) -> SandboxPolicy {
+        let settings = &self.sandbox.settings;
+        let home = self.tool_config.home_dir.as_deref();
+        let expand = |raw: &String| -> PathBuf {
+            match (raw.strip_prefix("~/"), home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                _ if raw == "~" => home.map_or_else(|| PathBuf::from(raw), Path::to_path_buf),
+                _ => self.workspace.join(raw),
+            }
+        };
+        let caches: Vec<PathBuf> = match &settings.caches {
+            Some(list) => list.iter().map(PathBuf::from).collect(),
+            None => DEFAULT_CACHES.iter().map(PathBuf::from).collect(),
+        };
+        let writable: Vec<PathBuf> = settings.writable.iter().map(expand).collect();
+        let not_writable: Vec<PathBuf> = settings.read_only.iter().map(expand).collect();
+        let temp_root = self
+            .sandbox
+            .temp_root
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        let tmp_dir = temp_root.join(format!(
+            "rein-{}-{:08x}",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        let offload = std::path::absolute(&self.tool_config.offload_dir)
+            .unwrap_or_else(|_| self.tool_config.offload_dir.clone());
+        SandboxPolicy::resolve(&PolicyInputs {
+            level: self.sandbox_level_wanted(),
+            network: settings.network.map(|on| {
+                if on {
+                    Network::Allowed
+                } else {
+                    Network::Blocked
+                }
+            }),
+            workspace: &self.workspace,
+            home_dir: home,
+            rein_home: self.rein_home.as_deref(),
+            caches: &caches,
+            extra_writable: &writable,
+            not_writable: &not_writable,
+            tmp_dir: Some(&tmp_dir),
+            rein_dirs: std::slice::from_ref(&offload),
+            probe: if settings.assume_no_landlock {
+                KernelProbe::AssumeNoLandlock
+            } else {
+                KernelProbe::Detect
+            },
+        })
     }
 
     /// Permission rules, in place of the configured ones.
@@ -419,6 +570,9 @@ impl AgentBuilder {
     /// Sets up the configured model endpoint now, so that a missing key or a bad setting is
     /// reported before anything is written (a session file, say).
     pub fn connect(mut self) -> Result<Self, BuildError> {
+        if let Some(why) = self.auto_refusal() {
+            return Err(BuildError::SandboxUnavailable(why));
+        }
         if self.provider.is_none() {
             let config = self
                 .provider_config
@@ -455,6 +609,13 @@ impl AgentBuilder {
     }
 
     fn assemble(self, provider: Arc<dyn Provider>) -> Result<Agent, BuildError> {
+        let sandbox = self.sandbox();
+        if self.mode == PermissionMode::Auto
+            && let Enforcement::Unavailable(why) = sandbox.enforcement()
+        {
+            return Err(BuildError::SandboxUnavailable(why.clone()));
+        }
+        let hook_sandbox = self.sandbox.settings.hooks.then(|| sandbox.clone());
         let mut registry = self.tools_offered();
         let compact_requests = Arc::new(CompactRequests::default());
         registry.register_arc(Arc::new(CompactTool::new(Arc::clone(&compact_requests))));
@@ -471,6 +632,7 @@ impl AgentBuilder {
             .unwrap_or_else(|| Arc::new(ModePolicy::with_rules(self.mode, self.rules)));
         let mut tool_config = self.tool_config;
         tool_config.env_remove = self.secrets.env_remove().to_vec();
+        tool_config.sandbox = sandbox;
         let tool_ctx = ToolContext::new(tool_config);
         let secrets = Arc::new(self.secrets);
         let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
@@ -488,6 +650,7 @@ impl AgentBuilder {
                         secrets: Arc::clone(&secrets),
                         // Stopped with the commands: on Ctrl+C, at the end of the run.
                         processes: tool_ctx.processes().clone(),
+                        sandbox: hook_sandbox,
                     },
                 ))
             }

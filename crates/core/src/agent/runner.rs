@@ -263,7 +263,24 @@ impl CallEnv {
         // 5. Run, with secrets masked before anyone (a hook, the model, the person, the
         // session file) sees the result.
         let ctx = checked.ctx(&self.ctx);
-        let (mut output, fatal) = self.execute(call, &ctx, checked.call).await;
+        let view_args = json_arguments(call).clone();
+        let (mut output, mut fatal) = self.execute(call, &ctx, checked.call).await;
+        // 5b. What the sandbox refused asks the person, who may let it run once outside.
+        if fatal.is_none()
+            && let Some(refused) = sandbox_refusal(&output)
+        {
+            match self.ask_outside_sandbox(call, &refused, &view_args).await {
+                Outside::Rerun => match self.check(call) {
+                    Ok(again) => {
+                        let ctx = again.ctx(&self.ctx).outside_sandbox();
+                        (output, fatal) = self.execute(call, &ctx, again.call).await;
+                    }
+                    Err(message) => output = ToolOutput::error(message),
+                },
+                Outside::Keep => {}
+                Outside::Cancelled => fatal = Some(Fatal::Cancelled),
+            }
+        }
         mask(&self.runner.secrets, &mut output);
 
         // 6. PostToolUse hooks.
@@ -412,6 +429,66 @@ impl CallEnv {
         }
     }
 
+    /// After a command the sandbox refused: asks the person whether to run it once outside
+    /// the sandbox; with no one to ask, the refusal is listed as a permission denial (the
+    /// result already tells the model).
+    async fn ask_outside_sandbox(
+        &self,
+        call: &ToolCall,
+        refused: &str,
+        arguments: &Value,
+    ) -> Outside {
+        if !self.runner.interaction.attended() {
+            self.events.emit(AgentEvent::PermissionDenied {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: arguments.clone(),
+                reason: format!("{refused} (no one could be asked to let it run outside)"),
+            });
+            return Outside::Keep;
+        }
+        let _asking = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => return Outside::Cancelled,
+            waited = self.runner.asking.lock() => waited,
+        };
+        let reason = format!(
+            "{refused}; run this command again, once, outside the sandbox (with your rights)?"
+        );
+        self.events.emit(AgentEvent::ApprovalRequested {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            reason: reason.clone(),
+        });
+        let view = CallView {
+            tool: &call.name,
+            kind: ToolKind::Execute,
+            arguments,
+            path: None,
+            shell: None,
+        };
+        let request = ApprovalRequest {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: arguments.clone(),
+            preview: None,
+            reason,
+            session_rule: Rule::for_session(&view),
+            agent: self.runner.agent.clone(),
+        };
+        let answer = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Approval::Cancelled,
+            answer = self.runner.interaction.approve(request) => answer,
+        };
+        match answer {
+            // One command, once: leaving the sandbox is never remembered for the session.
+            Approval::Yes | Approval::YesForSession => Outside::Rerun,
+            Approval::No | Approval::NoBecause(_) => Outside::Keep,
+            Approval::Cancelled => Outside::Cancelled,
+        }
+    }
+
     /// Step 5: runs the tool; cancelling gives it a grace period to stop on its own.
     async fn execute(
         &self,
@@ -530,6 +607,27 @@ fn json_arguments(call: &ToolCall) -> &Value {
     match &call.arguments {
         ToolArguments::Json { value } => value,
         ToolArguments::Invalid { .. } => &Value::Null,
+    }
+}
+
+/// What the person said about running a refused command outside the sandbox.
+enum Outside {
+    Rerun,
+    Keep,
+    Cancelled,
+}
+
+/// What the sandbox refused a command, from its display payload.
+fn sandbox_refusal(output: &ToolOutput) -> Option<String> {
+    match &output.display {
+        Display::Command {
+            sandbox_refusal, ..
+        } => sandbox_refusal.clone(),
+        Display::Text
+        | Display::FileRead { .. }
+        | Display::FileEdit { .. }
+        | Display::Search { .. }
+        | Display::Listing { .. } => None,
     }
 }
 

@@ -76,6 +76,18 @@ struct Inner {
     enforcement: Enforcement,
     #[cfg(target_os = "linux")]
     filters: Vec<seccompiler::BpfProgram>,
+    /// The private temporary directory was made here: it goes with the last clone.
+    made_tmp: bool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if self.made_tmp
+            && let Some(dir) = &self.policy.tmp_dir
+        {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 impl Sandbox {
@@ -93,14 +105,19 @@ impl Sandbox {
             (_, Some(why)) => Enforcement::Unavailable(why),
             (_, None) => Enforcement::Enforced,
         };
+        let mut made_tmp = false;
         if enforcement == Enforcement::Enforced
             && let Some(dir) = &policy.tmp_dir
-            && let Err(err) = create_private_dir(dir)
         {
-            enforcement = Enforcement::Unavailable(format!(
-                "the private temporary directory {} could not be made: {err}",
-                dir.display()
-            ));
+            match create_private_dir(dir) {
+                Ok(made) => made_tmp = made,
+                Err(err) => {
+                    enforcement = Enforcement::Unavailable(format!(
+                        "the private temporary directory {} could not be made: {err}",
+                        dir.display()
+                    ));
+                }
+            }
         }
         #[cfg(target_os = "linux")]
         let filters = match &enforcement {
@@ -120,6 +137,7 @@ impl Sandbox {
                 enforcement,
                 #[cfg(target_os = "linux")]
                 filters,
+                made_tmp,
             }),
         }
     }
@@ -283,18 +301,17 @@ impl Sandbox {
     }
 }
 
-/// Makes `dir` (mode 0700) unless it exists.
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+/// Makes `dir` (mode 0700) unless it exists; whether it was made here.
+fn create_private_dir(dir: &Path) -> std::io::Result<bool> {
     use std::os::unix::fs::DirBuilderExt;
-    match std::fs::DirBuilder::new()
+    if dir.is_dir() {
+        return Ok(false);
+    }
+    std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(dir)
-    {
-        Ok(()) => Ok(()),
-        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(err) => Err(err),
-    }
+        .create(dir)?;
+    Ok(true)
 }
 
 /// Registers the child's half: protection, no_new_privs, Landlock, seccomp, in that order
