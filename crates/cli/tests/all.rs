@@ -20,6 +20,7 @@ mod orphans;
 mod parallel;
 mod permissions;
 mod rounds;
+mod sandbox;
 mod secrets;
 mod sessions;
 mod text_output;

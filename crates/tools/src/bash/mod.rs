@@ -175,10 +175,12 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             ToolError::Model(format!("could not start bash in {}: {err}", cwd.display()))
         })?;
 
-    let failed = outcome.stop == Stop::Exited && outcome.status.is_some_and(|s| !s.success());
+    // Judged whatever the exit status: `python3 -c 'os.system("rm -rf ~")'` exits 0 after
+    // the refusals it printed.
+    let exited = outcome.stop == Stop::Exited;
     let sandbox_refusal = ctx
         .sandbox()
-        .filter(|s| failed && s.is_enforced())
+        .filter(|s| exited && s.is_enforced())
         .and_then(|s| crate::sandbox::refusal(&outcome.output.render(), s.policy(), &cwd));
     if outcome.stop == Stop::Exited
         && let Some(final_dir) = cwd_file.as_ref().and_then(CwdFile::read)
