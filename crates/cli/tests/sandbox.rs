@@ -537,3 +537,28 @@ fn without_landlock_rein_says_so_once_and_never_pretends() {
         "{report}"
     );
 }
+
+/// Hooks are the person's own code: outside the sandbox by default, inside with
+/// `[sandbox] hooks = true`.
+#[test]
+fn hooks_run_sandboxed_only_when_asked() {
+    if !can_run("hooks_run_sandboxed_only_when_asked") {
+        return;
+    }
+    for sandboxed in [false, true] {
+        let lab = Lab::new();
+        std::fs::write(
+            lab.rein_home.join("config.toml"),
+            format!(
+                "[sandbox]\nhooks = {sandboxed}\n\n[[hooks.SessionStart]]\ncommand = \"echo hook > ~/.bashrc\"\n"
+            ),
+        )
+        .unwrap();
+        let server = MockServer::start(Script::new().reply(Turn::text("Done.")));
+        let out = run(&mut lab.rein_prompt(&server, &[]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let bashrc = std::fs::read_to_string(lab.home.join(".bashrc")).unwrap();
+        let expected = if sandboxed { "canary\n" } else { "hook\n" };
+        assert_eq!(bashrc, expected, "hooks = {sandboxed}: {}", stderr(&out));
+    }
+}
