@@ -99,8 +99,8 @@ impl PermissionMode {
                     .to_owned()
             }
             ToolKind::Execute => "run rein with `--permission-mode auto` (commands run without \
-                                  asking inside the OS sandbox) or `--permission-mode yolo`; the \
-                                  hard deny list still holds"
+                                  asking, inside the OS sandbox) or `--permission-mode yolo` (the \
+                                  hard deny list holds in both)"
                 .to_owned(),
             ToolKind::ReadOnly => "run rein with `--permission-mode yolo`".to_owned(),
         }

@@ -184,9 +184,21 @@ impl Sandbox {
             .landlock_abi
             .ok_or_else(|| SandboxError::Landlock("no Landlock".to_owned()))?;
         let ruleset = landlock::ruleset(policy, abi)?;
+        // Only what Landlock would otherwise grant needs a mount namespace.
+        let inside: Vec<std::path::PathBuf> = policy
+            .read_only
+            .iter()
+            .filter(|p| {
+                policy
+                    .writable
+                    .iter()
+                    .chain(policy.tmp_dir.iter())
+                    .any(|root| p.starts_with(root))
+            })
+            .cloned()
+            .collect();
         let protection = if self.inner.support.mount_namespace {
-            protect::Protection::new(&policy.read_only)
-                .map_err(|e| SandboxError::Protect(e.to_string()))?
+            protect::Protection::new(&inside).map_err(|e| SandboxError::Protect(e.to_string()))?
         } else {
             None
         };
