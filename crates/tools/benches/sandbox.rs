@@ -18,20 +18,28 @@ fn main() {
     divan::main();
 }
 
-/// A workspace with a `.git/hooks` and a `.rein` to protect, a home, the private TMPDIR.
+/// A workspace (with a `.git/hooks` and a `.rein` to protect, or none), a home, the
+/// private TMPDIR.
 struct Lab {
     _dir: tempfile::TempDir,
     ws: PathBuf,
     sandbox: Sandbox,
 }
 
-static LAB: LazyLock<Lab> = LazyLock::new(|| {
+static LAB: LazyLock<Lab> = LazyLock::new(|| lab(true));
+static PLAIN_LAB: LazyLock<Lab> = LazyLock::new(|| lab(false));
+
+fn lab(with_git: bool) -> Lab {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
     let base = dir.path().to_path_buf();
     let ws = base.join("ws");
     let home = base.join("home");
-    for d in [ws.join(".git/hooks"), ws.join(".rein"), home.clone()] {
-        std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&ws).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
+    if with_git {
+        for d in [ws.join(".git/hooks"), ws.join(".rein")] {
+            std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{e}"));
+        }
     }
     let caches: Vec<PathBuf> = DEFAULT_CACHES.iter().map(PathBuf::from).collect();
     let policy = SandboxPolicy::resolve(&PolicyInputs {
@@ -54,7 +62,7 @@ static LAB: LazyLock<Lab> = LazyLock::new(|| {
         ws,
         sandbox,
     }
-});
+}
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -84,10 +92,18 @@ fn true_bare() {
     spawn_true(None);
 }
 
-/// `true` in the workspace-write sandbox.
+/// `true` in the workspace-write sandbox, `.git/hooks` and `.rein` kept read-only (a mount
+/// namespace).
 #[divan::bench(sample_count = 200)]
 fn true_sandboxed() {
     spawn_true(Some(&LAB.sandbox));
+}
+
+/// `true` in the workspace-write sandbox of a workspace with nothing to keep read-only (no
+/// mount namespace).
+#[divan::bench(sample_count = 200)]
+fn true_sandboxed_no_git() {
+    spawn_true(Some(&PLAIN_LAB.sandbox));
 }
 
 fn bash_true(ctx: &ToolContext) {
