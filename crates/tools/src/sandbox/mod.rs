@@ -105,6 +105,15 @@ impl Sandbox {
             (_, Some(why)) => Enforcement::Unavailable(why),
             (_, None) => Enforcement::Enforced,
         };
+        if enforcement == Enforcement::Enforced {
+            // Landlock grants only existing trees: a cache a build would make on first use
+            // (`~/.cargo/registry` when `~/.cargo` exists) is made now, one level deep.
+            for root in &policy.writable {
+                if !root.exists() && root.parent().is_some_and(Path::is_dir) {
+                    let _ = std::fs::create_dir(root);
+                }
+            }
+        }
         let mut made_tmp = false;
         if enforcement == Enforcement::Enforced
             && let Some(dir) = &policy.tmp_dir
