@@ -8,10 +8,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use rein_llm::{NetworkConfig, Provider, ProviderConfig, ProviderKind, RetryPolicy};
-use rein_tools::sandbox::{
-    DEFAULT_CACHES, Enforcement, KernelProbe, Network, PolicyInputs, Sandbox, SandboxLevel,
-    SandboxPolicy,
-};
+use rein_tools::sandbox::{Enforcement, Sandbox, SandboxLevel};
 use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
@@ -23,6 +20,7 @@ use crate::permissions::{
     CallView, ModePolicy, PermissionMode, Policy, Rule, RuleOrigin, RuleSet, SourcedRule, Verdict,
 };
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
+use crate::sandboxing::{Places, SandboxPlan};
 use crate::secrets::{SecretValues, Secrets};
 use crate::session::{LoadedSession, Session};
 use crate::trust::TrustStore;
@@ -89,16 +87,6 @@ pub struct AgentBuilder {
     secrets: Secrets,
     /// The `[sandbox]` settings, the `--sandbox` level, and where temporary directories go.
     sandbox: SandboxPlan,
-}
-
-/// What the sandbox of the agent's commands is made from.
-#[derive(Debug, Clone, Default)]
-struct SandboxPlan {
-    settings: SandboxSettings,
-    /// `--sandbox`, over the configured level.
-    level: Option<SandboxLevel>,
-    /// Where the private temporary directory is made (`TMPDIR`, else `/tmp`).
-    temp_root: Option<PathBuf>,
 }
 
 /// The secrets a configuration names, before rein's environment is added.
@@ -193,11 +181,7 @@ impl AgentBuilder {
         builder.rein_home = Some(config.rein_home.clone());
         builder.is_git_repo = config.is_git_repo;
         builder.rules = rule_set(&config.rules, home_dir, &mut builder.warnings);
-        builder.sandbox = SandboxPlan {
-            settings: config.sandbox.clone(),
-            level: None,
-            temp_root: env("TMPDIR").filter(|t| !t.is_empty()).map(PathBuf::from),
-        };
+        builder.sandbox = SandboxPlan::from_config(config, env);
         builder
             .warnings
             .extend(config.sandbox.ignored.iter().cloned());
@@ -307,106 +291,32 @@ impl AgentBuilder {
     /// The sandbox the agent's commands would run in, with what this machine enforces of
     /// it; its private temporary directory is made (and removed when the last clone goes).
     pub fn sandbox(&self) -> Sandbox {
-        Sandbox::new(self.sandbox_policy())
+        let offload = std::path::absolute(&self.tool_config.offload_dir)
+            .unwrap_or_else(|_| self.tool_config.offload_dir.clone());
+        Sandbox::new(self.sandbox.policy(&Places {
+            workspace: &self.workspace,
+            home_dir: self.tool_config.home_dir.as_deref(),
+            rein_home: self.rein_home.as_deref(),
+            offload_dir: &offload,
+        }))
     }
 
     /// The level asked for: `--sandbox`, else the configuration, else workspace-write.
     pub fn sandbox_level_wanted(&self) -> SandboxLevel {
-        self.sandbox
-            .level
-            .or(self.sandbox.settings.level)
-            .unwrap_or_default()
+        self.sandbox.level_wanted()
     }
 
     /// Says, when a sandbox is wanted and the kernel cannot give it, why (once, as a
     /// warning: commands then run with the permission checks alone).
     pub fn sandbox_warning(&self) -> Option<String> {
-        let level = self.sandbox_level_wanted();
-        if level == SandboxLevel::Off {
-            return None;
-        }
-        let probe = if self.sandbox.settings.assume_no_landlock {
-            KernelProbe::AssumeNoLandlock
-        } else {
-            KernelProbe::Detect
-        };
-        rein_tools::sandbox::support(probe).missing().map(|why| {
-            format!(
-                "the {level} sandbox cannot be enforced here: {why}. Commands run with the \
-                 permission checks alone; see `rein sandbox --explain`"
-            )
-        })
+        self.sandbox.warning()
     }
 
     /// Why the auto permission mode cannot start here, when it is the mode.
     pub fn auto_refusal(&self) -> Option<String> {
-        if self.mode != PermissionMode::Auto {
-            return None;
-        }
-        if self.sandbox_level_wanted() == SandboxLevel::Off {
-            return Some(
-                "the sandbox is off (`--sandbox off` or `[sandbox] mode = \"off\"`)".to_owned(),
-            );
-        }
-        let probe = if self.sandbox.settings.assume_no_landlock {
-            KernelProbe::AssumeNoLandlock
-        } else {
-            KernelProbe::Detect
-        };
-        rein_tools::sandbox::support(probe).missing()
-    }
-
-    fn sandbox_policy(&self) -> SandboxPolicy {
-        let settings = &self.sandbox.settings;
-        let home = self.tool_config.home_dir.as_deref();
-        let expand = |raw: &String| -> PathBuf {
-            match (raw.strip_prefix("~/"), home) {
-                (Some(rest), Some(home)) => home.join(rest),
-                _ if raw == "~" => home.map_or_else(|| PathBuf::from(raw), Path::to_path_buf),
-                _ => self.workspace.join(raw),
-            }
-        };
-        let caches: Vec<PathBuf> = match &settings.caches {
-            Some(list) => list.iter().map(PathBuf::from).collect(),
-            None => DEFAULT_CACHES.iter().map(PathBuf::from).collect(),
-        };
-        let writable: Vec<PathBuf> = settings.writable.iter().map(expand).collect();
-        let not_writable: Vec<PathBuf> = settings.read_only.iter().map(expand).collect();
-        let temp_root = self
-            .sandbox
-            .temp_root
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/tmp"));
-        let tmp_dir = temp_root.join(format!(
-            "rein-{}-{:08x}",
-            std::process::id(),
-            fastrand::u32(..)
-        ));
-        let offload = std::path::absolute(&self.tool_config.offload_dir)
-            .unwrap_or_else(|_| self.tool_config.offload_dir.clone());
-        SandboxPolicy::resolve(&PolicyInputs {
-            level: self.sandbox_level_wanted(),
-            network: settings.network.map(|on| {
-                if on {
-                    Network::Allowed
-                } else {
-                    Network::Blocked
-                }
-            }),
-            workspace: &self.workspace,
-            home_dir: home,
-            rein_home: self.rein_home.as_deref(),
-            caches: &caches,
-            extra_writable: &writable,
-            not_writable: &not_writable,
-            tmp_dir: Some(&tmp_dir),
-            rein_dirs: std::slice::from_ref(&offload),
-            probe: if settings.assume_no_landlock {
-                KernelProbe::AssumeNoLandlock
-            } else {
-                KernelProbe::Detect
-            },
-        })
+        (self.mode == PermissionMode::Auto)
+            .then(|| self.sandbox.auto_refusal())
+            .flatten()
     }
 
     /// Permission rules, in place of the configured ones.

@@ -8,6 +8,7 @@ pub mod hooks;
 pub mod interaction;
 pub mod permissions;
 pub mod prompt;
+mod sandboxing;
 pub mod secrets;
 pub mod session;
 pub mod trust;

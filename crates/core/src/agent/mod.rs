@@ -8,6 +8,7 @@ mod context;
 mod event;
 mod guard;
 mod hook_points;
+mod leave_sandbox;
 mod outcome;
 mod runner;
 mod transcript;

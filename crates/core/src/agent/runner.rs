@@ -24,6 +24,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::event::{AgentEvent, Events};
+use super::leave_sandbox::{Outside, sandbox_refusal};
 use crate::hooks::{HookCall, HookDecision, Hooks};
 use crate::interaction::{Approval, ApprovalRequest, Interaction};
 use crate::permissions::facts;
@@ -69,7 +70,7 @@ pub(crate) struct ToolRunner {
     /// What results must not show.
     pub(crate) secrets: Arc<Secrets>,
     /// One question at a time: calls running together must not ask over each other.
-    asking: tokio::sync::Mutex<()>,
+    pub(crate) asking: tokio::sync::Mutex<()>,
 }
 
 impl ToolRunner {
@@ -429,66 +430,6 @@ impl CallEnv {
         }
     }
 
-    /// After a command the sandbox refused: asks the person whether to run it once outside
-    /// the sandbox; with no one to ask, the refusal is listed as a permission denial (the
-    /// result already tells the model).
-    async fn ask_outside_sandbox(
-        &self,
-        call: &ToolCall,
-        refused: &str,
-        arguments: &Value,
-    ) -> Outside {
-        if !self.runner.interaction.attended() {
-            self.events.emit(AgentEvent::PermissionDenied {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: arguments.clone(),
-                reason: format!("{refused} (no one could be asked to let it run outside)"),
-            });
-            return Outside::Keep;
-        }
-        let _asking = tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => return Outside::Cancelled,
-            waited = self.runner.asking.lock() => waited,
-        };
-        let reason = format!(
-            "{refused}; run this command again, once, outside the sandbox (with your rights)?"
-        );
-        self.events.emit(AgentEvent::ApprovalRequested {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            reason: reason.clone(),
-        });
-        let view = CallView {
-            tool: &call.name,
-            kind: ToolKind::Execute,
-            arguments,
-            path: None,
-            shell: None,
-        };
-        let request = ApprovalRequest {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: arguments.clone(),
-            preview: None,
-            reason,
-            session_rule: Rule::for_session(&view),
-            agent: self.runner.agent.clone(),
-        };
-        let answer = tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => Approval::Cancelled,
-            answer = self.runner.interaction.approve(request) => answer,
-        };
-        match answer {
-            // One command, once: leaving the sandbox is never remembered for the session.
-            Approval::Yes | Approval::YesForSession => Outside::Rerun,
-            Approval::No | Approval::NoBecause(_) => Outside::Keep,
-            Approval::Cancelled => Outside::Cancelled,
-        }
-    }
-
     /// Step 5: runs the tool; cancelling gives it a grace period to stop on its own.
     async fn execute(
         &self,
@@ -607,27 +548,6 @@ fn json_arguments(call: &ToolCall) -> &Value {
     match &call.arguments {
         ToolArguments::Json { value } => value,
         ToolArguments::Invalid { .. } => &Value::Null,
-    }
-}
-
-/// What the person said about running a refused command outside the sandbox.
-enum Outside {
-    Rerun,
-    Keep,
-    Cancelled,
-}
-
-/// What the sandbox refused a command, from its display payload.
-fn sandbox_refusal(output: &ToolOutput) -> Option<String> {
-    match &output.display {
-        Display::Command {
-            sandbox_refusal, ..
-        } => sandbox_refusal.clone(),
-        Display::Text
-        | Display::FileRead { .. }
-        | Display::FileEdit { .. }
-        | Display::Search { .. }
-        | Display::Listing { .. } => None,
     }
 }
 
