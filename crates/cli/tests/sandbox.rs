@@ -461,7 +461,7 @@ fn auto_runs_inside_without_asking_and_lists_what_the_sandbox_refused() {
             .reply(Turn::new().tool_call(MockToolCall::new(
                 "b1",
                 "bash",
-                json!({"command": "echo built > out.txt && echo x >> ~/.bashrc"}).to_string(),
+                json!({"command": "echo built > out.txt && python3 -c \"import os; open(os.path.expanduser('~/.bashrc'), 'a').write('x')\""}).to_string(),
             )))
             .reply(Turn::text("Done.")),
     );

@@ -443,7 +443,13 @@ impl AgentBuilder {
     pub fn explain(&self, call: &str) -> Result<Verdict, String> {
         let rule = Rule::parse(call, self.tool_config.home_dir.as_deref())?;
         let tool = rule.tool.as_str();
-        let argument = rule.pattern.as_ref().map(ToString::to_string);
+        // The argument as written: a rule's text is normalised (spaces, line breaks), and a
+        // command must be judged as the model would send it.
+        let argument = rule.pattern.as_ref().map(|_| {
+            let open = call.find('(').map_or(0, |i| i + 1);
+            let close = call.rfind(')').filter(|&i| i >= open).unwrap_or(call.len());
+            call[open..close].to_owned()
+        });
         let arguments = match (tool, argument) {
             ("bash", Some(command)) => serde_json::json!({ "command": command }),
             (_, Some(path)) => serde_json::json!({ "file_path": path }),
@@ -537,12 +543,12 @@ impl AgentBuilder {
                 self.project_instructions.as_deref(),
             )
         });
-        let policy = self
-            .policy
-            .unwrap_or_else(|| Arc::new(ModePolicy::with_rules(self.mode, self.rules)));
+        let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
         let mut tool_config = self.tool_config;
         tool_config.env_remove = self.secrets.env_remove().to_vec();
         tool_config.sandbox = sandbox;
+        tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
+        let policy = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
         let tool_ctx = ToolContext::new(tool_config);
         let secrets = Arc::new(self.secrets);
         let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
@@ -589,6 +595,9 @@ impl AgentBuilder {
     /// Keeps the configured hooks that may run: the user's, and the project's once the
     /// project is trusted (a warning says how, when they are skipped).
     fn plan_hooks(&mut self, config: &Config) {
+        if !config.untrusted_ignored.is_empty() {
+            self.warnings.push(untrusted_warning(config));
+        }
         let trust = TrustStore::new(&config.rein_home);
         let (hooks, skipped) =
             crate::hooks::runnable_hooks(&config.hooks, &config.project_root, &trust);
@@ -601,6 +610,21 @@ impl AgentBuilder {
             project_dir: config.project_root.clone(),
         });
     }
+}
+
+/// Says what an untrusted project's config file set that rein ignored, and how to trust it.
+pub fn untrusted_warning(config: &Config) -> String {
+    format!(
+        "{} in {} ignored: this project is not trusted. If you trust its config, run `rein \
+         trust` in {}",
+        config.untrusted_ignored.join(", "),
+        config
+            .project_root
+            .join(".rein")
+            .join("config.toml")
+            .display(),
+        config.project_root.display()
+    )
 }
 
 /// The configured hooks an agent will run, once it is built (with the session and the

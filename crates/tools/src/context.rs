@@ -49,6 +49,32 @@ pub struct ToolConfig {
     pub env_remove: Vec<String>,
     /// The OS sandbox commands run in.
     pub sandbox: Sandbox,
+    /// Files a search must not read on its own (rules protect them: reading them asks or is
+    /// refused); `None` protects nothing.
+    pub read_guard: Option<ReadGuard>,
+}
+
+/// Says which files rules protect from being read without asking (`.env`, keys, what a deny
+/// rule names): tools that read many files at once (grep) skip them and say so.
+#[derive(Clone)]
+pub struct ReadGuard(std::sync::Arc<dyn Fn(&Path) -> bool + Send + Sync>);
+
+impl ReadGuard {
+    /// A guard protecting the files for which `protects` (given an absolute path) is true.
+    pub fn new(protects: impl Fn(&Path) -> bool + Send + Sync + 'static) -> Self {
+        ReadGuard(std::sync::Arc::new(protects))
+    }
+
+    /// Whether `path` (absolute) is protected.
+    pub fn protects(&self, path: &Path) -> bool {
+        (self.0)(path)
+    }
+}
+
+impl std::fmt::Debug for ReadGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadGuard")
+    }
 }
 
 impl ToolConfig {
@@ -65,6 +91,7 @@ impl ToolConfig {
             home_dir: None,
             env_remove: Vec::new(),
             sandbox: Sandbox::off(),
+            read_guard: None,
         }
     }
 }

@@ -28,7 +28,7 @@ pub mod write_file;
 
 pub use async_trait::async_trait;
 pub use budget::{apply_output_budget, saved_output_path};
-pub use context::{FileStamp, Progress, ProgressSink, ToolConfig, ToolContext};
+pub use context::{FileStamp, Progress, ProgressSink, ReadGuard, ToolConfig, ToolContext};
 pub use display::{ContentId, Display, FileChange, Preview};
 pub use registry::{ToolInfo, ToolRegistry};
 pub use schema::parameters_schema;

@@ -3,6 +3,8 @@
 mod support;
 
 mod analysis;
+mod analysis_review;
+mod analysis_rules;
 mod bash;
 mod bash_output;
 mod budget;

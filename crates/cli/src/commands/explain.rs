@@ -22,6 +22,9 @@ pub(crate) fn run(args: &Args, call: &str) -> Exit {
             return Exit::Runtime;
         }
     };
+    for warning in builder.warnings() {
+        render::warning(warning);
+    }
     let verdict = match builder.explain(call) {
         Ok(verdict) => verdict,
         Err(message) if message.starts_with('"') => {

@@ -14,6 +14,16 @@ pub(crate) use stream_json::{StreamJson, session_line};
 pub(crate) use style::Style;
 pub(crate) use text::TextProgress;
 
+/// Writes a warning to stderr.
+pub(crate) fn warning(message: &str) {
+    let style = Style::for_stderr();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{}",
+        style.warn(&format!("rein: warning: {}", neutralize(message)))
+    );
+}
+
 /// Prints an error for the person, on stderr. Server text inside it is made harmless.
 pub(crate) fn error(message: &str) {
     let style = Style::for_stderr();

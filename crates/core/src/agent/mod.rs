@@ -5,6 +5,7 @@
 mod calls;
 mod compaction;
 mod context;
+mod cut;
 mod event;
 mod guard;
 mod hook_points;
@@ -230,10 +231,9 @@ impl Agent {
         events: &Events,
         cancel: CancellationToken,
     ) -> TurnOutcome {
-        // A new request from the person: repeats are counted within one turn, and so are
-        // compactions after a refused request.
+        // A new request from the person: repeats are counted within one turn.
         self.guard = LoopGuard::default();
-        self.context.reactive_this_turn = 0;
+        self.context.reactive_streak = 0;
         let mut outcome = TurnOutcome::new();
         match self.submit_prompt(input, events, &cancel).await {
             Ok(message) => {
@@ -393,16 +393,16 @@ impl Agent {
             .iter()
             .find_map(|o| o.fatal.clone())
             .or_else(|| env.cancel.is_cancelled().then_some(Fatal::Cancelled));
-        self.push(
-            Message {
-                role: Role::Tool,
-                parts: outcomes
-                    .into_iter()
-                    .map(|o| Part::ToolResult(o.result))
-                    .collect(),
-            },
-            events,
-        );
+        let mut results = Message {
+            role: Role::Tool,
+            parts: outcomes
+                .into_iter()
+                .map(|o| Part::ToolResult(o.result))
+                .collect(),
+        };
+        // No result may take more than its share of the window.
+        self.fit_results(&mut results, &calls, &env.cancel).await;
+        self.push(results, events);
         match fatal {
             None => RoundEnd::Continue,
             Some(Fatal::Cancelled) => RoundEnd::Stop(TurnEnd::Cancelled),

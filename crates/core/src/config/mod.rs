@@ -192,6 +192,9 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// The secret-looking variables of the `.env` file (their values are masked).
     pub dotenv_secrets: crate::secrets::SecretValues,
+    /// What the project's config file set that was ignored because the project is not
+    /// trusted (allow rules, `pass_env`, `base_url`, `api_key_env`, `ca_file`).
+    pub untrusted_ignored: Vec<String>,
     sources: BTreeMap<Setting, Source>,
 }
 

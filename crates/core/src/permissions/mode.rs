@@ -127,6 +127,7 @@ mod tests {
             absolute: PathBuf::from("/w/a.rs"),
             in_workspace: inside.then(|| PathBuf::from("a.rs")),
             outside: !inside,
+            write: false,
         };
         let args = json!({});
         mode.decide(&CallView {

@@ -216,9 +216,14 @@ impl Rule {
         }
         match &self.pattern {
             None => true,
-            Some(Pattern::Command { .. }) => call
-                .shell
-                .is_some_and(|shell| shell.simple_commands.iter().any(|c| self.names_command(c))),
+            Some(Pattern::Command { .. }) => call.shell.is_some_and(|shell| {
+                shell.simple_commands.iter().any(|c| self.names_command(c))
+                    || shell
+                        .rule_texts
+                        .iter()
+                        .flatten()
+                        .any(|c| self.names_command(c))
+            }),
             Some(Pattern::Path { .. }) => call
                 .path
                 .is_some_and(|p| self.names_path(&p.absolute, p.in_workspace.as_deref())),

@@ -307,7 +307,11 @@ async fn sandbox_refused_then(answer: Approval) -> (Vec<ApprovalRequest>, String
     let setup = Setup::new();
     let outside = tempfile::TempDir::new().unwrap();
     let target = outside.path().canonicalize().unwrap().join("note.txt");
-    let command = format!("echo written > {}", target.display());
+    // Written by a program the parser cannot see into: only the sandbox stops it.
+    let command = format!(
+        "python3 -c \"open('{}', 'w').write('written\\n')\"",
+        target.display()
+    );
     let server = MockServer::start(
         Script::new()
             .reply(Turn::new().tool_call(MockToolCall::new(

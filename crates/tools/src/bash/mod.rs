@@ -131,7 +131,18 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     };
     // rein-core refuses these before asking anyone; refusing here too keeps the bash tool
     // safe on its own (another caller, a rule that slipped).
-    check_command(&args.command, &places).map_err(|danger| ToolError::Model(danger.refusal()))?;
+    let analysis = analyze(&args.command, &places);
+    if let Some(danger) = analysis.danger {
+        return Err(ToolError::Model(danger.refusal()));
+    }
+    // A line rein may run without asking must stay read-only whatever git config a
+    // repository holds: a planted bare repository or a nested one's config could name
+    // programs git runs (core.fsmonitor, hooks).
+    let read_only_git = analysis.read_only.is_ok()
+        && analysis
+            .simple_commands
+            .iter()
+            .any(|c| c.program.as_deref() == Some("git"));
     if ctx.cancel_token().is_cancelled() {
         return Err(ToolError::Cancelled {
             partial: "(cancelled before the command started)".to_owned(),
@@ -158,6 +169,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         timeout,
         env_remove: &ctx.config().env_remove,
         sandbox: ctx.sandbox().filter(|s| s.is_enforced()),
+        git_guard: read_only_git,
         spool: SpoolSpec {
             dir: offload_dir,
             // Bytes bound characters from above: an output within the budget in bytes fits.
@@ -245,6 +257,15 @@ fn current_dir(ctx: &ToolContext, notices: &mut Vec<String>) -> PathBuf {
     ));
     ctx.set_cwd(root.clone());
     root
+}
+
+/// Keeps the commands rein runs from reading rein's own memory and environment (which holds
+/// the API key) through `/proc/<rein's pid>/environ` or `mem`: a process that is not
+/// dumpable can only be inspected by one with `CAP_SYS_PTRACE`. Commands exec other
+/// programs, which are dumpable again: nothing changes for them.
+pub fn hide_from_commands() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
 }
 
 #[cfg(test)]

@@ -67,7 +67,18 @@ pub(crate) struct RunSpec<'a> {
     pub(crate) env_remove: &'a [String],
     /// The OS sandbox it runs in, if any.
     pub(crate) sandbox: Option<&'a Sandbox>,
+    /// Whether git must ignore repository config that runs programs ([`GIT_GUARD`]).
+    pub(crate) git_guard: bool,
 }
+
+/// Git settings forced, through `GIT_CONFIG_*`, on a command line proved read-only: git
+/// finds no bare repository it was not pointed at, and runs no file-system monitor or hook
+/// a repository's config names.
+const GIT_GUARD: [(&str, &str); 3] = [
+    ("safe.bareRepository", "explicit"),
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+];
 
 /// Why the command stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,6 +151,9 @@ pub(crate) async fn run(
         .envs(CHILD_ENV);
     for name in spec.env_remove {
         command.env_remove(name);
+    }
+    if spec.git_guard {
+        guard_git(&mut command);
     }
     // Every process the command starts inherits the marker, even one that leaves the
     // session: that is how it is found later (procs.rs).
@@ -392,4 +406,17 @@ impl Drop for AbandonGuard {
                 ending.finish();
             });
     }
+}
+
+/// Adds [`GIT_GUARD`] after any `GIT_CONFIG_*` settings rein's own environment holds.
+fn guard_git(command: &mut tokio::process::Command) {
+    let first = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|count| count.parse::<usize>().ok())
+        .unwrap_or(0);
+    for (i, (key, value)) in GIT_GUARD.iter().enumerate() {
+        command.env(format!("GIT_CONFIG_KEY_{}", first + i), key);
+        command.env(format!("GIT_CONFIG_VALUE_{}", first + i), value);
+    }
+    command.env("GIT_CONFIG_COUNT", (first + GIT_GUARD.len()).to_string());
 }
