@@ -62,6 +62,10 @@ pub(crate) struct Args {
     )]
     pub(crate) permission_mode: PermissionMode,
 
+    /// The OS sandbox commands run in (default: the config's, else workspace-write).
+    #[arg(long, value_enum, value_name = "LEVEL", global = true)]
+    pub(crate) sandbox: Option<SandboxArg>,
+
     /// Let calls a rule names run without asking, e.g. `bash(npm test:*)`, `edit_file(src/**)`
     /// (repeatable; adds to the config's allow list).
     #[arg(long, value_name = "RULE", global = true)]
@@ -118,6 +122,16 @@ pub(crate) enum Command {
         /// `edit_file(src/main.rs)`, `read_file(.env)`.
         call: String,
     },
+    /// Run a command in the configured OS sandbox, to test the settings
+    /// (`rein sandbox -- touch ~/x`), or say what is enforced here (`--explain`).
+    Sandbox {
+        /// Print what the sandbox enforces on this machine, and run nothing.
+        #[arg(long)]
+        explain: bool,
+        /// The command and its arguments (after `--`).
+        #[arg(last = true, value_name = "CMD", required_unless_present = "explain")]
+        command: Vec<std::ffi::OsString>,
+    },
 }
 
 /// `--provider`.
@@ -140,6 +154,27 @@ pub(crate) enum OutputFormat {
     StreamJson,
 }
 
+/// `--sandbox`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SandboxArg {
+    /// Nothing writable but /dev/null and a private temporary directory; no network.
+    ReadOnly,
+    /// The workspace, a private TMPDIR, the tool caches and /tmp are writable.
+    WorkspaceWrite,
+    /// No sandbox.
+    Off,
+}
+
+impl From<SandboxArg> for rein_tools::sandbox::SandboxLevel {
+    fn from(level: SandboxArg) -> Self {
+        match level {
+            SandboxArg::ReadOnly => Self::ReadOnly,
+            SandboxArg::WorkspaceWrite => Self::WorkspaceWrite,
+            SandboxArg::Off => Self::Off,
+        }
+    }
+}
+
 /// `--permission-mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum PermissionMode {
@@ -150,6 +185,9 @@ pub(crate) enum PermissionMode {
     AcceptEdits,
     /// Read-only: no edits, no commands.
     Plan,
+    /// Inside the workspace everything runs without asking, commands in the OS sandbox;
+    /// only leaving the sandbox asks. Refuses to start where the sandbox cannot be enforced.
+    Auto,
     /// Everything without asking, but the hard deny list of destructive commands.
     Yolo,
 }
@@ -160,6 +198,7 @@ impl From<PermissionMode> for rein_core::permissions::PermissionMode {
             PermissionMode::Default => Self::Default,
             PermissionMode::AcceptEdits => Self::AcceptEdits,
             PermissionMode::Plan => Self::Plan,
+            PermissionMode::Auto => Self::Auto,
             PermissionMode::Yolo => Self::Yolo,
         }
     }

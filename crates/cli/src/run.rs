@@ -19,7 +19,7 @@ pub(crate) async fn run(args: Args) -> Exit {
         return demo::run().await;
     }
     if let Some(command) = &args.command {
-        return commands::run(&args, command);
+        return commands::run(&args, command).await;
     }
     let prompt = match input::one_shot_prompt(args.prompt.as_deref(), &render::notice) {
         Ok(Some(prompt)) => prompt,

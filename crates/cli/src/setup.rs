@@ -62,7 +62,8 @@ pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
     Ok(
         AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
-            .mode(args.permission_mode.into()),
+            .mode(args.permission_mode.into())
+            .sandbox_level(args.sandbox.map(Into::into)),
     )
 }
 
@@ -99,9 +100,19 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
         .mode(args.permission_mode.into())
+        .sandbox_level(args.sandbox.map(Into::into))
         // A one-shot run has no one to ask: what would ask is refused, and the model told.
         .interaction(Arc::new(Unattended));
     warnings.extend(builder.warnings().iter().cloned());
+    if let Some(why) = builder.auto_refusal() {
+        return Err(SetupError::Usage(format!(
+            "rein: the auto permission mode needs the OS sandbox, which cannot be enforced here: \
+             {why}. Use another mode (default, accept-edits, yolo); `rein sandbox --explain` \
+             says what this machine enforces"
+        )));
+    }
+    // Said once: commands then run with the permission checks alone.
+    warnings.extend(builder.sandbox_warning());
     // The endpoint first: a missing key must not leave a session file behind.
     let builder = match &args.replay {
         Some(path) => {

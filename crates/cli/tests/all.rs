@@ -21,6 +21,7 @@ mod orphans;
 mod parallel;
 mod permissions;
 mod rounds;
+mod sandbox;
 mod secrets;
 mod sessions;
 mod skills;

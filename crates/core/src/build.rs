@@ -8,10 +8,11 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use rein_llm::{NetworkConfig, Provider, ProviderConfig, ProviderKind, RetryPolicy};
+use rein_tools::sandbox::{Enforcement, Sandbox, SandboxLevel};
 use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
-use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, Setting};
+use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, SandboxSettings, Setting};
 use crate::context::{
     COMPACT_TOOL, CompactRequests, CompactTool, ContextSettings, PinnedState, PromptAnchor,
 };
@@ -21,6 +22,7 @@ use crate::permissions::{
     CallView, ModePolicy, PermissionMode, Policy, Rule, RuleOrigin, RuleSet, SourcedRule, Verdict,
 };
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
+use crate::sandboxing::{Places, SandboxPlan};
 use crate::secrets::{SecretValues, Secrets};
 use crate::session::{LoadedSession, Session};
 use crate::tools::skill::{Skill, SkillTool, load as load_skills, prompt_section, skill_dirs};
@@ -44,6 +46,13 @@ pub enum BuildError {
     /// Nothing was given to reach a model with.
     #[error("no model endpoint: give a provider or a configuration")]
     NoProvider,
+    /// The auto permission mode was asked for where the sandbox it relies on cannot be
+    /// enforced.
+    #[error(
+        "the auto permission mode needs the OS sandbox, which cannot be enforced here: {0}. \
+         Use another mode (default, accept-edits, yolo), or see `rein sandbox --explain`"
+    )]
+    SandboxUnavailable(String),
 }
 
 /// Builds an [`Agent`]. Every part has a default: the built-in tools offered by the
@@ -92,6 +101,8 @@ pub struct AgentBuilder {
     /// variables passed through. The environment's come with [`AgentBuilder::environment`].
     secret_sources: SecretSources,
     secrets: Secrets,
+    /// The `[sandbox]` settings, the `--sandbox` level, and where temporary directories go.
+    sandbox: SandboxPlan,
 }
 
 /// The secrets a configuration names, before rein's environment is added.
@@ -161,6 +172,7 @@ impl AgentBuilder {
             warnings: Vec::new(),
             secret_sources: SecretSources::default(),
             secrets: Secrets::default(),
+            sandbox: SandboxPlan::default(),
             workspace,
         }
     }
@@ -190,6 +202,10 @@ impl AgentBuilder {
         builder.rein_home = Some(config.rein_home.clone());
         builder.is_git_repo = config.is_git_repo;
         builder.rules = rule_set(&config.rules, home_dir, &mut builder.warnings);
+        builder.sandbox = SandboxPlan::from_config(config, env);
+        builder
+            .warnings
+            .extend(config.sandbox.ignored.iter().cloned());
         builder.secret_sources = SecretSources {
             dotenv: config.dotenv_secrets.clone(),
             api_key: config
@@ -289,6 +305,51 @@ impl AgentBuilder {
     pub fn mode(mut self, mode: PermissionMode) -> Self {
         self.mode = mode;
         self
+    }
+
+    /// The sandbox level (`--sandbox`), over the configured one.
+    pub fn sandbox_level(mut self, level: Option<SandboxLevel>) -> Self {
+        if level.is_some() {
+            self.sandbox.level = level;
+        }
+        self
+    }
+
+    /// Changes the `[sandbox]` settings (tests: `landlock = false`, the network).
+    pub fn sandbox_settings(mut self, adjust: impl FnOnce(&mut SandboxSettings)) -> Self {
+        adjust(&mut self.sandbox.settings);
+        self
+    }
+
+    /// The sandbox the agent's commands would run in, with what this machine enforces of
+    /// it; its private temporary directory is made (and removed when the last clone goes).
+    pub fn sandbox(&self) -> Sandbox {
+        let offload = std::path::absolute(&self.tool_config.offload_dir)
+            .unwrap_or_else(|_| self.tool_config.offload_dir.clone());
+        Sandbox::new(self.sandbox.policy(&Places {
+            workspace: &self.workspace,
+            home_dir: self.tool_config.home_dir.as_deref(),
+            rein_home: self.rein_home.as_deref(),
+            offload_dir: &offload,
+        }))
+    }
+
+    /// The level asked for: `--sandbox`, else the configuration, else workspace-write.
+    pub fn sandbox_level_wanted(&self) -> SandboxLevel {
+        self.sandbox.level_wanted()
+    }
+
+    /// Says, when a sandbox is wanted and the kernel cannot give it, why (once, as a
+    /// warning: commands then run with the permission checks alone).
+    pub fn sandbox_warning(&self) -> Option<String> {
+        self.sandbox.warning()
+    }
+
+    /// Why the auto permission mode cannot start here, when it is the mode.
+    pub fn auto_refusal(&self) -> Option<String> {
+        (self.mode == PermissionMode::Auto)
+            .then(|| self.sandbox.auto_refusal())
+            .flatten()
     }
 
     /// Permission rules, in place of the configured ones.
@@ -486,6 +547,9 @@ impl AgentBuilder {
     /// Sets up the configured model endpoint now, so that a missing key or a bad setting is
     /// reported before anything is written (a session file, say).
     pub fn connect(mut self) -> Result<Self, BuildError> {
+        if let Some(why) = self.auto_refusal() {
+            return Err(BuildError::SandboxUnavailable(why));
+        }
         if self.provider.is_none() {
             let config = self
                 .provider_config
@@ -522,6 +586,13 @@ impl AgentBuilder {
     }
 
     fn assemble(self, provider: Arc<dyn Provider>) -> Result<Agent, BuildError> {
+        let sandbox = self.sandbox();
+        if self.mode == PermissionMode::Auto
+            && let Enforcement::Unavailable(why) = sandbox.enforcement()
+        {
+            return Err(BuildError::SandboxUnavailable(why.clone()));
+        }
+        let hook_sandbox = self.sandbox.settings.hooks.then(|| sandbox.clone());
         let mut registry = self.tools_offered();
         let compact_requests = Arc::new(CompactRequests::default());
         registry.register_arc(Arc::new(CompactTool::new(Arc::clone(&compact_requests))));
@@ -540,6 +611,7 @@ impl AgentBuilder {
         let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
         let mut tool_config = self.tool_config;
         tool_config.env_remove = self.secrets.env_remove().to_vec();
+        tool_config.sandbox = sandbox;
         tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
         let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
         let tool_ctx = ToolContext::new(tool_config);
@@ -559,6 +631,7 @@ impl AgentBuilder {
                         secrets: Arc::clone(&secrets),
                         // Stopped with the commands: on Ctrl+C, at the end of the run.
                         processes: tool_ctx.processes().clone(),
+                        sandbox: hook_sandbox,
                     },
                 ))
             }

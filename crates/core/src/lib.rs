@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod interaction;
 pub mod permissions;
 pub mod prompt;
+mod sandboxing;
 pub mod secrets;
 pub mod session;
 pub mod tools;

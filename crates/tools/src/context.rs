@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
 use crate::bash::{BackgroundShells, ProcessTracker};
+use crate::sandbox::Sandbox;
 
 /// Tool results above this many characters are offloaded to a file (see the output budget).
 pub const DEFAULT_OUTPUT_BUDGET_CHARS: usize = 30_000;
@@ -46,6 +47,8 @@ pub struct ToolConfig {
     pub home_dir: Option<PathBuf>,
     /// Variables removed from the environment of the commands the tools run (secrets).
     pub env_remove: Vec<String>,
+    /// The OS sandbox commands run in.
+    pub sandbox: Sandbox,
     /// Files a search must not read on its own (rules protect them: reading them asks or is
     /// refused); `None` protects nothing.
     pub read_guard: Option<ReadGuard>,
@@ -87,6 +90,7 @@ impl ToolConfig {
             bash_default_timeout: BASH_DEFAULT_TIMEOUT,
             home_dir: None,
             env_remove: Vec::new(),
+            sandbox: Sandbox::off(),
             read_guard: None,
         }
     }
@@ -123,6 +127,8 @@ pub struct ToolContext {
     progress: Option<ProgressSink>,
     approved: Option<Arc<PathBuf>>,
     scope: Option<CallScope>,
+    /// The person let this one call run outside the sandbox.
+    outside_sandbox: bool,
 }
 
 /// What the agent attaches to one call for its own tools (a sub-agent needs the call's id
@@ -153,6 +159,7 @@ impl ToolContext {
             progress: None,
             approved: None,
             scope: None,
+            outside_sandbox: false,
         }
     }
 
@@ -207,6 +214,20 @@ impl ToolContext {
             approved: Some(Arc::new(path)),
             ..self.clone()
         }
+    }
+
+    /// The same shared state, for one call the person let run outside the sandbox.
+    pub fn outside_sandbox(&self) -> Self {
+        ToolContext {
+            outside_sandbox: true,
+            ..self.clone()
+        }
+    }
+
+    /// The sandbox this call's commands run in: the configured one, or none for a call the
+    /// person let out.
+    pub fn sandbox(&self) -> Option<&Sandbox> {
+        (!self.outside_sandbox).then_some(&self.config.sandbox)
     }
 
     /// The file outside the workspace this call may touch, if any.

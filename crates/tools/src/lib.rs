@@ -19,6 +19,7 @@ mod offload;
 pub mod paths;
 pub mod read_file;
 mod registry;
+pub mod sandbox;
 mod schema;
 mod stamp;
 mod text_style;

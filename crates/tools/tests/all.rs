@@ -21,4 +21,5 @@ mod orphans;
 mod paths;
 mod read_file;
 mod registry;
+mod sandbox;
 mod write_file;

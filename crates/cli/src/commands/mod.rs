@@ -1,15 +1,17 @@
-//! Sub-commands for people: `rein trust`, `rein explain-permission`.
+//! Sub-commands for people: `rein trust`, `rein explain-permission`, `rein sandbox`.
 
 mod explain;
+mod sandbox;
 mod trust;
 
 use crate::args::{Args, Command};
 use crate::exit::Exit;
 
 /// Runs a sub-command.
-pub(crate) fn run(args: &Args, command: &Command) -> Exit {
+pub(crate) async fn run(args: &Args, command: &Command) -> Exit {
     match command {
         Command::Trust { dir, revoke, list } => trust::run(dir.as_deref(), *revoke, *list),
         Command::ExplainPermission { call } => explain::run(args, call),
+        Command::Sandbox { explain, command } => sandbox::run(args, *explain, command).await,
     }
 }

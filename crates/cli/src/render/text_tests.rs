@@ -117,6 +117,7 @@ fn command(command: &str, exit_code: Option<i32>, duration: Duration, tail: &str
         timed_out: false,
         output_tail: tail.into(),
         saved_to: None,
+        sandbox_refusal: None,
     }
 }
 
@@ -222,6 +223,7 @@ fn a_timed_out_command() {
                 timed_out: true,
                 output_tail: "> vite\n\n  VITE v5.0.0  ready in 312 ms\n  ➜  Local:   http://localhost:5173/\n".into(),
                 saved_to: None,
+                sandbox_refusal: None,
             },
         ),
     ]));
@@ -241,6 +243,7 @@ fn a_command_whose_output_was_saved_to_a_file() {
                 timed_out: false,
                 output_tail: "999996\n999997\n999998\n999999\n1000000\n".into(),
                 saved_to: Some("/home/me/.rein/tool-output/bash-7f3a9c.txt".into()),
+                sandbox_refusal: None,
             },
         ),
     ]));

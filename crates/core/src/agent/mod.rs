@@ -9,6 +9,7 @@ mod cut;
 mod event;
 mod guard;
 mod hook_points;
+mod leave_sandbox;
 mod outcome;
 mod runner;
 mod transcript;

@@ -24,6 +24,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::event::{AgentEvent, Events};
+use super::leave_sandbox::{Outside, sandbox_refusal};
 use crate::hooks::{HookCall, HookDecision, Hooks};
 use crate::interaction::{Approval, ApprovalRequest, Interaction};
 use crate::permissions::facts;
@@ -70,7 +71,7 @@ pub(crate) struct ToolRunner {
     /// What results must not show.
     pub(crate) secrets: Arc<Secrets>,
     /// One question at a time: calls running together must not ask over each other.
-    asking: tokio::sync::Mutex<()>,
+    pub(crate) asking: tokio::sync::Mutex<()>,
 }
 
 impl ToolRunner {
@@ -264,7 +265,24 @@ impl CallEnv {
         // 5. Run, with secrets masked before anyone (a hook, the model, the person, the
         // session file) sees the result.
         let ctx = checked.ctx(&self.ctx);
-        let (mut output, fatal) = self.execute(call, &ctx, checked.call).await;
+        let view_args = json_arguments(call).clone();
+        let (mut output, mut fatal) = self.execute(call, &ctx, checked.call).await;
+        // 5b. What the sandbox refused asks the person, who may let it run once outside.
+        if fatal.is_none()
+            && let Some(refused) = sandbox_refusal(&output)
+        {
+            match self.ask_outside_sandbox(call, &refused, &view_args).await {
+                Outside::Rerun => match self.check(call) {
+                    Ok(again) => {
+                        let ctx = again.ctx(&self.ctx).outside_sandbox();
+                        (output, fatal) = self.execute(call, &ctx, again.call).await;
+                    }
+                    Err(message) => output = ToolOutput::error(message),
+                },
+                Outside::Keep => {}
+                Outside::Cancelled => fatal = Some(Fatal::Cancelled),
+            }
+        }
         mask_saved_output(
             &self.runner.secrets,
             &output.content,

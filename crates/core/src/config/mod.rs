@@ -14,6 +14,7 @@ mod project;
 #[cfg(test)]
 mod reference_tests;
 mod resolve;
+mod sandbox;
 mod setting;
 mod tables;
 
@@ -27,6 +28,7 @@ pub use defaults::{
 };
 pub use error::ConfigError;
 pub use project::{ProjectRoot, find_project_root};
+pub use sandbox::SandboxSettings;
 pub use setting::{Setting, Source};
 pub use tables::{ConfiguredRule, DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, RuleLists};
 
@@ -186,6 +188,8 @@ pub struct Config {
     /// Variables passed to commands and hooks although their names look secret
     /// (`[secrets] pass_env`).
     pub pass_env: Vec<String>,
+    /// The `[sandbox]` settings of every file.
+    pub sandbox: SandboxSettings,
     /// The secret-looking variables of the `.env` file (their values are masked).
     pub dotenv_secrets: crate::secrets::SecretValues,
     /// What the project's config file set that was ignored because the project is not

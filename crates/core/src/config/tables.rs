@@ -114,6 +114,7 @@ pub(crate) struct Tables {
     pub(crate) rules: RuleLists,
     pub(crate) hooks: Vec<HookCommand>,
     pub(crate) pass_env: Vec<String>,
+    pub(crate) sandbox: super::sandbox::SandboxSettings,
 }
 
 impl Tables {
@@ -123,6 +124,7 @@ impl Tables {
         self.rules.ask.extend(above.rules.ask);
         self.rules.deny.extend(above.rules.deny);
         self.hooks.extend(above.hooks);
+        self.sandbox.stack(above.sandbox);
         for name in above.pass_env {
             if !self.pass_env.contains(&name) {
                 self.pass_env.push(name);
@@ -132,7 +134,7 @@ impl Tables {
 }
 
 /// The table names a config file may hold besides flat settings.
-pub(crate) const TABLE_KEYS: [&str; 3] = ["permissions", "hooks", "secrets"];
+pub(crate) const TABLE_KEYS: [&str; 4] = ["permissions", "hooks", "secrets", "sandbox"];
 
 /// Reads the table `key` of a file into `tables`; the error says what is wrong (the caller
 /// adds the file and line).
@@ -197,6 +199,7 @@ pub(crate) fn read_table(
                 }
             }
         }
+        "sandbox" => super::sandbox::read(&mut tables.sandbox, table, source)?,
         other => return Err(format!("unknown table [{other}]")),
     }
     Ok(())

@@ -17,7 +17,8 @@
 //! 6. **Sensitive files** (`.env`, keys, certificates, other processes' environments):
 //!    reading them asks by default; an allow rule for the file lifts it.
 //! 7. **The mode**: plan only reads; default runs reads and provably read-only commands;
-//!    accept-edits also edits inside the workspace; yolo runs everything.
+//!    accept-edits also edits inside the workspace; auto also runs commands, in the OS
+//!    sandbox (what the sandbox refuses asks afterwards, in the agent); yolo runs everything.
 
 use std::fmt;
 
@@ -349,6 +350,11 @@ pub(super) fn judge(
     // 7. The mode.
     let decision = mode.decide(call);
     let because = match (&decision, call.shell) {
+        (Decision::Allow, Some(_)) if mode == PermissionMode::Auto => {
+            "the auto permission mode: commands run in the OS sandbox, which keeps them to the \
+             workspace"
+                .to_owned()
+        }
         (Decision::Allow, Some(_)) if mode != PermissionMode::Yolo => {
             "a provably read-only command".to_owned()
         }

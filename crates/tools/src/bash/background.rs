@@ -96,6 +96,8 @@ pub(crate) struct StartSpec<'a> {
     pub(crate) cwd: &'a Path,
     pub(crate) env_remove: &'a [String],
     pub(crate) git_guard: bool,
+    /// The OS sandbox it runs in, if any.
+    pub(crate) sandbox: Option<&'a crate::sandbox::Sandbox>,
     pub(crate) offload_dir: &'a Path,
     pub(crate) timeout: Option<Duration>,
 }
@@ -156,6 +158,7 @@ impl BackgroundShells {
                 cwd_file: Path::new("/dev/null"),
                 env_remove: spec.env_remove,
                 git_guard: spec.git_guard,
+                sandbox: spec.sandbox,
                 stdin: watch.into(),
                 stdout: file.into(),
                 stderr: stderr.into(),

@@ -178,6 +178,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             .map_or(Path::new("/dev/null"), CwdFile::path),
         timeout,
         env_remove: &ctx.config().env_remove,
+        sandbox: ctx.sandbox().filter(|s| s.is_enforced()),
         git_guard: read_only_git,
         spool: SpoolSpec {
             dir: offload_dir,
@@ -196,6 +197,13 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             ToolError::Model(format!("could not start bash in {}: {err}", cwd.display()))
         })?;
 
+    // Judged whatever the exit status: `python3 -c 'os.system("rm -rf ~")'` exits 0 after
+    // the refusals it printed.
+    let exited = outcome.stop == Stop::Exited;
+    let sandbox_refusal = ctx
+        .sandbox()
+        .filter(|s| exited && s.is_enforced())
+        .and_then(|s| crate::sandbox::refusal(&outcome.output.render(), s.policy(), &cwd));
     if outcome.stop == Stop::Exited
         && let Some(final_dir) = cwd_file.as_ref().and_then(CwdFile::read)
     {
@@ -216,6 +224,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         &args.command,
         outcome,
         notices,
+        sandbox_refusal,
         timeout,
         ctx.config().output_budget_chars,
         started.elapsed(),
@@ -248,6 +257,7 @@ fn start_in_background(
             cwd,
             env_remove: &ctx.config().env_remove,
             git_guard,
+            sandbox: ctx.sandbox().filter(|s| s.is_enforced()),
             offload_dir,
             timeout,
         })

@@ -23,6 +23,7 @@ use super::signals::start_new_session;
 use super::spool::{Spool, SpoolSpec, Spooled};
 use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
 use crate::Progress;
+use crate::sandbox::Sandbox;
 
 /// Set for every command so that nothing waits for a person or paints colours.
 const CHILD_ENV: [(&str, &str); 9] = [
@@ -64,6 +65,8 @@ pub(crate) struct RunSpec<'a> {
     pub(crate) spool: SpoolSpec,
     /// Variables kept from it (secrets).
     pub(crate) env_remove: &'a [String],
+    /// The OS sandbox it runs in, if any.
+    pub(crate) sandbox: Option<&'a Sandbox>,
     /// Whether git must ignore repository config that runs programs ([`GIT_GUARD`]).
     pub(crate) git_guard: bool,
 }
@@ -137,6 +140,7 @@ pub(crate) async fn run(
             cwd_file: spec.cwd_file,
             env_remove: spec.env_remove,
             git_guard: spec.git_guard,
+            sandbox: spec.sandbox,
             stdin: Stdio::null(),
             stdout: writer.try_clone()?.into(),
             stderr: writer.into(),
@@ -222,6 +226,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) env_remove: &'a [String],
     /// Whether git must ignore repository config that runs programs ([`GIT_GUARD`]).
     pub(crate) git_guard: bool,
+    /// The OS sandbox it runs in, if any.
+    pub(crate) sandbox: Option<&'a Sandbox>,
     pub(crate) stdin: Stdio,
     pub(crate) stdout: Stdio,
     pub(crate) stderr: Stdio,
@@ -241,7 +247,12 @@ pub(crate) fn launch(
         .arg("bash")
         .arg(spec.cwd_file)
         .arg(spec.command)
-        .current_dir(spec.cwd)
+        .current_dir(spec.cwd);
+    // Before the pipes are set: on macOS the command is rebuilt around sandbox-exec.
+    if let Some(sandbox) = spec.sandbox {
+        sandbox.apply(&mut command).map_err(io::Error::other)?;
+    }
+    command
         .stdin(spec.stdin)
         .stdout(spec.stdout)
         .stderr(spec.stderr)
