@@ -5,6 +5,7 @@
 mod calls;
 mod compaction;
 mod context;
+mod direct;
 mod event;
 mod guard;
 mod hook_points;
@@ -26,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use calls::EarlyStarts;
 pub use context::CompactOutcome;
 use context::ContextState;
+pub use direct::DirectOutcome;
 pub use event::{AgentEvent, EventSink, Events, TurnStop};
 use guard::LoopGuard;
 use hook_points::AfterStop;

@@ -1,0 +1,640 @@
+//! The interactive REPL: `rein` with no request. Output goes inline into the terminal's
+//! normal scrollback (no alternate screen); the input line is rustyline's; while a turn runs
+//! rein reads keys itself (Ctrl+C, approvals, type-ahead).
+
+mod approval;
+mod attach;
+mod commands;
+mod editor;
+mod keys;
+mod signals;
+mod slash;
+mod terminal;
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rein_core::agent::{Agent, EventSink, Events, TurnStop};
+use rein_core::hooks::SessionStartSource;
+use rein_llm::{Part, Role};
+use rustyline::error::ReadlineError;
+use tokio_util::sync::CancellationToken;
+
+use crate::args::Args;
+use crate::exit::Exit;
+use crate::render::{self, Live, LiveOptions, Style, TurnFigures};
+use crate::setup::{self, Prepared, SetupError};
+use approval::ReplInteraction;
+use editor::LineEditor;
+use keys::{KeyShared, TurnKeys};
+use signals::Signals;
+
+/// How often the spinner moves.
+const SPINNER_TICK: Duration = Duration::from_millis(100);
+
+/// What to do after a command.
+enum Flow {
+    Continue,
+    Exit,
+    /// Build the agent again from these arguments (another model, mode or session).
+    Rebuild(Box<Rebuild>),
+}
+
+struct Rebuild {
+    args: Args,
+    /// A different session from the one open: its hooks end and start, and its last
+    /// exchange is shown.
+    other_session: bool,
+}
+
+/// The REPL's state besides the agent.
+struct Repl {
+    args: Args,
+    session_id: String,
+    cwd: PathBuf,
+    rein_home: PathBuf,
+    style: Style,
+    live: Arc<Live>,
+    keys: Arc<KeyShared>,
+    interaction: Arc<ReplInteraction>,
+    events: Events,
+    signals: Signals,
+    editor: Option<LineEditor>,
+    /// Output of `!` commands, to go with the next request.
+    shell_notes: Vec<String>,
+    /// Direct calls so far, for their ids.
+    direct_calls: u32,
+}
+
+/// A turn (or a command that may take a while) running, with keys read and the spinner on.
+struct Running {
+    cancel: CancellationToken,
+    keys: TurnKeys,
+    ticker: tokio::task::JoinHandle<()>,
+    started: Instant,
+}
+
+/// Runs the REPL until the person leaves.
+pub(crate) async fn run(args: Args) -> Exit {
+    let modes = terminal::SavedModes::now();
+    let style = Style::for_stdout();
+    let live = Arc::new(Live::new(
+        std::io::stdout(),
+        LiveOptions {
+            style,
+            width: terminal::width(),
+            spinner: true,
+            show_reasoning: !hide_reasoning(),
+            interactive: true,
+        },
+    ));
+    let keys = KeyShared::new(Arc::clone(&live));
+    let interaction = Arc::new(ReplInteraction::new(Arc::clone(&live), Arc::clone(&keys)));
+    if let Err(exit) = ask_trust_once(&args, style) {
+        return exit;
+    }
+    let prepared = match setup::prepare(&args, Arc::clone(&interaction) as _) {
+        Ok(prepared) => prepared,
+        Err(SetupError::Usage(message)) => {
+            render::notice(&message);
+            return Exit::Usage;
+        }
+        Err(SetupError::Runtime(message)) => {
+            render::error(&message);
+            return Exit::Runtime;
+        }
+    };
+    let Prepared {
+        agent,
+        session_id,
+        cwd,
+        rein_home,
+        warnings,
+    } = prepared;
+    let mut agent = agent;
+    let signals = Signals::install(agent.tool_context().processes().clone(), modes.clone());
+    let history = rein_home.join("history");
+    let editor = match editor::new(&cwd, &history, style.is_colored()) {
+        Ok(editor) => editor,
+        Err(e) => {
+            render::error(&format!("cannot set up the input line: {e}"));
+            return Exit::Runtime;
+        }
+    };
+    let mut repl = Repl {
+        events: Events::shared(Arc::clone(&live) as Arc<dyn EventSink>),
+        args,
+        session_id,
+        cwd,
+        rein_home,
+        style,
+        live,
+        keys,
+        interaction,
+        signals,
+        editor: Some(editor),
+        shell_notes: Vec::new(),
+        direct_calls: 0,
+    };
+    repl.banner(&agent);
+    for warning in &warnings {
+        repl.say(&style.warn(&format!("warning: {}", render::neutralize(warning))));
+    }
+    let resumed = repl.args.resume.is_some() || repl.args.continue_session;
+    if resumed {
+        repl.show_last_exchange(&agent);
+    }
+    let source = if resumed {
+        SessionStartSource::Resume
+    } else {
+        SessionStartSource::Startup
+    };
+    agent
+        .start_session(source, &repl.events, &CancellationToken::new())
+        .await;
+    // The first code block must not wait for the syntaxes to load.
+    render::warm_up_highlighting();
+    let exit = repl.main_loop(agent, &history).await;
+    modes.restore();
+    exit
+}
+
+impl Repl {
+    async fn main_loop(&mut self, mut agent: Agent, history: &Path) -> Exit {
+        let mut queued: VecDeque<String> = VecDeque::new();
+        let mut prefill = String::new();
+        let mut warned = false;
+        loop {
+            if let Some(exit) = self.signals.exit() {
+                return self.leave(agent, exit).await;
+            }
+            let line = match queued.pop_front() {
+                Some(line) => {
+                    self.say(&format!(
+                        "{}{}",
+                        self.style.accent(editor::PROMPT),
+                        render::neutralize(&line)
+                    ));
+                    line
+                }
+                None => match self.read_line(std::mem::take(&mut prefill)).await {
+                    Ok(line) => line,
+                    Err(ReadlineError::Interrupted) if warned => break,
+                    Err(ReadlineError::Interrupted) => {
+                        warned = true;
+                        self.say(&self.style.dim("(press Ctrl+C again to leave, or Ctrl+D)"));
+                        continue;
+                    }
+                    Err(ReadlineError::Eof) => break,
+                    Err(e) => {
+                        render::error(&format!("cannot read the input: {e}"));
+                        break;
+                    }
+                },
+            };
+            warned = false;
+            let input = editor::joined(&line);
+            if input.trim().is_empty() {
+                continue;
+            }
+            if let Some(editor) = self.editor.as_mut() {
+                editor::remember(editor, history, &input);
+            }
+            let typed = if let Some(command) = slash::parse(&input) {
+                match self.slash(&mut agent, command).await {
+                    Flow::Continue => String::new(),
+                    Flow::Exit => break,
+                    Flow::Rebuild(rebuild) => match self.rebuild(agent, *rebuild).await {
+                        Ok(rebuilt) => {
+                            agent = rebuilt;
+                            String::new()
+                        }
+                        Err(exit) => return exit,
+                    },
+                }
+            } else if let Some(command) = input.trim_start().strip_prefix('!') {
+                self.shell(&agent, command.trim()).await
+            } else {
+                match self.turn(&mut agent, &input).await {
+                    Ok(typed) => typed,
+                    Err(typed_instead) => {
+                        prefill = typed_instead;
+                        continue;
+                    }
+                }
+            };
+            // Whole lines typed during the turn are sent in order; the rest waits at the
+            // prompt.
+            let (lines, rest) = match typed.rfind('\n') {
+                Some(end) => (&typed[..end], &typed[end + 1..]),
+                None => ("", typed.as_str()),
+            };
+            queued.extend(
+                lines
+                    .split('\n')
+                    .filter(|l| !l.trim().is_empty())
+                    .map(str::to_owned),
+            );
+            prefill = rest.to_owned();
+        }
+        self.leave(agent, Exit::Done).await
+    }
+
+    /// Reads one input, on a thread of its own (rustyline blocks).
+    async fn read_line(&mut self, initial: String) -> Result<String, ReadlineError> {
+        let Some(mut editor) = self.editor.take() else {
+            return Err(ReadlineError::Eof);
+        };
+        let read = tokio::task::spawn_blocking(move || {
+            let line = if initial.is_empty() {
+                editor.readline(editor::PROMPT)
+            } else {
+                editor.readline_with_initial(editor::PROMPT, (&initial, ""))
+            };
+            (editor, line)
+        })
+        .await;
+        match read {
+            Ok((editor, line)) => {
+                self.editor = Some(editor);
+                line
+            }
+            Err(_) => Err(ReadlineError::Eof),
+        }
+    }
+
+    /// One request to the model; returns what was typed ahead, or (as the error) the input
+    /// to edit again when it was not sent.
+    async fn turn(&mut self, agent: &mut Agent, input: &str) -> Result<String, String> {
+        let running = self.begin("thinking");
+        let mut files = Vec::new();
+        for path in attach::mentioned_paths(input) {
+            let outcome = self
+                .direct(
+                    agent,
+                    "read_file",
+                    serde_json::json!({ "file_path": path }),
+                    &running,
+                )
+                .await;
+            if outcome.is_error || outcome.cancelled {
+                self.end(running);
+                self.say(&self.style.error(&format!(
+                    "not sent: @{} could not be attached (edit the request and press Enter)",
+                    render::neutralize(&path)
+                )));
+                return Err(input.to_owned());
+            }
+            files.push(attach::Attached {
+                path,
+                content: outcome.content,
+            });
+        }
+        let request = attach::request(input, &self.shell_notes, &files);
+        self.shell_notes.clear();
+        let outcome = agent
+            .run_turn(&request, &self.events, running.cancel.clone())
+            .await;
+        let elapsed = running.started.elapsed();
+        let typed = self.end(running);
+        match outcome.stop() {
+            TurnStop::EndTurn => {}
+            TurnStop::MaxTokens => {
+                self.say(
+                    &self
+                        .style
+                        .warn("the answer was cut at the model's output limit"),
+                );
+            }
+            TurnStop::MaxRounds => self.say(&self.style.warn(&format!(
+                "stopped after {} rounds (the limit); say \"continue\" to go on",
+                outcome.rounds
+            ))),
+            TurnStop::RepeatedCalls => self.say(
+                &self
+                    .style
+                    .warn("stopped: the model kept making the same call with the same result"),
+            ),
+            TurnStop::Cancelled => self.say(&self.style.warn("interrupted")),
+            TurnStop::PromptBlocked => {
+                if let rein_core::agent::TurnEnd::PromptBlocked { reason } = &outcome.end {
+                    self.say(&self.style.warn(&render::neutralize(
+                        &crate::report::blocked_prompt_message(reason),
+                    )));
+                }
+            }
+            TurnStop::Error => {
+                let message = outcome
+                    .error()
+                    .map_or_else(|| "the turn failed".to_owned(), ToString::to_string);
+                self.say(&self.style.error(&render::neutralize(&message)));
+            }
+        }
+        let context = if outcome.rounds > 0 {
+            let report = agent.context_report().await;
+            Some((report.used, report.usable))
+        } else {
+            None
+        };
+        self.say(&render::turn_line(
+            self.style,
+            &TurnFigures {
+                model: agent.model(),
+                usage: &outcome.usage,
+                context,
+                elapsed,
+            },
+        ));
+        Ok(typed)
+    }
+
+    /// `!command`: runs it through the permission pipeline; its output goes with the next
+    /// request.
+    async fn shell(&mut self, agent: &Agent, command: &str) -> String {
+        if command.is_empty() {
+            self.say(
+                &self
+                    .style
+                    .dim("usage: !command (runs it; its output goes with your next request)"),
+            );
+            return String::new();
+        }
+        let running = self.begin("running");
+        let outcome = self
+            .direct(
+                agent,
+                "bash",
+                serde_json::json!({ "command": command }),
+                &running,
+            )
+            .await;
+        let typed = self.end(running);
+        if !outcome.cancelled && outcome.display != rein_tools::Display::Text {
+            self.shell_notes
+                .push(attach::shell_note(command, &outcome.content));
+            self.say(&self.style.dim("(the output goes with your next request)"));
+        }
+        typed
+    }
+
+    async fn direct(
+        &mut self,
+        agent: &Agent,
+        tool: &str,
+        arguments: serde_json::Value,
+        running: &Running,
+    ) -> rein_core::agent::DirectOutcome {
+        self.direct_calls += 1;
+        let id = format!("person_{}", self.direct_calls);
+        agent
+            .run_direct(&id, tool, arguments, &self.events, running.cancel.clone())
+            .await
+    }
+
+    /// Starts reading keys and the spinner, for something that may take a while.
+    fn begin(&self, label: &str) -> Running {
+        let cancel = CancellationToken::new();
+        self.signals.set_turn(Some(cancel.clone()));
+        self.live.set_width(terminal::width());
+        let keys = self.keys.start(cancel.clone());
+        self.live.begin(label);
+        let live = Arc::clone(&self.live);
+        let ticker = tokio::spawn(async move {
+            let mut every = tokio::time::interval(SPINNER_TICK);
+            loop {
+                every.tick().await;
+                live.tick();
+            }
+        });
+        Running {
+            cancel,
+            keys,
+            ticker,
+            started: Instant::now(),
+        }
+    }
+
+    /// Stops the spinner and the key reader; returns what was typed ahead.
+    fn end(&self, running: Running) -> String {
+        running.ticker.abort();
+        self.live.end();
+        self.signals.set_turn(None);
+        running.keys.finish()
+    }
+
+    /// Builds the agent again (another model, mode or session).
+    async fn rebuild(&mut self, agent: Agent, rebuild: Rebuild) -> Result<Agent, Exit> {
+        let mut agent = agent;
+        if rebuild.other_session {
+            self.close_session(&mut agent).await;
+        } else {
+            let _ = agent.save_session();
+        }
+        // The session file is locked by the agent holding it: that one goes first.
+        drop(agent);
+        let previous = std::mem::replace(&mut self.args, rebuild.args);
+        let mut prepared = setup::prepare(&self.args, Arc::clone(&self.interaction) as _);
+        if let Err(error) = &prepared {
+            let message = match error {
+                SetupError::Usage(m) | SetupError::Runtime(m) => m.clone(),
+            };
+            self.say(&self.style.error(&render::neutralize(&message)));
+            // Back to where it was (another session started meanwhile cannot be helped).
+            self.args = previous;
+            if !rebuild.other_session {
+                self.args.resume = Some(self.session_id.clone());
+                self.args.continue_session = false;
+            }
+            prepared = setup::prepare(&self.args, Arc::clone(&self.interaction) as _);
+        }
+        let prepared = match prepared {
+            Ok(prepared) => prepared,
+            Err(SetupError::Usage(m) | SetupError::Runtime(m)) => {
+                render::error(&m);
+                return Err(Exit::Runtime);
+            }
+        };
+        let mut agent = prepared.agent;
+        self.session_id = prepared.session_id;
+        self.signals
+            .set_processes(agent.tool_context().processes().clone());
+        for warning in &prepared.warnings {
+            self.say(
+                &self
+                    .style
+                    .warn(&format!("warning: {}", render::neutralize(warning))),
+            );
+        }
+        if rebuild.other_session {
+            self.live.clear_edits();
+            self.interaction.forget_granted();
+            self.shell_notes.clear();
+            let source = if self.args.resume.is_some() {
+                self.show_last_exchange(&agent);
+                SessionStartSource::Resume
+            } else {
+                SessionStartSource::Startup
+            };
+            agent
+                .start_session(source, &self.events, &CancellationToken::new())
+                .await;
+        }
+        Ok(agent)
+    }
+
+    /// Ends the session: what was not written is written, an empty one is deleted, the
+    /// SessionEnd hooks run. Returns whether it was kept.
+    async fn close_session(&mut self, agent: &mut Agent) -> bool {
+        let kept = !matches!(agent.discard_unanswered_session(), Ok(true));
+        if let Err(e) = agent.save_session() {
+            self.say(
+                &self
+                    .style
+                    .error(&format!("the session could not be saved completely: {e}")),
+            );
+        }
+        agent.end_session(&self.events).await;
+        kept
+    }
+
+    /// Leaves rein: saves, stops what rein started, says how to come back.
+    async fn leave(&mut self, mut agent: Agent, exit: Exit) -> Exit {
+        let kept = self.close_session(&mut agent).await;
+        agent.tool_context().processes().kill_all().await;
+        if kept {
+            self.say(&self.style.dim(&format!(
+                "Resume this session with: rein -r {}   (or rein -c)",
+                self.session_id
+            )));
+        }
+        exit
+    }
+
+    /// The banner: version, model, provider, directory, session, permission mode.
+    fn banner(&self, agent: &Agent) {
+        let s = self.style;
+        let provider = match agent.provider_kind() {
+            rein_llm::ProviderKind::OpenAi => "openai",
+            rein_llm::ProviderKind::Anthropic => "anthropic",
+        };
+        self.say(&format!(
+            "{} {} · {} · {}",
+            s.bold("rein"),
+            env!("CARGO_PKG_VERSION"),
+            s.bold(&render::neutralize(agent.model())),
+            s.dim(provider),
+        ));
+        self.say(&s.dim(&format!(
+            "{} · session {} · permissions: {}",
+            render::neutralize(&home_relative(&self.cwd)),
+            self.session_id,
+            rein_core::permissions::PermissionMode::from(self.args.permission_mode).as_str()
+        )));
+        self.say(&s.dim("/help for commands · @file to attach · !cmd to run · Ctrl+D to leave"));
+    }
+
+    /// A resumed session's last request and answer.
+    fn show_last_exchange(&self, agent: &Agent) {
+        let history = agent.history();
+        let Some(asked) = history.iter().rposition(|m| {
+            m.role == Role::User && m.parts.iter().any(|p| matches!(p, Part::Text { .. }))
+        }) else {
+            return;
+        };
+        let text_of = |index: usize| -> String {
+            history[index]
+                .parts
+                .iter()
+                .find_map(|p| match p {
+                    Part::Text { text } => Some(text.clone()),
+                    Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) => None,
+                })
+                .unwrap_or_default()
+        };
+        let request = text_of(asked);
+        let first_line = request.lines().next().unwrap_or_default();
+        self.say(&self.style.dim("Last exchange:"));
+        self.say(&format!(
+            "{}{}",
+            self.style.accent(editor::PROMPT),
+            self.style.italic(&render::fit(
+                &render::neutralize(first_line),
+                self.live.width().saturating_sub(2)
+            ))
+        ));
+        let answer = history[asked + 1..]
+            .iter()
+            .rposition(|m| m.role == Role::Assistant)
+            .map(|i| text_of(asked + 1 + i))
+            .unwrap_or_default();
+        if !answer.trim().is_empty() {
+            self.live.markdown(&answer);
+        }
+    }
+
+    /// Writes one line of rein's own (already safe).
+    fn say(&self, line: &str) {
+        self.live.write(&format!("{line}\n"));
+    }
+}
+
+/// When a project's hooks would not run because it is not trusted, asks once whether to
+/// trust it (`rein trust` does the same).
+fn ask_trust_once(args: &Args, s: Style) -> Result<(), Exit> {
+    let Some(untrusted) = setup::untrusted_project(args) else {
+        return Ok(());
+    };
+    let mut out = std::io::stdout();
+    use std::io::Write;
+    let _ = writeln!(
+        out,
+        "{}\n{}",
+        s.warn(&format!(
+            "This project ({}) has hooks in {} that run commands on your machine.",
+            render::neutralize(&untrusted.project.display().to_string()),
+            render::neutralize(&untrusted.files.join(", "))
+        )),
+        s.dim("They run only once you trust the project. Trust it? [y/N] ")
+    );
+    let _ = out.flush();
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return Ok(());
+    }
+    if matches!(answer.trim(), "y" | "Y" | "yes") {
+        if let Err(e) = setup::trust(&untrusted.project) {
+            render::error(&format!("cannot record the trust: {e}"));
+            return Err(Exit::Runtime);
+        }
+        let _ = writeln!(out, "{}", s.dim("Trusted: its hooks will run."));
+    } else {
+        let _ = writeln!(
+            out,
+            "{}",
+            s.dim("Not trusted: its hooks will not run (`rein trust` changes that).")
+        );
+    }
+    Ok(())
+}
+
+/// Whether reasoning is hidden (`REIN_HIDE_REASONING=1`).
+fn hide_reasoning() -> bool {
+    std::env::var("REIN_HIDE_REASONING").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// `~/project` for a path under the home directory.
+fn home_relative(path: &Path) -> String {
+    match std::env::home_dir() {
+        Some(home) if path.starts_with(&home) && home != Path::new("/") => {
+            let rest = path.strip_prefix(&home).unwrap_or(path);
+            if rest.as_os_str().is_empty() {
+                "~".to_owned()
+            } else {
+                format!("~/{}", rest.display())
+            }
+        }
+        _ => path.display().to_string(),
+    }
+}
