@@ -436,6 +436,62 @@ mod tests {
         insta::assert_snapshot!(text(&out));
     }
 
+    /// A turn with a long command, a failed one and an edit, as the REPL shows it.
+    fn tool_turn(width: usize) -> String {
+        let (live, out) = live(width, false);
+        let command = "cargo test --workspace --all-features -- --nocapture --test-threads=1 2>&1 | tee target/test-output.log";
+        live.emit(AgentEvent::ToolCallStarted {
+            id: "c1".into(),
+            name: "bash".into(),
+            arguments: serde_json::json!({ "command": command }),
+        });
+        live.emit(AgentEvent::ToolResult {
+            id: "c1".into(),
+            name: "bash".into(),
+            summary: String::new(),
+            content: String::new(),
+            is_error: true,
+            duration: Duration::from_millis(3200),
+            display: Display::Command {
+                command: command.into(),
+                exit_code: Some(101),
+                duration: Duration::from_millis(3200),
+                timed_out: false,
+                output_tail: "running 12 tests\ntest parse::works ... ok\ntest parse::fails_on_a_very_long_input_that_goes_past_the_edge_of_any_reasonable_terminal ... FAILED\nfailures:\n    parse::fails\ntest result: FAILED. 11 passed; 1 failed".into(),
+                saved_to: None,
+            },
+            changes: Vec::new(),
+        });
+        live.emit(AgentEvent::ToolCallStarted {
+            id: "c2".into(),
+            name: "edit_file".into(),
+            arguments: serde_json::json!({ "file_path": "src/parse.rs" }),
+        });
+        live.emit(AgentEvent::ToolResult {
+            id: "c2".into(),
+            name: "edit_file".into(),
+            summary: String::new(),
+            content: String::new(),
+            is_error: false,
+            duration: Duration::from_millis(4),
+            display: Display::FileEdit {
+                path: "src/parse.rs".into(),
+                diff: "--- src/parse.rs\n+++ src/parse.rs\n@@ -10,3 +10,3 @@\n fn parse(input: &str) -> Result<Ast, Error> {\n-    let tokens = lex(input).expect(\"the lexer never fails on input that came from a file we just read\");\n+    let tokens = lex(input).map_err(|e| Error::Lex { offset: e.offset, message: e.to_string() })?;\n     build(tokens)\n".into(),
+                added: 1,
+                removed: 1,
+                created: false,
+            },
+            changes: Vec::new(),
+        });
+        text(&out)
+    }
+
+    #[test]
+    fn tool_lines_and_diffs_at_80_and_120_columns() {
+        insta::assert_snapshot!("tools_80", tool_turn(80));
+        insta::assert_snapshot!("tools_120", tool_turn(120));
+    }
+
     #[test]
     fn the_spinner_is_replaced_in_place_and_cleared_before_text() {
         let (live, out) = live(80, true);

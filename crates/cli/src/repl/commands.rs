@@ -54,8 +54,8 @@ impl Repl {
                 }
             }
             Slash::Context => {
-                let report = agent.context_report().await;
-                self.live.write(&neutralize(&report.to_string()));
+                let report = agent.context_report().await.to_string();
+                self.say(neutralize(&report).trim_end());
             }
             Slash::Compact(focus) => {
                 let running = self.begin("compacting");

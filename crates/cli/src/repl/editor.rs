@@ -45,6 +45,8 @@ pub(crate) fn new(cwd: &Path, history: &Path, colored: bool) -> rustyline::Resul
         .auto_add_history(false)
         .completion_type(CompletionType::List)
         .bracketed_paste(true)
+        // rein ends all its output with a newline: no need to ask the terminal.
+        .check_cursor_position(false)
         .build();
     let mut editor = LineEditor::with_config(config)?;
     editor.set_helper(Some(ReplHelper {

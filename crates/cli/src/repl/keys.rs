@@ -1,4 +1,5 @@
-//! Keys pressed while a turn runs. A thread reads stdin (the terminal in keys mode) and
+//! Keys pressed while a turn runs. A thread reads stdin (the terminal stays in keys mode for
+//! the whole session, see `terminal.rs`) and
 //! routes each key: to the open approval question (`y`, `a`, `n`, `r` then a reason, Esc),
 //! or to the type-ahead kept for after the turn; Ctrl+C cancels the turn either way.
 
@@ -12,12 +13,12 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::terminal::{self, SavedModes};
 use crate::render::Live;
 
 /// How often the reader looks whether it should stop.
 const STOP_CHECK: Duration = Duration::from_millis(40);
 const CTRL_C: u8 = 0x03;
+const CTRL_D: u8 = 0x04;
 const ESC: u8 = 0x1b;
 const BACKSPACE: u8 = 0x7f;
 const CTRL_H: u8 = 0x08;
@@ -34,6 +35,8 @@ struct Inner {
     cancel: Option<CancellationToken>,
     /// What the person typed during the turn.
     typeahead: String,
+    /// Ctrl+D on nothing typed: leave once the turn is over.
+    leave: bool,
     /// Bytes of a character split between two reads.
     partial: Vec<u8>,
     /// The question waiting for a key.
@@ -79,8 +82,8 @@ impl KeyShared {
             inner.cancel = Some(cancel);
             inner.typeahead.clear();
             inner.partial.clear();
+            inner.leave = false;
         }
-        let modes = terminal::keys_mode();
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::clone(self);
         let stopping = Arc::clone(&stop);
@@ -92,7 +95,6 @@ impl KeyShared {
             shared: Arc::clone(self),
             stop,
             thread,
-            modes,
         }
     }
 
@@ -166,6 +168,7 @@ impl KeyShared {
                         cancel.cancel();
                     }
                 }
+                CTRL_D if inner.typeahead.is_empty() => inner.leave = true,
                 BACKSPACE | CTRL_H => {
                     inner.typeahead.pop();
                 }
@@ -194,7 +197,10 @@ impl KeyShared {
             }
             i += 1;
         }
-        let shown = inner.typeahead.clone();
+        let mut shown = inner.typeahead.clone();
+        if inner.leave {
+            shown.push_str(" (then leave)");
+        }
         drop(inner);
         self.live.set_queued(&shown);
     }
@@ -211,22 +217,33 @@ impl KeyShared {
     }
 }
 
+/// What the person typed while a turn ran.
+#[derive(Debug, Default)]
+pub(crate) struct Typed {
+    /// The text, `\n` where Enter was pressed.
+    pub(crate) text: String,
+    /// Ctrl+D was pressed on nothing typed: leave.
+    pub(crate) leave: bool,
+}
+
 /// Keys being read for one turn.
 pub(crate) struct TurnKeys {
     shared: Arc<KeyShared>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
-    modes: SavedModes,
 }
 
 impl TurnKeys {
-    /// Stops reading, puts the terminal back, and returns what was typed ahead.
-    pub(crate) fn finish(mut self) -> String {
+    /// Stops reading and returns what was typed ahead.
+    pub(crate) fn finish(mut self) -> Typed {
         self.stop_reading();
         let mut inner = self.shared.lock();
         inner.cancel = None;
         inner.question = None;
-        std::mem::take(&mut inner.typeahead)
+        Typed {
+            text: std::mem::take(&mut inner.typeahead),
+            leave: std::mem::take(&mut inner.leave),
+        }
     }
 
     fn stop_reading(&mut self) {
@@ -234,7 +251,6 @@ impl TurnKeys {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
-        self.modes.restore();
     }
 }
 

@@ -28,7 +28,7 @@ use crate::render::{self, Live, LiveOptions, Style, TurnFigures};
 use crate::setup::{self, Prepared, SetupError};
 use approval::ReplInteraction;
 use editor::LineEditor;
-use keys::{KeyShared, TurnKeys};
+use keys::{KeyShared, TurnKeys, Typed};
 use signals::Signals;
 
 /// How often the spinner moves.
@@ -78,7 +78,6 @@ struct Running {
 
 /// Runs the REPL until the person leaves.
 pub(crate) async fn run(args: Args) -> Exit {
-    let modes = terminal::SavedModes::now();
     let style = Style::for_stdout();
     let live = Arc::new(Live::new(
         std::io::stdout(),
@@ -95,6 +94,21 @@ pub(crate) async fn run(args: Args) -> Exit {
     if let Err(exit) = ask_trust_once(&args, style) {
         return exit;
     }
+    let modes = terminal::keys_mode();
+    let exit = session(args, style, live, keys, interaction, &modes).await;
+    modes.restore();
+    exit
+}
+
+/// The session, once the terminal is in keys mode.
+async fn session(
+    args: Args,
+    style: Style,
+    live: Arc<Live>,
+    keys: Arc<KeyShared>,
+    interaction: Arc<ReplInteraction>,
+    modes: &terminal::SavedModes,
+) -> Exit {
     let prepared = match setup::prepare(&args, Arc::clone(&interaction) as _) {
         Ok(prepared) => prepared,
         Err(SetupError::Usage(message)) => {
@@ -156,9 +170,7 @@ pub(crate) async fn run(args: Args) -> Exit {
         .await;
     // The first code block must not wait for the syntaxes to load.
     render::warm_up_highlighting();
-    let exit = repl.main_loop(agent, &history).await;
-    modes.restore();
-    exit
+    repl.main_loop(agent, &history).await
 }
 
 impl Repl {
@@ -204,15 +216,22 @@ impl Repl {
             }
             let typed = if let Some(command) = slash::parse(&input) {
                 match self.slash(&mut agent, command).await {
-                    Flow::Continue => String::new(),
+                    Flow::Continue => Typed::default(),
                     Flow::Exit => break,
-                    Flow::Rebuild(rebuild) => match self.rebuild(agent, *rebuild).await {
-                        Ok(rebuilt) => {
-                            agent = rebuilt;
-                            String::new()
+                    Flow::Rebuild(rebuild) => {
+                        // Lines typed meanwhile are kept, as during a turn (rustyline drops
+                        // what it read past the line it returns).
+                        let keys = self.keys.start(CancellationToken::new());
+                        let rebuilt = self.rebuild(agent, *rebuild).await;
+                        let typed = keys.finish();
+                        match rebuilt {
+                            Ok(rebuilt) => {
+                                agent = rebuilt;
+                                typed
+                            }
+                            Err(exit) => return exit,
                         }
-                        Err(exit) => return exit,
-                    },
+                    }
                 }
             } else if let Some(command) = input.trim_start().strip_prefix('!') {
                 self.shell(&agent, command.trim()).await
@@ -225,8 +244,12 @@ impl Repl {
                     }
                 }
             };
+            if typed.leave {
+                break;
+            }
             // Whole lines typed during the turn are sent in order; the rest waits at the
             // prompt.
+            let typed = typed.text;
             let (lines, rest) = match typed.rfind('\n') {
                 Some(end) => (&typed[..end], &typed[end + 1..]),
                 None => ("", typed.as_str()),
@@ -267,7 +290,7 @@ impl Repl {
 
     /// One request to the model; returns what was typed ahead, or (as the error) the input
     /// to edit again when it was not sent.
-    async fn turn(&mut self, agent: &mut Agent, input: &str) -> Result<String, String> {
+    async fn turn(&mut self, agent: &mut Agent, input: &str) -> Result<Typed, String> {
         let running = self.begin("thinking");
         let mut files = Vec::new();
         for path in attach::mentioned_paths(input) {
@@ -352,14 +375,14 @@ impl Repl {
 
     /// `!command`: runs it through the permission pipeline; its output goes with the next
     /// request.
-    async fn shell(&mut self, agent: &Agent, command: &str) -> String {
+    async fn shell(&mut self, agent: &Agent, command: &str) -> Typed {
         if command.is_empty() {
             self.say(
                 &self
                     .style
                     .dim("usage: !command (runs it; its output goes with your next request)"),
             );
-            return String::new();
+            return Typed::default();
         }
         let running = self.begin("running");
         let outcome = self
@@ -417,7 +440,7 @@ impl Repl {
     }
 
     /// Stops the spinner and the key reader; returns what was typed ahead.
-    fn end(&self, running: Running) -> String {
+    fn end(&self, running: Running) -> Typed {
         running.ticker.abort();
         self.live.end();
         self.signals.set_turn(None);
@@ -468,6 +491,16 @@ impl Repl {
             );
         }
         if rebuild.other_session {
+            let what = if self.args.resume.is_some() {
+                "resumed"
+            } else {
+                "new"
+            };
+            self.say(
+                &self
+                    .style
+                    .dim(&format!("{what} session {}", self.session_id)),
+            );
             self.live.clear_edits();
             self.interaction.forget_granted();
             self.shell_notes.clear();

@@ -1,6 +1,9 @@
-//! The terminal's modes and size. While a turn runs, rein reads keys itself (type-ahead,
-//! Ctrl+C, approvals): the terminal then neither echoes nor edits lines nor turns Ctrl+C into
-//! a signal, and output processing stays on so `\n` still starts a new line.
+//! The terminal's modes and size. For the whole session the terminal is in "keys mode": it
+//! neither echoes nor edits lines nor turns Ctrl+C into a signal (output processing stays on,
+//! so `\n` still starts a new line). rustyline switches to its raw mode for each input line
+//! and back; between lines and during turns rein reads keys itself (type-ahead, Ctrl+C,
+//! approvals). Keys pressed in between stay queued as bytes: in the terminal's line mode a
+//! Ctrl+D or a line typed there could be lost when rustyline switches modes.
 
 use rustix::termios::{self, LocalModes, OptionalActions, SpecialCodeIndex, Termios};
 
