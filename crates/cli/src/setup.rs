@@ -33,6 +33,8 @@ pub(crate) struct Prepared {
     pub(crate) cwd: PathBuf,
     /// rein's home: sessions, history, trust.
     pub(crate) rein_home: PathBuf,
+    /// Tokens a resumed session used before this run.
+    pub(crate) earlier_usage: rein_llm::Usage,
     /// Things the person should know before the turn starts.
     pub(crate) warnings: Vec<String>,
 }
@@ -144,6 +146,10 @@ pub(crate) fn prepare(
 
     let mut overrides = overrides_from(args);
     let resumed = resume(args, &store, &cwd)?;
+    let earlier_usage = resumed
+        .as_ref()
+        .map(|(_, loaded)| loaded.total_usage())
+        .unwrap_or_default();
     if let Some((_, loaded)) = &resumed {
         let (model, provider) = loaded.model();
         overrides.resume_session(model, provider);
@@ -206,6 +212,7 @@ pub(crate) fn prepare(
         session_id,
         cwd,
         rein_home,
+        earlier_usage,
         warnings,
     })
 }

@@ -94,6 +94,11 @@ impl Pty {
         }
     }
 
+    /// rein's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.process_id().unwrap()
+    }
+
     /// Types `text` (bytes as a terminal sends them: `\r` for Enter, `\x03` for Ctrl+C).
     pub(crate) fn send(&self, text: &str) {
         let mut writer = self.writer.lock().unwrap();

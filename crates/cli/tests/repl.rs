@@ -92,8 +92,8 @@ fn every_slash_command_answers_without_calling_the_model() {
     for (command, shows) in [
         ("/help", "Commands:"),
         ("/model", "model: gpt-4o (openai)"),
-        ("/tokens", "(this run of the session)"),
-        ("/cost", "so far (this run of the session)"),
+        ("/tokens", "out in this session"),
+        ("/cost", "so far in this session"),
         ("/context", "Context window:"),
         ("/compact", "nothing to compact yet"),
         ("/diff", "no files changed in this session"),
@@ -442,4 +442,50 @@ fn lines_typed_while_the_agent_is_rebuilt_are_kept() {
     }
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
+}
+
+#[test]
+fn one_shot_text_mode_on_a_terminal_streams_and_sums_up() {
+    let env = Env::new();
+    let server = MockServer::start(
+        Script::new().reply(
+            Turn::text("# Title\n\nThe **streamed** answer.")
+                .chunks(["# Title\n\nThe **str", "eamed** answer."]),
+        ),
+    );
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &["-p", "hello"], 100);
+    pty.wait_for("The streamed answer.");
+    pty.wait_for("gpt-4o · 1 round · ↑ ");
+    pty.wait_for("(continue: rein -r ");
+    assert_eq!(pty.wait_exit(), 0);
+    // stdout and stderr are the same terminal: the answer is shown once.
+    assert_eq!(pty.transcript().matches("The streamed answer.").count(), 1);
+    assert!(!pty.transcript().contains("**"));
+}
+
+#[test]
+fn a_trailing_backslash_and_alt_enter_add_lines() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("three lines")));
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 100);
+    pty.wait_for("permissions: default");
+    pty.wait_ready();
+    pty.send("one \\\r");
+    pty.send("two\x1b\r");
+    pty.send("three\r");
+    pty.wait_for("↑ ");
+    assert_eq!(user_text(&server, 0), "one \ntwo\nthree");
+    pty.send("\x04");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+#[test]
+fn sigterm_at_the_prompt_exits_143() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new());
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 100);
+    pty.wait_for("permissions: default");
+    pty.wait_ready();
+    crate::support::signal(pty.pid(), "TERM");
+    assert_eq!(pty.wait_exit(), 143);
 }

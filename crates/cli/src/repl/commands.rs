@@ -36,16 +36,13 @@ impl Repl {
                 }));
             }
             Slash::Tokens => {
-                let usage = agent.total_usage();
-                self.say(&format!(
-                    "{} (this run of the session)",
-                    render::tokens(&usage)
-                ));
+                let usage = self.session_usage(agent);
+                self.say(&format!("{} in this session", render::tokens(&usage)));
             }
             Slash::Cost => {
-                let usage = agent.total_usage();
+                let usage = self.session_usage(agent);
                 match render::cost(agent.model(), &usage) {
-                    Some(cost) => self.say(&format!("{cost} so far (this run of the session)")),
+                    Some(cost) => self.say(&format!("{cost} so far in this session")),
                     None => self.say(&format!(
                         "the price of {} is unknown; {}",
                         neutralize(agent.model()),
@@ -128,6 +125,13 @@ impl Repl {
             )),
         }
         Flow::Continue
+    }
+
+    /// Tokens of the whole session: earlier runs and this one.
+    fn session_usage(&self, agent: &Agent) -> rein_llm::Usage {
+        let mut usage = self.earlier_usage;
+        usage += agent.total_usage();
+        usage
     }
 
     /// The arguments that reopen this session.

@@ -66,6 +66,8 @@ struct Repl {
     shell_notes: Vec<String>,
     /// Direct calls so far, for their ids.
     direct_calls: u32,
+    /// Tokens the session used before the agent now open (an earlier run, another model).
+    earlier_usage: rein_llm::Usage,
 }
 
 /// A turn (or a command that may take a while) running, with keys read and the spinner on.
@@ -125,6 +127,7 @@ async fn session(
         session_id,
         cwd,
         rein_home,
+        earlier_usage,
         warnings,
     } = prepared;
     let mut agent = agent;
@@ -151,6 +154,7 @@ async fn session(
         editor: Some(editor),
         shell_notes: Vec::new(),
         direct_calls: 0,
+        earlier_usage,
     };
     repl.banner(&agent);
     for warning in &warnings {
@@ -481,6 +485,7 @@ impl Repl {
         };
         let mut agent = prepared.agent;
         self.session_id = prepared.session_id;
+        self.earlier_usage = prepared.earlier_usage;
         self.signals
             .set_processes(agent.tool_context().processes().clone());
         for warning in &prepared.warnings {
