@@ -295,6 +295,9 @@ fn ctrl_c_mid_command_kills_it_and_returns_to_the_prompt() {
     }
     pty.send("again\r");
     pty.wait_for("back again");
+    // The history stays valid: the interrupted call has its result.
+    let body = server.requests()[1].body.clone();
+    crate::support::openai_history_is_valid(&body).unwrap();
     pty.send("/exit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
@@ -488,4 +491,30 @@ fn sigterm_at_the_prompt_exits_143() {
     pty.wait_ready();
     crate::support::signal(pty.pid(), "TERM");
     assert_eq!(pty.wait_exit(), 143);
+}
+
+#[test]
+fn a_project_with_hooks_asks_once_for_trust_and_its_hooks_then_run() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.work.join(".git")).unwrap();
+    env.write(
+        ".rein/config.toml",
+        "[[hooks.SessionStart]]\ncommand = \"echo hi > started-by-hook\"\n",
+    );
+    let server = MockServer::start(Script::new());
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 100);
+    pty.wait_for("Trust it? [y/N]");
+    pty.send("y\r");
+    pty.wait_for("Trusted: its hooks will run.");
+    pty.wait_ready();
+    wait_for_file(&env.work.join("started-by-hook"), SCREEN_WAIT);
+    pty.send("\x04");
+    assert_eq!(pty.wait_exit(), 0);
+    drop(pty);
+    // Trusted now: not asked again.
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 100);
+    pty.wait_ready();
+    assert!(!pty.transcript().contains("Trust it?"));
+    pty.send("\x04");
+    assert_eq!(pty.wait_exit(), 0);
 }

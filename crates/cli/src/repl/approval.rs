@@ -54,8 +54,10 @@ impl Interaction for ReplInteraction {
         let style = self.live.style();
         self.live
             .write(&question(style, self.live.width(), &request));
+        // Listening before the keys are shown: a key pressed as soon as they are answers.
+        let asked = self.keys.ask();
         self.live.write_inline(&keys_line(style));
-        let answer = match self.keys.ask() {
+        let answer = match asked {
             Some(receiver) => receiver.await.unwrap_or(Approval::Cancelled),
             None => Approval::No,
         };

@@ -289,3 +289,77 @@ fn read_keys(shared: &KeyShared, stop: &AtomicBool) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::{LiveOptions, Style};
+
+    fn shared() -> (Arc<KeyShared>, CancellationToken) {
+        let live = Arc::new(Live::new(
+            std::io::sink(),
+            LiveOptions {
+                style: Style::plain(),
+                width: 80,
+                spinner: false,
+                show_reasoning: true,
+                interactive: true,
+            },
+        ));
+        let keys = KeyShared::new(live);
+        let cancel = CancellationToken::new();
+        keys.lock().cancel = Some(cancel.clone());
+        (keys, cancel)
+    }
+
+    #[test]
+    fn typing_during_a_turn_is_kept_with_its_edits() {
+        let (keys, cancel) = shared();
+        keys.keys(b"abc\x7fd\x1b[A\re");
+        keys.keys("é".as_bytes().split_at(1).0);
+        keys.keys("é".as_bytes().split_at(1).1);
+        assert_eq!(keys.lock().typeahead, "abd\neé");
+        assert!(!cancel.is_cancelled());
+        keys.keys(b"\x03");
+        assert!(cancel.is_cancelled());
+    }
+
+    #[test]
+    fn ctrl_d_on_nothing_typed_leaves_after_the_turn() {
+        let (keys, _) = shared();
+        keys.keys(b"\x04");
+        assert!(keys.lock().leave);
+    }
+
+    #[test]
+    fn a_question_takes_one_key_or_a_reason() {
+        let (keys, cancel) = shared();
+        for (pressed, expected) in [
+            (&b"y"[..], Approval::Yes),
+            (b"a", Approval::YesForSession),
+            (b"N", Approval::No),
+            (b"\x1b", Approval::No),
+        ] {
+            let mut answer = keys.ask().unwrap();
+            keys.keys(b"x");
+            assert!(answer.try_recv().is_err(), "other keys do not answer");
+            keys.keys(pressed);
+            assert_eq!(answer.try_recv().unwrap(), expected);
+        }
+        let mut answer = keys.ask().unwrap();
+        keys.keys(b"r");
+        keys.keys(b"not thaX\x7ft\r");
+        assert_eq!(
+            answer.try_recv().unwrap(),
+            Approval::NoBecause("not that".into())
+        );
+        assert!(
+            keys.lock().typeahead.is_empty(),
+            "answers are not type-ahead"
+        );
+        let mut answer = keys.ask().unwrap();
+        keys.keys(b"\x03");
+        assert_eq!(answer.try_recv().unwrap(), Approval::Cancelled);
+        assert!(cancel.is_cancelled());
+    }
+}

@@ -86,7 +86,8 @@ pub(crate) async fn run(args: Args) -> Exit {
         LiveOptions {
             style,
             width: terminal::width(),
-            spinner: true,
+            // Only a terminal gets a line replaced in place.
+            spinner: std::io::IsTerminal::is_terminal(&std::io::stdout()),
             show_reasoning: !hide_reasoning(),
             interactive: true,
         },
