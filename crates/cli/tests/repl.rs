@@ -191,7 +191,9 @@ fn approvals_answered_each_way() {
             .reply(Turn::new().tool_call(bash("c5", "touch always.txt")))
             .reply(Turn::text("did always"))
             .reply(Turn::new().tool_call(bash("c6", "touch always.txt")))
-            .reply(Turn::text("did again")),
+            .reply(Turn::text("did again"))
+            .reply(Turn::new().tool_call(bash("c7", "touch always.txt")))
+            .reply(Turn::text("did after the switch")),
     );
     let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 100);
     pty.wait_for("permissions: default");
@@ -233,7 +235,11 @@ fn approvals_answered_each_way() {
     pty.wait_for("did always");
     pty.send("six\r");
     pty.wait_for("did again");
-    // Allowed for the session: not asked again.
+    // Allowed for the session: not asked again, even with another model.
+    pty.send("/model gpt-4o-mini\r");
+    pty.wait_for("switching to gpt-4o-mini");
+    pty.send("seven\r");
+    pty.wait_for("did after the switch");
     assert_eq!(pty.transcript().matches("Esc no ›").count(), 5);
     pty.send("/permissions\r");
     pty.wait_for("allowed for this session:");

@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rein_core::interaction::{Approval, ApprovalRequest, Interaction};
+use rein_core::permissions::Rule;
 use rein_tools::{Preview, async_trait};
 
 use super::keys::KeyShared;
@@ -16,8 +17,8 @@ const QUESTION_SHOWN_LINES: usize = 60;
 pub(crate) struct ReplInteraction {
     live: Arc<Live>,
     keys: Arc<KeyShared>,
-    /// What "yes for the session" allowed so far, for `/permissions`.
-    granted: Mutex<Vec<String>>,
+    /// What "yes for the session" allowed so far.
+    granted: Mutex<Vec<Rule>>,
 }
 
 impl ReplInteraction {
@@ -31,7 +32,7 @@ impl ReplInteraction {
     }
 
     /// The rules the person allowed for the session.
-    pub(crate) fn granted(&self) -> Vec<String> {
+    pub(crate) fn granted(&self) -> Vec<Rule> {
         self.granted
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -67,7 +68,7 @@ impl Interaction for ReplInteraction {
             self.granted
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .push(request.session_rule.to_string());
+                .push(request.session_rule.clone());
         }
         self.live.resume();
         answer
@@ -195,8 +196,6 @@ fn answered(s: Style, answer: &Approval) -> String {
 
 #[cfg(test)]
 mod tests {
-    use rein_core::permissions::Rule;
-
     use super::*;
 
     fn request(preview: Option<Preview>) -> ApprovalRequest {

@@ -267,7 +267,7 @@ impl Repl {
         if !granted.is_empty() {
             out.push_str("allowed for this session:\n");
             for rule in granted {
-                out.push_str(&format!("  {}\n", neutralize(&rule)));
+                out.push_str(&format!("  {}\n", neutralize(&rule.to_string())));
             }
         }
         self.live.write(&out);

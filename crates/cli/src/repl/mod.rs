@@ -496,6 +496,12 @@ impl Repl {
                     .warn(&format!("warning: {}", render::neutralize(warning))),
             );
         }
+        if !rebuild.other_session {
+            // The same session: what the person allowed for it still holds.
+            for rule in self.interaction.granted() {
+                agent.allow_for_session(rule);
+            }
+        }
         if rebuild.other_session {
             let what = if self.args.resume.is_some() {
                 "resumed"

@@ -24,6 +24,13 @@ pub struct DirectOutcome {
 }
 
 impl Agent {
+    /// Lets calls `rule` matches run without asking for the rest of the session, as a
+    /// "yes for the session" answer does (the REPL carries such answers over when it reopens
+    /// the session with another model or mode).
+    pub fn allow_for_session(&self, rule: crate::permissions::Rule) {
+        self.runner.policy.allow_for_session(rule);
+    }
+
     /// Runs `tool` with `arguments` for the person, through the whole pipeline of a model's
     /// call. Its events go to `events` under the call id `id`; cancelling `cancel` stops it.
     pub async fn run_direct(
