@@ -4,29 +4,31 @@
 
 mod approval;
 mod attach;
+mod banner;
 mod commands;
 mod editor;
 mod keys;
 mod signals;
 mod slash;
 mod terminal;
+mod turn;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rein_core::agent::{Agent, EventSink, Events, TurnStop};
+use rein_core::agent::{Agent, EventSink, Events};
 use rein_core::hooks::SessionStartSource;
-use rein_llm::{Part, Role};
 use rustyline::error::ReadlineError;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::Args;
 use crate::exit::Exit;
-use crate::render::{self, Live, LiveOptions, Style, TurnFigures};
+use crate::render::{self, Live, LiveOptions, Style};
 use crate::setup::{self, Prepared, SetupError};
 use approval::ReplInteraction;
+use banner::ask_trust_once;
 use editor::LineEditor;
 use keys::{KeyShared, TurnKeys, Typed};
 use signals::Signals;
@@ -293,165 +295,6 @@ impl Repl {
         }
     }
 
-    /// One request to the model; returns what was typed ahead, or (as the error) the input
-    /// to edit again when it was not sent.
-    async fn turn(&mut self, agent: &mut Agent, input: &str) -> Result<Typed, String> {
-        let running = self.begin("thinking");
-        let mut files = Vec::new();
-        for path in attach::mentioned_paths(input) {
-            let outcome = self
-                .direct(
-                    agent,
-                    "read_file",
-                    serde_json::json!({ "file_path": path }),
-                    &running,
-                )
-                .await;
-            if outcome.is_error || outcome.cancelled {
-                self.end(running);
-                self.say(&self.style.error(&format!(
-                    "not sent: @{} could not be attached (edit the request and press Enter)",
-                    render::neutralize(&path)
-                )));
-                return Err(input.to_owned());
-            }
-            files.push(attach::Attached {
-                path,
-                content: outcome.content,
-            });
-        }
-        let request = attach::request(input, &self.shell_notes, &files);
-        self.shell_notes.clear();
-        let outcome = agent
-            .run_turn(&request, &self.events, running.cancel.clone())
-            .await;
-        let elapsed = running.started.elapsed();
-        let typed = self.end(running);
-        match outcome.stop() {
-            TurnStop::EndTurn => {}
-            TurnStop::MaxTokens => {
-                self.say(
-                    &self
-                        .style
-                        .warn("the answer was cut at the model's output limit"),
-                );
-            }
-            TurnStop::MaxRounds => self.say(&self.style.warn(&format!(
-                "stopped after {} rounds (the limit); say \"continue\" to go on",
-                outcome.rounds
-            ))),
-            TurnStop::RepeatedCalls => self.say(
-                &self
-                    .style
-                    .warn("stopped: the model kept making the same call with the same result"),
-            ),
-            TurnStop::Cancelled => self.say(&self.style.warn("interrupted")),
-            TurnStop::PromptBlocked => {
-                if let rein_core::agent::TurnEnd::PromptBlocked { reason } = &outcome.end {
-                    self.say(&self.style.warn(&render::neutralize(
-                        &crate::report::blocked_prompt_message(reason),
-                    )));
-                }
-            }
-            TurnStop::Error => {
-                let message = outcome
-                    .error()
-                    .map_or_else(|| "the turn failed".to_owned(), ToString::to_string);
-                self.say(&self.style.error(&render::neutralize(&message)));
-            }
-        }
-        let context = if outcome.rounds > 0 {
-            let report = agent.context_report().await;
-            Some((report.used, report.usable))
-        } else {
-            None
-        };
-        self.say(&render::turn_line(
-            self.style,
-            &TurnFigures {
-                model: agent.model(),
-                usage: &outcome.usage,
-                context,
-                elapsed,
-            },
-        ));
-        Ok(typed)
-    }
-
-    /// `!command`: runs it through the permission pipeline; its output goes with the next
-    /// request.
-    async fn shell(&mut self, agent: &Agent, command: &str) -> Typed {
-        if command.is_empty() {
-            self.say(
-                &self
-                    .style
-                    .dim("usage: !command (runs it; its output goes with your next request)"),
-            );
-            return Typed::default();
-        }
-        let running = self.begin("running");
-        let outcome = self
-            .direct(
-                agent,
-                "bash",
-                serde_json::json!({ "command": command }),
-                &running,
-            )
-            .await;
-        let typed = self.end(running);
-        if !outcome.cancelled && outcome.display != rein_tools::Display::Text {
-            self.shell_notes
-                .push(attach::shell_note(command, &outcome.content));
-            self.say(&self.style.dim("(the output goes with your next request)"));
-        }
-        typed
-    }
-
-    async fn direct(
-        &mut self,
-        agent: &Agent,
-        tool: &str,
-        arguments: serde_json::Value,
-        running: &Running,
-    ) -> rein_core::agent::DirectOutcome {
-        self.direct_calls += 1;
-        let id = format!("person_{}", self.direct_calls);
-        agent
-            .run_direct(&id, tool, arguments, &self.events, running.cancel.clone())
-            .await
-    }
-
-    /// Starts reading keys and the spinner, for something that may take a while.
-    fn begin(&self, label: &str) -> Running {
-        let cancel = CancellationToken::new();
-        self.signals.set_turn(Some(cancel.clone()));
-        self.live.set_width(terminal::width());
-        let keys = self.keys.start(cancel.clone());
-        self.live.begin(label);
-        let live = Arc::clone(&self.live);
-        let ticker = tokio::spawn(async move {
-            let mut every = tokio::time::interval(SPINNER_TICK);
-            loop {
-                every.tick().await;
-                live.tick();
-            }
-        });
-        Running {
-            cancel,
-            keys,
-            ticker,
-            started: Instant::now(),
-        }
-    }
-
-    /// Stops the spinner and the key reader; returns what was typed ahead.
-    fn end(&self, running: Running) -> Typed {
-        running.ticker.abort();
-        self.live.end();
-        self.signals.set_turn(None);
-        running.keys.finish()
-    }
-
     /// Builds the agent again (another model, mode or session).
     async fn rebuild(&mut self, agent: Agent, rebuild: Rebuild) -> Result<Agent, Exit> {
         let mut agent = agent;
@@ -557,129 +400,13 @@ impl Repl {
         exit
     }
 
-    /// The banner: version, model, provider, directory, session, permission mode.
-    fn banner(&self, agent: &Agent) {
-        let s = self.style;
-        let provider = match agent.provider_kind() {
-            rein_llm::ProviderKind::OpenAi => "openai",
-            rein_llm::ProviderKind::Anthropic => "anthropic",
-        };
-        self.say(&format!(
-            "{} {} · {} · {}",
-            s.bold("rein"),
-            env!("CARGO_PKG_VERSION"),
-            s.bold(&render::neutralize(agent.model())),
-            s.dim(provider),
-        ));
-        self.say(&s.dim(&format!(
-            "{} · session {} · permissions: {}",
-            render::neutralize(&home_relative(&self.cwd)),
-            self.session_id,
-            rein_core::permissions::PermissionMode::from(self.args.permission_mode).as_str()
-        )));
-        self.say(&s.dim("/help for commands · @file to attach · !cmd to run · Ctrl+D to leave"));
-    }
-
-    /// A resumed session's last request and answer.
-    fn show_last_exchange(&self, agent: &Agent) {
-        let history = agent.history();
-        let Some(asked) = history.iter().rposition(|m| {
-            m.role == Role::User && m.parts.iter().any(|p| matches!(p, Part::Text { .. }))
-        }) else {
-            return;
-        };
-        let text_of = |index: usize| -> String {
-            history[index]
-                .parts
-                .iter()
-                .find_map(|p| match p {
-                    Part::Text { text } => Some(text.clone()),
-                    Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) => None,
-                })
-                .unwrap_or_default()
-        };
-        let request = text_of(asked);
-        let first_line = request.lines().next().unwrap_or_default();
-        self.say(&self.style.dim("Last exchange:"));
-        self.say(&format!(
-            "{}{}",
-            self.style.accent(editor::PROMPT),
-            self.style.italic(&render::fit(
-                &render::neutralize(first_line),
-                self.live.width().saturating_sub(2)
-            ))
-        ));
-        let answer = history[asked + 1..]
-            .iter()
-            .rposition(|m| m.role == Role::Assistant)
-            .map(|i| text_of(asked + 1 + i))
-            .unwrap_or_default();
-        if !answer.trim().is_empty() {
-            self.live.markdown(&answer);
-        }
-    }
-
     /// Writes one line of rein's own (already safe).
     fn say(&self, line: &str) {
         self.live.write(&format!("{line}\n"));
     }
 }
 
-/// When a project's hooks would not run because it is not trusted, asks once whether to
-/// trust it (`rein trust` does the same).
-fn ask_trust_once(args: &Args, s: Style) -> Result<(), Exit> {
-    let Some(untrusted) = setup::untrusted_project(args) else {
-        return Ok(());
-    };
-    let mut out = std::io::stdout();
-    use std::io::Write;
-    let _ = writeln!(
-        out,
-        "{}\n{}",
-        s.warn(&format!(
-            "This project ({}) has hooks in {} that run commands on your machine.",
-            render::neutralize(&untrusted.project.display().to_string()),
-            render::neutralize(&untrusted.files.join(", "))
-        )),
-        s.dim("They run only once you trust the project. Trust it? [y/N] ")
-    );
-    let _ = out.flush();
-    let mut answer = String::new();
-    if std::io::stdin().read_line(&mut answer).is_err() {
-        return Ok(());
-    }
-    if matches!(answer.trim(), "y" | "Y" | "yes") {
-        if let Err(e) = setup::trust(&untrusted.project) {
-            render::error(&format!("cannot record the trust: {e}"));
-            return Err(Exit::Runtime);
-        }
-        let _ = writeln!(out, "{}", s.dim("Trusted: its hooks will run."));
-    } else {
-        let _ = writeln!(
-            out,
-            "{}",
-            s.dim("Not trusted: its hooks will not run (`rein trust` changes that).")
-        );
-    }
-    Ok(())
-}
-
 /// Whether reasoning is hidden (`REIN_HIDE_REASONING=1`).
 fn hide_reasoning() -> bool {
     std::env::var("REIN_HIDE_REASONING").is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
-/// `~/project` for a path under the home directory.
-fn home_relative(path: &Path) -> String {
-    match std::env::home_dir() {
-        Some(home) if path.starts_with(&home) && home != Path::new("/") => {
-            let rest = path.strip_prefix(&home).unwrap_or(path);
-            if rest.as_os_str().is_empty() {
-                "~".to_owned()
-            } else {
-                format!("~/{}", rest.display())
-            }
-        }
-        _ => path.display().to_string(),
-    }
 }
