@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// rein: a terminal AI coding agent.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(
     name = "rein",
     version,
     disable_version_flag = true,
     about = "rein, a terminal AI coding agent: it reads, edits and runs your code through a language model.",
-    after_help = "Examples:\n  rein --demo                          watch rein fix a bug offline\n  rein -p \"read main.py and fix the broken import\"\n  git diff | rein -p \"review this diff\"   piped input goes with the request\n  rein -c                              continue the newest session here\n\nEnvironment: REIN_API_KEY (or OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY), REIN_MODEL,\nREIN_BASE_URL (or OPENAI_BASE_URL), REIN_HOME (default ~/.rein). A .env file is read too.\n\nExit status: 0 done; 1 runtime error (API, configuration, a session that could not be saved);\n2 bad usage (including no API key); 3 stopped at a limit (rounds, the same call repeated);\n130 interrupted; 143/129/131 after SIGTERM/SIGHUP/SIGQUIT."
+    after_help = "Examples:\n  rein --demo                          watch rein fix a bug offline\n  rein -p \"read main.py and fix the broken import\"\n  git diff | rein -p \"review this diff\"   piped input goes with the request\n  rein                                 an interactive session (/help lists its commands)\n  rein -c                              continue the newest session here\n\nEnvironment: REIN_API_KEY (or OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY), REIN_MODEL,\nREIN_BASE_URL (or OPENAI_BASE_URL), REIN_HOME (default ~/.rein). A .env file is read too.\n\nExit status: 0 done; 1 runtime error (API, configuration, a session that could not be saved);\n2 bad usage (including no API key); 3 stopped at a limit (rounds, the same call repeated);\n130 interrupted; 143/129/131 after SIGTERM/SIGHUP/SIGQUIT."
 )]
 pub(crate) struct Args {
     /// The model to use (e.g. gpt-4o, deepseek-chat, claude-sonnet-4-5).
@@ -76,6 +76,16 @@ pub(crate) struct Args {
     #[arg(long, value_name = "RULE", global = true)]
     pub(crate) deny: Vec<String>,
 
+    /// When to colour output (NO_COLOR is honoured with `auto`).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto",
+        global = true
+    )]
+    pub(crate) color: crate::render::ColorChoice,
+
     /// Model responses allowed in one turn (default 50).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_rounds: Option<u32>,
@@ -102,7 +112,7 @@ pub(crate) struct Args {
 }
 
 /// Sub-commands for people.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub(crate) enum Command {
     /// Trust a project (default: this directory's): its hooks and MCP servers may run.
     Trust {

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
+mod pty;
 mod support;
 
 mod background;
@@ -20,6 +21,7 @@ mod lose_nothing;
 mod orphans;
 mod parallel;
 mod permissions;
+mod repl;
 mod rounds;
 mod sandbox;
 mod secrets;

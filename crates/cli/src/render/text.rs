@@ -29,7 +29,7 @@ pub(crate) struct TextProgress {
 
 /// Everything that changes as events come, behind one lock so that lines from concurrent
 /// calls never interleave.
-struct State {
+pub(super) struct State {
     out: Box<dyn Write + Send>,
     /// Text of the response streaming now: narration if tool calls follow, else the answer
     /// (which the caller prints on stdout).
@@ -101,8 +101,17 @@ impl EventSink for TextProgress {
 }
 
 impl State {
+    /// The lines of tool calls and notices, for a renderer that writes them itself.
+    pub(super) fn detached() -> Self {
+        State {
+            out: Box::new(std::io::sink()),
+            pending: String::new(),
+            calls: OpenCalls::default(),
+        }
+    }
+
     /// What `event` prints (often nothing).
-    fn render(&mut self, s: Style, event: AgentEvent) -> String {
+    pub(super) fn render(&mut self, s: Style, event: AgentEvent) -> String {
         match event {
             AgentEvent::TextDelta { text } => {
                 self.pending.push_str(&text);
@@ -356,7 +365,7 @@ fn flat(message: &str) -> String {
 }
 
 /// The most telling argument of a call, on one line, made safe.
-fn describe_call(name: &str, arguments: &Value) -> String {
+pub(super) fn describe_call(name: &str, arguments: &Value) -> String {
     let field = |key: &str| arguments.get(key).and_then(Value::as_str);
     let main = match name {
         "read_file" | "write_file" | "edit_file" => field("file_path"),
