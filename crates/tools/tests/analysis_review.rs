@@ -2,42 +2,10 @@
 //! in yolo mode), each proven closed, and the near misses that must not be refused. Nothing here runs a command (a few cases plant a
 //! symlink in a temporary directory for the analysis to look at).
 
-use std::path::PathBuf;
-
 use rein_tools::bash::{CheckPlaces, analyze};
 
-use Verdict::{Asks, Denied, ReadOnly};
-
-const HOME: &str = "/home/tester";
-const WORKSPACE: &str = "/home/tester/proj";
-
-fn places() -> CheckPlaces {
-    CheckPlaces {
-        workspace_root: PathBuf::from(WORKSPACE),
-        home_dir: Some(PathBuf::from(HOME)),
-        cwd: Some(PathBuf::from(WORKSPACE)),
-    }
-}
-
-/// What rein does with a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
-    /// Provably read-only: runs without asking.
-    ReadOnly,
-    /// Not provably read-only, not on the deny list: asks (denied when headless).
-    Asks,
-    /// On the hard deny list: refused in every mode, yolo included.
-    Denied,
-}
-
-fn verdict(command: &str, places: &CheckPlaces) -> Verdict {
-    let analysis = analyze(command, places);
-    match (&analysis.danger, &analysis.read_only) {
-        (Some(_), _) => Denied,
-        (None, Ok(())) => ReadOnly,
-        (None, Err(_)) => Asks,
-    }
-}
+use crate::analysis::Verdict::{self, Asks, Denied, ReadOnly};
+use crate::analysis::{places, verdict};
 
 /// Finding 8: the hard deny list, which is the only brake in yolo mode.
 const DENY: &[(&str, Verdict)] = &[

@@ -3,42 +3,10 @@
 //! has seen or run programs rein has not checked, which must ask. Nothing here runs a
 //! command.
 
-use std::path::PathBuf;
+use rein_tools::bash::analyze;
 
-use rein_tools::bash::{CheckPlaces, analyze};
-
-use Verdict::{Asks, Denied, ReadOnly};
-
-const HOME: &str = "/home/tester";
-const WORKSPACE: &str = "/home/tester/proj";
-
-fn places() -> CheckPlaces {
-    CheckPlaces {
-        workspace_root: PathBuf::from(WORKSPACE),
-        home_dir: Some(PathBuf::from(HOME)),
-        cwd: Some(PathBuf::from(WORKSPACE)),
-    }
-}
-
-/// What rein does with a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
-    /// Provably read-only: runs without asking.
-    ReadOnly,
-    /// Not provably read-only, not on the deny list: asks (denied when headless).
-    Asks,
-    /// On the hard deny list: refused in every mode, yolo included.
-    Denied,
-}
-
-fn verdict(command: &str, places: &CheckPlaces) -> Verdict {
-    let analysis = analyze(command, places);
-    match (&analysis.danger, &analysis.read_only) {
-        (Some(_), _) => Denied,
-        (None, Ok(())) => ReadOnly,
-        (None, Err(_)) => Asks,
-    }
-}
+use crate::analysis::Verdict::{self, Asks, ReadOnly};
+use crate::analysis::{places, verdict};
 
 /// Finding 2: git that could run a program configured somewhere rein does not see.
 const GIT: &[(&str, Verdict)] = &[
