@@ -310,3 +310,47 @@ async fn a_kernel_without_landlock_is_said_and_nothing_claimed() -> Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn background_commands_run_in_the_sandbox_too() -> Result<()> {
+    let fx = fixture(SandboxLevel::WorkspaceWrite, None, KernelProbe::Detect)?;
+    if !enforced(&fx, "background_commands_run_in_the_sandbox_too") {
+        return Ok(());
+    }
+    let secret = fx.outside.join("secret.txt");
+    let command = format!(
+        "echo pwned > {} ; echo pwned > {}/.bashrc ; echo $? > finished",
+        secret.display(),
+        fx.home.display()
+    );
+    let args = BashArgs {
+        command,
+        timeout: None,
+        run_in_background: Some(true),
+    };
+    let started = BashTool
+        .run(args, &fx.ctx)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    ensure!(!started.is_error, "{}", started.content);
+    let finished = fx.ws.join("finished");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !finished.exists() {
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "the background command never finished"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    ensure!(
+        intact(&secret),
+        "a background command wrote outside the workspace"
+    );
+    ensure!(
+        intact(&fx.home.join(".bashrc")),
+        "a background command wrote in the home directory"
+    );
+    let status = std::fs::read_to_string(&finished)?;
+    ensure!(status.trim() != "0", "the refused write looked successful");
+    Ok(())
+}

@@ -242,6 +242,7 @@ impl CallEnv {
         };
 
         // 3. Decision (the hooks' and the policy's), and 4. approval.
+        let mut leave_sandbox = false;
         match self.decide(call, &checked, pre.decision) {
             Decision::Allow => {}
             Decision::Deny { reason } => {
@@ -251,20 +252,35 @@ impl CallEnv {
                 };
                 return done(self.denied(call, refusal), None);
             }
-            Decision::Ask { reason, .. } => match self.ask(call, &checked, &reason).await {
-                Asked::Allowed => {}
-                Asked::Refused(refusal) => return done(self.denied(call, refusal), None),
-                Asked::Cancelled => {
-                    let message = "Cancelled: the person interrupted the turn while asked \
-                                   about this call; it did not run.";
-                    return done(ToolOutput::error(message), Some(Fatal::Cancelled));
+            Decision::Ask { mut reason, .. } => {
+                // A line that writes where the sandbox would refuse is asked about once: the
+                // person who allows it lets it out of the sandbox too.
+                let refused_write = self.sandbox_refused_write(&checked);
+                if let Some(path) = &refused_write {
+                    reason.push_str(&format!(
+                        "; the sandbox would refuse the write to {}, so if you allow it, it \
+                         runs outside the sandbox (with your rights)",
+                        path.display()
+                    ));
                 }
-            },
+                match self.ask(call, &checked, &reason).await {
+                    Asked::Allowed => leave_sandbox = refused_write.is_some(),
+                    Asked::Refused(refusal) => return done(self.denied(call, refusal), None),
+                    Asked::Cancelled => {
+                        let message = "Cancelled: the person interrupted the turn while asked \
+                                       about this call; it did not run.";
+                        return done(ToolOutput::error(message), Some(Fatal::Cancelled));
+                    }
+                }
+            }
         }
 
         // 5. Run, with secrets masked before anyone (a hook, the model, the person, the
         // session file) sees the result.
-        let ctx = checked.ctx(&self.ctx);
+        let mut ctx = checked.ctx(&self.ctx);
+        if leave_sandbox {
+            ctx = ctx.outside_sandbox();
+        }
         let view_args = json_arguments(call).clone();
         let (mut output, mut fatal) = self.execute(call, &ctx, checked.call).await;
         // 5b. What the sandbox refused asks the person, who may let it run once outside.
@@ -435,6 +451,21 @@ impl CallEnv {
             }),
             Approval::Cancelled => Asked::Cancelled,
         }
+    }
+
+    /// A file this shell line writes that its sandbox would refuse (outside the writable
+    /// trees), when the sandbox is enforced.
+    fn sandbox_refused_write(&self, checked: &Checked) -> Option<std::path::PathBuf> {
+        let sandbox = self.ctx.sandbox()?;
+        if !sandbox.is_enforced() {
+            return None;
+        }
+        checked.shell.as_ref()?.files.iter().find_map(|file| {
+            (file.write
+                && !file.absolute.starts_with("/dev")
+                && !sandbox.policy().may_write(&file.absolute))
+            .then(|| file.absolute.clone())
+        })
     }
 
     /// Step 5: runs the tool; cancelling gives it a grace period to stop on its own.

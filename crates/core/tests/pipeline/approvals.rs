@@ -364,3 +364,53 @@ async fn what_the_sandbox_refused_asks_and_yes_runs_it_once_outside() {
         "{result}"
     );
 }
+
+#[tokio::test]
+async fn a_write_outside_the_workspace_allowed_once_runs_outside_the_sandbox_unasked_again() {
+    if !sandbox_enforced("a_write_outside_the_workspace_allowed_once_runs_outside_the_sandbox") {
+        return;
+    }
+    let setup = Setup::new();
+    let outside = tempfile::TempDir::new().unwrap();
+    let target = outside.path().canonicalize().unwrap().join("note.txt");
+    // The parser sees this write: the person is asked before it runs, and only then.
+    let command = format!("echo written > {}", target.display());
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "b1",
+                "bash",
+                json!({ "command": command }).to_string(),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let interaction = Arc::new(ScriptedInteraction::new([Approval::Yes, Approval::Yes]));
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(ModePolicy::new(PermissionMode::Auto)),
+        interaction.clone(),
+        Arc::new(NoHooks),
+    );
+    let (events, _) = collect();
+    agent
+        .run_turn("write it", &events, CancellationToken::new())
+        .await;
+    let asked = interaction.asked();
+    assert_eq!(
+        asked.len(),
+        1,
+        "one question for one command: {:?}",
+        asked.iter().map(|a| &a.reason).collect::<Vec<_>>()
+    );
+    assert!(
+        asked[0].reason.contains("outside the sandbox"),
+        "the question says the command leaves the sandbox: {}",
+        asked[0].reason
+    );
+    let result = results(agent.history()).join("\n");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap_or_default(),
+        "written\n",
+        "{result}"
+    );
+}
