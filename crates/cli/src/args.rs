@@ -52,15 +52,10 @@ pub(crate) struct Args {
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub(crate) output_format: Option<OutputFormat>,
 
-    /// What rein may do without asking.
-    #[arg(
-        long,
-        value_enum,
-        value_name = "MODE",
-        default_value = "default",
-        global = true
-    )]
-    pub(crate) permission_mode: PermissionMode,
+    /// What rein may do without asking [default: default; the REPL's: `[repl]
+    /// permission_mode` in the config]
+    #[arg(long, value_enum, value_name = "MODE", global = true)]
+    pub(crate) permission_mode: Option<PermissionMode>,
 
     /// The OS sandbox commands run in (default: the config's, else workspace-write).
     #[arg(long, value_enum, value_name = "LEVEL", global = true)]
@@ -200,6 +195,26 @@ pub(crate) enum PermissionMode {
     Auto,
     /// Everything without asking, but the hard deny list of destructive commands.
     Yolo,
+}
+
+impl Args {
+    /// The permission mode of this run: `--permission-mode`, else the default one.
+    pub(crate) fn mode(&self) -> rein_core::permissions::PermissionMode {
+        self.permission_mode.map(Into::into).unwrap_or_default()
+    }
+}
+
+impl From<rein_core::permissions::PermissionMode> for PermissionMode {
+    fn from(mode: rein_core::permissions::PermissionMode) -> Self {
+        use rein_core::permissions::PermissionMode as Core;
+        match mode {
+            Core::Default => Self::Default,
+            Core::AcceptEdits => Self::AcceptEdits,
+            Core::Plan => Self::Plan,
+            Core::Auto => Self::Auto,
+            Core::Yolo => Self::Yolo,
+        }
+    }
 }
 
 impl From<PermissionMode> for rein_core::permissions::PermissionMode {

@@ -74,7 +74,7 @@ pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError
     let home = std::env::home_dir();
     Ok(
         AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
-            .mode(args.permission_mode.into())
+            .mode(args.mode())
             .sandbox_level(args.sandbox.map(Into::into)),
     )
 }
@@ -86,6 +86,63 @@ pub(crate) fn rule_lists(args: &Args) -> Result<config::RuleLists, String> {
         .map_err(|e| match e {
             SetupError::Usage(m) | SetupError::Runtime(m) => m,
         })
+}
+
+/// Where the REPL's permission mode comes from when `--permission-mode` is not given.
+pub(crate) enum ReplMode {
+    /// `[repl] permission_mode` in the config.
+    Configured(rein_core::permissions::PermissionMode),
+    /// Nothing configured, and auto could start here: the person may be offered it, and the
+    /// answer recorded in this file (rein's own config).
+    Offer(PathBuf),
+    /// Nothing configured, and auto could not start (or the config is unreadable: the
+    /// set-up that follows says why).
+    Default,
+}
+
+/// The REPL's permission mode without `--permission-mode`.
+pub(crate) fn repl_mode(args: &Args) -> ReplMode {
+    let Ok((config, cwd)) = configuration(args) else {
+        return ReplMode::Default;
+    };
+    if let Some(mode) = config.repl.permission_mode {
+        return ReplMode::Configured(mode);
+    }
+    let home = std::env::home_dir();
+    let auto = AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
+        .mode(rein_core::permissions::PermissionMode::Auto)
+        .sandbox_level(args.sandbox.map(Into::into));
+    if auto.auto_refusal().is_some() {
+        return ReplMode::Default;
+    }
+    ReplMode::Offer(config.rein_home.join("config.toml"))
+}
+
+/// Records `mode` as the REPL's in rein's config file `path` (a `[repl]` table appended to
+/// what the file holds; the file is replaced whole, so a crash leaves the old one).
+pub(crate) fn record_repl_mode(
+    path: &Path,
+    mode: rein_core::permissions::PermissionMode,
+) -> std::io::Result<bool> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    if config::has_repl_table(&text) {
+        return Ok(false);
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let temp = dir.join(format!(".config.toml.{}.tmp", std::process::id()));
+    std::fs::write(&temp, config::with_repl_mode(&text, mode))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&temp, meta.permissions());
+    }
+    std::fs::rename(&temp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })?;
+    Ok(true)
 }
 
 /// A project whose hooks do not run until the person trusts it.
@@ -166,7 +223,7 @@ pub(crate) fn prepare(
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
-        .mode(args.permission_mode.into())
+        .mode(args.mode())
         .sandbox_level(args.sandbox.map(Into::into))
         .interaction(interaction);
     warnings.extend(builder.warnings().iter().cloned());

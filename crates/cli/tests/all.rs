@@ -12,6 +12,7 @@ mod dead_endpoint;
 mod demo;
 mod endpoint_errors;
 mod env;
+mod first_start;
 mod fix_import;
 mod gateways;
 mod headless;

@@ -23,8 +23,24 @@ pub(crate) struct Pty {
 }
 
 impl Pty {
-    /// `rein ARGS` in `env`'s workspace, pointed at `base_url`, in a terminal of this size.
+    /// `rein ARGS` in `env`'s workspace, pointed at `base_url`, in a terminal of this size,
+    /// with the first-start question about the auto mode answered (the default mode kept).
     pub(crate) fn start(env: &Env, base_url: &str, args: &[&str], cols: u16) -> Pty {
+        let config = env.rein_home.join("config.toml");
+        let text = std::fs::read_to_string(&config).unwrap_or_default();
+        if !text.contains("[repl]") {
+            std::fs::create_dir_all(&env.rein_home).unwrap();
+            std::fs::write(
+                &config,
+                format!("{text}\n[repl]\npermission_mode = \"default\"\n"),
+            )
+            .unwrap();
+        }
+        Pty::first_start(env, base_url, args, cols)
+    }
+
+    /// `rein ARGS` as [`Pty::start`], with rein's config as the test left it.
+    pub(crate) fn first_start(env: &Env, base_url: &str, args: &[&str], cols: u16) -> Pty {
         let rows = 60;
         let pair = native_pty_system()
             .openpty(PtySize {

@@ -206,6 +206,7 @@ impl AgentBuilder {
         builder
             .warnings
             .extend(config.sandbox.ignored.iter().cloned());
+        builder.warnings.extend(config.repl.ignored.iter().cloned());
         builder.secret_sources = SecretSources {
             dotenv: config.dotenv_secrets.clone(),
             api_key: config

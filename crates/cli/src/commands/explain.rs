@@ -49,7 +49,7 @@ pub(crate) fn run(args: &Args, call: &str) -> Exit {
     let mut text = format!(
         "{call} {what}\n  decided by: {}\n  permission mode: {}",
         verdict.because,
-        rein_core::permissions::PermissionMode::from(args.permission_mode)
+        args.mode()
     );
     if call.starts_with("bash(") && !matches!(verdict.decision, Decision::Deny { .. }) {
         let level = builder.sandbox_level_wanted();

@@ -12,6 +12,8 @@ use crate::render::{Live, Style, fit, full_diff, neutralize};
 
 /// Lines of a diff or argument shown in a question; a longer one says how many more.
 const QUESTION_SHOWN_LINES: usize = 60;
+/// The most lines the reason of a question takes.
+const WHY_SHOWN_LINES: usize = 4;
 
 /// Answers approvals with the person's keys.
 pub(crate) struct ReplInteraction {
@@ -134,11 +136,19 @@ pub(crate) fn question(s: Style, width: usize, request: &ApprovalRequest) -> Str
         .map(str::trim)
         .collect::<Vec<_>>()
         .join(" ");
-    out.push_str(&fit(
-        &format!("{bar} {}", s.dim(&format!("why: {}", neutralize(&reason)))),
-        width,
-    ));
-    out.push('\n');
+    // The reason whole (it may say the command leaves the sandbox), in a few lines.
+    let room = width.saturating_sub(2).max(20);
+    let why = word_wrap(&format!("why: {}", neutralize(&reason)), room);
+    let shown = why.len().min(WHY_SHOWN_LINES);
+    for (i, line) in why.iter().take(shown).enumerate() {
+        let line = if i + 1 == shown && why.len() > shown {
+            format!("{line}…")
+        } else {
+            line.clone()
+        };
+        out.push_str(&fit(&format!("{bar} {}", s.dim(&line)), width));
+        out.push('\n');
+    }
     out.push_str(&fit(
         &format!(
             "{bar} {}",
@@ -151,6 +161,38 @@ pub(crate) fn question(s: Style, width: usize, request: &ApprovalRequest) -> Str
     ));
     out.push('\n');
     out
+}
+
+/// `text` in lines of at most `width` columns, broken between words where it can be.
+fn word_wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let mut used = 0;
+    for word in text.split_whitespace() {
+        let w = unicode_width::UnicodeWidthStr::width(word);
+        if used > 0 && used + 1 + w > width {
+            lines.push(std::mem::take(&mut line));
+            used = 0;
+        }
+        if w > width {
+            let mut pieces = hard_wrap(word, width);
+            let last = pieces.pop().unwrap_or_default();
+            lines.extend(pieces);
+            used = unicode_width::UnicodeWidthStr::width(last.as_str());
+            line = last;
+            continue;
+        }
+        if used > 0 {
+            line.push(' ');
+            used += 1;
+        }
+        line.push_str(word);
+        used += w;
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// `text` in pieces of at most `width` columns.
@@ -236,5 +278,28 @@ mod tests {
         request.session_rule = Rule::parse("edit_file(src/**)", None).unwrap();
         insta::assert_snapshot!("edit_80", shown(80, &request));
         insta::assert_snapshot!("edit_120", shown(120, &request));
+    }
+
+    #[test]
+    fn a_long_reason_is_wrapped_whole_not_cut() {
+        let mut request = request(Some(Preview::Command {
+            command: "echo out > /home/me/notes/out.txt".into(),
+            cwd: "/home/me/project".into(),
+        }));
+        request.reason = "it writes /home/me/notes/out.txt (a place outside the workspace), and \
+                          writes there always ask; the sandbox would refuse the write to \
+                          /home/me/notes/out.txt, so if you allow it, it runs outside the \
+                          sandbox (with your rights)"
+            .into();
+        insta::assert_snapshot!("long_reason_80", shown(80, &request));
+    }
+
+    #[test]
+    fn word_wrap_keeps_every_word_and_the_width() {
+        let text = "why: a b ccc ddddddddddddddddddddddd e";
+        let lines = word_wrap(text, 10);
+        assert!(lines.iter().all(|l| l.chars().count() <= 10), "{lines:?}");
+        assert_eq!(lines.concat().replace(' ', ""), text.replace(' ', ""));
+        assert_eq!(word_wrap("", 10), [""]);
     }
 }

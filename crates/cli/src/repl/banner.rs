@@ -1,6 +1,7 @@
 //! What the session shows at its start: the banner, a resumed session's last exchange, and
 //! the first-time question whether to trust a project with hooks.
 
+use std::io::{IsTerminal as _, Write as _};
 use std::path::Path;
 
 use rein_core::agent::Agent;
@@ -31,7 +32,7 @@ impl Repl {
             "{} · session {} · permissions: {}",
             render::neutralize(&home_relative(&self.cwd)),
             self.session_id,
-            rein_core::permissions::PermissionMode::from(self.args.permission_mode).as_str()
+            self.args.mode().as_str()
         )));
         self.say(&s.dim("/help for commands · @file to attach · !cmd to run · Ctrl+D to leave"));
     }
@@ -83,7 +84,6 @@ pub(super) fn ask_trust_once(args: &Args, s: Style) -> Result<(), Exit> {
         return Ok(());
     };
     let mut out = std::io::stdout();
-    use std::io::Write;
     let _ = writeln!(
         out,
         "{}\n{}",
@@ -113,6 +113,72 @@ pub(super) fn ask_trust_once(args: &Args, s: Style) -> Result<(), Exit> {
         );
     }
     Ok(())
+}
+
+/// Settles the REPL's permission mode when `--permission-mode` is not given: the configured
+/// one, else (where the sandbox is enforced, once per machine) the person is offered auto, and
+/// the answer is recorded in rein's config.
+pub(super) fn settle_mode(args: &mut Args, s: Style) {
+    if args.permission_mode.is_some() {
+        return;
+    }
+    let path = match setup::repl_mode(args) {
+        setup::ReplMode::Configured(mode) => {
+            args.permission_mode = Some(mode.into());
+            return;
+        }
+        setup::ReplMode::Default => return,
+        setup::ReplMode::Offer(path) => path,
+    };
+    if !std::io::stdin().is_terminal() {
+        return;
+    }
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "{}
+{}
+{}",
+        s.bold("Commands can run in an OS sandbox on this machine."),
+        s.dim(
+            "In the auto permission mode, edits and commands inside this workspace run without              asking, sandboxed: the rest of the machine stays read-only. rein asks only when              something must leave the sandbox, and the list of destructive commands still holds."
+        ),
+        s.dim("Make auto the REPL's default? [y/N] ")
+    );
+    let _ = out.flush();
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return;
+    }
+    let mode = if matches!(answer.trim(), "y" | "Y" | "yes") {
+        rein_core::permissions::PermissionMode::Auto
+    } else {
+        rein_core::permissions::PermissionMode::Default
+    };
+    let shown = path.display().to_string();
+    let shown = render::neutralize(&shown);
+    match setup::record_repl_mode(&path, mode) {
+        Ok(_) => {
+            let said = if mode == rein_core::permissions::PermissionMode::Auto {
+                format!("The REPL now starts in auto ([repl] permission_mode in {shown}).")
+            } else {
+                format!(
+                    "The REPL keeps the default mode; `/permissions auto` switches,                      [repl] permission_mode in {shown} changes the default."
+                )
+            };
+            let _ = writeln!(out, "{}", s.dim(&said));
+        }
+        Err(e) => {
+            let _ = writeln!(
+                out,
+                "{}",
+                s.warn(&format!(
+                    "cannot record the answer in {shown}: {e}; this session uses {mode}"
+                ))
+            );
+        }
+    }
+    args.permission_mode = Some(mode.into());
 }
 
 /// `~/project` for a path under the home directory.

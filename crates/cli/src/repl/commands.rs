@@ -101,7 +101,7 @@ impl Repl {
             Slash::Permissions(Some(mode)) => match PermissionMode::from_str(&mode, true) {
                 Ok(mode) => {
                     let mut args = self.same_session();
-                    args.permission_mode = mode;
+                    args.permission_mode = Some(mode);
                     self.say(&s.dim(&format!(
                         "permission mode: {}",
                         rein_core::permissions::PermissionMode::from(mode).as_str()
@@ -242,7 +242,7 @@ impl Repl {
     /// `/permissions`: the mode, the rules, and what was allowed for the session.
     fn permissions(&self) {
         let s = self.style;
-        let mode = rein_core::permissions::PermissionMode::from(self.args.permission_mode);
+        let mode = self.args.mode();
         let mut out = format!(
             "mode: {} · change with /permissions {}\n",
             s.bold(mode.as_str()),

@@ -81,7 +81,7 @@ struct Running {
 }
 
 /// Runs the REPL until the person leaves.
-pub(crate) async fn run(args: Args) -> Exit {
+pub(crate) async fn run(mut args: Args) -> Exit {
     let style = Style::for_stdout();
     let live = Arc::new(Live::new(
         std::io::stdout(),
@@ -99,6 +99,7 @@ pub(crate) async fn run(args: Args) -> Exit {
     if let Err(exit) = ask_trust_once(&args, style) {
         return exit;
     }
+    banner::settle_mode(&mut args, style);
     let modes = terminal::keys_mode();
     let exit = session(args, style, live, keys, interaction, &modes).await;
     modes.restore();

@@ -13,6 +13,7 @@ mod layer;
 mod project;
 #[cfg(test)]
 mod reference_tests;
+mod repl;
 mod resolve;
 mod sandbox;
 mod setting;
@@ -28,6 +29,7 @@ pub use defaults::{
 };
 pub use error::ConfigError;
 pub use project::{ProjectRoot, find_project_root};
+pub use repl::{ReplSettings, has_repl_table, with_repl_mode};
 pub use sandbox::SandboxSettings;
 pub use setting::{Setting, Source};
 pub use tables::{ConfiguredRule, DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, RuleLists};
@@ -190,6 +192,8 @@ pub struct Config {
     pub pass_env: Vec<String>,
     /// The `[sandbox]` settings of every file.
     pub sandbox: SandboxSettings,
+    /// The `[repl]` settings of every file.
+    pub repl: ReplSettings,
     /// The secret-looking variables of the `.env` file (their values are masked).
     pub dotenv_secrets: crate::secrets::SecretValues,
     /// What the project's config file set that was ignored because the project is not

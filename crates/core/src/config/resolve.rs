@@ -166,6 +166,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         hooks: stacked.tables.hooks,
         pass_env: stacked.tables.pass_env,
         sandbox: stacked.tables.sandbox,
+        repl: stacked.tables.repl,
         dotenv_secrets: env.dotenv_secrets(),
         untrusted_ignored,
         sources,

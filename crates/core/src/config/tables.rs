@@ -115,6 +115,7 @@ pub(crate) struct Tables {
     pub(crate) hooks: Vec<HookCommand>,
     pub(crate) pass_env: Vec<String>,
     pub(crate) sandbox: super::sandbox::SandboxSettings,
+    pub(crate) repl: super::repl::ReplSettings,
 }
 
 impl Tables {
@@ -125,6 +126,7 @@ impl Tables {
         self.rules.deny.extend(above.rules.deny);
         self.hooks.extend(above.hooks);
         self.sandbox.stack(above.sandbox);
+        self.repl.stack(above.repl);
         for name in above.pass_env {
             if !self.pass_env.contains(&name) {
                 self.pass_env.push(name);
@@ -134,7 +136,7 @@ impl Tables {
 }
 
 /// The table names a config file may hold besides flat settings.
-pub(crate) const TABLE_KEYS: [&str; 4] = ["permissions", "hooks", "secrets", "sandbox"];
+pub(crate) const TABLE_KEYS: [&str; 5] = ["permissions", "hooks", "secrets", "sandbox", "repl"];
 
 /// Reads the table `key` of a file into `tables`; the error says what is wrong (the caller
 /// adds the file and line).
@@ -200,6 +202,7 @@ pub(crate) fn read_table(
             }
         }
         "sandbox" => super::sandbox::read(&mut tables.sandbox, table, source)?,
+        "repl" => super::repl::read(&mut tables.repl, table, source)?,
         other => return Err(format!("unknown table [{other}]")),
     }
     Ok(())

@@ -36,6 +36,20 @@ impl PermissionMode {
         }
     }
 
+    /// Every mode, from the strictest.
+    pub const ALL: [PermissionMode; 5] = [
+        PermissionMode::Plan,
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Auto,
+        PermissionMode::Yolo,
+    ];
+
+    /// The mode named `name` (as on the command line).
+    pub fn parse(name: &str) -> Option<PermissionMode> {
+        Self::ALL.into_iter().find(|mode| mode.as_str() == name)
+    }
+
     /// Whether tools of `kind` are offered to the model at all.
     pub fn offers(self, kind: ToolKind) -> bool {
         match self {
