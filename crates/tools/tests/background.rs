@@ -238,3 +238,38 @@ async fn a_cancelled_turn_leaves_background_commands_running() -> Result<()> {
     env.ctx.background().stop_all().await;
     gone(pid).await
 }
+
+#[tokio::test]
+async fn a_chatty_command_saves_up_to_the_cap_and_is_never_held_up() -> Result<()> {
+    let env = Env::with_config(|config| config.offload_max_bytes = 10_000)?;
+    let out = env
+        .ok(
+            "bash",
+            json!({"command": "head -c 5000000 /dev/zero | tr '\\0' x; echo; echo all-printed >&2; touch printed", "run_in_background": true}),
+        )
+        .await?;
+    let id = started_id(&out)?;
+    // 5 MB went through though only 10 kB are kept: the command was not blocked. What was
+    // not saved is counted: the x's past the cap, the line break and the stderr line.
+    let seen = poll_until(&env, &id, "exited with code 0").await?;
+    ensure!(env.root.join("printed").exists(), "{seen}");
+    let file = out
+        .split("output file: ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .map(|line| line.trim_end_matches(')'))
+        .ok_or_else(|| anyhow::anyhow!("no output file in: {out}"))?;
+    let saved = std::fs::read_to_string(file)?;
+    ensure!(
+        saved.len() < 11_000 && saved.starts_with(&"x".repeat(10_000)),
+        "{} bytes saved",
+        saved.len()
+    );
+    ensure!(
+        saved.contains("rein stopped saving here")
+            && saved.contains("the 4990013 bytes that followed"),
+        "{}",
+        &saved[10_000..]
+    );
+    Ok(())
+}

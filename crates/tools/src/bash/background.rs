@@ -4,8 +4,11 @@
 //!
 //! - A command starts the way every command starts (`process::launch`: own session, marker,
 //!   reaper, tracker), so whatever confines commands confines these too.
-//! - Its stdout and stderr go straight to a file in the offload directory (the session's
-//!   tool-output directory), which the model may also read or grep.
+//! - Its stdout and stderr go through a pipe to a file in the offload directory (the
+//!   session's tool-output directory), which the model may also read or grep. A thread of its
+//!   own copies them, so the command never waits on rein's runtime, and stops saving at
+//!   `tool_output_file_max_bytes` (the file then says how much more was printed): a chatty
+//!   server cannot fill the disk.
 //! - At most [`MAX_RUNNING`] run at once. Only the `timeout` the model gives applies.
 //! - When it finishes, what it left running in its process group is stopped, and a notice
 //!   (id, exit code, last lines, the file) waits for the agent to send with its next request.
@@ -16,7 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -99,6 +102,8 @@ pub(crate) struct StartSpec<'a> {
     /// The OS sandbox it runs in, if any.
     pub(crate) sandbox: Option<&'a crate::sandbox::Sandbox>,
     pub(crate) offload_dir: &'a Path,
+    /// The most bytes of output saved.
+    pub(crate) cap_bytes: u64,
     pub(crate) timeout: Option<Duration>,
 }
 
@@ -149,7 +154,13 @@ impl BackgroundShells {
         })?;
         let (watch, guard) = io::pipe().map_err(|e| format!("cannot start: {e}"))?;
         let script = format!("{WATCHDOG}{WRAPPER_SCRIPT}");
-        let stderr = file.try_clone().map_err(|e| format!("cannot start: {e}"))?;
+        let (printed, stdout) = io::pipe().map_err(|e| format!("cannot start: {e}"))?;
+        let stderr = stdout
+            .try_clone()
+            .map_err(|e| format!("cannot start: {e}"))?;
+        // Before the command: should it fail to start, the pipe's ends go and the copy ends.
+        let copied =
+            save_output(printed, file, spec.cap_bytes).map_err(|e| format!("cannot start: {e}"))?;
         let (child, id) = launch(
             Launch {
                 script: &script,
@@ -160,7 +171,7 @@ impl BackgroundShells {
                 git_guard: spec.git_guard,
                 sandbox: spec.sandbox,
                 stdin: watch.into(),
-                stdout: file.into(),
+                stdout: stdout.into(),
                 stderr: stderr.into(),
             },
             &self.inner.tracker,
@@ -191,6 +202,9 @@ impl BackgroundShells {
             let (status, timed_out) = watch_child(child, id, timeout).await;
             // The command ended: the watchdog, seeing its pipe close, stops what it left.
             drop(guard);
+            // Its end is told once its output is saved whole: the pipe closes when what it
+            // left is stopped (a process that escaped its group may hold it open: not long).
+            let _ = tokio::time::timeout(OUTPUT_DRAIN_WAIT, copied).await;
             let mut state = inner.state.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(shell) = state.shells.get_mut(&watched)
                 && shell.end.is_none()
@@ -374,6 +388,50 @@ async fn watch_child(
     }
     reaper::reap_adopted();
     (status, timed_out)
+}
+
+/// How long a finished command's end waits for its output to be saved.
+const OUTPUT_DRAIN_WAIT: Duration = Duration::from_secs(3);
+
+/// Copies what comes through `pipe` to `file`, up to `cap_bytes`, then only counts it; at
+/// the end the file says how much was not saved. On a thread of its own; the receiver hears
+/// when it is done.
+fn save_output(
+    mut pipe: io::PipeReader,
+    mut file: File,
+    cap_bytes: u64,
+) -> io::Result<tokio::sync::oneshot::Receiver<()>> {
+    let (done, copied) = tokio::sync::oneshot::channel();
+    let copy = move || {
+        let mut buffer = vec![0u8; 64 * 1024];
+        let mut saved = 0u64;
+        let mut more = 0u64;
+        let mut writable = true;
+        loop {
+            let n = match pipe.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            let room = usize::try_from(cap_bytes.saturating_sub(saved)).unwrap_or(usize::MAX);
+            let take = room.min(n);
+            // A failed write (a full disk) keeps draining the pipe: the command must not block.
+            if writable && take > 0 {
+                writable = file.write_all(&buffer[..take]).is_ok();
+            }
+            saved += take as u64;
+            more += (n - take) as u64;
+        }
+        if more > 0 && writable {
+            let _ = file.write_all(offload::cap_note(cap_bytes, more).as_bytes());
+        }
+        let _ = done.send(());
+    };
+    std::thread::Builder::new()
+        .name("rein-bg-output".to_owned())
+        .spawn(copy)?;
+    Ok(copied)
 }
 
 /// `running`, or how it ended.

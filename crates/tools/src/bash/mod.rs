@@ -259,6 +259,7 @@ fn start_in_background(
             git_guard,
             sandbox: ctx.sandbox().filter(|s| s.is_enforced()),
             offload_dir,
+            cap_bytes: ctx.config().offload_max_bytes,
             timeout,
         })
         .map_err(ToolError::Model)?;
