@@ -118,6 +118,20 @@ pub(crate) enum Command {
         /// `edit_file(src/main.rs)`, `read_file(.env)`.
         call: String,
     },
+    /// The MCP servers configured here (`[mcp_servers.NAME]`, `.mcp.json`).
+    Mcp {
+        /// What to do.
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+/// `rein mcp` sub-commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Start the configured MCP servers, then show each one's state, tool count and last
+    /// error.
+    List,
 }
 
 /// `--provider`.

@@ -19,7 +19,7 @@ pub(crate) async fn run(args: Args) -> Exit {
         return demo::run().await;
     }
     if let Some(command) = &args.command {
-        return commands::run(&args, command);
+        return commands::run(&args, command).await;
     }
     let prompt = match input::one_shot_prompt(args.prompt.as_deref(), &render::notice) {
         Ok(Some(prompt)) => prompt,
@@ -63,7 +63,11 @@ pub(crate) async fn run(args: Args) -> Exit {
         render::notice(&format!("rein: warning: {warning}"));
     }
     let cancel = CancellationToken::new();
-    let interrupts = interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
+    let interrupts = interrupt::install(
+        cancel.clone(),
+        agent.tool_context().processes().clone(),
+        agent.mcp_hub().cloned(),
+    );
 
     if format == OutputFormat::StreamJson {
         // First, so a wrapper knows what to resume or where to look before anything else.
@@ -171,8 +175,10 @@ pub(crate) async fn run(args: Args) -> Exit {
             render::stdout_line(&report.to_json_line());
         }
     }
-    // Servers and other background processes the commands started end with rein.
+    // Servers and other background processes the commands started end with rein, and so
+    // do the MCP servers.
     agent.tool_context().processes().kill_all().await;
+    agent.shutdown_mcp().await;
     if let Some(signalled) = interrupts.exit() {
         // SIGTERM, SIGHUP and SIGQUIT end the turn like Ctrl+C, with their own status.
         return signalled;

@@ -42,6 +42,17 @@ pub(crate) fn process_env(name: &str) -> Option<String> {
 /// The builder a run in this directory with these flags would use, without a session or a
 /// model endpoint (for `rein explain-permission`).
 pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError> {
+    let (config, cwd) = configured(args)?;
+    let home = std::env::home_dir();
+    Ok(
+        AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
+            .mode(args.permission_mode.into()),
+    )
+}
+
+/// The configuration a run in this directory with these flags would use, and the
+/// directory.
+pub(crate) fn configured(args: &Args) -> Result<(config::Config, PathBuf), SetupError> {
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .map_err(|e| SetupError::Runtime(format!("cannot determine the working directory: {e}")))?;
@@ -60,10 +71,7 @@ pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError
         overrides: &overrides_from(args),
     })
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
-    Ok(
-        AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
-            .mode(args.permission_mode.into()),
-    )
+    Ok((config, cwd))
 }
 
 /// Builds the agent for this run.

@@ -16,6 +16,7 @@ mod headless;
 mod hooks;
 mod interrupt;
 mod lose_nothing;
+mod mcp;
 mod orphans;
 mod parallel;
 mod permissions;

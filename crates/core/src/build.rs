@@ -76,6 +76,12 @@ pub struct AgentBuilder {
     /// variables passed through. The environment's come with [`AgentBuilder::environment`].
     secret_sources: SecretSources,
     secrets: Secrets,
+    /// MCP servers to start when the agent is built (from the configuration).
+    mcp_plan: Vec<rein_mcp::ServerConfig>,
+    /// Where their logs go.
+    mcp_log_dir: Option<PathBuf>,
+    /// Servers already started by the caller, in place of the plan.
+    mcp_hub: Option<Arc<rein_mcp::McpHub>>,
 }
 
 /// The secrets a configuration names, before rein's environment is added.
@@ -140,6 +146,9 @@ impl AgentBuilder {
             warnings: Vec::new(),
             secret_sources: SecretSources::default(),
             secrets: Secrets::default(),
+            mcp_plan: Vec::new(),
+            mcp_log_dir: None,
+            mcp_hub: None,
             workspace,
         }
     }
@@ -169,8 +178,18 @@ impl AgentBuilder {
         builder.rein_home = Some(config.rein_home.clone());
         builder.is_git_repo = config.is_git_repo;
         builder.rules = rule_set(&config.rules, home_dir, &mut builder.warnings);
+        let mcp = crate::mcp::plan(config, env);
+        builder.warnings.extend(mcp.warnings);
+        builder.mcp_plan = mcp.servers;
+        builder.mcp_log_dir = Some(config.rein_home.join(crate::mcp::MCP_LOG_DIR));
         builder.secret_sources = SecretSources {
-            dotenv: config.dotenv_secrets.clone(),
+            // The servers' configured credentials are masked like the `.env` file's.
+            dotenv: SecretValues::of(
+                config
+                    .dotenv_secrets
+                    .iter()
+                    .chain(mcp.secrets.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+            ),
             api_key: config
                 .api_key()
                 .zip(config.api_key_variable())
@@ -297,6 +316,12 @@ impl AgentBuilder {
     /// One more tool beside the others.
     pub fn tool(mut self, tool: Arc<dyn DynTool>) -> Self {
         self.extra_tools.push(tool);
+        self
+    }
+
+    /// These MCP servers (started already) instead of the configured ones.
+    pub fn mcp_hub(mut self, hub: Arc<rein_mcp::McpHub>) -> Self {
+        self.mcp_hub = Some(hub);
         self
     }
 
@@ -472,6 +497,14 @@ impl AgentBuilder {
         let mut tool_config = self.tool_config;
         tool_config.env_remove = self.secrets.env_remove().to_vec();
         let tool_ctx = ToolContext::new(tool_config);
+        let mcp = self.mcp_hub.or_else(|| {
+            start_mcp(
+                self.mcp_plan,
+                &self.workspace,
+                self.mcp_log_dir,
+                self.secrets.env_remove(),
+            )
+        });
         let secrets = Arc::new(self.secrets);
         let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
             (Some(hooks), _) => hooks,
@@ -510,6 +543,7 @@ impl AgentBuilder {
             pinned: self.pinned,
             compact_requests,
             anchor: self.anchor,
+            mcp: mcp.map(|hub| (hub, self.mode)),
         }))
     }
 
@@ -551,6 +585,25 @@ impl AgentBuilder {
         }
         registry.offered(|kind| self.mode.offers(kind))
     }
+}
+
+/// Starts the planned MCP servers in the background (none planned: no hub). Building an
+/// agent with servers needs a tokio runtime; without one they are left out.
+fn start_mcp(
+    servers: Vec<rein_mcp::ServerConfig>,
+    workspace: &Path,
+    log_dir: Option<PathBuf>,
+    env_remove: &[String],
+) -> Option<Arc<rein_mcp::McpHub>> {
+    if servers.is_empty() || tokio::runtime::Handle::try_current().is_err() {
+        return None;
+    }
+    Some(rein_mcp::McpHub::start(rein_mcp::McpSetup {
+        servers,
+        cwd: workspace.to_path_buf(),
+        log_dir: log_dir.unwrap_or_else(|| workspace.join(".rein-mcp-logs")),
+        env_remove: env_remove.to_vec(),
+    }))
 }
 
 /// rein's environment; a variable that is not UTF-8 cannot be masked as text and is passed

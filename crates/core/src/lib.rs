@@ -6,6 +6,7 @@ pub mod config;
 pub mod context;
 pub mod hooks;
 pub mod interaction;
+pub mod mcp;
 pub mod permissions;
 pub mod prompt;
 pub mod secrets;

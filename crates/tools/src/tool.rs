@@ -161,10 +161,10 @@ pub trait Tool: Send + Sync + 'static {
 /// The erased form of a [`Tool`], as the agent uses it: JSON arguments checked once into
 /// the typed ones ([`DynTool::prepare`]), then previewed or run.
 pub trait DynTool: Send + Sync {
-    /// The name the model calls the tool by.
-    fn name(&self) -> &'static str;
+    /// The name the model calls the tool by (an MCP server's tools are named at run time).
+    fn name(&self) -> &str;
     /// What the tool does, for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// JSON Schema of the parameters object. Built on each call: [`crate::ToolRegistry`]
     /// builds it once per tool and keeps it.
     fn parameters(&self) -> serde_json::Value;
@@ -185,11 +185,11 @@ pub trait PreparedCall: Send + Sync {
 }
 
 impl<T: Tool> DynTool for T {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         Tool::name(self)
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         Tool::description(self)
     }
 

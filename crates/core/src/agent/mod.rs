@@ -8,6 +8,7 @@ mod context;
 mod event;
 mod guard;
 mod hook_points;
+mod mcp_tools;
 mod outcome;
 mod runner;
 mod transcript;
@@ -93,6 +94,8 @@ pub(crate) struct AgentParts {
     pub compact_requests: Arc<CompactRequests>,
     /// The provider's count of the resumed history's last request, when it still applies.
     pub anchor: Option<PromptAnchor>,
+    /// The session's MCP servers, whose tools join the registry's as they become ready.
+    pub mcp: Option<(Arc<rein_mcp::McpHub>, crate::permissions::PermissionMode)>,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -126,6 +129,8 @@ pub struct Agent {
     session_context: Option<String>,
     /// The context's accounting and what keeps it within the window.
     context: ContextState,
+    /// MCP servers whose tools join between rounds.
+    mcp: Option<mcp_tools::McpTools>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -140,12 +145,14 @@ impl std::fmt::Debug for Agent {
 impl Agent {
     /// An agent ready for its first (or next, when resumed) turn.
     pub(crate) fn new(parts: AgentParts) -> Self {
-        let tool_specs: Vec<rein_llm::ToolSpec> = parts
-            .registry
-            .infos()
-            .into_iter()
-            .map(|s| rein_llm::ToolSpec::new(s.name, s.description, s.parameters))
-            .collect();
+        let tool_specs = mcp_tools::tool_specs(&parts.registry);
+        let mcp = parts.mcp.map(|(hub, mode)| mcp_tools::McpTools {
+            hub,
+            base: Arc::clone(&parts.registry),
+            mode,
+            seen: None,
+            waited: false,
+        });
         let call_ids = parts
             .history
             .iter()
@@ -192,6 +199,7 @@ impl Agent {
             hooks: parts.hooks,
             session_context: None,
             context: ContextState::new(ledger, parts.context, parts.pinned, parts.compact_requests),
+            mcp,
         }
     }
 
@@ -265,7 +273,7 @@ impl Agent {
         cancel: CancellationToken,
         outcome: &mut TurnOutcome,
     ) {
-        let env = CallEnv {
+        let mut env = CallEnv {
             runner: Arc::clone(&self.runner),
             ctx: self.tool_ctx.with_cancel(cancel.clone()),
             events: events.clone(),
@@ -273,6 +281,7 @@ impl Agent {
         };
         let mut continued = 0;
         loop {
+            self.sync_mcp_tools(&mut env).await;
             let round = self.round(&env, outcome).await;
             // What summary calls used counts with the turn.
             outcome.usage += std::mem::take(&mut self.context.unreported_usage);

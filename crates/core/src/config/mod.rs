@@ -10,6 +10,7 @@ mod dotenv;
 mod error;
 mod file;
 mod layer;
+mod mcp_servers;
 mod project;
 #[cfg(test)]
 mod reference_tests;
@@ -26,6 +27,7 @@ pub use defaults::{
     ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, OPENAI_DEFAULT_MODEL,
 };
 pub use error::ConfigError;
+pub use mcp_servers::{McpServerEntry, McpTransportEntry};
 pub use project::{ProjectRoot, find_project_root};
 pub use setting::{Setting, Source};
 pub use tables::{ConfiguredRule, DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, RuleLists};
@@ -186,6 +188,9 @@ pub struct Config {
     /// Variables passed to commands and hooks although their names look secret
     /// (`[secrets] pass_env`).
     pub pass_env: Vec<String>,
+    /// The MCP servers of every file, a later file's replacing a same-named one (a
+    /// project's start only once the project is trusted).
+    pub mcp_servers: Vec<McpServerEntry>,
     /// The secret-looking variables of the `.env` file (their values are masked).
     pub dotenv_secrets: crate::secrets::SecretValues,
     sources: BTreeMap<Setting, Source>,

@@ -114,6 +114,7 @@ pub(crate) struct Tables {
     pub(crate) rules: RuleLists,
     pub(crate) hooks: Vec<HookCommand>,
     pub(crate) pass_env: Vec<String>,
+    pub(crate) mcp_servers: Vec<super::McpServerEntry>,
 }
 
 impl Tables {
@@ -123,6 +124,10 @@ impl Tables {
         self.rules.ask.extend(above.rules.ask);
         self.rules.deny.extend(above.rules.deny);
         self.hooks.extend(above.hooks);
+        for server in above.mcp_servers {
+            self.mcp_servers.retain(|s| s.name != server.name);
+            self.mcp_servers.push(server);
+        }
         for name in above.pass_env {
             if !self.pass_env.contains(&name) {
                 self.pass_env.push(name);
@@ -132,7 +137,7 @@ impl Tables {
 }
 
 /// The table names a config file may hold besides flat settings.
-pub(crate) const TABLE_KEYS: [&str; 3] = ["permissions", "hooks", "secrets"];
+pub(crate) const TABLE_KEYS: [&str; 4] = ["permissions", "hooks", "secrets", "mcp_servers"];
 
 /// Reads the table `key` of a file into `tables`; the error says what is wrong (the caller
 /// adds the file and line).
@@ -196,6 +201,9 @@ pub(crate) fn read_table(
                     }
                 }
             }
+        }
+        "mcp_servers" => {
+            super::mcp_servers::read_mcp_servers(&mut tables.mcp_servers, table, source)?;
         }
         other => return Err(format!("unknown table [{other}]")),
     }

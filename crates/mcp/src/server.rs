@@ -1,0 +1,410 @@
+//! One configured server over the session: starting, ready (with its tools), or failed; its
+//! calls, each with a timeout and cancellable; its restart, once, after it died.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::service::{Peer, RunningService, ServiceError};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ServerConfig;
+use crate::connect::{self, Connection, Listener, Surroundings};
+use crate::process::ServerProcess;
+
+/// How many times a server that died is started again.
+const RESTARTS: u32 = 1;
+
+/// Where a server is, as `rein mcp list` and the agent see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// Being started (or restarted).
+    Starting,
+    /// Answering; its tools are offered.
+    Ready,
+    /// It stopped; it is started again on the next call (once).
+    Exited,
+    /// It could not be started, or died again after its restart; its tools answer with an
+    /// error.
+    Failed,
+}
+
+impl ServerState {
+    /// The state as one word.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ServerState::Starting => "starting",
+            ServerState::Ready => "ready",
+            ServerState::Exited => "exited",
+            ServerState::Failed => "failed",
+        }
+    }
+}
+
+/// What is known of a server now.
+#[derive(Debug, Clone)]
+pub struct ServerStatus {
+    /// Its configured name.
+    pub name: String,
+    /// Its state.
+    pub state: ServerState,
+    /// How many tools it offers (0 until it is ready).
+    pub tools: usize,
+    /// The last thing that went wrong with it.
+    pub last_error: Option<String>,
+    /// Where its stderr goes (stdio servers).
+    pub log: Option<PathBuf>,
+}
+
+/// A call's failure, for the model.
+#[derive(Debug)]
+pub(crate) enum CallFailure {
+    /// The model should read this and go on.
+    Message(String),
+    /// The person interrupted.
+    Cancelled,
+}
+
+struct Live {
+    service: RunningService<RoleClient, Listener>,
+    process: Option<ServerProcess>,
+}
+
+struct Inner {
+    state: ServerState,
+    live: Option<Live>,
+    tools: Vec<Tool>,
+    last_error: Option<String>,
+    restarts: u32,
+}
+
+/// One server and its connection.
+pub(crate) struct Server {
+    pub(crate) config: ServerConfig,
+    cwd: PathBuf,
+    env_remove: Vec<String>,
+    log: Option<PathBuf>,
+    listener: Listener,
+    inner: Mutex<Inner>,
+    /// Serialises (re)starts: two calls after a death restart it once.
+    starting: tokio::sync::Mutex<()>,
+    /// Changes whenever the state does; the first request waits on it.
+    changed: watch::Sender<ServerState>,
+    /// Bumped when the hub's set of tools changes (see `McpHub::generation`).
+    generation: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("name", &self.config.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    pub(crate) fn new(
+        config: ServerConfig,
+        cwd: PathBuf,
+        env_remove: Vec<String>,
+        log: Option<PathBuf>,
+        generation: Arc<std::sync::atomic::AtomicU64>,
+    ) -> Self {
+        let (changed, _) = watch::channel(ServerState::Starting);
+        Server {
+            config,
+            cwd,
+            env_remove,
+            log,
+            listener: Listener::default(),
+            inner: Mutex::new(Inner {
+                state: ServerState::Starting,
+                live: None,
+                tools: Vec::new(),
+                last_error: None,
+                restarts: 0,
+            }),
+            starting: tokio::sync::Mutex::new(()),
+            changed,
+            generation,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The server's status now.
+    pub(crate) fn status(&self) -> ServerStatus {
+        let inner = self.lock();
+        ServerStatus {
+            name: self.config.name.clone(),
+            state: inner.state.clone(),
+            tools: inner.tools.len(),
+            last_error: inner.last_error.clone(),
+            log: self.log.clone(),
+        }
+    }
+
+    /// Its tools as last listed.
+    pub(crate) fn tools(&self) -> Vec<Tool> {
+        self.lock().tools.clone()
+    }
+
+    /// A receiver that sees each change of state.
+    pub(crate) fn watch(&self) -> watch::Receiver<ServerState> {
+        self.changed.subscribe()
+    }
+
+    fn set_state(&self, inner: &mut Inner, state: ServerState) {
+        inner.state = state.clone();
+        self.changed.send_replace(state);
+    }
+
+    /// Starts the server (again); the state says how it went.
+    pub(crate) async fn start(&self) {
+        let _one = self.starting.lock().await;
+        {
+            let mut inner = self.lock();
+            if inner.state == ServerState::Ready {
+                return;
+            }
+            self.set_state(&mut inner, ServerState::Starting);
+        }
+        let log = self.log.clone().unwrap_or_default();
+        let around = Surroundings {
+            cwd: &self.cwd,
+            env_remove: &self.env_remove,
+            log: &log,
+        };
+        self.listener.tools_changed.store(false, Ordering::SeqCst);
+        let connected = connect::connect(&self.config, &around, self.listener.clone()).await;
+        let mut inner = self.lock();
+        match connected {
+            Ok(Connection {
+                service,
+                process,
+                tools,
+            }) => {
+                let changed = inner.tools != tools;
+                inner.tools = tools;
+                inner.live = Some(Live { service, process });
+                self.set_state(&mut inner, ServerState::Ready);
+                if changed {
+                    self.generation.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            Err(error) => {
+                inner.last_error = Some(self.with_log_hint(error));
+                self.set_state(&mut inner, ServerState::Failed);
+            }
+        }
+    }
+
+    /// "see its log" advice for an error of a stdio server.
+    fn with_log_hint(&self, error: String) -> String {
+        match &self.log {
+            Some(log) => format!("{error} (its stderr is in {})", log.display()),
+            None => error,
+        }
+    }
+
+    /// Lists the tools again when the server said they changed; whether they did.
+    pub(crate) async fn refresh_tools(&self, limit: Duration) -> bool {
+        if !self.listener.tools_changed.swap(false, Ordering::SeqCst) {
+            return false;
+        }
+        let Some(peer) = self.peer() else {
+            return false;
+        };
+        let listed = tokio::time::timeout(limit, peer.list_all_tools()).await;
+        let mut inner = self.lock();
+        match listed {
+            Ok(Ok(tools)) if tools != inner.tools => {
+                inner.tools = tools;
+                self.generation.fetch_add(1, Ordering::SeqCst);
+                true
+            }
+            Ok(Ok(_)) => false,
+            Ok(Err(e)) => {
+                inner.last_error = Some(format!("listing its changed tools failed: {e}"));
+                false
+            }
+            Err(_) => {
+                inner.last_error = Some("listing its changed tools timed out".to_owned());
+                false
+            }
+        }
+    }
+
+    /// The connection's peer, while the server is ready and its transport open.
+    fn peer(&self) -> Option<Peer<RoleClient>> {
+        let inner = self.lock();
+        let live = inner.live.as_ref()?;
+        (inner.state == ServerState::Ready && !live.service.is_transport_closed())
+            .then(|| live.service.peer().clone())
+    }
+
+    /// Calls `tool` with `arguments`, within the server's call timeout; `cancel` stops the
+    /// call (the server is told, with a cancellation notification).
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallFailure> {
+        let peer = self.peer_for_call(cancel).await?;
+        let name = &self.config.name;
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let timeout = self.config.call_timeout;
+        let started = Instant::now();
+        // Dropping rmcp's call future sends `notifications/cancelled` for it.
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(CallFailure::Cancelled),
+            outcome = tokio::time::timeout(timeout, peer.call_tool(params)) => outcome,
+        };
+        match outcome {
+            Ok(Ok(result)) => Ok(result),
+            Err(_) => Err(CallFailure::Message(format!(
+                "MCP server `{name}` did not answer this call within {} s (its `call_timeout`); \
+                 the call was cancelled. Try something smaller, or go on without it.",
+                timeout.as_secs_f64()
+            ))),
+            Ok(Err(ServiceError::McpError(error))) => Err(CallFailure::Message(format!(
+                "MCP server `{name}` refused the call: {}",
+                error.message
+            ))),
+            Ok(Err(ServiceError::Timeout { .. })) => Err(CallFailure::Message(format!(
+                "MCP server `{name}` did not answer within {:.0} s.",
+                started.elapsed().as_secs_f64()
+            ))),
+            Ok(Err(error)) if self.died() => {
+                let restart = if self.lock().restarts < RESTARTS {
+                    "rein will start it again for the next call"
+                } else {
+                    "it had been restarted already, so its tools stay unavailable for this session"
+                };
+                Err(CallFailure::Message(self.with_log_hint(format!(
+                    "MCP server `{name}` stopped during this call ({error}); {restart}."
+                ))))
+            }
+            Ok(Err(error)) => Err(CallFailure::Message(format!(
+                "The call to MCP server `{name}` failed: {error}"
+            ))),
+        }
+    }
+
+    /// Notes that the connection closed, if it has: the server is then `Exited` (to be
+    /// restarted once) or `Failed`. Whether it died.
+    fn died(&self) -> bool {
+        let mut inner = self.lock();
+        let closed = inner
+            .live
+            .as_ref()
+            .is_none_or(|live| live.service.is_transport_closed());
+        if !closed {
+            return false;
+        }
+        if let Some(mut live) = inner.live.take()
+            && let Some(process) = live.process.as_mut()
+        {
+            process.kill_now();
+        }
+        let state = if inner.restarts < RESTARTS {
+            ServerState::Exited
+        } else {
+            ServerState::Failed
+        };
+        inner.last_error = Some("the server stopped (its connection closed)".to_owned());
+        self.set_state(&mut inner, state);
+        true
+    }
+
+    /// A peer to call through: the live one, or one from a restart when the server died.
+    async fn peer_for_call(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Peer<RoleClient>, CallFailure> {
+        if let Some(peer) = self.peer() {
+            return Ok(peer);
+        }
+        self.died();
+        let name = &self.config.name;
+        let state = self.lock().state.clone();
+        match state {
+            ServerState::Ready => {}
+            ServerState::Starting => {
+                // Still starting: wait for it within its startup timeout.
+                let mut watch = self.watch();
+                let wait = watch.wait_for(|s| *s != ServerState::Starting);
+                tokio::select! {
+                    () = cancel.cancelled() => return Err(CallFailure::Cancelled),
+                    _ = tokio::time::timeout(self.config.startup_timeout, wait) => {}
+                }
+            }
+            ServerState::Exited => {
+                self.lock().restarts += 1;
+                tokio::select! {
+                    () = cancel.cancelled() => return Err(CallFailure::Cancelled),
+                    () = self.restart() => {}
+                }
+            }
+            ServerState::Failed => {}
+        }
+        self.peer().ok_or_else(|| {
+            let error = self
+                .lock()
+                .last_error
+                .clone()
+                .unwrap_or_else(|| "it is not running".to_owned());
+            CallFailure::Message(format!(
+                "MCP server `{name}` is not available: {error}. Its tools cannot be used in this \
+                 session; go on without them."
+            ))
+        })
+    }
+
+    /// Starts a server that died, within its startup timeout.
+    async fn restart(&self) {
+        if tokio::time::timeout(self.config.startup_timeout, self.start())
+            .await
+            .is_err()
+        {
+            let mut inner = self.lock();
+            inner.last_error = Some(format!(
+                "it did not start again within {} s",
+                self.config.startup_timeout.as_secs_f64()
+            ));
+            self.set_state(&mut inner, ServerState::Failed);
+        }
+    }
+
+    /// Stops the server: closes the connection, then stops its process group.
+    pub(crate) async fn stop(&self) {
+        let live = self.lock().live.take();
+        if let Some(Live {
+            mut service,
+            process,
+        }) = live
+        {
+            let _ = tokio::time::timeout(Duration::from_millis(200), service.close()).await;
+            if let Some(mut process) = process {
+                process.stop().await;
+            }
+        }
+    }
+
+    /// Kills the server's process group at once (exit paths that cannot wait).
+    pub(crate) fn kill_now(&self) {
+        if let Some(live) = self.lock().live.as_mut()
+            && let Some(process) = live.process.as_mut()
+        {
+            process.kill_now();
+        }
+    }
+}
