@@ -17,6 +17,7 @@ mod hooks;
 mod interrupt;
 mod lose_nothing;
 mod mcp;
+mod mcp_npm;
 mod orphans;
 mod parallel;
 mod permissions;

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use rein_testkit::{MockServer, MockToolCall, Script, Turn};
 use serde_json::{Value, json};
 
-use crate::support::{Env, final_json, process_alive, run, stderr, stdout, wait_for_file};
+use crate::support::{
+    Env, final_json, process_alive, run, signal, stderr, stdout, wait_for_file, wait_output,
+};
 
 /// The fake server, built beside `rein` by `cargo nextest run --workspace`.
 fn fake() -> PathBuf {
@@ -507,4 +509,44 @@ fn mcp_list_shows_each_servers_state_tools_and_error() {
     );
     assert!(line("stuck").contains("starting"), "{text}");
     assert!(text.contains("mcp-logs/fake.log"), "{text}");
+}
+
+/// Waits until the server's log holds `text`.
+fn wait_for_log(env: &Env, server: &str, text: &str) {
+    let log = env.rein_home.join(format!("mcp-logs/{server}.log"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains(text)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "{} never said {text:?}",
+            log.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ctrl_c_cancels_a_running_call_and_tells_the_server() {
+    let env = Env::new();
+    configure(&env, "[mcp_servers.fake]\ncommand = \"FAKE\"\n");
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(call("h1", "mcp__fake__sleep", json!({"ms": 600000}))))
+            .reply(Turn::text("not reached")),
+    );
+    let child = env
+        .rein_openai(&server)
+        .args(["-p", "go"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_log(&env, "fake", "fake: sleeping");
+    signal(child.id(), "INT");
+    let out = wait_output(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    wait_for_log(&env, "fake", "fake: sleep cancelled");
 }

@@ -118,6 +118,7 @@ impl FakeServer {
             }
             "sleep" => {
                 let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                let _ = writeln!(std::io::stderr(), "fake: sleeping {ms} ms");
                 tokio::select! {
                     () = context.ct.cancelled() => {
                         // Seen by the test through the server's stderr log.
