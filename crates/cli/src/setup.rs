@@ -106,6 +106,9 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
+        // MCP servers start first: the prompt never waits for them, the first request as
+        // little as can be.
+        .start_mcp()
         .mode(args.permission_mode.into())
         // A one-shot run has no one to ask: what would ask is refused, and the model told.
         .interaction(Arc::new(Unattended));

@@ -319,6 +319,21 @@ impl AgentBuilder {
         self
     }
 
+    /// Starts the configured MCP servers now, in the background, rather than when the agent
+    /// is built: the earlier they start, the less the first request may wait for them. Needs
+    /// a tokio runtime (without one they start, if at all, when the agent is built).
+    pub fn start_mcp(mut self) -> Self {
+        if self.mcp_hub.is_none() {
+            self.mcp_hub = start_mcp(
+                std::mem::take(&mut self.mcp_plan),
+                &self.workspace,
+                self.mcp_log_dir.clone(),
+                self.secrets.env_remove(),
+            );
+        }
+        self
+    }
+
     /// These MCP servers (started already) instead of the configured ones.
     pub fn mcp_hub(mut self, hub: Arc<rein_mcp::McpHub>) -> Self {
         self.mcp_hub = Some(hub);

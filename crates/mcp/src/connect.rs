@@ -15,6 +15,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 
 use crate::config::{ServerConfig, TransportConfig};
+use tokio::process::{ChildStdin, ChildStdout};
+
 use crate::process::{Launch, ServerProcess};
 
 /// What rein's side of a connection does with what the server sends unasked: it notes
@@ -69,29 +71,44 @@ pub(crate) struct Surroundings<'a> {
     pub(crate) log: &'a Path,
 }
 
-/// Starts or reaches the server, shakes hands and lists its tools.
-pub(crate) async fn connect(
+/// A stdio server's process, started, with the two ends of its stdio.
+pub(crate) type Launched = (ServerProcess, ChildStdout, ChildStdin);
+
+/// Starts a stdio server's process (nothing for an HTTP server). Synchronous, so that every
+/// server's process starts at once when rein does, before any handshake is under way.
+pub(crate) fn launch(
     config: &ServerConfig,
     around: &Surroundings<'_>,
-    listener: Listener,
-) -> Result<Connection, String> {
+) -> Result<Option<Launched>, String> {
     match &config.transport {
         TransportConfig::Stdio {
             command,
             args,
             env,
             cwd,
-        } => {
-            let (process, stdout, stdin) = ServerProcess::spawn(&Launch {
-                command,
-                args,
-                env,
-                cwd: cwd.as_deref().unwrap_or(around.cwd),
-                env_remove: around.env_remove,
-                log: around.log,
-            })
-            .map_err(|e| e.to_string())?;
-            let mut process = process;
+        } => ServerProcess::spawn(&Launch {
+            command,
+            args,
+            env,
+            cwd: cwd.as_deref().unwrap_or(around.cwd),
+            env_remove: around.env_remove,
+            log: around.log,
+        })
+        .map(Some)
+        .map_err(|e| e.to_string()),
+        TransportConfig::Http { .. } => Ok(None),
+    }
+}
+
+/// Shakes hands with the server (launched already, for stdio) and lists its tools.
+pub(crate) async fn connect(
+    config: &ServerConfig,
+    around: &Surroundings<'_>,
+    listener: Listener,
+    launched: Option<Launched>,
+) -> Result<Connection, String> {
+    match (&config.transport, launched) {
+        (TransportConfig::Stdio { .. }, Some((mut process, stdout, stdin))) => {
             match listener.serve((stdout, stdin)).await {
                 Ok(service) => finish(service, Some(process)).await,
                 // Dropped on failure: the process goes with it.
@@ -106,7 +123,10 @@ pub(crate) async fn connect(
                 }),
             }
         }
-        TransportConfig::Http { url, headers } => {
+        (TransportConfig::Stdio { .. }, None) => {
+            Err("internal error: the server's process was not started".to_owned())
+        }
+        (TransportConfig::Http { url, headers }, _) => {
             let client = http_client()?;
             let mut custom = HashMap::new();
             for (name, value) in headers {

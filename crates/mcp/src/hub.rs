@@ -94,6 +94,11 @@ impl McpHub {
                 ))
             })
             .collect();
+        // Every process first, then the handshakes: on a current-thread runtime a task
+        // would start its process only when the thread is next free.
+        for server in &servers {
+            server.launch();
+        }
         let stopped = CancellationToken::new();
         for server in &servers {
             let server = Arc::clone(server);

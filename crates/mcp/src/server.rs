@@ -90,6 +90,8 @@ pub(crate) struct Server {
     log: Option<PathBuf>,
     listener: Listener,
     inner: Mutex<Inner>,
+    /// The process started with the hub, for the first start to shake hands with.
+    launched: Mutex<Option<Result<Option<connect::Launched>, String>>>,
     /// Serialises (re)starts: two calls after a death restart it once.
     starting: tokio::sync::Mutex<()>,
     /// Changes whenever the state does; the first request waits on it.
@@ -128,6 +130,7 @@ impl Server {
                 last_error: None,
                 restarts: 0,
             }),
+            launched: Mutex::new(None),
             starting: tokio::sync::Mutex::new(()),
             changed,
             generation,
@@ -165,6 +168,21 @@ impl Server {
         self.changed.send_replace(state);
     }
 
+    fn surroundings<'a>(&'a self, log: &'a std::path::Path) -> Surroundings<'a> {
+        Surroundings {
+            cwd: &self.cwd,
+            env_remove: &self.env_remove,
+            log,
+        }
+    }
+
+    /// Starts the server's process now (stdio servers), for [`Server::start`] to connect to.
+    pub(crate) fn launch(&self) {
+        let log = self.log.clone().unwrap_or_default();
+        let launched = connect::launch(&self.config, &self.surroundings(&log));
+        *self.launched.lock().unwrap_or_else(PoisonError::into_inner) = Some(launched);
+    }
+
     /// Starts the server (again); the state says how it went.
     pub(crate) async fn start(&self) {
         let _one = self.starting.lock().await;
@@ -176,13 +194,20 @@ impl Server {
             self.set_state(&mut inner, ServerState::Starting);
         }
         let log = self.log.clone().unwrap_or_default();
-        let around = Surroundings {
-            cwd: &self.cwd,
-            env_remove: &self.env_remove,
-            log: &log,
-        };
+        let around = self.surroundings(&log);
         self.listener.tools_changed.store(false, Ordering::SeqCst);
-        let connected = connect::connect(&self.config, &around, self.listener.clone()).await;
+        let launched = self
+            .launched
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .unwrap_or_else(|| connect::launch(&self.config, &around));
+        let connected = match launched {
+            Ok(launched) => {
+                connect::connect(&self.config, &around, self.listener.clone(), launched).await
+            }
+            Err(error) => Err(error),
+        };
         let mut inner = self.lock();
         match connected {
             Ok(Connection {
@@ -386,6 +411,12 @@ impl Server {
 
     /// Stops the server: closes the connection, then stops its process group.
     pub(crate) async fn stop(&self) {
+        drop(
+            self.launched
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
         let live = self.lock().live.take();
         if let Some(Live {
             mut service,
@@ -401,6 +432,13 @@ impl Server {
 
     /// Kills the server's process group at once (exit paths that cannot wait).
     pub(crate) fn kill_now(&self) {
+        // A process started but not yet connected to dies as it is dropped.
+        drop(
+            self.launched
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
         if let Some(live) = self.lock().live.as_mut()
             && let Some(process) = live.process.as_mut()
         {
