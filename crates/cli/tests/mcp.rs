@@ -293,18 +293,9 @@ fn a_hung_call_times_out_and_the_server_is_told() {
         "{timed_out}"
     );
     assert_eq!(result_of(&requests[2], "e1"), "echo: still here");
-    let log = env.rein_home.join("mcp-logs/fake.log");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&log)
-        .unwrap()
-        .contains("fake: sleep cancelled")
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the server was not told of the cancellation"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // Told while rein runs on: the call itself stops on the server.
+    wait_for_log(&env, "fake", "fake: cancellation received");
+    wait_for_log(&env, "fake", "fake: sleep cancelled");
 }
 
 #[test]
@@ -521,15 +512,16 @@ fn wait_for_log(env: &Env, server: &str, text: &str) {
     {
         assert!(
             Instant::now() < deadline,
-            "{} never said {text:?}",
-            log.display()
+            "{} never said {text:?}; it holds:\n{}",
+            log.display(),
+            std::fs::read_to_string(&log).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
 #[test]
-fn ctrl_c_cancels_a_running_call_and_tells_the_server() {
+fn ctrl_c_cancels_a_running_call_and_rein_exits_130() {
     let env = Env::new();
     configure(&env, "[mcp_servers.fake]\ncommand = \"FAKE\"\n");
     let server = MockServer::start(
@@ -548,5 +540,7 @@ fn ctrl_c_cancels_a_running_call_and_tells_the_server() {
     signal(child.id(), "INT");
     let out = wait_output(child, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    wait_for_log(&env, "fake", "fake: sleep cancelled");
+    // rein sends notifications/cancelled and exits at once; under load the server is
+    // sometimes stopped before it reads it, so only the timeout test (where rein runs on)
+    // checks the notice arrives.
 }

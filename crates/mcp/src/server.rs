@@ -4,17 +4,30 @@
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
-use rmcp::service::{Peer, RunningService, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, JsonObject, RequestId, ServerResult, Tool,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RunningService, ServiceError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
 use crate::connect::{self, Connection, Listener, Surroundings};
 use crate::process::ServerProcess;
+
+/// How long telling a server that a call is cancelled may take.
+const CANCEL_NOTICE_LIMIT: Duration = Duration::from_secs(1);
+
+/// Sends `notifications/cancelled` for request `id`, and waits until it is sent: rein may be
+/// about to close the connection, which must not overtake it.
+async fn tell_cancelled(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
+    let notice = CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
+    let _ = tokio::time::timeout(CANCEL_NOTICE_LIMIT, peer.notify_cancelled(notice)).await;
+}
 
 /// How many times a server that died is started again.
 const RESTARTS: u32 = 1;
@@ -286,13 +299,37 @@ impl Server {
         let name = &self.config.name;
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let timeout = self.config.call_timeout;
-        let started = Instant::now();
-        // Dropping rmcp's call future sends `notifications/cancelled` for it.
-        let outcome = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(CallFailure::Cancelled),
-            outcome = tokio::time::timeout(timeout, peer.call_tool(params)) => outcome,
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let outcome = match peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => {
+                let id = handle.id.clone();
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => {
+                        tell_cancelled(&peer, id, "the person interrupted the call").await;
+                        return Err(CallFailure::Cancelled);
+                    }
+                    answer = tokio::time::timeout(timeout, handle.await_response()) => {
+                        if answer.is_err() {
+                            tell_cancelled(&peer, id, "rein's call_timeout ran out").await;
+                        }
+                        answer
+                    }
+                }
+            }
+            Err(error) => Ok(Err(error)),
         };
+        let outcome = outcome.map(|answer| {
+            answer.and_then(|result| match result {
+                ServerResult::CallToolResult(result) => Ok(result),
+                // Some servers answer a call that has nothing to say with `{}`.
+                ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+                _ => Err(ServiceError::UnexpectedResponse),
+            })
+        });
         match outcome {
             Ok(Ok(result)) => Ok(result),
             Err(_) => Err(CallFailure::Message(format!(
@@ -303,10 +340,6 @@ impl Server {
             Ok(Err(ServiceError::McpError(error))) => Err(CallFailure::Message(format!(
                 "MCP server `{name}` refused the call: {}",
                 error.message
-            ))),
-            Ok(Err(ServiceError::Timeout { .. })) => Err(CallFailure::Message(format!(
-                "MCP server `{name}` did not answer within {:.0} s.",
-                started.elapsed().as_secs_f64()
             ))),
             Ok(Err(error)) if self.died() => {
                 let restart = if self.lock().restarts < RESTARTS {
@@ -324,14 +357,15 @@ impl Server {
         }
     }
 
-    /// Notes that the connection closed, if it has: the server is then `Exited` (to be
+    /// Notes that the live connection closed, if it has: the server is then `Exited` (to be
     /// restarted once) or `Failed`. Whether it died.
     fn died(&self) -> bool {
         let mut inner = self.lock();
+        // Only a connection that was up can have died: one still starting has none yet.
         let closed = inner
             .live
             .as_ref()
-            .is_none_or(|live| live.service.is_transport_closed());
+            .is_some_and(|live| live.service.is_transport_closed());
         if !closed {
             return false;
         }

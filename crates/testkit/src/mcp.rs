@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
+    ContentBlock, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
@@ -31,6 +31,25 @@ pub struct FakeServer {
     options: FakeOptions,
     /// `change_tools` was called: `late_tool` is listed.
     grown: Arc<AtomicBool>,
+    /// Calls under way, so that the server finishes them (and logs their end) before it
+    /// exits when its input closes.
+    in_flight: Arc<tokio::sync::watch::Sender<usize>>,
+}
+
+/// Counts a call as under way while it lives.
+struct InFlight(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl InFlight {
+    fn start(count: &Arc<tokio::sync::watch::Sender<usize>>) -> Self {
+        count.send_modify(|n| *n += 1);
+        InFlight(Arc::clone(count))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl FakeServer {
@@ -39,6 +58,7 @@ impl FakeServer {
         FakeServer {
             options,
             grown: Arc::new(AtomicBool::new(false)),
+            in_flight: Arc::new(tokio::sync::watch::channel(0).0),
         }
     }
 
@@ -163,6 +183,17 @@ impl ServerHandler for FakeServer {
         )
     }
 
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        // Logged as it arrives: the call it cancels may not get to log before the server
+        // exits (rein closes its input right after).
+        let reason = notification.reason.unwrap_or_default();
+        let _ = writeln!(std::io::stderr(), "fake: cancellation received ({reason})");
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -176,6 +207,7 @@ impl ServerHandler for FakeServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let _counted = InFlight::start(&self.in_flight);
         let args = request.arguments.clone().unwrap_or_default();
         self.call(&request.name, &args, &context)
             .await
@@ -191,10 +223,13 @@ pub async fn serve_stdio(server: FakeServer) -> anyhow::Result<()> {
         let helper = std::process::Command::new("sleep").arg("600").spawn()?;
         std::fs::write(path, format!("{} {}", std::process::id(), helper.id()))?;
     }
+    let mut in_flight = server.in_flight.subscribe();
     let running = server
         .serve((tokio::io::stdin(), tokio::io::stdout()))
         .await?;
     running.waiting().await?;
+    // Calls cancelled as the input closed get to say so before the process ends.
+    let _ = tokio::time::timeout(Duration::from_secs(2), in_flight.wait_for(|n| *n == 0)).await;
     Ok(())
 }
 
