@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// rein: a terminal AI coding agent.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(
     name = "rein",
     version,
     disable_version_flag = true,
     about = "rein, a terminal AI coding agent: it reads, edits and runs your code through a language model.",
-    after_help = "Examples:\n  rein --demo                          watch rein fix a bug offline\n  rein -p \"read main.py and fix the broken import\"\n  git diff | rein -p \"review this diff\"   piped input goes with the request\n  rein -c                              continue the newest session here\n\nEnvironment: REIN_API_KEY (or OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY), REIN_MODEL,\nREIN_BASE_URL (or OPENAI_BASE_URL), REIN_HOME (default ~/.rein). A .env file is read too.\n\nExit status: 0 done; 1 runtime error (API, configuration, a session that could not be saved);\n2 bad usage (including no API key); 3 stopped at a limit (rounds, the same call repeated);\n130 interrupted; 143/129/131 after SIGTERM/SIGHUP/SIGQUIT."
+    after_help = "Examples:\n  rein --demo                          watch rein fix a bug offline\n  rein -p \"read main.py and fix the broken import\"\n  git diff | rein -p \"review this diff\"   piped input goes with the request\n  rein                                 an interactive session (/help lists its commands)\n  rein -c                              continue the newest session here\n\nEnvironment: REIN_API_KEY (or OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY), REIN_MODEL,\nREIN_BASE_URL (or OPENAI_BASE_URL), REIN_HOME (default ~/.rein). A .env file is read too.\n\nExit status: 0 done; 1 runtime error (API, configuration, a session that could not be saved);\n2 bad usage (including no API key); 3 stopped at a limit (rounds, the same call repeated);\n130 interrupted; 143/129/131 after SIGTERM/SIGHUP/SIGQUIT."
 )]
 pub(crate) struct Args {
     /// The model to use (e.g. gpt-4o, deepseek-chat, claude-sonnet-4-5).
@@ -62,6 +62,10 @@ pub(crate) struct Args {
     )]
     pub(crate) permission_mode: PermissionMode,
 
+    /// The OS sandbox commands run in (default: the config's, else workspace-write).
+    #[arg(long, value_enum, value_name = "LEVEL", global = true)]
+    pub(crate) sandbox: Option<SandboxArg>,
+
     /// Let calls a rule names run without asking, e.g. `bash(npm test:*)`, `edit_file(src/**)`
     /// (repeatable; adds to the config's allow list).
     #[arg(long, value_name = "RULE", global = true)]
@@ -71,6 +75,16 @@ pub(crate) struct Args {
     /// (repeatable; adds to the config's deny list).
     #[arg(long, value_name = "RULE", global = true)]
     pub(crate) deny: Vec<String>,
+
+    /// When to colour output (NO_COLOR is honoured with `auto`).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto",
+        global = true
+    )]
+    pub(crate) color: crate::render::ColorChoice,
 
     /// Model responses allowed in one turn (default 50).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -98,7 +112,7 @@ pub(crate) struct Args {
 }
 
 /// Sub-commands for people.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub(crate) enum Command {
     /// Trust a project (default: this directory's): its hooks and MCP servers may run.
     Trust {
@@ -118,6 +132,16 @@ pub(crate) enum Command {
         /// `edit_file(src/main.rs)`, `read_file(.env)`.
         call: String,
     },
+    /// Run a command in the configured OS sandbox, to test the settings
+    /// (`rein sandbox -- touch ~/x`), or say what is enforced here (`--explain`).
+    Sandbox {
+        /// Print what the sandbox enforces on this machine, and run nothing.
+        #[arg(long)]
+        explain: bool,
+        /// The command and its arguments (after `--`).
+        #[arg(last = true, value_name = "CMD", required_unless_present = "explain")]
+        command: Vec<std::ffi::OsString>,
+    },
     /// The MCP servers configured here (`[mcp_servers.NAME]`, `.mcp.json`).
     Mcp {
         /// What to do.
@@ -127,7 +151,7 @@ pub(crate) enum Command {
 }
 
 /// `rein mcp` sub-commands.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub(crate) enum McpCommand {
     /// Start the configured MCP servers, then show each one's state, tool count and last
     /// error.
@@ -154,6 +178,27 @@ pub(crate) enum OutputFormat {
     StreamJson,
 }
 
+/// `--sandbox`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SandboxArg {
+    /// Nothing writable but /dev/null and a private temporary directory; no network.
+    ReadOnly,
+    /// The workspace, a private TMPDIR, the tool caches and /tmp are writable.
+    WorkspaceWrite,
+    /// No sandbox.
+    Off,
+}
+
+impl From<SandboxArg> for rein_tools::sandbox::SandboxLevel {
+    fn from(level: SandboxArg) -> Self {
+        match level {
+            SandboxArg::ReadOnly => Self::ReadOnly,
+            SandboxArg::WorkspaceWrite => Self::WorkspaceWrite,
+            SandboxArg::Off => Self::Off,
+        }
+    }
+}
+
 /// `--permission-mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum PermissionMode {
@@ -164,6 +209,9 @@ pub(crate) enum PermissionMode {
     AcceptEdits,
     /// Read-only: no edits, no commands.
     Plan,
+    /// Inside the workspace everything runs without asking, commands in the OS sandbox;
+    /// only leaving the sandbox asks. Refuses to start where the sandbox cannot be enforced.
+    Auto,
     /// Everything without asking, but the hard deny list of destructive commands.
     Yolo,
 }
@@ -174,6 +222,7 @@ impl From<PermissionMode> for rein_core::permissions::PermissionMode {
             PermissionMode::Default => Self::Default,
             PermissionMode::AcceptEdits => Self::AcceptEdits,
             PermissionMode::Plan => Self::Plan,
+            PermissionMode::Auto => Self::Auto,
             PermissionMode::Yolo => Self::Yolo,
         }
     }

@@ -24,6 +24,8 @@ pub(crate) enum Exit {
     HungUp,
     /// SIGQUIT.
     Quit,
+    /// The exit status of the command `rein sandbox -- CMD` ran.
+    Child(u8),
 }
 
 impl Exit {
@@ -40,6 +42,7 @@ impl Exit {
     /// The process exit status.
     pub(crate) fn code(self) -> u8 {
         match self {
+            Exit::Child(code) => code,
             Exit::Done => 0,
             Exit::Runtime => 1,
             Exit::Usage => 2,

@@ -1,5 +1,5 @@
-//! The `rein` binary: parses the command line and hands over to the one-shot, headless or
-//! demo runner. Only this crate touches the terminal.
+//! The `rein` binary: parses the command line and hands over to the REPL, or the one-shot,
+//! headless or demo runner. Only this crate touches the terminal.
 
 mod args;
 mod commands;
@@ -9,6 +9,7 @@ mod input;
 mod interrupt;
 mod no_key;
 mod render;
+mod repl;
 mod report;
 mod run;
 mod setup;
@@ -32,7 +33,10 @@ fn main() -> ExitCode {
             };
         }
     };
-    // Before any command runs: orphans of rein's commands become rein's to reap and stop.
+    render::set_color_choice(args.color);
+    // Before any command runs: commands cannot read rein's environment (the API key) ...
+    rein_tools::bash::hide_from_commands();
+    // ... and orphans of rein's commands become rein's to reap and stop.
     rein_tools::bash::adopt_orphans();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

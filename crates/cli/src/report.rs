@@ -21,6 +21,8 @@ pub(crate) struct RunReport {
     rounds: u32,
     /// The same names as the `usage` events of stream-json and the session file.
     usage: Usage,
+    /// Of `usage`, what sub-agents used.
+    subagent_usage: Usage,
     cost_usd: Option<f64>,
     files_changed: Vec<String>,
     duration_ms: u64,
@@ -58,6 +60,7 @@ impl RunReport {
             stop_reason: outcome.stop().as_str(),
             rounds: outcome.rounds,
             usage: outcome.usage,
+            subagent_usage: outcome.subagent_usage,
             cost_usd: rein_llm::pricing::cost_usd(model, &outcome.usage).map(micro_dollars),
             files_changed: changed.iter().map(|p| display_path(p, cwd)).collect(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
@@ -81,6 +84,7 @@ impl RunReport {
             stop_reason: TurnStop::Error.as_str(),
             rounds: 0,
             usage: Usage::default(),
+            subagent_usage: Usage::default(),
             cost_usd: None,
             files_changed: Vec::new(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),

@@ -1,17 +1,19 @@
-//! One run of rein: the one-shot and headless modes.
+//! One run of rein: the one-shot and headless modes (the REPL is in `repl`).
 
+use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rein_core::agent::{AgentEvent, EventSink, Events, TurnEnd, TurnStop};
 use rein_core::hooks::SessionStartSource;
+use rein_core::interaction::Unattended;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{Args, OutputFormat};
 use crate::exit::Exit;
 use crate::report::{self, Denial, RunReport};
 use crate::setup::{self, SetupError};
-use crate::{commands, demo, input, interrupt, render};
+use crate::{commands, demo, input, interrupt, render, repl};
 
 /// Runs what the command line asks for and returns how rein should exit.
 pub(crate) async fn run(args: Args) -> Exit {
@@ -23,13 +25,7 @@ pub(crate) async fn run(args: Args) -> Exit {
     }
     let prompt = match input::one_shot_prompt(args.prompt.as_deref(), &render::notice) {
         Ok(Some(prompt)) => prompt,
-        Ok(None) => {
-            render::notice(
-                "rein: interactive mode is not available yet; give a request with -p \"...\" (or pipe it in).\n\
-                 Try `rein --demo` to watch rein work offline, or `rein --help`.",
-            );
-            return Exit::Usage;
-        }
+        Ok(None) => return repl::run(args).await,
         Err(message) => {
             render::error(&message);
             return Exit::Usage;
@@ -37,7 +33,7 @@ pub(crate) async fn run(args: Args) -> Exit {
     };
     let started = Instant::now();
     let format = args.output_format.unwrap_or(OutputFormat::Text);
-    let prepared = match setup::prepare(&args) {
+    let prepared = match setup::prepare(&args, Arc::new(Unattended)) {
         Ok(prepared) => prepared,
         Err(error) => {
             let (message, exit) = match error {
@@ -79,10 +75,24 @@ pub(crate) async fn run(args: Args) -> Exit {
             args.resume.is_some() || args.continue_session,
         ));
     }
-    let shown: Box<dyn EventSink> = match format {
-        OutputFormat::Text => Box::new(render::TextProgress::new()),
-        OutputFormat::Json => Box::new(|_| {}),
-        OutputFormat::StreamJson => Box::new(render::StreamJson),
+    // On a terminal, text mode streams as the REPL does: Markdown as it comes, a spinner.
+    let live = (format == OutputFormat::Text && std::io::stderr().is_terminal()).then(|| {
+        Arc::new(render::Live::new(
+            std::io::stderr(),
+            render::LiveOptions {
+                style: render::Style::for_stderr(),
+                width: render::terminal_width(),
+                spinner: true,
+                show_reasoning: true,
+                interactive: false,
+            },
+        ))
+    });
+    let shown: Box<dyn EventSink> = match (format, &live) {
+        (OutputFormat::Text, Some(live)) => Box::new(SharedLive(Arc::clone(live))),
+        (OutputFormat::Text, None) => Box::new(render::TextProgress::new()),
+        (OutputFormat::Json, _) => Box::new(|_| {}),
+        (OutputFormat::StreamJson, _) => Box::new(render::StreamJson),
     };
     let log = Arc::new(RunLog::new(shown, prepared.warnings.clone()));
     let events = Events::shared(log.clone());
@@ -93,7 +103,24 @@ pub(crate) async fn run(args: Args) -> Exit {
         SessionStartSource::Startup
     };
     agent.start_session(source, &events, &cancel).await;
+    let ticker = live.as_ref().map(|live| {
+        live.begin("thinking");
+        let live = Arc::clone(live);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_millis(100));
+            loop {
+                every.tick().await;
+                live.tick();
+            }
+        })
+    });
     let outcome = agent.run_turn(&prompt, &events, cancel).await;
+    if let Some(ticker) = ticker {
+        ticker.abort();
+    }
+    if let Some(live) = &live {
+        live.end();
+    }
     let mut session_id = Some(prepared.session_id.as_str());
     let mut unsaved = None;
     let unanswered = matches!(
@@ -138,8 +165,22 @@ pub(crate) async fn run(args: Args) -> Exit {
     }
     match format {
         OutputFormat::Text => {
-            if !outcome.text.is_empty() {
+            // Streamed to the same terminal already: once is enough there.
+            let streamed_here = live.is_some() && std::io::stdout().is_terminal();
+            if !outcome.text.is_empty() && !streamed_here {
                 render::answer(&outcome.text);
+            }
+            if let Some(live) = &live {
+                live.write(&format!(
+                    "{}\n",
+                    render::closing_line(
+                        render::Style::for_stderr(),
+                        agent.model(),
+                        outcome.rounds,
+                        &outcome.usage,
+                        session_id,
+                    )
+                ));
             }
             match outcome.stop() {
                 TurnStop::EndTurn => {}
@@ -178,6 +219,7 @@ pub(crate) async fn run(args: Args) -> Exit {
     // Servers and other background processes the commands started end with rein, and so
     // do the MCP servers.
     agent.tool_context().processes().kill_all().await;
+    agent.tool_context().background().stop_all().await;
     agent.shutdown_mcp().await;
     if let Some(signalled) = interrupts.exit() {
         // SIGTERM, SIGHUP and SIGQUIT end the turn like Ctrl+C, with their own status.
@@ -187,6 +229,15 @@ pub(crate) async fn run(args: Args) -> Exit {
         // A run whose record is incomplete did not fully succeed, whatever the model did.
         Some(_) if Exit::for_stop(outcome.stop()) == Exit::Done => Exit::Runtime,
         Some(_) | None => Exit::for_stop(outcome.stop()),
+    }
+}
+
+/// The live renderer, shared with the run that starts and ends its spinner.
+struct SharedLive(Arc<render::Live>);
+
+impl EventSink for SharedLive {
+    fn emit(&self, event: AgentEvent) {
+        self.0.emit(event);
     }
 }
 
@@ -217,7 +268,12 @@ impl RunLog {
 
 impl EventSink for RunLog {
     fn emit(&self, event: AgentEvent) {
-        match &event {
+        // A sub-agent's refusals and warnings are the run's too.
+        let inner = match &event {
+            AgentEvent::Nested(nested) => nested.event.as_ref(),
+            other => other,
+        };
+        match inner {
             AgentEvent::Warning { message } => self
                 .kept
                 .lock()

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use rein_core::agent::Agent;
 use rein_core::build::{AgentBuilder, BuildError};
 use rein_core::config::{self, ApiKey, ConfigInputs, Overrides};
-use rein_core::interaction::Unattended;
+use rein_core::interaction::Interaction;
 use rein_core::session::{LoadedSession, NewSession, Session, SessionError, SessionStore};
+use rein_core::trust::TrustStore;
 use rein_llm::Provider;
 use rein_llm::replay::{RecordingProvider, ReplayProvider};
 
@@ -30,6 +31,10 @@ pub(crate) struct Prepared {
     pub(crate) agent: Agent,
     pub(crate) session_id: String,
     pub(crate) cwd: PathBuf,
+    /// rein's home: sessions, history, trust.
+    pub(crate) rein_home: PathBuf,
+    /// Tokens a resumed session used before this run.
+    pub(crate) earlier_usage: rein_llm::Usage,
     /// Things the person should know before the turn starts.
     pub(crate) warnings: Vec<String>,
 }
@@ -39,20 +44,8 @@ pub(crate) fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// The builder a run in this directory with these flags would use, without a session or a
-/// model endpoint (for `rein explain-permission`).
-pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError> {
-    let (config, cwd) = configured(args)?;
-    let home = std::env::home_dir();
-    Ok(
-        AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
-            .mode(args.permission_mode.into()),
-    )
-}
-
-/// The configuration a run in this directory with these flags would use, and the
-/// directory.
-pub(crate) fn configured(args: &Args) -> Result<(config::Config, PathBuf), SetupError> {
+/// The configuration a run in this directory with these flags reads, and the directory.
+pub(crate) fn configuration(args: &Args) -> Result<(config::Config, PathBuf), SetupError> {
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .map_err(|e| SetupError::Runtime(format!("cannot determine the working directory: {e}")))?;
@@ -74,8 +67,71 @@ pub(crate) fn configured(args: &Args) -> Result<(config::Config, PathBuf), Setup
     Ok((config, cwd))
 }
 
-/// Builds the agent for this run.
-pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
+/// The builder a run in this directory with these flags would use, without a session or a
+/// model endpoint (for `rein explain-permission`).
+pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError> {
+    let (config, cwd) = configuration(args)?;
+    let home = std::env::home_dir();
+    Ok(
+        AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
+            .mode(args.permission_mode.into())
+            .sandbox_level(args.sandbox.map(Into::into)),
+    )
+}
+
+/// The configured permission rules (for `/permissions`).
+pub(crate) fn rule_lists(args: &Args) -> Result<config::RuleLists, String> {
+    configuration(args)
+        .map(|(config, _)| config.rules)
+        .map_err(|e| match e {
+            SetupError::Usage(m) | SetupError::Runtime(m) => m,
+        })
+}
+
+/// A project whose hooks do not run until the person trusts it.
+#[derive(Debug)]
+pub(crate) struct Untrusted {
+    /// The project's root.
+    pub(crate) project: PathBuf,
+    /// The files that configure its hooks.
+    pub(crate) files: Vec<String>,
+}
+
+/// The project of this directory, when it has hooks and is not trusted yet.
+pub(crate) fn untrusted_project(args: &Args) -> Option<Untrusted> {
+    let (config, _) = configuration(args).ok()?;
+    let mut files: Vec<String> = Vec::new();
+    for hook in &config.hooks {
+        if let config::Source::ProjectFile(path) = &hook.source {
+            let file = path.display().to_string();
+            if !files.contains(&file) {
+                files.push(file);
+            }
+        }
+    }
+    if files.is_empty() || TrustStore::new(&config.rein_home).is_trusted(&config.project_root) {
+        return None;
+    }
+    Some(Untrusted {
+        project: config.project_root,
+        files,
+    })
+}
+
+/// Trusts `project` (as `rein trust` does).
+pub(crate) fn trust(project: &Path) -> std::io::Result<()> {
+    let env: &dyn Fn(&str) -> Option<String> = &process_env;
+    let rein_home = config::default_rein_home(env, std::env::home_dir().as_deref())
+        .ok_or_else(|| std::io::Error::other("cannot find rein's home"))?;
+    TrustStore::new(&rein_home).trust(project).map(|_| ())
+}
+
+/// Builds the agent for this run; `interaction` answers its questions (a one-shot run
+/// passes [`rein_core::interaction::Unattended`]: what would ask is refused).
+pub(crate) fn prepare(
+    args: &Args,
+    interaction: Arc<dyn Interaction>,
+) -> Result<Prepared, SetupError> {
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .map_err(|e| SetupError::Runtime(format!("cannot determine the working directory: {e}")))?;
@@ -91,6 +147,10 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
 
     let mut overrides = overrides_from(args);
     let resumed = resume(args, &store, &cwd)?;
+    let earlier_usage = resumed
+        .as_ref()
+        .map(|(_, loaded)| loaded.total_usage())
+        .unwrap_or_default();
     if let Some((_, loaded)) = &resumed {
         let (model, provider) = loaded.model();
         overrides.resume_session(model, provider);
@@ -110,9 +170,18 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
         // little as can be.
         .start_mcp()
         .mode(args.permission_mode.into())
-        // A one-shot run has no one to ask: what would ask is refused, and the model told.
-        .interaction(Arc::new(Unattended));
+        .sandbox_level(args.sandbox.map(Into::into))
+        .interaction(interaction);
     warnings.extend(builder.warnings().iter().cloned());
+    if let Some(why) = builder.auto_refusal() {
+        return Err(SetupError::Usage(format!(
+            "rein: the auto permission mode needs the OS sandbox, which cannot be enforced here: \
+             {why}. Use another mode (default, accept-edits, yolo); `rein sandbox --explain` \
+             says what this machine enforces"
+        )));
+    }
+    // Said once: commands then run with the permission checks alone.
+    warnings.extend(builder.sandbox_warning());
     // The endpoint first: a missing key must not leave a session file behind.
     let builder = match &args.replay {
         Some(path) => {
@@ -156,6 +225,8 @@ pub(crate) fn prepare(args: &Args) -> Result<Prepared, SetupError> {
         agent,
         session_id,
         cwd,
+        rein_home,
+        earlier_usage,
         warnings,
     })
 }

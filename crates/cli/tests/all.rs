@@ -2,8 +2,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
+mod pty;
 mod support;
 
+mod background;
 mod big_output;
 mod context;
 mod dead_endpoint;
@@ -21,10 +23,15 @@ mod mcp_npm;
 mod orphans;
 mod parallel;
 mod permissions;
+mod repl;
 mod rounds;
+mod sandbox;
 mod secrets;
 mod sessions;
+mod skills;
+mod subagents;
 mod text_output;
 mod thinking;
+mod todos;
 mod tool_calls;
 mod trust;

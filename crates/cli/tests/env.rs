@@ -67,6 +67,7 @@ fn an_unknown_config_key_is_an_error_naming_key_and_file() {
 fn a_configured_ca_file_that_cannot_be_read_stops_rein_naming_it() {
     let env = Env::new();
     env.write(".rein/config.toml", "ca_file = \"corp.pem\"\n");
+    env.trust();
     let server = MockServer::start(Script::new().reply(Turn::text("unused")));
     let out = run(env.rein_openai(&server).args(["-p", "hi"]));
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));

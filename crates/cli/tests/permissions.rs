@@ -132,12 +132,23 @@ fn accept_edits_still_refuses_commands_and_plan_offers_only_reading_tools() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["read_file", "glob", "grep", "compact"]);
+    assert_eq!(
+        tools,
+        [
+            "read_file",
+            "glob",
+            "grep",
+            "compact",
+            "todo_write",
+            "agent"
+        ]
+    );
 }
 
 #[test]
 fn explain_permission_names_the_rule_that_decides() {
     let env = Env::new();
+    env.trust();
     env.write(
         ".rein/config.toml",
         "[permissions]\ndeny = [\"bash(git push:*)\"]\nallow = [\"Bash(npm test:*)\"]\n",
@@ -435,4 +446,89 @@ fn a_read_only_command_runs_headless_in_the_default_mode_and_one_that_writes_is_
         .unwrap()
         .to_owned();
     assert!(first.starts_with("1\n1"), "the read-only line ran: {first}");
+}
+
+#[test]
+fn an_untrusted_projects_allow_rules_do_not_apply_and_rein_says_so() {
+    let env = Env::new();
+    env.write(
+        ".rein/config.toml",
+        "[permissions]\nallow = [\"bash\", \"write_file(/**)\"]\ndeny = [\"bash(git push:*)\"]\n",
+    );
+    let explain = |call: &str| {
+        let out = run(env.rein().arg("explain-permission").arg(call));
+        assert!(out.status.success(), "{}", stderr(&out));
+        (crate::support::stdout(&out), stderr(&out))
+    };
+    let (out, err) = explain("bash(rm -rf src)");
+    assert!(out.contains("asks first"), "{out}");
+    assert!(
+        err.contains("not trusted") && err.contains("allow rules (bash, write_file(/**))"),
+        "{err}"
+    );
+    let (out, _) = explain("write_file(/etc/x)");
+    assert!(out.contains("asks first"), "{out}");
+    let (out, _) = explain("bash(git push)");
+    assert!(
+        out.contains("is refused"),
+        "a project's deny rule applies: {out}"
+    );
+
+    env.trust();
+    let (out, err) = explain("bash(rm -rf src)");
+    assert!(out.contains("runs without asking"), "{out}");
+    assert!(!err.contains("not trusted"), "{err}");
+}
+
+#[test]
+fn grep_skips_files_rules_protect_and_says_so() {
+    let env = Env::new();
+    env.write("svc/.env", "STRIPE_SECRET=sk_live_subdirsecret123\n");
+    env.write("secrets/a", "topsecret\n");
+    env.write(
+        "src/a.rs",
+        "// topsecret is a word here\n// STRIPE_SECRET too\n",
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "g1",
+                "grep",
+                json!({"pattern": "STRIPE", "path": "svc/.env"}).to_string(),
+            )))
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "g2",
+                "grep",
+                json!({"pattern": "topsecret|STRIPE", "include": "*"}).to_string(),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let out = run(env.rein_openai(&server).args([
+        "-p",
+        "look",
+        "--output-format",
+        "json",
+        "--deny",
+        "read_file(**/secrets/**)",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results: Vec<String> = server.requests()[1..]
+        .iter()
+        .map(|r| {
+            let messages = r.body["messages"].as_array().unwrap();
+            messages.last().unwrap()["content"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert!(!results[0].contains("sk_live"), "{}", results[0]);
+    assert!(results[0].contains("not searched"), "{}", results[0]);
+    assert!(results[1].contains("src/a.rs"), "{}", results[1]);
+    assert!(
+        !results[1].contains("secrets/a:") && !results[1].contains("sk_live"),
+        "{}",
+        results[1]
+    );
+    assert!(results[1].contains("not searched"), "{}", results[1]);
 }

@@ -125,6 +125,7 @@ fn secrets_are_masked_in_the_text_output_too() {
 fn a_passed_through_variable_reaches_commands_but_is_still_masked() {
     let env = leaky_env();
     std::fs::create_dir_all(env.work.join(".rein")).unwrap();
+    env.trust();
     env.write(
         ".rein/config.toml",
         "[secrets]\npass_env = [\"GITHUB_TOKEN\"]\n",
@@ -157,4 +158,52 @@ fn a_passed_through_variable_reaches_commands_but_is_still_masked() {
         result.contains("[REDACTED:GITHUB_TOKEN]") && !result.contains(ENV_TOKEN),
         "its value is masked all the same: {result}"
     );
+}
+
+#[test]
+fn a_big_output_is_saved_with_its_secrets_masked() {
+    let env = leaky_env();
+    // Far past the output budget: the whole output goes to a file under REIN_HOME.
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "b1",
+                "bash",
+                json!({"command": "awk '{for (i = 0; i < 5000; i++) print}' leak.log"}).to_string(),
+            )))
+            .reply(Turn::text("Done.")),
+    );
+    let out = run(env
+        .rein()
+        .env("OPENAI_API_KEY", API_KEY)
+        .env("GITHUB_TOKEN", ENV_TOKEN)
+        .env("REIN_BASE_URL", server.openai_base_url())
+        .env("REIN_MODEL", "gpt-4o")
+        .args(["-p", "x", "--permission-mode", "yolo"]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let saved: Vec<std::path::PathBuf> = walk(&env.rein_home.join("tool-output"));
+    assert!(!saved.is_empty(), "the output was saved");
+    let mut masked = 0;
+    for file in saved {
+        let text = std::fs::read_to_string(&file).unwrap();
+        masked += usize::from(text.contains("[REDACTED:GITHUB_TOKEN]"));
+        assert_nowhere(&text, &file.display().to_string());
+    }
+    assert!(
+        masked > 0,
+        "the command's whole output is among them, masked"
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

@@ -39,6 +39,16 @@ impl Env {
         path
     }
 
+    /// Trusts the project (its config file applies whole), as `rein trust` would.
+    pub(crate) fn trust(&self) {
+        std::fs::create_dir_all(&self.rein_home).unwrap();
+        std::fs::write(
+            self.rein_home.join("trusted-projects"),
+            format!("{}\n", self.work.display()),
+        )
+        .unwrap();
+    }
+
     pub(crate) fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.work.join(name)).unwrap()
     }

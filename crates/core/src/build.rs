@@ -8,19 +8,27 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use rein_llm::{NetworkConfig, Provider, ProviderConfig, ProviderKind, RetryPolicy};
+use rein_tools::sandbox::{Enforcement, Sandbox, SandboxLevel};
 use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
-use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, Setting};
-use crate::context::{CompactRequests, CompactTool, ContextSettings, PinnedState, PromptAnchor};
+use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, SandboxSettings, Setting};
+use crate::context::{
+    COMPACT_TOOL, CompactRequests, CompactTool, ContextSettings, PinnedState, PromptAnchor,
+};
 use crate::hooks::{CommandHooks, HookSetup, Hooks, NoHooks};
 use crate::interaction::{Interaction, Unattended};
 use crate::permissions::{
     CallView, ModePolicy, PermissionMode, Policy, Rule, RuleOrigin, RuleSet, SourcedRule, Verdict,
 };
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
+use crate::sandboxing::{Places, SandboxPlan};
 use crate::secrets::{SecretValues, Secrets};
 use crate::session::{LoadedSession, Session};
+use crate::tools::skill::{Skill, SkillTool, load as load_skills, prompt_section, skill_dirs};
+use crate::tools::subagent::types::agent_dirs;
+use crate::tools::subagent::{AgentTool, AgentType, EXPLORE, SubagentSetup, SubagentUsage};
+use crate::tools::{TODO_TOOL, TodoItem, TodoList, TodoWriteTool};
 use crate::trust::TrustStore;
 
 /// Why an agent could not be built.
@@ -38,6 +46,13 @@ pub enum BuildError {
     /// Nothing was given to reach a model with.
     #[error("no model endpoint: give a provider or a configuration")]
     NoProvider,
+    /// The auto permission mode was asked for where the sandbox it relies on cannot be
+    /// enforced.
+    #[error(
+        "the auto permission mode needs the OS sandbox, which cannot be enforced here: {0}. \
+         Use another mode (default, accept-edits, yolo), or see `rein sandbox --explain`"
+    )]
+    SandboxUnavailable(String),
 }
 
 /// Builds an [`Agent`]. Every part has a default: the built-in tools offered by the
@@ -71,11 +86,23 @@ pub struct AgentBuilder {
     transcript: Option<Box<dyn Transcript>>,
     context: ContextSettings,
     pinned: Vec<Arc<dyn PinnedState>>,
+    /// The todo list a resumed session had.
+    todos: Vec<TodoItem>,
+    /// The kinds of sub-agent the `agent` tool offers.
+    agent_types: Vec<AgentType>,
+    /// Where sub-agents' transcripts go (the session's directory).
+    subagent_dir: Option<PathBuf>,
+    /// The skills found.
+    skills: Vec<Skill>,
+    /// The window the skill list in the system prompt is sized for.
+    skill_window_tokens: u64,
     warnings: Vec<String>,
     /// What the configuration knows of secrets: the `.env` file's, the API key, the
     /// variables passed through. The environment's come with [`AgentBuilder::environment`].
     secret_sources: SecretSources,
     secrets: Secrets,
+    /// The `[sandbox]` settings, the `--sandbox` level, and where temporary directories go.
+    sandbox: SandboxPlan,
     /// MCP servers to start when the agent is built (from the configuration).
     mcp_plan: Vec<rein_mcp::ServerConfig>,
     /// Where their logs go.
@@ -143,9 +170,15 @@ impl AgentBuilder {
             transcript: None,
             context: ContextSettings::default(),
             pinned: Vec::new(),
+            todos: Vec::new(),
+            agent_types: vec![AgentType::explore()],
+            subagent_dir: None,
+            skills: Vec::new(),
+            skill_window_tokens: crate::context::UNKNOWN_WINDOW_TOKENS,
             warnings: Vec::new(),
             secret_sources: SecretSources::default(),
             secrets: Secrets::default(),
+            sandbox: SandboxPlan::default(),
             mcp_plan: Vec::new(),
             mcp_log_dir: None,
             mcp_hub: None,
@@ -178,6 +211,10 @@ impl AgentBuilder {
         builder.rein_home = Some(config.rein_home.clone());
         builder.is_git_repo = config.is_git_repo;
         builder.rules = rule_set(&config.rules, home_dir, &mut builder.warnings);
+        builder.sandbox = SandboxPlan::from_config(config, env);
+        builder
+            .warnings
+            .extend(config.sandbox.ignored.iter().cloned());
         let mcp = crate::mcp::plan(config, env);
         builder.warnings.extend(mcp.warnings);
         builder.mcp_plan = mcp.servers;
@@ -222,6 +259,18 @@ impl AgentBuilder {
             (None, _) => None,
         };
         builder.plan_hooks(config);
+        let dirs = agent_dirs(&config.project_root, Some(&config.rein_home));
+        let (types, skipped) = crate::tools::subagent::types::load(&dirs);
+        builder.agent_types = types;
+        builder.warnings.extend(skipped);
+        let (skills, skipped) =
+            load_skills(&skill_dirs(&config.project_root, Some(&config.rein_home)));
+        builder.warnings.extend(skipped);
+        builder.skill_window_tokens = config
+            .context_window_tokens
+            .or_else(|| rein_llm::context_window_for(&config.model))
+            .unwrap_or(crate::context::UNKNOWN_WINDOW_TOKENS);
+        builder = builder.skills(skills);
         builder.provider_config = Some(ProviderConfig {
             kind: config.provider,
             base_url: Some(config.base_url.clone()),
@@ -277,6 +326,51 @@ impl AgentBuilder {
         self
     }
 
+    /// The sandbox level (`--sandbox`), over the configured one.
+    pub fn sandbox_level(mut self, level: Option<SandboxLevel>) -> Self {
+        if level.is_some() {
+            self.sandbox.level = level;
+        }
+        self
+    }
+
+    /// Changes the `[sandbox]` settings (tests: `landlock = false`, the network).
+    pub fn sandbox_settings(mut self, adjust: impl FnOnce(&mut SandboxSettings)) -> Self {
+        adjust(&mut self.sandbox.settings);
+        self
+    }
+
+    /// The sandbox the agent's commands would run in, with what this machine enforces of
+    /// it; its private temporary directory is made (and removed when the last clone goes).
+    pub fn sandbox(&self) -> Sandbox {
+        let offload = std::path::absolute(&self.tool_config.offload_dir)
+            .unwrap_or_else(|_| self.tool_config.offload_dir.clone());
+        Sandbox::new(self.sandbox.policy(&Places {
+            workspace: &self.workspace,
+            home_dir: self.tool_config.home_dir.as_deref(),
+            rein_home: self.rein_home.as_deref(),
+            offload_dir: &offload,
+        }))
+    }
+
+    /// The level asked for: `--sandbox`, else the configuration, else workspace-write.
+    pub fn sandbox_level_wanted(&self) -> SandboxLevel {
+        self.sandbox.level_wanted()
+    }
+
+    /// Says, when a sandbox is wanted and the kernel cannot give it, why (once, as a
+    /// warning: commands then run with the permission checks alone).
+    pub fn sandbox_warning(&self) -> Option<String> {
+        self.sandbox.warning()
+    }
+
+    /// Why the auto permission mode cannot start here, when it is the mode.
+    pub fn auto_refusal(&self) -> Option<String> {
+        (self.mode == PermissionMode::Auto)
+            .then(|| self.sandbox.auto_refusal())
+            .flatten()
+    }
+
     /// Permission rules, in place of the configured ones.
     pub fn rules(mut self, rules: RuleSet) -> Self {
         self.rules = rules;
@@ -304,6 +398,31 @@ impl AgentBuilder {
     /// Marks this agent's questions to the person as coming from `name` (a sub-agent).
     pub fn agent_name(mut self, name: impl Into<String>) -> Self {
         self.agent_name = Some(name.into());
+        self
+    }
+
+    /// The kinds of sub-agent offered, in place of those found (the built-in `explore` is
+    /// added when missing).
+    pub fn agent_types(mut self, types: Vec<AgentType>) -> Self {
+        self.agent_types = types;
+        if !self.agent_types.iter().any(|t| t.name == EXPLORE) {
+            self.agent_types.insert(0, AgentType::explore());
+        }
+        self
+    }
+
+    /// The skills offered, in place of those found. Those outside the workspace may be read
+    /// with read_file (their resources).
+    pub fn skills(mut self, skills: Vec<Skill>) -> Self {
+        for skill in &skills {
+            let dir = std::fs::canonicalize(&skill.dir).unwrap_or_else(|_| skill.dir.clone());
+            let root = std::fs::canonicalize(&self.tool_config.workspace_root)
+                .unwrap_or_else(|_| self.tool_config.workspace_root.clone());
+            if !dir.starts_with(&root) && !self.tool_config.extra_allowed_dirs.contains(&dir) {
+                self.tool_config.extra_allowed_dirs.push(dir);
+            }
+        }
+        self.skills = skills;
         self
     }
 
@@ -378,6 +497,8 @@ impl AgentBuilder {
             self.tool_config.offload_dir = home.join("tool-output").join(session.id());
         }
         self.session_file = Some((session.id().to_owned(), session.path().to_path_buf()));
+        // Beside the session's file: `<sessions>/<id>/`.
+        self.subagent_dir = Some(session.path().with_extension(""));
         self.transcript = Some(Box::new(session));
         self.history = history;
         self.anchor = None;
@@ -388,6 +509,7 @@ impl AgentBuilder {
     /// (compactions replayed) and the provider's last count of it, so the next request is
     /// the one the earlier run would have sent.
     pub fn resume(mut self, session: Session, loaded: LoadedSession) -> Self {
+        self.todos = loaded.todos();
         self = self.session(session, loaded.messages);
         self.anchor = loaded.anchor;
         self
@@ -422,7 +544,13 @@ impl AgentBuilder {
     pub fn explain(&self, call: &str) -> Result<Verdict, String> {
         let rule = Rule::parse(call, self.tool_config.home_dir.as_deref())?;
         let tool = rule.tool.as_str();
-        let argument = rule.pattern.as_ref().map(ToString::to_string);
+        // The argument as written: a rule's text is normalised (spaces, line breaks), and a
+        // command must be judged as the model would send it.
+        let argument = rule.pattern.as_ref().map(|_| {
+            let open = call.find('(').map_or(0, |i| i + 1);
+            let close = call.rfind(')').filter(|&i| i >= open).unwrap_or(call.len());
+            call[open..close].to_owned()
+        });
         let arguments = match (tool, argument) {
             ("bash", Some(command)) => serde_json::json!({ "command": command }),
             (_, Some(path)) => serde_json::json!({ "file_path": path }),
@@ -459,6 +587,9 @@ impl AgentBuilder {
     /// Sets up the configured model endpoint now, so that a missing key or a bad setting is
     /// reported before anything is written (a session file, say).
     pub fn connect(mut self) -> Result<Self, BuildError> {
+        if let Some(why) = self.auto_refusal() {
+            return Err(BuildError::SandboxUnavailable(why));
+        }
         if self.provider.is_none() {
             let config = self
                 .provider_config
@@ -495,22 +626,34 @@ impl AgentBuilder {
     }
 
     fn assemble(self, provider: Arc<dyn Provider>) -> Result<Agent, BuildError> {
+        let sandbox = self.sandbox();
+        if self.mode == PermissionMode::Auto
+            && let Enforcement::Unavailable(why) = sandbox.enforcement()
+        {
+            return Err(BuildError::SandboxUnavailable(why.clone()));
+        }
+        let hook_sandbox = self.sandbox.settings.hooks.then(|| sandbox.clone());
         let mut registry = self.tools_offered();
         let compact_requests = Arc::new(CompactRequests::default());
         registry.register_arc(Arc::new(CompactTool::new(Arc::clone(&compact_requests))));
-        let system_prompt = self.system_prompt.unwrap_or_else(|| {
-            render_system_prompt(
-                &self.workspace,
-                self.is_git_repo,
-                &registry,
-                self.project_instructions.as_deref(),
-            )
-        });
-        let policy = self
-            .policy
-            .unwrap_or_else(|| Arc::new(ModePolicy::with_rules(self.mode, self.rules)));
+        let todos = Arc::new(TodoList::restored(self.todos));
+        registry.register_arc(Arc::new(TodoWriteTool::new(Arc::clone(&todos))));
+        let mut pinned = self.pinned;
+        pinned.push(Arc::clone(&todos) as Arc<dyn PinnedState>);
+        let skills_section = prompt_section(&self.skills, self.skill_window_tokens);
+        if !self.skills.is_empty() {
+            registry.register(SkillTool::new(self.skills));
+        }
+        // Sub-agents, unless this is one (no recursion).
+        let subagent_usage = Arc::new(SubagentUsage::default());
+        let subagent_tools = registry.without(&[COMPACT_TOOL, TODO_TOOL]);
+        let offer_subagents = self.agent_name.is_none();
+        let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
         let mut tool_config = self.tool_config;
         tool_config.env_remove = self.secrets.env_remove().to_vec();
+        tool_config.sandbox = sandbox;
+        tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
+        let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
         let tool_ctx = ToolContext::new(tool_config);
         let mcp = self.mcp_hub.or_else(|| {
             start_mcp(
@@ -536,11 +679,54 @@ impl AgentBuilder {
                         secrets: Arc::clone(&secrets),
                         // Stopped with the commands: on Ctrl+C, at the end of the run.
                         processes: tool_ctx.processes().clone(),
+                        sandbox: hook_sandbox,
                     },
                 ))
             }
             (None, None) => Arc::new(NoHooks),
         };
+        if offer_subagents {
+            let workspace = self.workspace.clone();
+            let is_git_repo = self.is_git_repo;
+            let instructions = self.project_instructions.clone();
+            let skills = skills_section.clone();
+            let setup = SubagentSetup {
+                provider: Arc::clone(&provider),
+                settings: self.settings.clone(),
+                tools: subagent_tools,
+                policy: Arc::clone(&policy),
+                interaction: Arc::clone(&self.interaction),
+                hooks: Arc::clone(&hooks),
+                secrets: Arc::clone(&secrets),
+                context: self.context.clone(),
+                prompt: Box::new(move |tools| {
+                    with_skills(
+                        render_system_prompt(
+                            &workspace,
+                            is_git_repo,
+                            tools,
+                            instructions.as_deref(),
+                        ),
+                        skills.as_deref(),
+                    )
+                }),
+                transcripts: self.subagent_dir.map(|dir| (dir, self.workspace.clone())),
+                usage: Arc::clone(&subagent_usage),
+            };
+            registry.register(AgentTool::new(setup, self.agent_types));
+        }
+        // Rendered once, with every tool: the prompt stays byte-identical across rounds.
+        let system_prompt = self.system_prompt.unwrap_or_else(|| {
+            with_skills(
+                render_system_prompt(
+                    &self.workspace,
+                    self.is_git_repo,
+                    &registry,
+                    self.project_instructions.as_deref(),
+                ),
+                skills_section.as_deref(),
+            )
+        });
         Ok(Agent::new(AgentParts {
             provider,
             registry: Arc::new(registry),
@@ -555,8 +741,10 @@ impl AgentBuilder {
             agent_name: self.agent_name,
             secrets,
             context: self.context,
-            pinned: self.pinned,
+            pinned,
             compact_requests,
+            todos,
+            subagents: offer_subagents.then_some(subagent_usage),
             anchor: self.anchor,
             mcp: mcp.map(|hub| (hub, self.mode)),
         }))
@@ -565,6 +753,9 @@ impl AgentBuilder {
     /// Keeps the configured hooks that may run: the user's, and the project's once the
     /// project is trusted (a warning says how, when they are skipped).
     fn plan_hooks(&mut self, config: &Config) {
+        if !config.untrusted_ignored.is_empty() {
+            self.warnings.push(untrusted_warning(config));
+        }
         let trust = TrustStore::new(&config.rein_home);
         let (hooks, skipped) =
             crate::hooks::runnable_hooks(&config.hooks, &config.project_root, &trust);
@@ -577,6 +768,21 @@ impl AgentBuilder {
             project_dir: config.project_root.clone(),
         });
     }
+}
+
+/// Says what an untrusted project's config file set that rein ignored, and how to trust it.
+pub fn untrusted_warning(config: &Config) -> String {
+    format!(
+        "{} in {} ignored: this project is not trusted. If you trust its config, run `rein \
+         trust` in {}",
+        config.untrusted_ignored.join(", "),
+        config
+            .project_root
+            .join(".rein")
+            .join("config.toml")
+            .display(),
+        config.project_root.display()
+    )
 }
 
 /// The configured hooks an agent will run, once it is built (with the session and the
@@ -598,7 +804,13 @@ impl AgentBuilder {
         for tool in &self.extra_tools {
             registry.register_arc(Arc::clone(tool));
         }
-        registry.offered(|kind| self.mode.offers(kind))
+        let offered = registry.offered(|kind| self.mode.offers(kind));
+        // Background commands are read and stopped only where bash can start them.
+        if offered.get("bash").is_none() {
+            let names = ["bash_output", "kill_shell"];
+            return offered.without(&names);
+        }
+        offered
     }
 }
 
@@ -650,6 +862,15 @@ fn rule_set(lists: &RuleLists, home: Option<&Path>, warnings: &mut Vec<String>) 
         ask: parse(&lists.ask),
         deny: parse(&lists.deny),
     }
+}
+
+/// The system prompt with the skills' section after it, if there is one.
+fn with_skills(mut prompt: String, skills: Option<&str>) -> String {
+    if let Some(section) = skills {
+        prompt.push_str("\n\n");
+        prompt.push_str(section);
+    }
+    prompt
 }
 
 /// The system prompt for `registry`'s tools in `cwd`, dated today.

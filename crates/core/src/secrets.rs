@@ -153,6 +153,45 @@ impl Secrets {
         Cow::Owned(out)
     }
 
+    /// Whether there is any value to mask.
+    pub fn any(&self) -> bool {
+        self.matcher.is_some()
+    }
+
+    /// Masks the file at `path` (a saved tool output) in place: the masked copy is written
+    /// beside it and renamed over it, so the file never holds half of each.
+    pub fn redact_file(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let Some(matcher) = &self.matcher else {
+            return Ok(());
+        };
+        use std::io::{BufRead as _, Write as _};
+        let mut source = std::io::BufReader::new(std::fs::File::open(path)?);
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        let mut masked = tempfile::NamedTempFile::new_in(dir)?;
+        {
+            // Line by line (a secret value holds no line break): memory stays one line.
+            let mut writer = std::io::BufWriter::new(masked.as_file_mut());
+            let mut line = Vec::new();
+            while source.read_until(b'\n', &mut line)? > 0 {
+                let mut last = 0;
+                for found in matcher.find_iter(&line) {
+                    writer.write_all(&line[last..found.start()])?;
+                    write!(
+                        writer,
+                        "[REDACTED:{}]",
+                        self.labels[found.pattern().as_usize()]
+                    )?;
+                    last = found.end();
+                }
+                writer.write_all(&line[last..])?;
+                line.clear();
+            }
+            writer.flush()?;
+        }
+        masked.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    }
+
     /// Masks `text` in place.
     pub fn redact_in_place(&self, text: &mut String) {
         if let Cow::Owned(masked) = self.redact(text) {

@@ -61,7 +61,16 @@ impl Fixture {
         self.write(&self.rein_home.join("config.toml"), text)
     }
 
+    /// Writes the project's config file and trusts the project (an untrusted project's file
+    /// loses what could be used against the person: see `untrusted_project_file`).
     fn project_file(&self, text: &str) -> PathBuf {
+        rein_core::trust::TrustStore::new(&self.rein_home)
+            .trust(&self.project)
+            .unwrap();
+        self.untrusted_project_file(text)
+    }
+
+    fn untrusted_project_file(&self, text: &str) -> PathBuf {
         self.write(&self.project.join(".rein/config.toml"), text)
     }
 

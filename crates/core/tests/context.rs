@@ -5,6 +5,7 @@ mod estimate;
 mod failures;
 mod long_session;
 mod model;
+mod outputs;
 mod project;
 mod records;
 mod resume;

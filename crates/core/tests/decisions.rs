@@ -37,6 +37,8 @@ impl Fixture {
         std::fs::create_dir_all(work.join("src")).unwrap();
         std::fs::write(work.join("src/lib.rs"), "fn main() {}\n").unwrap();
         std::fs::write(work.join(".env"), "A=1\n").unwrap();
+        std::fs::create_dir_all(work.join("secrets")).unwrap();
+        std::fs::write(work.join("secrets/a"), "topsecret\n").unwrap();
         std::fs::write(home.join("notes.txt"), "mine\n").unwrap();
         std::os::unix::fs::symlink(home.join("notes.txt"), work.join("escape.txt")).unwrap();
         Fixture {
@@ -329,6 +331,132 @@ const TABLE: &[(&str, &str, &str, Expect)] = &[
         Ask,
     ),
     ("default", "", "bash: cat src/env.rs", Allow),
+    // A rule allowing a command does not vouch for the files it reads or writes.
+    (
+        "default",
+        "allow bash(npm test:*)",
+        "bash: npm test; cat .env",
+        Ask,
+    ),
+    (
+        "default",
+        "allow bash(npm test:*)",
+        "bash: npm test; cat ../notes.txt",
+        Ask,
+    ),
+    ("default", "allow bash(touch:*)", "bash: touch c > ~/x", Ask),
+    (
+        "default",
+        "allow bash(touch:*)",
+        "bash: touch c > .git/x",
+        Ask,
+    ),
+    (
+        "default",
+        "allow bash(npm test:*)",
+        "bash: npm test > /dev/null 2>&1",
+        Allow,
+    ),
+    (
+        "default",
+        "allow bash(npm test:*)",
+        "bash: npm test > log",
+        Allow,
+    ),
+    // Files known only when the line runs, or read by a search of a directory.
+    ("default", "", "bash: cat $HOME/.ssh/id_rsa", Ask),
+    ("default", "", "bash: cat \"$PWD\"/.env", Ask),
+    ("default", "", "bash: echo $HOME", Allow),
+    ("yolo", "", "bash: cat $F", Allow),
+    ("yolo", "deny read_file(**/secrets/**)", "bash: cat $F", Ask),
+    ("default", "", "bash: diff --from-file=.env src/lib.rs", Ask),
+    ("default", "", "bash: grep -r x .", Ask),
+    ("default", "", "bash: grep -rn x src", Allow),
+    ("default", "", "bash: rg x", Allow),
+    (
+        "yolo",
+        "deny read_file(**/secrets/**)",
+        "bash: grep -r topsecret .",
+        Deny,
+    ),
+    (
+        "yolo",
+        "deny read_file(**/secrets/**)",
+        "bash: rg topsecret",
+        Deny,
+    ),
+    // Deny rules see through quotes, wrappers, paths and git's global options.
+    ("yolo", "deny bash(git push:*)", "bash: git \"push\"", Deny),
+    ("yolo", "deny bash(git push:*)", "bash: \\git push", Deny),
+    (
+        "yolo",
+        "deny bash(git push:*)",
+        "bash: command git push",
+        Deny,
+    ),
+    ("yolo", "deny bash(git push:*)", "bash: env git push", Deny),
+    (
+        "yolo",
+        "deny bash(git push:*)",
+        "bash: timeout 5 git push",
+        Deny,
+    ),
+    ("yolo", "deny bash(git push:*)", "bash: git -C . push", Deny),
+    (
+        "yolo",
+        "deny bash(git push:*)",
+        "bash: /usr/bin/git push",
+        Deny,
+    ),
+    (
+        "yolo",
+        "deny bash(git push:*)",
+        "bash: G=git; $G push",
+        Deny,
+    ),
+    ("yolo", "deny bash(git push:*)", "bash: $CMD push", Ask),
+    ("yolo", "deny bash(git push:*)", "bash: git status", Allow),
+    ("yolo", "deny bash(npm publish:*)", "bash: npm $X", Ask),
+    ("yolo", "deny bash(npm publish:*)", "bash: npm test $X", Ask),
+    (
+        "yolo",
+        "deny bash(npm publish:*)",
+        "bash: cargo test $X",
+        Allow,
+    ),
+    // Globs are expanded against the files there are.
+    ("default", "", "bash: cat .e*", Ask),
+    ("default", "", "bash: cat .en[v]", Ask),
+    ("default", "", "bash: cat src/*.rs", Allow),
+    (
+        "yolo",
+        "deny read_file(**/secrets/**)",
+        "bash: cat secrets/*",
+        Deny,
+    ),
+    (
+        "yolo",
+        "deny read_file(**/secrets/**)",
+        "bash: cat s*/a",
+        Deny,
+    ),
+    // Reads outside the workspace ask, as read_file's do (but in yolo mode).
+    ("default", "", "bash: cat ../notes.txt", Ask),
+    ("yolo", "", "bash: cat ../notes.txt", Allow),
+    ("default", "", "bash: ls /no/such/dir", Allow),
+    ("default", "", "read_file: /proc/1/environ", Ask),
+    ("yolo", "", "bash: cat /proc/1/environ", Ask),
+    // A repository's own files and rein's project config: edits always ask.
+    ("yolo", "", "edit_file: .git/config", Ask),
+    ("accept-edits", "", "write_file: vendor/x/.git/config", Ask),
+    ("accept-edits", "", "edit_file: .rein/config.toml", Ask),
+    ("accept-edits", "", "edit_file: src/git.rs", Allow),
+    (
+        "accept-edits",
+        "allow edit_file(.rein/config.toml)",
+        "edit_file: .rein/config.toml",
+        Allow,
+    ),
 ];
 
 #[test]

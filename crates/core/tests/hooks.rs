@@ -45,6 +45,7 @@ async fn interrupting_a_hanging_prompt_hook_stops_it_and_ends_the_turn() {
             permission_mode: PermissionMode::Default,
             secrets: std::sync::Arc::default(),
             processes: rein_tools::bash::ProcessTracker::new(),
+            sandbox: None,
         },
     );
     let server = MockServer::start(Script::new().reply(Turn::text("never asked")));

@@ -392,3 +392,4 @@ async fn a_cancelled_calls_partial_output_passes_the_budget_and_unknown_tools_ar
 
 mod approvals;
 mod hooks;
+mod subagents;

@@ -8,7 +8,8 @@ use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::bash::ProcessTracker;
+use crate::bash::{BackgroundShells, ProcessTracker};
+use crate::sandbox::Sandbox;
 
 /// Tool results above this many characters are offloaded to a file (see the output budget).
 pub const DEFAULT_OUTPUT_BUDGET_CHARS: usize = 30_000;
@@ -46,6 +47,34 @@ pub struct ToolConfig {
     pub home_dir: Option<PathBuf>,
     /// Variables removed from the environment of the commands the tools run (secrets).
     pub env_remove: Vec<String>,
+    /// The OS sandbox commands run in.
+    pub sandbox: Sandbox,
+    /// Files a search must not read on its own (rules protect them: reading them asks or is
+    /// refused); `None` protects nothing.
+    pub read_guard: Option<ReadGuard>,
+}
+
+/// Says which files rules protect from being read without asking (`.env`, keys, what a deny
+/// rule names): tools that read many files at once (grep) skip them and say so.
+#[derive(Clone)]
+pub struct ReadGuard(std::sync::Arc<dyn Fn(&Path) -> bool + Send + Sync>);
+
+impl ReadGuard {
+    /// A guard protecting the files for which `protects` (given an absolute path) is true.
+    pub fn new(protects: impl Fn(&Path) -> bool + Send + Sync + 'static) -> Self {
+        ReadGuard(std::sync::Arc::new(protects))
+    }
+
+    /// Whether `path` (absolute) is protected.
+    pub fn protects(&self, path: &Path) -> bool {
+        (self.0)(path)
+    }
+}
+
+impl std::fmt::Debug for ReadGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadGuard")
+    }
 }
 
 impl ToolConfig {
@@ -61,6 +90,8 @@ impl ToolConfig {
             bash_default_timeout: BASH_DEFAULT_TIMEOUT,
             home_dir: None,
             env_remove: Vec::new(),
+            sandbox: Sandbox::off(),
+            read_guard: None,
         }
     }
 }
@@ -92,9 +123,17 @@ pub struct ToolContext {
     changed: Arc<Mutex<BTreeSet<PathBuf>>>,
     cancel: CancellationToken,
     processes: ProcessTracker,
+    background: BackgroundShells,
     progress: Option<ProgressSink>,
     approved: Option<Arc<PathBuf>>,
+    scope: Option<CallScope>,
+    /// The person let this one call run outside the sandbox.
+    outside_sandbox: bool,
 }
+
+/// What the agent attaches to one call for its own tools (a sub-agent needs the call's id
+/// and where the agent's events go); rein-tools never looks inside.
+pub type CallScope = Arc<dyn std::any::Any + Send + Sync>;
 
 impl std::fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -116,9 +155,40 @@ impl ToolContext {
             changed: Arc::default(),
             cancel: CancellationToken::new(),
             processes: ProcessTracker::new(),
+            background: BackgroundShells::new(),
             progress: None,
             approved: None,
+            scope: None,
+            outside_sandbox: false,
         }
+    }
+
+    /// A context for a helper agent: the same settings, processes, background commands and
+    /// record of changed files (so they are stopped and reported with this one's), but its
+    /// own current directory (starting at this one's) and record of reads (it has read
+    /// nothing yet).
+    pub fn for_helper(&self) -> Self {
+        ToolContext {
+            cwd: Arc::new(Mutex::new(self.cwd())),
+            reads: Arc::default(),
+            progress: None,
+            approved: None,
+            scope: None,
+            ..self.clone()
+        }
+    }
+
+    /// The same shared state, for one call that carries `scope`.
+    pub fn with_scope(&self, scope: CallScope) -> Self {
+        ToolContext {
+            scope: Some(scope),
+            ..self.clone()
+        }
+    }
+
+    /// What the agent attached to this call, if anything.
+    pub fn scope(&self) -> Option<&CallScope> {
+        self.scope.as_ref()
     }
 
     /// The same shared state with another cancellation token (one per turn).
@@ -144,6 +214,20 @@ impl ToolContext {
             approved: Some(Arc::new(path)),
             ..self.clone()
         }
+    }
+
+    /// The same shared state, for one call the person let run outside the sandbox.
+    pub fn outside_sandbox(&self) -> Self {
+        ToolContext {
+            outside_sandbox: true,
+            ..self.clone()
+        }
+    }
+
+    /// The sandbox this call's commands run in: the configured one, or none for a call the
+    /// person let out.
+    pub fn sandbox(&self) -> Option<&Sandbox> {
+        (!self.outside_sandbox).then_some(&self.config.sandbox)
     }
 
     /// The file outside the workspace this call may touch, if any.
@@ -182,6 +266,12 @@ impl ToolContext {
     /// [`ProcessTracker::kill_all`] when a turn is cancelled or rein exits.
     pub fn processes(&self) -> &ProcessTracker {
         &self.processes
+    }
+
+    /// The commands started with `run_in_background`; stopped when the session ends (with
+    /// [`BackgroundShells::stop_all`]), not when a turn is cancelled.
+    pub fn background(&self) -> &BackgroundShells {
+        &self.background
     }
 
     /// The current directory (changed by `cd` in bash).

@@ -60,6 +60,10 @@ pub enum Display {
         /// The file holding the whole output, when it was too big to show.
         #[serde(skip_serializing_if = "Option::is_none")]
         saved_to: Option<String>,
+        /// What the OS sandbox refused the command ("the sandbox refused a write to
+        /// /home/u/.bashrc"), when its failure points there.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sandbox_refusal: Option<String>,
     },
     /// A search ran.
     Search {

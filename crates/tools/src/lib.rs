@@ -19,6 +19,7 @@ mod offload;
 pub mod paths;
 pub mod read_file;
 mod registry;
+pub mod sandbox;
 mod schema;
 mod stamp;
 mod text_style;
@@ -27,7 +28,9 @@ pub mod write_file;
 
 pub use async_trait::async_trait;
 pub use budget::{apply_output_budget, saved_output_path};
-pub use context::{FileStamp, Progress, ProgressSink, ToolConfig, ToolContext};
+pub use context::{
+    CallScope, FileStamp, Progress, ProgressSink, ReadGuard, ToolConfig, ToolContext,
+};
 pub use display::{ContentId, Display, FileChange, Preview};
 pub use registry::{ToolInfo, ToolRegistry};
 pub use schema::parameters_schema;

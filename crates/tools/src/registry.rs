@@ -45,7 +45,8 @@ impl ToolRegistry {
         ToolRegistry::default()
     }
 
-    /// Every built-in tool: read_file, write_file, edit_file, glob, grep, bash.
+    /// Every built-in tool: read_file, write_file, edit_file, glob, grep, bash, bash_output,
+    /// kill_shell.
     pub fn builtin() -> Self {
         let mut registry = ToolRegistry::new();
         registry.register(crate::read_file::ReadFile);
@@ -54,6 +55,8 @@ impl ToolRegistry {
         registry.register(crate::glob::Glob);
         registry.register(crate::grep::Grep);
         registry.register(crate::bash::BashTool);
+        registry.register(crate::bash::BashOutputTool);
+        registry.register(crate::bash::KillShellTool);
         registry
     }
 
@@ -103,6 +106,21 @@ impl ToolRegistry {
                 .entries
                 .iter()
                 .filter(|e| offer(e.spec.kind))
+                .map(|e| Entry {
+                    tool: Arc::clone(&e.tool),
+                    spec: e.spec.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The same tools but those named, in the same order.
+    pub fn without(&self, names: &[&str]) -> ToolRegistry {
+        ToolRegistry {
+            entries: self
+                .entries
+                .iter()
+                .filter(|e| !names.contains(&e.spec.name.as_str()))
                 .map(|e| Entry {
                     tool: Arc::clone(&e.tool),
                     spec: e.spec.clone(),

@@ -144,8 +144,9 @@ pub trait Tool: Send + Sync + 'static {
     type Args: DeserializeOwned + JsonSchema + Send + Sync;
     /// The name the model calls the tool by.
     fn name(&self) -> &'static str;
-    /// What the tool does, for the model.
-    fn description(&self) -> &'static str;
+    /// What the tool does, for the model (built once per agent, so it may list what the
+    /// agent was set up with).
+    fn description(&self) -> &str;
     /// What kind of effect the tool has.
     fn kind(&self) -> ToolKind;
     /// Runs the tool.

@@ -47,7 +47,7 @@ impl Tool for WriteFile {
     }
 
     fn description(&self) -> &'static str {
-        "Create or overwrite a file (read it first). Makes parent directories."
+        "Create or overwrite a file (read it first)."
     }
 
     fn kind(&self) -> ToolKind {

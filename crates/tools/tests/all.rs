@@ -3,6 +3,9 @@
 mod support;
 
 mod analysis;
+mod analysis_review;
+mod analysis_rules;
+mod background;
 mod bash;
 mod bash_output;
 mod budget;
@@ -18,4 +21,5 @@ mod orphans;
 mod paths;
 mod read_file;
 mod registry;
+mod sandbox;
 mod write_file;

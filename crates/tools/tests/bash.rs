@@ -41,6 +41,7 @@ async fn run(
     let args = BashArgs {
         command: command.to_owned(),
         timeout,
+        run_in_background: None,
     };
     BashTool.run(args, ctx).await
 }
@@ -584,5 +585,94 @@ async fn bad_arguments_get_clear_errors() -> Result<()> {
         model_error(run_tool(&ToolRegistry::builtin(), "bash", wrong_type, &f.ctx).await)
             .contains("timeout")
     );
+    Ok(())
+}
+
+/// A repository config that names a program git runs on `git status` (a file-system monitor).
+fn plant_fsmonitor(dir: &Path, marker: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+    };
+    git(&["init", "-q"])?;
+    // git asks the monitor only once there is an index.
+    std::fs::write(dir.join("a"), "a\n")?;
+    git(&["add", "a"])?;
+    let hook = format!("touch {}; false", marker.display());
+    git(&["config", "core.fsmonitor", &hook])?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn read_only_git_ignores_programs_a_repository_config_names() -> Result<()> {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: git is not installed");
+        return Ok(());
+    }
+    let fx = fixture()?;
+    let marker = fx.ws.join("../pwned");
+    // A nested repository whose config runs a program on `git status`.
+    plant_fsmonitor(&fx.ws.join("nested"), &marker)?;
+    let out = bash(&fx.ctx, "cd nested && git status --short").await?;
+    ensure!(!marker.exists(), "the monitor ran: {}", out.content);
+    // The same repository reached by a command that is not read-only is the person's call.
+    // (`cd` persists between calls: the workspace path is given whole.)
+    let line = format!(
+        "cd {}/nested && git status --short && touch x",
+        fx.ws.display()
+    );
+    let out = bash(&fx.ctx, &line).await?;
+    ensure!(
+        marker.exists(),
+        "the guard is only for read-only lines: {}",
+        out.content
+    );
+    std::fs::remove_file(&marker)?;
+
+    // A bare repository planted in the workspace is not used unless named.
+    let bare = fx.ws.join("planted");
+    std::fs::create_dir_all(&bare)?;
+    std::process::Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .current_dir(&bare)
+        .output()?;
+    std::process::Command::new("git")
+        .args([
+            "config",
+            "core.fsmonitor",
+            &format!("touch {}", marker.display()),
+        ])
+        .current_dir(&bare)
+        .output()?;
+    let line = format!("cd {}/planted && git log --oneline", fx.ws.display());
+    let out = bash(&fx.ctx, &line).await?;
+    ensure!(!marker.exists(), "{}", out.content);
+    ensure!(
+        out.content.contains("bare"),
+        "git says why: {}",
+        out.content
+    );
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn rein_hides_its_environment_from_the_commands_it_runs() -> Result<()> {
+    use rustix::process::{DumpableBehavior, dumpable_behavior};
+    ensure!(dumpable_behavior()? == DumpableBehavior::Dumpable);
+    rein_tools::bash::hide_from_commands();
+    // Not dumpable: /proc/<pid>/environ and mem are for root only now, whoever rein runs as.
+    ensure!(dumpable_behavior()? == DumpableBehavior::NotDumpable);
+    // A command's own processes stay inspectable (they exec, which resets it).
+    let fx = fixture()?;
+    let out = bash(&fx.ctx, "cat /proc/self/status | grep -c Name").await?;
+    ensure!(out.content.starts_with('1'), "{}", out.content);
     Ok(())
 }

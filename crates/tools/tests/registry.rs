@@ -19,7 +19,9 @@ fn builtin_registers_every_tool_in_a_stable_order() {
             "edit_file",
             "glob",
             "grep",
-            "bash"
+            "bash",
+            "bash_output",
+            "kill_shell"
         ]
     );
     let kinds: Vec<ToolKind> = registry.infos().iter().map(|s| s.kind).collect();
@@ -31,7 +33,9 @@ fn builtin_registers_every_tool_in_a_stable_order() {
             ToolKind::Edit,
             ToolKind::ReadOnly,
             ToolKind::ReadOnly,
-            ToolKind::Execute
+            ToolKind::Execute,
+            ToolKind::ReadOnly,
+            ToolKind::ReadOnly
         ]
     );
 }
@@ -302,7 +306,7 @@ fn registering_a_name_again_replaces_the_tool_in_place() {
     let mut registry = ToolRegistry::builtin();
     registry.register(Echo);
     registry.register(Echo);
-    assert_eq!(registry.names().len(), 7);
-    assert_eq!(registry.names()[6], "echo");
+    assert_eq!(registry.names().len(), 9);
+    assert_eq!(registry.names()[8], "echo");
     assert!(registry.get("echo").is_some());
 }

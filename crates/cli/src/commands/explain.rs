@@ -22,6 +22,9 @@ pub(crate) fn run(args: &Args, call: &str) -> Exit {
             return Exit::Runtime;
         }
     };
+    for warning in builder.warnings() {
+        render::warning(warning);
+    }
     let verdict = match builder.explain(call) {
         Ok(verdict) => verdict,
         Err(message) if message.starts_with('"') => {
@@ -48,6 +51,15 @@ pub(crate) fn run(args: &Args, call: &str) -> Exit {
         verdict.because,
         rein_core::permissions::PermissionMode::from(args.permission_mode)
     );
+    if call.starts_with("bash(") && !matches!(verdict.decision, Decision::Deny { .. }) {
+        let level = builder.sandbox_level_wanted();
+        let sandbox = match builder.sandbox_warning() {
+            None if level == rein_tools::sandbox::SandboxLevel::Off => "off".to_owned(),
+            None => format!("{level}, enforced (`rein sandbox --explain` for the details)"),
+            Some(_) => format!("{level} asked for, but not enforced on this machine"),
+        };
+        text.push_str(&format!("\n  sandbox: {sandbox}"));
+    }
     if let Some(lift) = &verdict.lift {
         text.push_str(&format!("\n  to let it run without asking: {lift}"));
     }

@@ -12,7 +12,7 @@ use crate::setup::{self, SetupError, process_env};
 
 /// Runs `rein mcp list`.
 pub(crate) async fn list(args: &Args) -> Exit {
-    let (config, cwd) = match setup::configured(args) {
+    let (config, cwd) = match setup::configuration(args) {
         Ok(found) => found,
         Err(SetupError::Usage(message)) => {
             render::notice(&message);

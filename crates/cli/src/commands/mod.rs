@@ -1,7 +1,9 @@
-//! Sub-commands for people: `rein trust`, `rein explain-permission`, `rein mcp list`.
+//! Sub-commands for people: `rein trust`, `rein explain-permission`, `rein sandbox`,
+//! `rein mcp list`.
 
 mod explain;
 mod mcp;
+mod sandbox;
 mod trust;
 
 use crate::args::{Args, Command, McpCommand};
@@ -15,5 +17,6 @@ pub(crate) async fn run(args: &Args, command: &Command) -> Exit {
         } => mcp::list(args).await,
         Command::Trust { dir, revoke, list } => trust::run(dir.as_deref(), *revoke, *list),
         Command::ExplainPermission { call } => explain::run(args, call),
+        Command::Sandbox { explain, command } => sandbox::run(args, *explain, command).await,
     }
 }

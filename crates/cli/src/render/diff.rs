@@ -54,6 +54,11 @@ pub(super) fn diff_body(s: Style, diff: &str, max_lines: usize) -> Vec<String> {
     out
 }
 
+/// Every line of `diff`, laid out as under an edit (for `/diff`).
+pub(crate) fn full_diff(s: Style, diff: &str) -> Vec<String> {
+    diff_body(s, diff, usize::MAX)
+}
+
 fn lay_out(s: Style, row: &Row<'_>, width: usize) -> String {
     match *row {
         Row::Line { number, sign, text } => {

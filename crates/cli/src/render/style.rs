@@ -5,6 +5,27 @@
 //! sequences in the output are these.
 
 use std::io::IsTerminal;
+use std::sync::OnceLock;
+
+/// `--color`: whether to colour output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set.
+    #[default]
+    Auto,
+    /// Always, even into a pipe.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The choice of this run, set once by `main` from the command line.
+static CHOICE: OnceLock<ColorChoice> = OnceLock::new();
+
+/// Sets the colour choice for the run (the first call wins).
+pub(crate) fn set_color_choice(choice: ColorChoice) {
+    let _ = CHOICE.set(choice);
+}
 
 /// Whether and how to colour output.
 #[derive(Debug, Clone, Copy)]
@@ -13,12 +34,31 @@ pub(crate) struct Style {
 }
 
 impl Style {
-    /// Colours when stderr is a terminal and NO_COLOR is unset.
+    /// Colours when stderr is a terminal and NO_COLOR is unset (or `--color` says).
     pub(crate) fn for_stderr() -> Self {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Style {
-            color: !no_color && std::io::stderr().is_terminal(),
-        }
+        Style::for_terminal(std::io::stderr().is_terminal())
+    }
+
+    /// Colours when stdout is a terminal and NO_COLOR is unset (or `--color` says).
+    pub(crate) fn for_stdout() -> Self {
+        Style::for_terminal(std::io::stdout().is_terminal())
+    }
+
+    fn for_terminal(is_terminal: bool) -> Self {
+        let color = match CHOICE.get().copied().unwrap_or_default() {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+                !no_color && is_terminal
+            }
+        };
+        Style { color }
+    }
+
+    /// Whether colour codes are written.
+    pub(crate) fn is_colored(self) -> bool {
+        self.color
     }
 
     /// No colour at all.
@@ -49,6 +89,16 @@ impl Style {
     /// Secondary text: results, narration.
     pub(crate) fn dim(self, text: &str) -> String {
         self.paint("2", text)
+    }
+
+    /// Italic: the person's own words echoed back.
+    pub(crate) fn italic(self, text: &str) -> String {
+        self.paint("3", text)
+    }
+
+    /// The prompt and other marks of rein's own.
+    pub(crate) fn accent(self, text: &str) -> String {
+        self.paint("36", text)
     }
 
     /// Failures.

@@ -9,8 +9,9 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::sync::{Mutex, PoisonError};
 
-use rein_core::agent::{AgentEvent, EventSink};
+use rein_core::agent::{AgentEvent, EventSink, NestedEvent};
 use rein_core::context::{CompactionInfo, CompactionLayer, SummaryAuthor};
+use rein_core::tools::{TodoItem, TodoStatus};
 use serde_json::Value;
 
 use super::result::{self, Finished};
@@ -28,7 +29,7 @@ pub(crate) struct TextProgress {
 
 /// Everything that changes as events come, behind one lock so that lines from concurrent
 /// calls never interleave.
-struct State {
+pub(super) struct State {
     out: Box<dyn Write + Send>,
     /// Text of the response streaming now: narration if tool calls follow, else the answer
     /// (which the caller prints on stdout).
@@ -100,8 +101,17 @@ impl EventSink for TextProgress {
 }
 
 impl State {
+    /// The lines of tool calls and notices, for a renderer that writes them itself.
+    pub(super) fn detached() -> Self {
+        State {
+            out: Box::new(std::io::sink()),
+            pending: String::new(),
+            calls: OpenCalls::default(),
+        }
+    }
+
     /// What `event` prints (often nothing).
-    fn render(&mut self, s: Style, event: AgentEvent) -> String {
+    pub(super) fn render(&mut self, s: Style, event: AgentEvent) -> String {
         match event {
             AgentEvent::TextDelta { text } => {
                 self.pending.push_str(&text);
@@ -216,6 +226,8 @@ impl State {
                 ))
             ),
             AgentEvent::Compaction(info) => compaction_line(s, &info),
+            AgentEvent::Todos { todos } => todos_line(s, &todos),
+            AgentEvent::Nested(nested) => nested_line(s, &nested),
             // Text mode shows a command's output once it ends; the REPL shows it live.
             AgentEvent::ToolProgress { .. }
             | AgentEvent::ReasoningDelta { .. }
@@ -293,6 +305,47 @@ fn compaction_line(s: Style, info: &CompactionInfo) -> String {
     )
 }
 
+/// A sub-agent's event, when it is worth a line: its calls, questions and warnings, indented
+/// under the `agent` call.
+fn nested_line(s: Style, nested: &NestedEvent) -> String {
+    let agent = one_line(&nested.agent, CALL_SHOWN_CHARS);
+    let line = match nested.event.as_ref() {
+        AgentEvent::ToolCallStarted {
+            name, arguments, ..
+        } => {
+            let argument = describe_call(name, arguments);
+            format!("{} {argument}", one_line(name, CALL_SHOWN_CHARS))
+        }
+        AgentEvent::ApprovalRequested { reason, .. } => {
+            format!("asking for approval: {}", flat(reason))
+        }
+        AgentEvent::PermissionDenied { name, reason, .. } => {
+            format!(
+                "{}: not allowed: {}",
+                one_line(name, CALL_SHOWN_CHARS),
+                flat(reason)
+            )
+        }
+        AgentEvent::Warning { message } => format!("warning: {}", flat(message)),
+        _ => return String::new(),
+    };
+    format!("  {}\n", s.dim(&format!("↳ {agent}: {line}")))
+}
+
+/// The todo list in a line: how far along it is, and what is being done.
+fn todos_line(s: Style, todos: &[TodoItem]) -> String {
+    let done = todos.iter().filter(|t| !t.is_open()).count();
+    let now = todos
+        .iter()
+        .find(|t| t.status == TodoStatus::InProgress)
+        .map(|t| t.active_form.as_deref().unwrap_or(&t.content));
+    let mut line = format!("☐ todo: {done}/{} done", todos.len());
+    if let Some(now) = now {
+        line.push_str(&format!("; now: {}", one_line(now, CALL_SHOWN_CHARS)));
+    }
+    format!("{}\n", s.dim(&line))
+}
+
 /// `label: text`, or `text` alone.
 fn labelled(label: Option<String>, text: &str) -> String {
     match label {
@@ -312,7 +365,7 @@ fn flat(message: &str) -> String {
 }
 
 /// The most telling argument of a call, on one line, made safe.
-fn describe_call(name: &str, arguments: &Value) -> String {
+pub(super) fn describe_call(name: &str, arguments: &Value) -> String {
     let field = |key: &str| arguments.get(key).and_then(Value::as_str);
     let main = match name {
         "read_file" | "write_file" | "edit_file" => field("file_path"),

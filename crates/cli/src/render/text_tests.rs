@@ -117,6 +117,7 @@ fn command(command: &str, exit_code: Option<i32>, duration: Duration, tail: &str
         timed_out: false,
         output_tail: tail.into(),
         saved_to: None,
+        sandbox_refusal: None,
     }
 }
 
@@ -222,6 +223,7 @@ fn a_timed_out_command() {
                 timed_out: true,
                 output_tail: "> vite\n\n  VITE v5.0.0  ready in 312 ms\n  ➜  Local:   http://localhost:5173/\n".into(),
                 saved_to: None,
+                sandbox_refusal: None,
             },
         ),
     ]));
@@ -241,6 +243,7 @@ fn a_command_whose_output_was_saved_to_a_file() {
                 timed_out: false,
                 output_tail: "999996\n999997\n999998\n999999\n1000000\n".into(),
                 saved_to: Some("/home/me/.rein/tool-output/bash-7f3a9c.txt".into()),
+                sandbox_refusal: None,
             },
         ),
     ]));
@@ -491,4 +494,39 @@ fn in_colour_the_only_escape_sequences_are_reins_own() {
     }
     assert!(!foreign.contains('\u{1b}'), "foreign escapes in {out:?}");
     assert!(out.contains("␛]0;pwned␇"), "{out:?}");
+}
+
+#[test]
+fn a_todo_list_and_a_sub_agent_s_calls_get_a_line_each() {
+    use rein_core::agent::NestedEvent;
+    use rein_core::tools::{TodoItem, TodoStatus};
+    let item = |content: &str, status, active: Option<&str>| TodoItem {
+        content: content.into(),
+        status,
+        active_form: active.map(Into::into),
+    };
+    let nested = |event| {
+        AgentEvent::Nested(NestedEvent {
+            parent_call_id: "a1".into(),
+            agent: "explore".into(),
+            event: Box::new(event),
+        })
+    };
+    let out = rendered(vec![
+        AgentEvent::Todos {
+            todos: vec![
+                item("write the parser", TodoStatus::Completed, None),
+                item("test it", TodoStatus::InProgress, Some("Testing it")),
+                item("ship", TodoStatus::Pending, None),
+            ],
+        },
+        nested(call("g1", "grep", json!({"pattern": "pytest"}))),
+        nested(AgentEvent::TextDelta {
+            text: MODEL_TEXT.into(),
+        }),
+    ]);
+    assert_eq!(
+        out,
+        "☐ todo: 1/3 done; now: Testing it\n  ↳ explore: grep pytest\n"
+    );
 }

@@ -140,10 +140,19 @@ pub(crate) async fn run_calls(
         // `buffered` first polls it, which keeps at most that many running at once.
         let early_handles: Vec<Option<JoinHandle<CallOutcome>>> =
             group.iter().map(|call| early.take(call, env)).collect();
-        let mut results = futures::stream::iter(early_handles.into_iter().zip(group))
-            .map(|(handle, call)| async move {
-                let handle = handle.unwrap_or_else(|| env.spawn(call, None));
-                join(handle, call).await
+        // Owned calls: a closure over borrowed ones trips the compiler's Send check when this
+        // runs inside a sub-agent's future.
+        let pending: Vec<(Option<JoinHandle<CallOutcome>>, ToolCall)> = early_handles
+            .into_iter()
+            .zip(group.iter().cloned())
+            .collect();
+        let mut results = futures::stream::iter(pending)
+            .map(|(handle, call)| {
+                let env = env.clone();
+                async move {
+                    let handle = handle.unwrap_or_else(|| env.spawn(&call, None));
+                    join(handle, &call).await
+                }
             })
             .buffered(MAX_CONCURRENT_READS);
         let mut group_calls = group.iter();

@@ -9,6 +9,7 @@ use rein_llm::assemble::Assembler;
 use rein_llm::{LlmError, Message, Part, Role, Usage};
 use tokio_util::sync::CancellationToken;
 
+use super::cut::target;
 use super::{Agent, AgentEvent, Events};
 use crate::context::{
     self, CompactionInfo, CompactionLayer, CompactionRecord, EMERGENCY_KEEP_MESSAGES,
@@ -58,7 +59,7 @@ impl Agent {
             summarised_messages: 0,
             kept_messages: self.request.messages.len(),
             quoted_requests: 0,
-            last_request_kept: true,
+            last_request_kept: self.last_request_in_context(),
             pruned_results: record.pruned.len(),
             pinned: Vec::new(),
             summary_by: None,
@@ -80,37 +81,55 @@ impl Agent {
         let window = self.window(cancel).await;
         let usable = window.usable(self.settings.max_tokens);
         let limits = Limits::new(usable, &self.context.settings);
-        let keep = match layer {
-            CompactionLayer::Emergency | CompactionLayer::Reactive => EMERGENCY_KEEP_MESSAGES,
+        // At the emergency, or refused, the request must shrink now: a summary of whatever
+        // is older than the last few messages, and long results cut where that is not enough.
+        let urgent = match layer {
+            CompactionLayer::Emergency | CompactionLayer::Reactive => true,
             CompactionLayer::Summary
             | CompactionLayer::Manual
             | CompactionLayer::Tool
-            | CompactionLayer::Prune => KEEP_RECENT_MESSAGES,
+            | CompactionLayer::Prune => false,
+        };
+        let keep = if urgent {
+            EMERGENCY_KEEP_MESSAGES
+        } else {
+            KEEP_RECENT_MESSAGES
         };
         let split = tail_start(&self.request.messages, keep);
         let new = split.saturating_sub(usize::from(
             self.context.ledger.kind(0) == Some(Kind::Summary),
         ));
-        // On its own, rein waits for a few new messages to summarise: a context whose recent
-        // messages alone are large would otherwise be summarised every round. Asked, or
-        // refused, it summarises what there is.
+        // Below the emergency, rein waits for a few new messages to summarise: a context
+        // whose recent messages alone are large would otherwise be summarised every round.
+        // At the emergency, refused, or asked, one new message is enough.
         let least = match layer {
-            CompactionLayer::Summary | CompactionLayer::Emergency => MIN_NEW_MESSAGES_TO_SUMMARISE,
-            CompactionLayer::Reactive
+            CompactionLayer::Summary => MIN_NEW_MESSAGES_TO_SUMMARISE,
+            CompactionLayer::Emergency
+            | CompactionLayer::Reactive
             | CompactionLayer::Manual
             | CompactionLayer::Tool
             | CompactionLayer::Prune => 1,
         };
-        if split == 0 || new < least {
-            return Ok(None);
-        }
+        let parts = (split > 0 && new >= least).then(|| self.summary_parts(split, &window));
+        // On its own, a summary must save enough to be worth its call; asked or refused, it
+        // is made.
+        let worth = parts.as_ref().is_some_and(|parts| match layer {
+            CompactionLayer::Summary | CompactionLayer::Emergency => {
+                worth_summarising(&self.context.ledger, split, parts, &window)
+            }
+            CompactionLayer::Reactive
+            | CompactionLayer::Manual
+            | CompactionLayer::Tool
+            | CompactionLayer::Prune => true,
+        });
+        let Some(parts) = parts.filter(|_| worth) else {
+            return Ok(if urgent {
+                self.cut_kept_results(layer, &limits, events)
+            } else {
+                None
+            });
+        };
         let tokens_before = self.context.ledger.used();
-        let parts = self.summary_parts(split, &window);
-        if layer == CompactionLayer::Summary
-            && !worth_summarising(&self.context.ledger, split, &parts, &window)
-        {
-            return Ok(None);
-        }
         events.emit(AgentEvent::CompactionStarted {
             layer,
             tokens: tokens_before,
@@ -145,46 +164,17 @@ impl Agent {
             pinned: &pinned,
         });
 
-        // What the context costs then; above the target (emergencies), long results among the
-        // kept messages are cut too, oldest first.
+        // What the context costs then; above the target, long results among the kept
+        // messages are cut too, oldest first, the newest included.
         let messages = &self.request.messages;
         let summary_tokens = context::estimate::message_tokens(&message);
         let fixed = self.context.ledger.system_tokens() + self.context.ledger.tools_tokens();
-        let mut after =
-            fixed + summary_tokens + self.context.ledger.tokens_of(split..messages.len());
-        let target = match layer {
-            CompactionLayer::Emergency | CompactionLayer::Reactive => {
-                limits.compact_at.unwrap_or(usable * 4 / 5)
-            }
-            CompactionLayer::Summary
-            | CompactionLayer::Manual
-            | CompactionLayer::Tool
-            | CompactionLayer::Prune => usable,
-        };
-        let mut pruned = Vec::new();
-        for (index, kept) in messages.iter().enumerate().skip(split) {
-            if after <= target {
-                break;
-            }
-            if self.context.ledger.kind(index) != Some(Kind::ToolResults) {
-                continue;
-            }
-            let cut = context::prune_results(kept);
-            if cut.is_empty() {
-                continue;
-            }
-            let mut shorter = kept.clone();
-            for part in &mut shorter.parts {
-                if let Part::ToolResult(result) = part
-                    && let Some(p) = cut.iter().find(|p| p.call_id == result.call_id)
-                {
-                    result.content.clone_from(&p.content);
-                }
-            }
-            after = after - self.context.ledger.tokens_of(index..index + 1)
-                + context::estimate::message_tokens(&shorter);
-            pruned.extend(cut);
-        }
+        let after = fixed + summary_tokens + self.context.ledger.tokens_of(split..messages.len());
+        let (pruned, after) = self.cut_results(split, after, target(layer, &limits, tokens_before));
+        let last_person = (0..messages.len())
+            .rev()
+            .find(|&i| self.context.ledger.kind(i) == Some(Kind::Person));
+        let last_request_kept = last_person.is_some_and(|i| i >= split) || parts.current.is_some();
 
         let record = CompactionRecord {
             layer,
@@ -203,7 +193,7 @@ impl Agent {
             summarised_messages: parts.summarised,
             kept_messages: messages.len() - split,
             quoted_requests: parts.requests.len() + usize::from(parts.current.is_some()),
-            last_request_kept: true,
+            last_request_kept,
             pruned_results: record.pruned.len(),
             pinned: pinned.into_iter().map(|(name, _)| name).collect(),
             summary_by: Some(summary.author),
@@ -292,6 +282,13 @@ impl Agent {
         let mut earlier = Vec::new();
         let mut left_out = 0;
         let mut summarised = split;
+        // The person's last request, when summarised, is quoted whatever its length: their
+        // last message, or, when every message of theirs was summarised before, the newest
+        // request the earlier summary quotes.
+        let last_person = (0..messages.len())
+            .rev()
+            .find(|&i| self.context.ledger.kind(i) == Some(Kind::Person));
+        let mut current = None;
         for (i, message) in messages[..split].iter().enumerate() {
             match self.context.ledger.kind(i) {
                 Some(Kind::Summary) => {
@@ -299,19 +296,15 @@ impl Agent {
                     earlier.extend(quoted);
                     left_out += skipped;
                     summarised = summarised - 1 + context::summarised_count(message);
+                    if last_person.is_none() {
+                        current = earlier.pop();
+                    }
                 }
+                Some(Kind::Person) if Some(i) == last_person => current = first_text(message),
                 Some(Kind::Person) => earlier.extend(first_text(message)),
                 Some(Kind::Assistant | Kind::ToolResults) | None => {}
             }
         }
-        // The last request, when summarised, is quoted whatever its length.
-        let last_person = (0..messages.len())
-            .rev()
-            .find(|&i| self.context.ledger.kind(i) == Some(Kind::Person));
-        let current = match last_person {
-            Some(i) if i < split => earlier.pop(),
-            _ => None,
-        };
         let mut budget = (window.tokens as f64 * PERSON_REQUESTS_SHARE) as u64;
         if let Some(current) = &current {
             budget = budget.saturating_sub(context::estimate::text_tokens(current));
@@ -337,7 +330,7 @@ impl Agent {
 
     /// Records a compaction, then applies it: a crash in between leaves a file that replays
     /// it on resume, a crash before leaves the context as it was.
-    fn commit(
+    pub(super) fn commit(
         &mut self,
         mut record: CompactionRecord,
         mut info: CompactionInfo,
@@ -374,6 +367,9 @@ impl Agent {
         if let Some(t) = self.transcript.as_mut() {
             let recorded = t.record_compaction(&record);
             self.note_recording(recorded, events);
+        }
+        if !record.with.is_empty() {
+            self.context.len_after_summary = Some(messages.len());
         }
         self.request.messages = messages;
         self.context.compactions += 1;

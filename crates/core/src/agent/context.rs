@@ -5,15 +5,15 @@
 
 use std::sync::Arc;
 
-use rein_llm::{LlmError, Usage};
+use rein_llm::{LlmError, Message, Part, ToolCall, Usage};
 use tokio_util::sync::CancellationToken;
 
 use super::compaction::Interrupted;
 use super::{Agent, AgentEvent, Events, RoundEnd, TurnEnd, TurnError};
 use crate::context::{
-    self, CompactRequests, CompactionInfo, CompactionLayer, ContextReport, ContextSettings, Ledger,
-    Limits, MAX_REACTIVE_COMPACTIONS_PER_TURN, NextCompaction, PinnedState, Step,
-    UNKNOWN_WINDOW_TOKENS, Window, WindowSource,
+    self, ANSWER_FLOOR_TOKENS, CompactRequests, CompactionInfo, CompactionLayer, ContextReport,
+    ContextSettings, ContextUse, Ledger, Limits, MAX_REACTIVE_COMPACTIONS_PER_REQUEST,
+    NextCompaction, PinnedState, RESULT_SHARE, Step, UNKNOWN_WINDOW_TOKENS, Window, WindowSource,
 };
 
 /// The context's state in an agent.
@@ -29,8 +29,15 @@ pub(crate) struct ContextState {
     warned_unknown: bool,
     pub(crate) pinned: Vec<Arc<dyn PinnedState>>,
     pub(crate) requests: Arc<CompactRequests>,
-    /// Compactions this turn made because the provider refused a request as too long.
-    pub(crate) reactive_this_turn: u32,
+    /// Compactions made in a row because the provider refused the request as too long; back
+    /// to 0 once a request is answered.
+    pub(crate) reactive_streak: u32,
+    /// The window as known before any refusal corrected it: a refusal that names no limit
+    /// may lower the window to half of it at most.
+    pub(super) window_before_refusals: Option<u64>,
+    /// How many messages the context held after the last summary: what was added since is
+    /// what another summary would take in.
+    pub(super) len_after_summary: Option<usize>,
     /// Compactions so far.
     pub(super) compactions: u32,
     /// What summary calls used that the turn has not counted yet.
@@ -53,7 +60,9 @@ impl ContextState {
             warned_unknown: false,
             pinned,
             requests,
-            reactive_this_turn: 0,
+            reactive_streak: 0,
+            window_before_refusals: None,
+            len_after_summary: None,
             compactions: 0,
             unreported_usage: Usage::default(),
         }
@@ -199,9 +208,10 @@ impl Agent {
         window
     }
 
-    /// After a response: a server that only guessed the window is asked again, now that it
-    /// has loaded the model.
+    /// After a response: the request was answered, so the next refusal starts a new streak;
+    /// a server that only guessed the window is asked again, now that it has loaded the model.
     pub(super) fn after_response(&mut self) {
+        self.context.reactive_streak = 0;
         if self.context.ask_again {
             self.context.ask_again = false;
             self.context.window = None;
@@ -224,7 +234,8 @@ impl Agent {
         }
     }
 
-    /// Before each request: what the model asked for, then the layers, cheapest first.
+    /// Before each request: what the model asked for, then the layers, cheapest first; then
+    /// the answer's limit, so that the prompt and the answer together fit the window.
     pub(super) async fn prepare_context(
         &mut self,
         events: &Events,
@@ -239,6 +250,14 @@ impl Agent {
         // Before the model's first response there is nothing to compact: the window is not
         // needed yet, and the first request does not wait for the server to be asked.
         if !self.context.ledger.has_responses() {
+            let known =
+                self.context.window.is_some() || self.context.settings.window_tokens.is_some();
+            let window = if known {
+                Some(self.window(cancel).await)
+            } else {
+                None
+            };
+            self.settle_request(window.as_ref());
             return Ok(());
         }
         let window = self.window(cancel).await;
@@ -268,12 +287,78 @@ impl Agent {
                 break;
             }
         }
+        self.settle_request(Some(&window));
         Ok(())
     }
 
+    /// The request as it goes: its `max_tokens` within what the window leaves, and what the
+    /// `compact` tool judges a request by.
+    fn settle_request(&mut self, window: Option<&Window>) {
+        let used = self.context.ledger.used();
+        if let Some(window) = window {
+            self.request.max_tokens = answer_limit(self.settings.max_tokens, used, window);
+        }
+        let len = self.context.ledger.len();
+        self.context.requests.observe(ContextUse {
+            used,
+            usable: window.map(|w| w.usable(self.settings.max_tokens)),
+            added_since_summary: self
+                .context
+                .len_after_summary
+                .map(|after| len.saturating_sub(after)),
+        });
+    }
+
+    /// A round's tool results as they enter the context: each within a quarter of the usable
+    /// window ([`RESULT_SHARE`]), whatever the configured output budget, so that one result
+    /// cannot fill a small window. A longer one is cut to its two ends, the whole saved to a
+    /// file the cut names (or the file it was already saved to).
+    pub(super) async fn fit_results(
+        &mut self,
+        results: &mut Message,
+        calls: &[ToolCall],
+        cancel: &CancellationToken,
+    ) {
+        // Interrupted, the turn ends with results the output budget bounds: the next
+        // request's compaction takes care of them, and no server is asked meanwhile.
+        if cancel.is_cancelled() {
+            return;
+        }
+        let window = self.window(cancel).await;
+        let usable = window.usable(self.settings.max_tokens);
+        let share = (usable as f64 * RESULT_SHARE) as u64;
+        // Within what the window has left too, shared among the round's results, so that a
+        // round cannot take the context over the window before the next compaction; never
+        // below a sixteenth of the window (the compaction then makes room).
+        let count = results
+            .parts
+            .iter()
+            .filter(|p| matches!(p, Part::ToolResult(_)))
+            .count()
+            .max(1) as u64;
+        let room = usable.saturating_sub(self.context.ledger.used()) / count;
+        let cap = share.min(room.max(usable / 16));
+        for part in &mut results.parts {
+            let Part::ToolResult(result) = part else {
+                continue;
+            };
+            let tool = calls
+                .iter()
+                .find(|c| c.id == result.call_id)
+                .map_or("tool", |c| c.name.as_str());
+            if let Some(cut) =
+                context::fit_result(&result.content, cap, self.tool_ctx.config(), tool)
+            {
+                result.content = cut;
+            }
+        }
+    }
+
     /// After a request failed: when the provider said it was too long, compacts (the summary
-    /// and the last few messages) and asks again, twice a turn at most. Any other failure, or
-    /// one compaction cannot help, ends the round as it was.
+    /// and the last few messages, or the long results cut) and asks again, twice in a row at
+    /// most: a request that is answered starts the count again, so a long task survives
+    /// any number of refusals as long as each is cured. Any other failure, or one compaction
+    /// cannot help, ends the round as it was.
     pub(super) async fn after_failed_request(
         &mut self,
         end: RoundEnd,
@@ -285,10 +370,10 @@ impl Agent {
         else {
             return end;
         };
-        if self.context.reactive_this_turn >= MAX_REACTIVE_COMPACTIONS_PER_TURN {
+        if self.context.reactive_streak >= MAX_REACTIVE_COMPACTIONS_PER_REQUEST {
             return end;
         }
-        self.context.reactive_this_turn += 1;
+        self.context.reactive_streak += 1;
         self.learn_window(message, cancel).await;
         match self
             .summarise(CompactionLayer::Reactive, None, events, cancel)
@@ -300,17 +385,55 @@ impl Agent {
         }
     }
 
-    /// A refused request shows the window is smaller than assumed: the limit the refusal
-    /// names, else a tenth below what was sent.
+    /// A refused request may show the window is smaller than assumed (see
+    /// [`Window::after_refusal`] for what a refusal is believed to say).
     async fn learn_window(&mut self, message: &str, cancel: &CancellationToken) {
         let window = self.window(cancel).await;
-        let sent = self.context.ledger.used() + window.answer_reserve(self.settings.max_tokens);
-        let limit = rein_llm::context_limit_in_message(message).unwrap_or(sent * 9 / 10);
-        if limit < window.tokens {
-            self.context.window = Some(Window {
-                tokens: limit.max(1024),
-                source: WindowSource::Refusal,
-            });
+        let before = *self
+            .context
+            .window_before_refusals
+            .get_or_insert(window.tokens);
+        let sent = self.context.ledger.used()
+            + self
+                .request
+                .max_tokens
+                .map_or_else(|| window.answer_reserve(None), u64::from);
+        let named = rein_llm::context_limit_in_message(message);
+        if let Some(learned) = window.after_refusal(named, sent, before) {
+            self.context.window = Some(learned);
         }
+    }
+}
+
+/// The `max_tokens` a request asks for: the configured limit, lowered when the prompt and it
+/// would not fit the window together (a server that checks both against the window, as vLLM
+/// does, refuses such a request), with a twentieth of the prompt to spare for the estimate's
+/// error; never below [`ANSWER_FLOOR_TOKENS`] (or the configured limit, when smaller).
+/// Unset stays unset: the server then gives the answer what the window leaves.
+fn answer_limit(configured: Option<u32>, used: u64, window: &Window) -> Option<u32> {
+    let configured = configured?;
+    let room = window.tokens.saturating_sub(used + used / 20);
+    let floor = ANSWER_FLOOR_TOKENS.min(u64::from(configured));
+    Some(u32::try_from(room.max(floor)).map_or(configured, |room| room.min(configured)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_answer_limit_leaves_the_prompt_its_room() {
+        let window = Window {
+            tokens: 8192,
+            source: WindowSource::Config,
+        };
+        // Room for all of it.
+        assert_eq!(answer_limit(Some(1000), 4000, &window), Some(1000));
+        // 8192 - 6000 - 300: lowered.
+        assert_eq!(answer_limit(Some(4000), 6000, &window), Some(1892));
+        // Never below the floor, nor above what was configured.
+        assert_eq!(answer_limit(Some(4000), 8000, &window), Some(1024));
+        assert_eq!(answer_limit(Some(500), 8000, &window), Some(500));
+        assert_eq!(answer_limit(None, 8000, &window), None);
     }
 }

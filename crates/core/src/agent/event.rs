@@ -131,6 +131,11 @@ pub enum AgentEvent {
     /// The conversation was compacted to fit the model's context window: what was done,
     /// and what was kept.
     Compaction(CompactionInfo),
+    /// The todo list was replaced: the whole new list.
+    Todos {
+        /// Its items, in order.
+        todos: Vec<crate::tools::TodoItem>,
+    },
     /// Something the person should know that is not an error of the turn.
     Warning {
         /// What happened.
@@ -141,6 +146,40 @@ pub enum AgentEvent {
         /// Why it ended.
         stop_reason: TurnStop,
     },
+    /// An event of a sub-agent, written as the event itself with `parent_call_id` and
+    /// `agent` beside its fields.
+    #[serde(untagged)]
+    Nested(NestedEvent),
+}
+
+/// An event of a sub-agent, and the `agent` call that runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NestedEvent {
+    /// The id of the parent's `agent` call.
+    pub parent_call_id: String,
+    /// The sub-agent's type.
+    pub agent: String,
+    /// What happened in it.
+    pub event: Box<AgentEvent>,
+}
+
+impl Serialize for NestedEvent {
+    /// The event's own object, with `parent_call_id` and `agent` added (through a JSON value:
+    /// serde's `flatten` would make the type recursive).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut value = serde_json::to_value(&*self.event).map_err(serde::ser::Error::custom)?;
+        if let serde_json::Value::Object(fields) = &mut value {
+            fields.insert(
+                "parent_call_id".to_owned(),
+                serde_json::Value::String(self.parent_call_id.clone()),
+            );
+            fields.insert(
+                "agent".to_owned(),
+                serde_json::Value::String(self.agent.clone()),
+            );
+        }
+        value.serialize(s)
+    }
 }
 
 /// Why a turn ended.

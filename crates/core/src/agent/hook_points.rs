@@ -63,10 +63,15 @@ impl Agent {
     ) -> Result<Message, TurnEnd> {
         let hooks = Arc::clone(&self.hooks);
         let mut warnings = Vec::new();
-        let check = tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            check = hooks.user_prompt_submit(input, &mut warnings) => Some(check),
+        // A sub-agent's task is the parent model's, not the person's prompt.
+        let check = if self.is_subagent() {
+            Some(PromptCheck::Send { context: None })
+        } else {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => None,
+                check = hooks.user_prompt_submit(input, &mut warnings) => Some(check),
+            }
         };
         emit_warnings(events, warnings);
         let context = match check {
@@ -74,9 +79,12 @@ impl Agent {
             Some(PromptCheck::Block { reason }) => return Err(TurnEnd::PromptBlocked { reason }),
             Some(PromptCheck::Send { context }) => context,
         };
+        // Background commands that ended since the last request go with this one.
+        let finished = self.tool_ctx.background().take_finish_notices();
         let parts = [Some(input.to_owned()), self.session_context.take(), context]
             .into_iter()
             .flatten()
+            .chain(finished)
             .map(|text| Part::Text { text })
             .collect();
         Ok(Message {
@@ -93,6 +101,10 @@ impl Agent {
         events: &Events,
         cancel: &CancellationToken,
     ) -> AfterStop {
+        // A sub-agent's end is not the turn's: SubagentStop fires for it instead.
+        if self.is_subagent() {
+            return AfterStop::End;
+        }
         let hooks = Arc::clone(&self.hooks);
         let mut warnings = Vec::new();
         let check = tokio::select! {

@@ -5,9 +5,12 @@
 mod calls;
 mod compaction;
 mod context;
+mod cut;
+mod direct;
 mod event;
 mod guard;
 mod hook_points;
+mod leave_sandbox;
 mod mcp_tools;
 mod outcome;
 mod runner;
@@ -27,7 +30,8 @@ use tokio_util::sync::CancellationToken;
 use calls::EarlyStarts;
 pub use context::CompactOutcome;
 use context::ContextState;
-pub use event::{AgentEvent, EventSink, Events, TurnStop};
+pub use direct::DirectOutcome;
+pub use event::{AgentEvent, EventSink, Events, NestedEvent, TurnStop};
 use guard::LoopGuard;
 use hook_points::AfterStop;
 pub use hook_points::MAX_STOP_HOOK_CONTINUATIONS;
@@ -39,6 +43,8 @@ use crate::context::{CompactRequests, ContextSettings, Ledger, PinnedState, Prom
 use crate::hooks::Hooks;
 use crate::interaction::Interaction;
 use crate::permissions::Policy;
+use crate::tools::TodoList;
+use crate::tools::subagent::SubagentUsage;
 
 /// Rounds (model responses) in one turn unless configured otherwise.
 pub const DEFAULT_MAX_ROUNDS: u32 = 50;
@@ -92,8 +98,12 @@ pub(crate) struct AgentParts {
     pub pinned: Vec<Arc<dyn PinnedState>>,
     /// Where the `compact` tool leaves its requests.
     pub compact_requests: Arc<CompactRequests>,
+    /// The todo list the `todo_write` tool keeps.
+    pub todos: Arc<TodoList>,
     /// The provider's count of the resumed history's last request, when it still applies.
     pub anchor: Option<PromptAnchor>,
+    /// Where the `agent` tool leaves what its sub-agents used.
+    pub subagents: Option<Arc<SubagentUsage>>,
     /// The session's MCP servers, whose tools join the registry's as they become ready.
     pub mcp: Option<(Arc<rein_mcp::McpHub>, crate::permissions::PermissionMode)>,
 }
@@ -129,6 +139,12 @@ pub struct Agent {
     session_context: Option<String>,
     /// The context's accounting and what keeps it within the window.
     context: ContextState,
+    /// The model's plan.
+    todos: Arc<TodoList>,
+    /// This turn already reminded the model of open items when it tried to end.
+    todo_reminded: bool,
+    /// What the sub-agents of this agent used, not yet counted.
+    subagents: Option<Arc<SubagentUsage>>,
     /// MCP servers whose tools join between rounds.
     mcp: Option<mcp_tools::McpTools>,
 }
@@ -199,6 +215,9 @@ impl Agent {
             hooks: parts.hooks,
             session_context: None,
             context: ContextState::new(ledger, parts.context, parts.pinned, parts.compact_requests),
+            todos: parts.todos,
+            todo_reminded: false,
+            subagents: parts.subagents,
             mcp,
         }
     }
@@ -237,10 +256,10 @@ impl Agent {
         events: &Events,
         cancel: CancellationToken,
     ) -> TurnOutcome {
-        // A new request from the person: repeats are counted within one turn, and so are
-        // compactions after a refused request.
+        // A new request from the person: repeats are counted within one turn.
         self.guard = LoopGuard::default();
-        self.context.reactive_this_turn = 0;
+        self.context.reactive_streak = 0;
+        self.todo_reminded = false;
         let mut outcome = TurnOutcome::new();
         match self.submit_prompt(input, events, &cancel).await {
             Ok(message) => {
@@ -289,7 +308,13 @@ impl Agent {
                 RoundEnd::Continue => None,
                 RoundEnd::Stop(end @ (TurnEnd::EndTurn | TurnEnd::MaxTokens)) => {
                     match self.stop_hooks(&mut continued, events, &cancel).await {
-                        AfterStop::End => Some(end),
+                        AfterStop::End => match self.todo_reminder(&end) {
+                            Some(message) => {
+                                self.push(message, events);
+                                None
+                            }
+                            None => Some(end),
+                        },
                         AfterStop::Cancelled => Some(TurnEnd::Cancelled),
                         AfterStop::Continue(message) => {
                             self.push(message, events);
@@ -396,21 +421,36 @@ impl Agent {
                 }
             });
         }
-        let outcomes = calls::run_calls(env, &calls, early, &mut self.guard).await;
+        let mut outcomes = calls::run_calls(env, &calls, early, &mut self.guard).await;
+        self.count_subagents(events, outcome);
+        let updated = self.report_todos(events);
+        // What goes to the model with the results: a reminder of a stale todo list, and
+        // the background commands that ended.
+        let notes = self
+            .todos
+            .after_round(updated)
+            .into_iter()
+            .chain(self.tool_ctx.background().take_finish_notices());
+        if let Some(last) = outcomes.last_mut() {
+            for note in notes {
+                last.result.content.push_str("\n\n");
+                last.result.content.push_str(&note);
+            }
+        }
         let fatal = outcomes
             .iter()
             .find_map(|o| o.fatal.clone())
             .or_else(|| env.cancel.is_cancelled().then_some(Fatal::Cancelled));
-        self.push(
-            Message {
-                role: Role::Tool,
-                parts: outcomes
-                    .into_iter()
-                    .map(|o| Part::ToolResult(o.result))
-                    .collect(),
-            },
-            events,
-        );
+        let mut results = Message {
+            role: Role::Tool,
+            parts: outcomes
+                .into_iter()
+                .map(|o| Part::ToolResult(o.result))
+                .collect(),
+        };
+        // No result may take more than its share of the window.
+        self.fit_results(&mut results, &calls, &env.cancel).await;
+        self.push(results, events);
         match fatal {
             None => RoundEnd::Continue,
             Some(Fatal::Cancelled) => RoundEnd::Stop(TurnEnd::Cancelled),
@@ -491,6 +531,59 @@ impl Agent {
                 early.offer(env, call);
             }
         }
+    }
+
+    /// Counts what the sub-agents of this round used in the session's total (and the turn's),
+    /// and records it apart from the agent's own calls.
+    fn count_subagents(&mut self, events: &Events, outcome: &mut TurnOutcome) {
+        let Some(subagents) = &self.subagents else {
+            return;
+        };
+        for (model, agent, usage) in subagents.take() {
+            self.usage += usage;
+            outcome.usage += usage;
+            outcome.subagent_usage += usage;
+            if let Some(t) = self.transcript.as_mut() {
+                let recorded = t.record_subagent_usage(&model, &agent, &usage);
+                self.note_recording(recorded, events);
+            }
+        }
+    }
+
+    /// Whether this agent is a sub-agent of another.
+    pub(crate) fn is_subagent(&self) -> bool {
+        self.runner.agent.is_some()
+    }
+
+    /// Tells the front-end and the session file of a new todo list; whether there was one.
+    fn report_todos(&mut self, events: &Events) -> bool {
+        let Some(todos) = self.todos.take_change() else {
+            return false;
+        };
+        if let Some(t) = self.transcript.as_mut() {
+            let recorded = t.record_todos(&todos);
+            self.note_recording(recorded, events);
+        }
+        events.emit(AgentEvent::Todos { todos });
+        true
+    }
+
+    /// The message that keeps a turn going once, when the model ends it with open items.
+    fn todo_reminder(&mut self, end: &TurnEnd) -> Option<Message> {
+        if *end != TurnEnd::EndTurn || self.todo_reminded {
+            return None;
+        }
+        let text = self.todos.end_of_turn_reminder()?;
+        self.todo_reminded = true;
+        Some(Message {
+            role: Role::User,
+            parts: vec![Part::Text { text }],
+        })
+    }
+
+    /// The model's todo list now.
+    pub fn todos(&self) -> Vec<crate::tools::TodoItem> {
+        self.todos.items()
     }
 
     /// Appends a finished message to the history and the transcript.

@@ -14,8 +14,10 @@ pub struct TurnOutcome {
     pub text: String,
     /// Model responses in this turn (a request that got none does not count).
     pub rounds: u32,
-    /// Tokens used in this turn.
+    /// Tokens used in this turn, sub-agents' included.
     pub usage: Usage,
+    /// Of those, what sub-agents used.
+    pub subagent_usage: Usage,
 }
 
 impl TurnOutcome {
@@ -25,6 +27,7 @@ impl TurnOutcome {
             text: String::new(),
             rounds: 0,
             usage: Usage::default(),
+            subagent_usage: Usage::default(),
         }
     }
 

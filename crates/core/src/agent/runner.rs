@@ -24,11 +24,13 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::event::{AgentEvent, Events};
+use super::leave_sandbox::{Outside, sandbox_refusal};
 use crate::hooks::{HookCall, HookDecision, Hooks};
 use crate::interaction::{Approval, ApprovalRequest, Interaction};
 use crate::permissions::facts;
 use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule, ShellFacts};
 use crate::secrets::Secrets;
+use crate::tools::subagent::{AGENT_TOOL, AgentCallScope};
 
 /// How long a cancelled tool may take to stop on its own: bash sends TERM, then KILL after
 /// its grace, and needs a moment more to collect what was printed.
@@ -69,7 +71,7 @@ pub(crate) struct ToolRunner {
     /// What results must not show.
     pub(crate) secrets: Arc<Secrets>,
     /// One question at a time: calls running together must not ask over each other.
-    asking: tokio::sync::Mutex<()>,
+    pub(crate) asking: tokio::sync::Mutex<()>,
 }
 
 impl ToolRunner {
@@ -276,7 +278,30 @@ impl CallEnv {
         // 5. Run, with secrets masked before anyone (a hook, the model, the person, the
         // session file) sees the result.
         let ctx = checked.ctx(&self.ctx);
-        let (mut output, fatal) = self.execute(call, &ctx, checked.call).await;
+        let view_args = json_arguments(call).clone();
+        let (mut output, mut fatal) = self.execute(call, &ctx, checked.call).await;
+        // 5b. What the sandbox refused asks the person, who may let it run once outside.
+        if fatal.is_none()
+            && let Some(refused) = sandbox_refusal(&output)
+        {
+            match self.ask_outside_sandbox(call, &refused, &view_args).await {
+                Outside::Rerun => match self.check(call) {
+                    Ok(again) => {
+                        let ctx = again.ctx(&self.ctx).outside_sandbox();
+                        (output, fatal) = self.execute(call, &ctx, again.call).await;
+                    }
+                    Err(message) => output = ToolOutput::error(message),
+                },
+                Outside::Keep => {}
+                Outside::Cancelled => fatal = Some(Fatal::Cancelled),
+            }
+        }
+        mask_saved_output(
+            &self.runner.secrets,
+            &output.content,
+            &ctx.config().offload_dir,
+        )
+        .await;
         mask(&self.runner.secrets, &mut output);
 
         // 6. PostToolUse hooks.
@@ -456,6 +481,15 @@ impl CallEnv {
                 progress,
             });
         }));
+        // The `agent` tool runs a sub-agent: it needs the call's id and the events.
+        let ctx = if call.name == AGENT_TOOL {
+            ctx.with_scope(Arc::new(AgentCallScope {
+                call_id: call.id.clone(),
+                events: self.events.clone(),
+            }))
+        } else {
+            ctx
+        };
         let mut run = std::pin::pin!(prepared.run(&ctx));
         let outcome = tokio::select! {
             biased;
@@ -500,12 +534,50 @@ impl CallEnv {
 
     fn unknown_tool_message(&self, name: &str) -> String {
         let tools = self.runner.registry.names().join(", ");
-        if name == crate::session::UNNAMED_TOOL {
+        if name == AGENT_TOOL && self.runner.agent.is_some() {
+            format!(
+                "Sub-agents cannot start sub-agents: `{AGENT_TOOL}` is not available here, so \
+                 nothing ran. Do the work yourself with your tools: {tools}."
+            )
+        } else if name == crate::session::UNNAMED_TOOL {
             format!("This tool call had no tool name, so nothing ran. The tools are: {tools}.")
         } else {
             format!("There is no tool named `{name}`, so nothing ran. The tools are: {tools}.")
         }
     }
+}
+
+/// Masks secret values in the file a result's whole output was saved to (secrets never
+/// reach the disk). Done before the result is masked: the path is read from its text.
+async fn mask_saved_output(secrets: &Arc<Secrets>, content: &str, offload_dir: &std::path::Path) {
+    if !secrets.any() {
+        return;
+    }
+    let Some(path) = rein_tools::saved_output_path(content) else {
+        return;
+    };
+    // Only rein's own files: a command can print a line that looks like the notice.
+    let offload_dir = std::path::absolute(offload_dir).unwrap_or_else(|_| offload_dir.into());
+    let path = std::path::PathBuf::from(path);
+    if !path.starts_with(&offload_dir)
+        || path
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+        || std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file())
+    {
+        return;
+    }
+    let secrets = Arc::clone(secrets);
+    let masked = tokio::task::spawn_blocking(move || {
+        let result = secrets.redact_file(&path);
+        if result.is_err() {
+            // A file that cannot be masked must not keep the secrets: it goes.
+            let _ = std::fs::remove_file(&path);
+        }
+        result
+    })
+    .await;
+    debug_assert!(masked.is_ok(), "masking a saved output panicked");
 }
 
 /// Masks secret values in everything a result shows.

@@ -15,6 +15,7 @@ mod project;
 #[cfg(test)]
 mod reference_tests;
 mod resolve;
+mod sandbox;
 mod setting;
 mod tables;
 
@@ -29,6 +30,7 @@ pub use defaults::{
 pub use error::ConfigError;
 pub use mcp_servers::{McpServerEntry, McpTransportEntry};
 pub use project::{ProjectRoot, find_project_root};
+pub use sandbox::SandboxSettings;
 pub use setting::{Setting, Source};
 pub use tables::{ConfiguredRule, DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, RuleLists};
 
@@ -191,8 +193,13 @@ pub struct Config {
     /// The MCP servers of every file, a later file's replacing a same-named one (a
     /// project's start only once the project is trusted).
     pub mcp_servers: Vec<McpServerEntry>,
+    /// The `[sandbox]` settings of every file.
+    pub sandbox: SandboxSettings,
     /// The secret-looking variables of the `.env` file (their values are masked).
     pub dotenv_secrets: crate::secrets::SecretValues,
+    /// What the project's config file set that was ignored because the project is not
+    /// trusted (allow rules, `pass_env`, `base_url`, `api_key_env`, `ca_file`).
+    pub untrusted_ignored: Vec<String>,
     sources: BTreeMap<Setting, Source>,
 }
 

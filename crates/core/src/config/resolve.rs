@@ -23,6 +23,7 @@ use super::{
     find_project_root,
 };
 use crate::agent::DEFAULT_MAX_ROUNDS;
+use crate::trust::TrustStore;
 
 const REIN_API_KEY: &str = "REIN_API_KEY";
 const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
@@ -34,7 +35,7 @@ const ANTHROPIC_KEY_PREFIX: &str = "sk-ant-";
 pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     let project = find_project_root(inputs.cwd);
     let env = Env::load(inputs.env, inputs.cwd, inputs.home_dir, &project.dir)?;
-    let (files, from_files) = read_files(inputs.rein_home, &project.dir)?;
+    let (files, from_files, untrusted_ignored) = read_files(inputs.rein_home, &project.dir)?;
     let from_env = env_layer(&env)?;
     let (from_flags, flag_key) = Layer::from_overrides(inputs.overrides)?;
 
@@ -165,7 +166,9 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         hooks: stacked.tables.hooks,
         pass_env: stacked.tables.pass_env,
         mcp_servers: stacked.tables.mcp_servers,
+        sandbox: stacked.tables.sandbox,
         dotenv_secrets: env.dotenv_secrets(),
+        untrusted_ignored,
         sources,
     })
 }
@@ -194,10 +197,15 @@ fn or_default<T>(value: Option<Sourced<T>>, default: T) -> Sourced<T> {
     value.unwrap_or_else(|| Sourced::new(default, Source::Default))
 }
 
-/// The user's and the project's config files (the ones that exist) and their stacked layer.
-fn read_files(rein_home: &Path, project_root: &Path) -> Result<(Vec<PathBuf>, Layer), ConfigError> {
+/// The user's and the project's config files (the ones that exist), their stacked layer,
+/// and what an untrusted project's file set that was ignored.
+fn read_files(
+    rein_home: &Path,
+    project_root: &Path,
+) -> Result<(Vec<PathBuf>, Layer, Vec<String>), ConfigError> {
     let mut files = Vec::new();
     let mut layer = Layer::default();
+    let mut ignored = Vec::new();
     let user = rein_home.join("config.toml");
     if let Some(found) = read_layer(&user, Source::UserFile(user.clone()))? {
         layer.stack(found);
@@ -206,12 +214,49 @@ fn read_files(rein_home: &Path, project_root: &Path) -> Result<(Vec<PathBuf>, La
     let project = project_root.join(".rein").join("config.toml");
     // With REIN_HOME at the project's `.rein`, the two layers are one file.
     if project != user
-        && let Some(found) = read_layer(&project, Source::ProjectFile(project.clone()))?
+        && let Some(mut found) = read_layer(&project, Source::ProjectFile(project.clone()))?
     {
+        if !TrustStore::new(rein_home).is_trusted(project_root) {
+            ignored = withhold_from_untrusted(&mut found);
+        }
         layer.stack(found);
         files.push(project);
     }
-    Ok((files, layer))
+    Ok((files, layer, ignored))
+}
+
+/// Takes out of an untrusted project's layer what a cloned repository could use against the
+/// person: rules that let calls run without asking, secrets passed to commands, and where
+/// requests (with the API key) go, unless to a server on this machine. Its deny and ask rules stay: they only add caution.
+/// Returns what was taken, for a warning.
+fn withhold_from_untrusted(layer: &mut Layer) -> Vec<String> {
+    let mut ignored = Vec::new();
+    let allow = std::mem::take(&mut layer.tables.rules.allow);
+    if !allow.is_empty() {
+        let rules: Vec<&str> = allow.iter().map(|rule| rule.text.as_str()).collect();
+        ignored.push(format!("allow rules ({})", rules.join(", ")));
+    }
+    if !layer.tables.pass_env.is_empty() {
+        ignored.push(format!(
+            "[secrets] pass_env ({})",
+            std::mem::take(&mut layer.tables.pass_env).join(", ")
+        ));
+    }
+    // A server on this machine gets nothing the person's machine does not already hold.
+    let remote_url = layer
+        .base_url
+        .as_ref()
+        .is_some_and(|url| !rein_llm::is_loopback_url(&url.value));
+    for (key, taken) in [
+        ("base_url", remote_url && layer.base_url.take().is_some()),
+        ("api_key_env", layer.api_key_env.take().is_some()),
+        ("ca_file", layer.ca_file.take().is_some()),
+    ] {
+        if taken {
+            ignored.push(key.to_owned());
+        }
+    }
+    ignored
 }
 
 /// Base URLs set explicitly, before `OPENAI_BASE_URL` is placed between them.

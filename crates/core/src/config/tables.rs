@@ -115,6 +115,7 @@ pub(crate) struct Tables {
     pub(crate) hooks: Vec<HookCommand>,
     pub(crate) pass_env: Vec<String>,
     pub(crate) mcp_servers: Vec<super::McpServerEntry>,
+    pub(crate) sandbox: super::sandbox::SandboxSettings,
 }
 
 impl Tables {
@@ -128,6 +129,7 @@ impl Tables {
             self.mcp_servers.retain(|s| s.name != server.name);
             self.mcp_servers.push(server);
         }
+        self.sandbox.stack(above.sandbox);
         for name in above.pass_env {
             if !self.pass_env.contains(&name) {
                 self.pass_env.push(name);
@@ -137,7 +139,8 @@ impl Tables {
 }
 
 /// The table names a config file may hold besides flat settings.
-pub(crate) const TABLE_KEYS: [&str; 4] = ["permissions", "hooks", "secrets", "mcp_servers"];
+pub(crate) const TABLE_KEYS: [&str; 5] =
+    ["permissions", "hooks", "secrets", "mcp_servers", "sandbox"];
 
 /// Reads the table `key` of a file into `tables`; the error says what is wrong (the caller
 /// adds the file and line).
@@ -205,6 +208,7 @@ pub(crate) fn read_table(
         "mcp_servers" => {
             super::mcp_servers::read_mcp_servers(&mut tables.mcp_servers, table, source)?;
         }
+        "sandbox" => super::sandbox::read(&mut tables.sandbox, table, source)?,
         other => return Err(format!("unknown table [{other}]")),
     }
     Ok(())

@@ -18,8 +18,13 @@
 //!    fifth of the window, and the pinned state (the todo list); the system prompt is never
 //!    touched. A summary call that fails gives way to one rein writes itself;
 //! 4. above 95%, the summary and the last 4 messages only;
-//! 5. a provider that still says "too long" gets layer 4 and the request again, twice a
-//!    turn at most.
+//! 5. a provider that still says "too long" gets layer 4 and the request again, twice per
+//!    request at most (the count starts again once a request is answered).
+//!
+//! Layers 4 and 5 never give up for want of older turns: when there is nothing to summarise
+//! (a short conversation with one huge result), or the summary is not enough, the long tool
+//! results they keep are cut to their ends too, the newest included. And no result takes more
+//! than a quarter of the usable window when it enters the context ([`RESULT_SHARE`]).
 //!
 //! Each compaction is an event and a line of the session file ([`CompactionRecord`]), so a
 //! resume rebuilds the same context while the file keeps the whole conversation.
@@ -40,14 +45,17 @@ use serde::Serialize;
 pub(crate) use ledger::Kind;
 pub use ledger::{Ledger, PRUNE_KEEP_ROUNDS, PRUNE_MIN_CHARS, PromptAnchor};
 pub use pinned::PinnedState;
-pub(crate) use prune::prune_results;
+pub(crate) use prune::{cut_kept_results, fit_result, prune_results};
 pub use record::{CompactionLayer, CompactionRecord, PrunedResult};
 pub use report::{ContextReport, NextCompaction};
 pub use summarize::SUMMARY_SECTIONS;
 pub(crate) use summarize::{summary_request, summary_without_model};
 pub(crate) use summary::{SummaryParts, quoted_requests, summarised_count, summary_message};
-pub use tool::{COMPACT_TOOL, CompactRequests, CompactTool};
-pub use window::{DEFAULT_ANSWER_RESERVE_TOKENS, UNKNOWN_WINDOW_TOKENS, Window, WindowSource};
+pub use tool::{COMPACT_TOOL, CompactRequests, CompactTool, ContextUse};
+pub use window::{
+    DEFAULT_ANSWER_RESERVE_TOKENS, MIN_LEARNED_WINDOW_TOKENS, UNKNOWN_WINDOW_TOKENS, Window,
+    WindowSource,
+};
 
 /// Summarising starts at this share of the usable window unless configured otherwise.
 pub const DEFAULT_COMPACT_THRESHOLD: f64 = 0.8;
@@ -67,8 +75,19 @@ pub const KEEP_RECENT_MESSAGES: usize = 8;
 pub const EMERGENCY_KEEP_MESSAGES: usize = 4;
 /// The share of the window the person's quoted requests may take.
 pub const PERSON_REQUESTS_SHARE: f64 = 0.2;
-/// Times a turn compacts because the provider refused a request as too long.
-pub const MAX_REACTIVE_COMPACTIONS_PER_TURN: u32 = 2;
+/// Times in a row one request is compacted and sent again because the provider refused it
+/// as too long (the count starts again once a request is answered).
+pub const MAX_REACTIVE_COMPACTIONS_PER_REQUEST: u32 = 2;
+/// The share of the usable window one tool result may take when it enters the context: the
+/// tool output budget, scaled to the window (a result over it is cut to its ends, the whole
+/// saved to a file).
+pub const RESULT_SHARE: f64 = 0.25;
+/// The `compact` tool is refused below this share of the usable window: a summary would cost
+/// a model call and save little.
+pub const COMPACT_TOOL_MIN_USE: f64 = 0.2;
+/// The smallest `max_tokens` a request asks for when the configured one is lowered to fit
+/// the window (or the configured one, when smaller).
+pub const ANSWER_FLOOR_TOKENS: u64 = 1024;
 /// The longest summary asked for, in tokens (less on a small window).
 pub const SUMMARY_MAX_TOKENS: u64 = 4096;
 

@@ -97,10 +97,9 @@ fn transcript(head: &[Message], budget: u64) -> (String, usize) {
     };
     let mut left = budget;
     let earlier = earlier.map(|summary| {
-        let text = cut_text(
-            &summary_text(summary),
-            (budget as usize).saturating_mul(3) / 2,
-        );
+        // Cut by tokens, not characters: a character is a quarter of a token in English and
+        // about one in Chinese.
+        let text = cut_to_tokens(&summary_text(summary), budget / 2);
         let block = format!("[earlier summary]\n{text}");
         left = left.saturating_sub(text_tokens(&block));
         block
@@ -179,6 +178,25 @@ fn arguments_text(call: &ToolCall) -> String {
     match &call.arguments {
         ToolArguments::Json { value } => value.to_string(),
         ToolArguments::Invalid { raw, .. } => raw.clone(),
+    }
+}
+
+/// `text` within about `max_tokens` tokens (by the estimate): its start, with a note of how
+/// much was left out.
+fn cut_to_tokens(text: &str, max_tokens: u64) -> String {
+    let tokens = text_tokens(text);
+    if tokens <= max_tokens {
+        return text.to_owned();
+    }
+    // As many characters as the text's own density says fit, then less until they do.
+    let chars = text.chars().count() as u128;
+    let mut keep = (chars * u128::from(max_tokens) / u128::from(tokens)) as usize;
+    loop {
+        let cut = cut_text(text, keep);
+        if keep == 0 || text_tokens(&cut) <= max_tokens {
+            return cut;
+        }
+        keep = keep * 9 / 10;
     }
 }
 
@@ -386,6 +404,50 @@ mod tests {
         assert!(text.contains("messages left out"), "{text}");
         assert!(text.contains("[assistant calls edit_file]"), "{text}");
         assert!(!text.contains("make the parser strict"), "{text}");
+    }
+
+    #[test]
+    fn an_earlier_summary_in_chinese_is_cut_to_the_budget_in_tokens() {
+        let summary = crate::context::summary_message(&crate::context::SummaryParts {
+            summary: &"上下文窗口的管理很重要，压缩不能丢失任何请求。\n".repeat(400),
+            summarised: 40,
+            requests: &[],
+            requests_left_out: 0,
+            current: None,
+            pinned: &[],
+        });
+        let mut messages = vec![summary];
+        messages.extend(head());
+        for budget in [500, 2000, 6000] {
+            let (text, _) = transcript(&messages, budget);
+            let earlier = text.split("\n\n[").next().unwrap();
+            assert!(earlier.starts_with("[earlier summary]"), "{earlier}");
+            let cost = text_tokens(earlier);
+            assert!(
+                cost <= budget / 2 + 8,
+                "{cost} tokens for a budget of {budget}"
+            );
+            assert!(text_tokens(&text) <= budget + 8, "{}", text_tokens(&text));
+        }
+    }
+
+    #[test]
+    fn cutting_to_tokens_keeps_what_fits() {
+        assert_eq!(cut_to_tokens("short", 10), "short");
+        let english = "a plain sentence of prose. ".repeat(400);
+        let cut = cut_to_tokens(&english, 300);
+        assert!(
+            text_tokens(&cut) <= 300 && text_tokens(&cut) > 250,
+            "{}",
+            text_tokens(&cut)
+        );
+        let chinese = "压缩不能丢失任何请求。".repeat(400);
+        let cut = cut_to_tokens(&chinese, 300);
+        assert!(
+            text_tokens(&cut) <= 300 && text_tokens(&cut) > 250,
+            "{}",
+            text_tokens(&cut)
+        );
     }
 
     #[test]

@@ -1,11 +1,17 @@
 //! The `compact` tool: the model asks for a compaction (with what to keep in most detail),
 //! and it happens before its next request, once the call's result is in the conversation.
+//!
+//! Each summary costs a model call, so the tool refuses, and says why, when one would buy
+//! nothing: nothing was added since the last summary, or the context is still small (below
+//! [`COMPACT_TOOL_MIN_USE`] of the usable window). A person's `/compact` is never refused.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rein_tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, async_trait};
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+use super::COMPACT_TOOL_MIN_USE;
 
 /// The tool's name.
 pub const COMPACT_TOOL: &str = "compact";
@@ -16,9 +22,55 @@ pub const COMPACT_TOOL: &str = "compact";
 pub struct CompactRequests {
     /// The focus of the latest request (`Some("")` when it gave none).
     pending: Mutex<Option<String>>,
+    /// The context as the agent last sent it.
+    last_use: Mutex<ContextUse>,
+}
+
+/// The context of the last request, as the agent tells the tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ContextUse {
+    /// Its tokens.
+    pub used: u64,
+    /// The usable window, once known.
+    pub usable: Option<u64>,
+    /// Messages added since the last summary (`None`: there was none).
+    pub added_since_summary: Option<usize>,
+}
+
+impl ContextUse {
+    /// Why the model's request for a compaction is refused, if it is: the text of the tool's
+    /// result.
+    pub fn refusal(&self) -> Option<String> {
+        if self.added_since_summary == Some(0) {
+            return Some(
+                "Not compacted: nothing was added to the conversation since the last                  compaction, so another would cost a summary and free nothing. Go on with the                  task."
+                    .to_owned(),
+            );
+        }
+        let usable = self.usable?;
+        let least = (usable as f64 * COMPACT_TOOL_MIN_USE) as u64;
+        (self.used < least).then(|| {
+            format!(
+                "Not compacted: the conversation takes {} tokens, {}% of the {usable} usable,                  and below {}% a summary costs more than it frees. rein compacts on its own                  when the context fills up. Go on with the task.",
+                self.used,
+                self.used * 100 / usable.max(1),
+                (COMPACT_TOOL_MIN_USE * 100.0) as u64
+            )
+        })
+    }
 }
 
 impl CompactRequests {
+    /// The agent's word on the context it sends.
+    pub fn observe(&self, context: ContextUse) {
+        *self.last_use.lock().unwrap_or_else(PoisonError::into_inner) = context;
+    }
+
+    /// The context as last sent.
+    pub fn last_use(&self) -> ContextUse {
+        *self.last_use.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Asks for a compaction before the next request.
     pub fn ask(&self, focus: Option<String>) {
         *self.lock() = Some(focus.unwrap_or_default());
@@ -74,6 +126,9 @@ impl Tool for CompactTool {
     }
 
     async fn run(&self, args: CompactArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if let Some(refusal) = self.requests.last_use().refusal() {
+            return Ok(ToolOutput::error(refusal));
+        }
         let focus = args
             .focus
             .map(|f| f.trim().to_owned())
@@ -87,5 +142,45 @@ impl Tool for CompactTool {
             "The conversation will be compacted before your next request{said}. Go on with the \
              task."
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compaction_that_would_buy_nothing_is_refused_with_the_reason() {
+        let fresh = ContextUse {
+            used: 5000,
+            usable: Some(10_000),
+            added_since_summary: None,
+        };
+        assert_eq!(fresh.refusal(), None);
+        let nothing_new = ContextUse {
+            added_since_summary: Some(0),
+            ..fresh
+        };
+        assert!(
+            nothing_new
+                .refusal()
+                .is_some_and(|r| r.contains("nothing was added"))
+        );
+        let small = ContextUse {
+            used: 1500,
+            ..fresh
+        };
+        let refusal = small.refusal().unwrap();
+        assert!(
+            refusal.contains("1500 tokens, 15% of the 10000 usable"),
+            "{refusal}"
+        );
+        assert!(refusal.contains("below 20%"), "{refusal}");
+        // Before the window is known, only "nothing new" is refused.
+        let unknown = ContextUse {
+            usable: None,
+            ..small
+        };
+        assert_eq!(unknown.refusal(), None);
     }
 }

@@ -42,6 +42,9 @@ pub struct HookSetup {
     pub secrets: Arc<Secrets>,
     /// Where hook processes are tracked: stopped with rein's commands, and when rein exits.
     pub processes: ProcessTracker,
+    /// The OS sandbox hooks run in; `None` (the default: hooks are the person's own code)
+    /// runs them as rein runs.
+    pub sandbox: Option<rein_tools::sandbox::Sandbox>,
 }
 
 /// One configured hook, ready to match.
@@ -115,6 +118,7 @@ impl CommandHooks {
                 removed_env: self.setup.secrets.env_remove(),
                 env: &env,
                 processes: &self.setup.processes,
+                sandbox: self.setup.sandbox.as_ref(),
             };
             async move { process::run(&launch).await }
         });

@@ -91,6 +91,8 @@ fn mode_name(mode: PermissionMode) -> &'static str {
         PermissionMode::Default => "default",
         PermissionMode::AcceptEdits => "acceptEdits",
         PermissionMode::Plan => "plan",
+        // Claude Code has no such mode; its own name is the clearest.
+        PermissionMode::Auto => "auto",
         PermissionMode::Yolo => "bypassPermissions",
     }
 }

@@ -43,6 +43,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) env: &'a [(&'a str, &'a OsStr)],
     /// Where its processes are tracked.
     pub(crate) processes: &'a ProcessTracker,
+    /// The OS sandbox it runs in, if any.
+    pub(crate) sandbox: Option<&'a rein_tools::sandbox::Sandbox>,
 }
 
 /// What one run of a hook gave.
@@ -59,7 +61,18 @@ pub(crate) async fn run(launch: &Launch<'_>) -> Output {
     command
         .arg("-c")
         .arg(launch.command)
-        .current_dir(launch.cwd)
+        .current_dir(launch.cwd);
+    // Before the pipes: on macOS the command is rebuilt around sandbox-exec.
+    if let Some(sandbox) = launch.sandbox
+        && let Err(error) = sandbox.apply(&mut command)
+    {
+        return Output {
+            ended: Ended::NotStarted(error.to_string()),
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+    }
+    command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

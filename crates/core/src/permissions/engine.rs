@@ -4,20 +4,27 @@
 //!    the rules say.
 //! 2. **Deny rules**: a shell call is refused when any of its simple commands is named.
 //! 3. **Ask rules** the person wrote: asked (firm: a hook's allow cannot wave them).
+//!    A shell line whose files cannot be known (`cat $F`) asks when any deny or ask rule
+//!    names files.
 //! 4. **Writes outside the workspace** ask in every mode (firm), unless an allow rule names
-//!    that path explicitly. (Reads there ask too, but in yolo mode: step 7.)
+//!    that path explicitly; so do edits of `.git` (at any depth) and `.rein`, and (but in
+//!    yolo mode) a shell line's redirections there. (Reads outside ask too, but in yolo.)
+//!    What a shell line reads is judged before any rule for its commands: a sensitive file
+//!    asks, and (but in yolo mode) so does a file outside the workspace or one known only
+//!    when the line runs. A rule allowing `npm test` does not vouch for `cat .env`.
 //! 5. **Allow rules** (configured, and "yes for the session"): a shell call runs when every
 //!    one of its simple commands is named by one, or is provably read-only.
-//! 6. **Sensitive files** (`.env`, keys, certificates): reading them asks by default; an
-//!    allow rule for the file lifts it.
+//! 6. **Sensitive files** (`.env`, keys, certificates, other processes' environments):
+//!    reading them asks by default; an allow rule for the file lifts it.
 //! 7. **The mode**: plan only reads; default runs reads and provably read-only commands;
-//!    accept-edits also edits inside the workspace; yolo runs everything.
+//!    accept-edits also edits inside the workspace; auto also runs commands, in the OS
+//!    sandbox (what the sandbox refuses asks afterwards, in the agent); yolo runs everything.
 
 use std::fmt;
 
 use rein_tools::ToolKind;
 
-use super::{CallView, Decision, Pattern, PermissionMode, Rule};
+use super::{CallView, Decision, PathTarget, Pattern, PermissionMode, Rule, ShellFacts};
 
 /// Where a rule came from, for explanations.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +74,7 @@ pub struct RuleSet {
 }
 
 /// Files whose reading asks by default: they hold secrets more often than not.
-pub const SENSITIVE_FILES: [&str; 10] = [
+pub const SENSITIVE_FILES: [&str; 12] = [
     "read_file(**/.env)",
     "read_file(**/.env.*)",
     "read_file(**/*.pem)",
@@ -78,6 +85,9 @@ pub const SENSITIVE_FILES: [&str; 10] = [
     "read_file(**/.netrc)",
     "read_file(**/.npmrc)",
     "read_file(**/credentials*)",
+    // Another process's environment and memory: rein's own hold the API key.
+    "read_file(/proc/*/environ)",
+    "read_file(/proc/*/mem)",
 ];
 
 /// A decision and what made it.
@@ -137,8 +147,122 @@ pub(super) fn judge(
             rule.rule, rule.origin
         ));
     }
+    // Rules about commands cannot vouch for a command known only when it runs (`$CMD push`).
+    // Nor a rule naming a program for that program with arguments known only when it runs
+    // (`npm $X` under `npm publish:*`).
+    let dynamic_under = |rule: &SourcedRule, shell: &ShellFacts| {
+        let Some(Pattern::Command { text, .. }) = &rule.rule.pattern else {
+            return false;
+        };
+        let program = text.split(' ').next().unwrap_or_default();
+        shell
+            .rule_texts
+            .iter()
+            .zip(&shell.dynamic_args)
+            .any(|(form, dynamic)| match form {
+                None => true,
+                Some(form) => *dynamic && form.split(' ').next() == Some(program),
+            })
+    };
+    if let Some(shell) = call.shell
+        && let Some(rule) = rules
+            .deny
+            .iter()
+            .chain(&rules.ask)
+            .find(|r| r.rule.names_tool(call.tool) && dynamic_under(r, shell))
+    {
+        return verdict(
+            Decision::Ask {
+                reason: format!(
+                    "a command or argument in it is known only when it runs, and the rule {} \
+                     names commands",
+                    rule.rule
+                ),
+                firm: true,
+            },
+            format!("an unknown command under the rule {rule}"),
+        );
+    }
+    // Rules about files cannot vouch for a command line whose files are unknown.
+    if let Some(why) = call.shell.and_then(|s| s.unknown_files.as_deref())
+        && let Some(rule) = rules
+            .deny
+            .iter()
+            .chain(&rules.ask)
+            .find(|r| matches!(r.rule.pattern, Some(Pattern::Path { .. })))
+    {
+        return verdict(
+            Decision::Ask {
+                reason: format!("{why}, and the rule {} protects files", rule.rule),
+                firm: true,
+            },
+            format!("an unknown file under the rule {rule}"),
+        );
+    }
     let allows = || rules.allow.iter().chain(session);
-    // 4. Writes outside the workspace.
+    // An exact rule for the whole line (what "yes for the session" records) covers it, its
+    // files included: the person allowed this very line. A prefix rule never does
+    // (`npm test:*` must not cover `npm test; rm -rf .`).
+    if call.shell.is_some() {
+        let line = call
+            .arguments
+            .get("command")
+            .and_then(serde_json::Value::as_str);
+        let names_line = |r: &&SourcedRule| {
+            r.rule.names_tool(call.tool)
+                && matches!(r.rule.pattern, Some(Pattern::Command { prefix: false, .. }))
+                && line.is_some_and(|line| r.rule.names_command(line))
+        };
+        if let Some(rule) = allows().find(names_line) {
+            return verdict(Decision::Allow, format!("allow rule {rule}"));
+        }
+    }
+    // 4. Writes outside the workspace, and into the repository's or rein's own files.
+    if call.kind == ToolKind::Edit
+        && let Some(path) = call.path
+        && !path.outside
+        && let Some(place) = protected_place(path)
+    {
+        return match rules
+            .allow
+            .iter()
+            .find(|r| r.rule.pattern.is_some() && names(r))
+        {
+            Some(rule) => verdict(Decision::Allow, format!("allow rule {rule}")),
+            None => verdict(
+                Decision::Ask {
+                    reason: format!("the file is in {place}, and edits there always ask"),
+                    firm: true,
+                },
+                format!("an edit in {place} (always asks)"),
+            )
+            .lifted_by(format!(
+                "allow this file explicitly with `--allow '{}'`",
+                exact_rule(call).unwrap_or_default()
+            )),
+        };
+    }
+    if let Some(shell) = call.shell
+        && mode != PermissionMode::Yolo
+        && let Some(file) = shell.files.iter().find(|f| {
+            f.write
+                && !is_device(f)
+                && (f.outside || protected_place(f).is_some())
+                && !explicitly_allowed(&rules.allow, f)
+        })
+    {
+        let place = protected_place(file).unwrap_or("a place outside the workspace");
+        return verdict(
+            Decision::Ask {
+                reason: format!(
+                    "it writes {} ({place}), and writes there always ask",
+                    file.absolute.display()
+                ),
+                firm: true,
+            },
+            format!("a write in {place} (always asks)"),
+        );
+    }
     let outside = call.kind == ToolKind::Edit && call.path.is_some_and(|p| p.outside);
     if outside {
         let explicit = rules
@@ -164,22 +288,19 @@ pub(super) fn judge(
             }),
         };
     }
+    // What a shell line reads: a rule allowing a command does not vouch for its files.
+    if let Some(shell) = call.shell {
+        if let Some(verdict) = sensitive_read(sensitive, &rules.allow, shell, call) {
+            return verdict;
+        }
+        if mode != PermissionMode::Yolo
+            && let Some(verdict) = unprovable_read(&rules.allow, shell)
+        {
+            return verdict;
+        }
+    }
     // 5. Allow rules.
     if let Some(shell) = call.shell {
-        // An exact rule for the whole line (what "yes for the session" records) covers it;
-        // a prefix rule never does (`npm test:*` must not cover `npm test; rm -rf .`).
-        let line = call
-            .arguments
-            .get("command")
-            .and_then(serde_json::Value::as_str);
-        let names_line = |r: &&SourcedRule| {
-            r.rule.names_tool(call.tool)
-                && matches!(r.rule.pattern, Some(Pattern::Command { prefix: false, .. }))
-                && line.is_some_and(|line| r.rule.names_command(line))
-        };
-        if let Some(rule) = allows().find(names_line) {
-            return verdict(Decision::Allow, format!("allow rule {rule}"));
-        }
         let covered = |command: &String| {
             allows().any(|r| r.rule.names_tool(call.tool) && r.rule.names_command(command))
         };
@@ -229,6 +350,11 @@ pub(super) fn judge(
     // 7. The mode.
     let decision = mode.decide(call);
     let because = match (&decision, call.shell) {
+        (Decision::Allow, Some(_)) if mode == PermissionMode::Auto => {
+            "the auto permission mode: commands run in the OS sandbox, which keeps them to the \
+             workspace"
+                .to_owned()
+        }
         (Decision::Allow, Some(_)) if mode != PermissionMode::Yolo => {
             "a provably read-only command".to_owned()
         }
@@ -265,6 +391,108 @@ impl Verdict {
         self.lift = Some(how);
         self
     }
+}
+
+/// A sensitive file a shell line reads that no allow rule names explicitly: it asks.
+fn sensitive_read(
+    sensitive: &[SourcedRule],
+    allow: &[SourcedRule],
+    shell: &ShellFacts,
+    call: &CallView<'_>,
+) -> Option<Verdict> {
+    let (file, rule) = shell.files.iter().filter(|f| !f.write).find_map(|file| {
+        let rule = sensitive.iter().find(|r| {
+            r.rule
+                .names_path(&file.absolute, file.in_workspace.as_deref())
+        })?;
+        (!explicitly_allowed(allow, file)).then_some((file, rule))
+    })?;
+    Some(
+        verdict(
+            Decision::Ask {
+                reason: format!(
+                    "{} may hold secrets ({})",
+                    file.absolute.display(),
+                    rule.rule
+                ),
+                firm: false,
+            },
+            format!("rein's default ask rule {}", rule.rule),
+        )
+        .lifted_by(format!(
+            "allow the file with `--allow 'read_file({})'`{}",
+            file.absolute.display(),
+            exact_rule(call).map_or_else(String::new, |r| format!(
+                " and the command with `--allow '{r}'`"
+            ))
+        )),
+    )
+}
+
+/// A read a shell line makes that rein cannot vouch for: a file outside the workspace (as
+/// read_file's reads there ask), or a file known only when the line runs.
+fn unprovable_read(allow: &[SourcedRule], shell: &ShellFacts) -> Option<Verdict> {
+    if let Some(file) = shell.files.iter().find(|f| {
+        !f.write
+            && f.outside
+            && !is_device(f)
+            && !explicitly_allowed(allow, f)
+            // A path that does not exist cannot be read: `grep -r "/api/v1" src`.
+            && f.absolute.exists()
+    }) {
+        return Some(
+            verdict(
+                Decision::Ask {
+                    reason: format!(
+                        "it reads {}, outside the workspace, and reads there ask",
+                        file.absolute.display()
+                    ),
+                    firm: false,
+                },
+                "a read outside the workspace (asks but in yolo)".to_owned(),
+            )
+            .lifted_by(format!(
+                "allow the place with `--allow 'read_file({}/**)'`",
+                file.absolute.parent().unwrap_or(&file.absolute).display()
+            )),
+        );
+    }
+    let why = shell.unknown_files.as_deref()?;
+    Some(verdict(
+        Decision::Ask {
+            reason: format!("{why}: it could be a file that holds secrets"),
+            firm: false,
+        },
+        "a file rein cannot know before the command runs".to_owned(),
+    ))
+}
+
+/// An allow rule that names `file` by its path (not a rule naming a command).
+fn explicitly_allowed(allow: &[SourcedRule], file: &PathTarget) -> bool {
+    allow.iter().any(|r| {
+        matches!(r.rule.pattern, Some(Pattern::Path { .. }))
+            && r.rule
+                .names_path(&file.absolute, file.in_workspace.as_deref())
+    })
+}
+
+/// The place inside the workspace whose files only the person changes on their own: the
+/// repositories' own files (`.git`, at any depth: a nested repository's config names
+/// programs git runs) and rein's project config (`.rein`).
+fn protected_place(path: &PathTarget) -> Option<&'static str> {
+    let inside = path.in_workspace.as_deref()?;
+    let mut components = inside.components().map(|c| c.as_os_str());
+    if inside.starts_with(".rein") {
+        return Some("rein's project directory .rein");
+    }
+    components
+        .any(|c| c == ".git")
+        .then_some("a repository's own .git directory")
+}
+
+/// `/dev/null`, `/dev/stderr` and the like: writing or reading them touches no file.
+fn is_device(path: &PathTarget) -> bool {
+    path.absolute.starts_with("/dev")
 }
 
 /// Whether `rule` is a file rule (`read_file(**/.env)`) naming a file a shell call's

@@ -40,6 +40,14 @@ pub struct CallView<'a> {
 pub struct ShellFacts {
     /// Each simple command, as text a rule can match (`npm test -- --watch`).
     pub simple_commands: Vec<String>,
+    /// Each simple command in the form deny and ask rules also match: quotes removed,
+    /// wrappers and git's global options skipped, the program's directory dropped
+    /// (`command /usr/bin/git -C . "push"` → `git push`); `None` when the program is known
+    /// only when it runs (`$CMD push`).
+    pub rule_texts: Vec<Option<String>>,
+    /// For each simple command, whether an argument is known only when it runs (`npm $X`):
+    /// a rule naming the program cannot tell whether it names the command.
+    pub dynamic_args: Vec<bool>,
     /// For each simple command, whether it is read-only on its own, when nothing around it
     /// (a substitution, a function, `&`, unparsable text) stands in the way; all `false`
     /// otherwise. A line whose commands are each read-only or allowed by a rule runs.
@@ -48,9 +56,13 @@ pub struct ShellFacts {
     pub read_only: Result<(), String>,
     /// Set when the hard deny list refuses it.
     pub danger: Option<String>,
-    /// The files its commands name (operands and redirections), resolved against its
-    /// directory: file rules (`read_file(**/.env)` and the like) apply to them too.
+    /// The files its commands name (operands, `--opt=FILE` values, redirections, and what a
+    /// recursive search of a named directory would read), resolved against its directory:
+    /// file rules (`read_file(**/.env)` and the like) apply to them too.
     pub files: Vec<PathTarget>,
+    /// Why some file it reads cannot be known before it runs (`cat $F`, too many names, a
+    /// directory too big to look through); file rules cannot vouch for such a line.
+    pub unknown_files: Option<String>,
 }
 
 /// A file a call names, resolved against the workspace.
@@ -63,6 +75,8 @@ pub struct PathTarget {
     /// Outside the workspace and every directory file tools may touch on their own (rein's
     /// tool-output files are not outside): the call needs a permission of its own.
     pub outside: bool,
+    /// Whether a shell command writes it (a `>` redirection); file tools' kind says it.
+    pub write: bool,
 }
 
 /// What may happen to a call.
@@ -126,6 +140,32 @@ impl ModePolicy {
             sensitive,
             session_rules: Mutex::default(),
         }
+    }
+
+    /// The files a search tool must not read on its own: those a deny or ask rule or a
+    /// sensitive-file default names, unless an allow rule names them by path.
+    pub fn read_guard(&self, workspace: PathBuf) -> rein_tools::ReadGuard {
+        let is_path_rule = |r: &&SourcedRule| matches!(r.rule.pattern, Some(Pattern::Path { .. }));
+        let protecting: Vec<Rule> = self
+            .sensitive
+            .iter()
+            .chain(self.rules.deny.iter().filter(is_path_rule))
+            .chain(self.rules.ask.iter().filter(is_path_rule))
+            .map(|r| r.rule.clone())
+            .collect();
+        let allowing: Vec<Rule> = self
+            .rules
+            .allow
+            .iter()
+            .filter(is_path_rule)
+            .map(|r| r.rule.clone())
+            .collect();
+        let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+        rein_tools::ReadGuard::new(move |path| {
+            let inside = path.strip_prefix(&workspace).ok();
+            let names = |rule: &Rule| rule.names_path(path, inside);
+            protecting.iter().any(names) && !allowing.iter().any(names)
+        })
     }
 
     /// The mode.

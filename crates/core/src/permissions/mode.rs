@@ -16,6 +16,10 @@ pub enum PermissionMode {
     AcceptEdits,
     /// Only read-only tools: nothing is changed, nothing is run.
     Plan,
+    /// Inside the workspace everything runs without asking, commands in the OS sandbox;
+    /// only leaving it asks (an edit outside the workspace, a command the sandbox refused,
+    /// an ask rule). Needs an enforced sandbox.
+    Auto,
     /// Everything runs without asking, but the hard deny list.
     Yolo,
 }
@@ -27,6 +31,7 @@ impl PermissionMode {
             PermissionMode::Default => "default",
             PermissionMode::AcceptEdits => "accept-edits",
             PermissionMode::Plan => "plan",
+            PermissionMode::Auto => "auto",
             PermissionMode::Yolo => "yolo",
         }
     }
@@ -35,7 +40,10 @@ impl PermissionMode {
     pub fn offers(self, kind: ToolKind) -> bool {
         match self {
             PermissionMode::Plan => kind == ToolKind::ReadOnly,
-            PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Yolo => true,
+            PermissionMode::Default
+            | PermissionMode::AcceptEdits
+            | PermissionMode::Auto
+            | PermissionMode::Yolo => true,
         }
     }
 
@@ -54,8 +62,10 @@ impl PermissionMode {
                     call.tool
                 ),
             },
-            (PermissionMode::AcceptEdits, ToolKind::Edit) if inside => Decision::Allow,
-            (PermissionMode::AcceptEdits, ToolKind::Edit) => Decision::Ask {
+            (PermissionMode::AcceptEdits | PermissionMode::Auto, ToolKind::Edit) if inside => {
+                Decision::Allow
+            }
+            (PermissionMode::AcceptEdits | PermissionMode::Auto, ToolKind::Edit) => Decision::Ask {
                 reason: "the edit is outside the workspace".to_owned(),
                 firm: true,
             },
@@ -63,6 +73,8 @@ impl PermissionMode {
                 reason: "edits need approval in the default mode".to_owned(),
                 firm: false,
             },
+            // The sandbox keeps the command to the workspace; what it refuses asks after.
+            (PermissionMode::Auto, ToolKind::Execute) => Decision::Allow,
             (PermissionMode::Default | PermissionMode::AcceptEdits, ToolKind::Execute) => {
                 match call.shell.map(|s| &s.read_only) {
                     Some(Ok(())) => Decision::Allow,
@@ -86,8 +98,9 @@ impl PermissionMode {
                  `--permission-mode yolo`"
                     .to_owned()
             }
-            ToolKind::Execute => "run rein with `--permission-mode yolo` (commands run without \
-                                  asking; the hard deny list still holds)"
+            ToolKind::Execute => "run rein with `--permission-mode auto` (commands run without \
+                                  asking, inside the OS sandbox) or `--permission-mode yolo` (the \
+                                  hard deny list holds in both)"
                 .to_owned(),
             ToolKind::ReadOnly => "run rein with `--permission-mode yolo`".to_owned(),
         }
@@ -114,6 +127,7 @@ mod tests {
             absolute: PathBuf::from("/w/a.rs"),
             in_workspace: inside.then(|| PathBuf::from("a.rs")),
             outside: !inside,
+            write: false,
         };
         let args = json!({});
         mode.decide(&CallView {
@@ -132,7 +146,7 @@ mod tests {
         let allow = |d: Decision| d == Decision::Allow;
         let ask = |d: Decision| matches!(d, Decision::Ask { .. });
         let deny = |d: Decision| matches!(d, Decision::Deny { .. });
-        for mode in [Default, AcceptEdits, Plan, Yolo] {
+        for mode in [Default, AcceptEdits, Plan, Auto, Yolo] {
             assert!(allow(decide(mode, ReadOnly, true)), "{mode}: reads run");
         }
         assert!(deny(decide(Plan, Edit, true)) && deny(decide(Plan, Execute, true)));
@@ -150,5 +164,11 @@ mod tests {
             );
         }
         assert!(allow(decide(Yolo, Edit, false)) && allow(decide(Yolo, Execute, true)));
+        assert!(allow(decide(Auto, Edit, true)) && allow(decide(Auto, Execute, true)));
+        assert!(ask(decide(Auto, Edit, false)), "auto: an edit outside asks");
+        assert!(
+            ask(decide(Auto, ReadOnly, false)),
+            "auto: a read outside asks"
+        );
     }
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::CallView;
 
 /// Claude Code's tool names, and rein's.
-const ALIASES: [(&str, &str); 10] = [
+const ALIASES: [(&str, &str); 14] = [
     ("Bash", "bash"),
     ("Read", "read_file"),
     ("Edit", "edit_file"),
@@ -24,6 +24,10 @@ const ALIASES: [(&str, &str); 10] = [
     ("LS", "glob"),
     ("Task", "agent"),
     ("TodoWrite", "todo_write"),
+    ("BashOutput", "bash_output"),
+    ("KillShell", "kill_shell"),
+    ("KillBash", "kill_shell"),
+    ("Skill", "skill"),
 ];
 
 /// rein's name for a tool named `name` in a rule or a hook matcher.
@@ -216,9 +220,14 @@ impl Rule {
         }
         match &self.pattern {
             None => true,
-            Some(Pattern::Command { .. }) => call
-                .shell
-                .is_some_and(|shell| shell.simple_commands.iter().any(|c| self.names_command(c))),
+            Some(Pattern::Command { .. }) => call.shell.is_some_and(|shell| {
+                shell.simple_commands.iter().any(|c| self.names_command(c))
+                    || shell
+                        .rule_texts
+                        .iter()
+                        .flatten()
+                        .any(|c| self.names_command(c))
+            }),
             Some(Pattern::Path { .. }) => call
                 .path
                 .is_some_and(|p| self.names_path(&p.absolute, p.in_workspace.as_deref())),

@@ -24,10 +24,13 @@ fn view<'a>(
 fn facts(commands: &[&str]) -> ShellFacts {
     ShellFacts {
         simple_commands: commands.iter().map(|c| (*c).to_owned()).collect(),
+        rule_texts: commands.iter().map(|c| Some((*c).to_owned())).collect(),
+        dynamic_args: vec![false; commands.len()],
         harmless: vec![false; commands.len()],
         read_only: Err("test".into()),
         danger: None,
         files: Vec::new(),
+        unknown_files: None,
     }
 }
 

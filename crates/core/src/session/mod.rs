@@ -21,5 +21,6 @@ pub use error::SessionError;
 pub use id::SessionId;
 pub use record::{LoadWarning, SESSION_FORMAT_VERSION, SessionEvent, SessionHeader};
 pub use repair::{INTERRUPTED_RESULT, RecordedEvent, UNNAMED_TOOL};
+pub(crate) use store::create_transcript;
 pub use store::{LoadedSession, NewSession, SessionStore, SessionSummary};
 pub use writer::Session;

@@ -13,6 +13,7 @@ use rein_llm::{Message, Usage};
 
 use crate::agent::TurnStop;
 use crate::context::CompactionRecord;
+use crate::tools::TodoItem;
 use serde::{Deserialize, Serialize};
 
 use crate::config::ProviderKind;
@@ -62,11 +63,32 @@ pub enum SessionEvent {
     /// The context was compacted: what was replaced by what. The messages it replaced stay
     /// in the file; a resume replays the compaction on them.
     Compaction(CompactionRecord),
+    /// The todo list was replaced; a resume restores the last one.
+    Todos {
+        /// The whole list.
+        todos: Vec<TodoItem>,
+    },
+    /// Tokens a sub-agent used (its own transcript has each call): counted in the session's
+    /// total, never taken for the model the session resumes with.
+    SubagentUsage {
+        /// The model the sub-agent ran on.
+        model: String,
+        /// The type of sub-agent.
+        agent: String,
+        /// What it used in all.
+        usage: Usage,
+    },
 }
 
 impl SessionEvent {
     /// The `kind` of every variant, as written.
-    pub const KINDS: [&str; 3] = ["usage", "turn_finished", "compaction"];
+    pub const KINDS: [&str; 5] = [
+        "usage",
+        "turn_finished",
+        "compaction",
+        "todos",
+        "subagent_usage",
+    ];
 
     /// This event's `kind`.
     pub fn kind(&self) -> &'static str {
@@ -74,6 +96,8 @@ impl SessionEvent {
             SessionEvent::Usage { .. } => "usage",
             SessionEvent::TurnFinished { .. } => "turn_finished",
             SessionEvent::Compaction(_) => "compaction",
+            SessionEvent::Todos { .. } => "todos",
+            SessionEvent::SubagentUsage { .. } => "subagent_usage",
         }
     }
 }
@@ -305,6 +329,12 @@ mod tests {
                 tokens_after: 0,
                 usage: None,
             }),
+            SessionEvent::Todos { todos: Vec::new() },
+            SessionEvent::SubagentUsage {
+                model: "m".into(),
+                agent: "explore".into(),
+                usage: Usage::default(),
+            },
         ];
         for event in &events {
             let json = serde_json::to_value(event).unwrap();

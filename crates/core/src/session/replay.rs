@@ -49,7 +49,9 @@ pub(crate) fn replay(messages: Vec<Message>, events: &[RecordedEvent]) -> Replay
                     Err(reason) => warnings.push(LoadWarning::CompactionSkipped { number, reason }),
                 }
             }
-            SessionEvent::TurnFinished { .. } => {}
+            SessionEvent::TurnFinished { .. }
+            | SessionEvent::Todos { .. }
+            | SessionEvent::SubagentUsage { .. } => {}
         }
     }
     context.extend(whole);

@@ -74,7 +74,10 @@ impl LoadedSession {
                 SessionEvent::Usage {
                     model, provider, ..
                 } => Some((model.as_str(), provider.unwrap_or(self.header.provider))),
-                SessionEvent::TurnFinished { .. } | SessionEvent::Compaction(_) => None,
+                SessionEvent::TurnFinished { .. }
+                | SessionEvent::Compaction(_)
+                | SessionEvent::Todos { .. }
+                | SessionEvent::SubagentUsage { .. } => None,
             })
             .unwrap_or((&self.header.model, self.header.provider))
     }
@@ -86,10 +89,26 @@ impl LoadedSession {
             match &recorded.event {
                 SessionEvent::Usage { usage, .. } => total += *usage,
                 SessionEvent::Compaction(record) => total += record.usage.unwrap_or_default(),
-                SessionEvent::TurnFinished { .. } => {}
+                SessionEvent::SubagentUsage { usage, .. } => total += *usage,
+                SessionEvent::TurnFinished { .. } | SessionEvent::Todos { .. } => {}
             }
         }
         total
+    }
+
+    /// The todo list as it was last written (empty when it never was).
+    pub fn todos(&self) -> Vec<crate::tools::TodoItem> {
+        self.events
+            .iter()
+            .rev()
+            .find_map(|recorded| match &recorded.event {
+                SessionEvent::Todos { todos } => Some(todos.clone()),
+                SessionEvent::Usage { .. }
+                | SessionEvent::TurnFinished { .. }
+                | SessionEvent::Compaction(_)
+                | SessionEvent::SubagentUsage { .. } => None,
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -423,4 +442,34 @@ fn create_private_file(path: &Path) -> io::Result<File> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     options.open(path)
+}
+
+/// Starts the transcript of a sub-agent at `path` (its directory made private if missing):
+/// a session file of its own, in the same format, named `id` in its header.
+pub(crate) fn create_transcript(
+    path: &Path,
+    id: &str,
+    new: NewSession<'_>,
+) -> Result<Session, SessionError> {
+    let io_error = |source| SessionError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        create_private_dir(dir).map_err(io_error)?;
+    }
+    let file = create_private_file(path).map_err(io_error)?;
+    lock(&file, id, path)?;
+    let header = SessionHeader {
+        format: SESSION_FORMAT_VERSION,
+        id: id.to_owned(),
+        model: new.model.to_owned(),
+        provider: new.provider,
+        cwd: new.cwd.to_path_buf(),
+        created: UtcTime::from_system(SystemTime::now()).rfc3339(),
+        rein_version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    let mut session = Session::new(file, 0, path.to_path_buf(), header.clone());
+    session.append(&LineRef::Header(&header))?;
+    Ok(session)
 }

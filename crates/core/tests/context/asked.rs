@@ -1,7 +1,7 @@
 //! Compaction when asked: by the person (`/compact [focus]`, `Agent::compact`) or by the
 //! model (the `compact` tool); and what `/context` reports.
 
-use rein_core::agent::{CompactOutcome, Events, TurnStop};
+use rein_core::agent::{AgentEvent, CompactOutcome, Events, TurnStop};
 use rein_core::context::{CompactionLayer, SummaryAuthor, WindowSource};
 use tokio_util::sync::CancellationToken;
 
@@ -47,7 +47,8 @@ async fn the_person_compacts_with_a_focus_and_the_next_request_starts_from_the_s
 
 #[tokio::test]
 async fn the_model_compacts_with_its_tool_before_its_next_request() {
-    let model = SmallModel::start(Behaviour::window(100_000));
+    // A window the first task fills to more than a fifth.
+    let model = SmallModel::start(Behaviour::window(16_384));
     let project = Project::new(1, "");
     let (mut agent, _) = project.agent(&model);
     project.turn(&mut agent, &task_prompt(1)).await;
@@ -71,6 +72,39 @@ async fn the_model_compacts_with_its_tool_before_its_next_request() {
     assert!(
         content_text(last).contains("will be compacted before your next request"),
         "{last}"
+    );
+}
+
+#[tokio::test]
+async fn the_models_compact_is_refused_when_it_would_buy_nothing_and_says_why() {
+    let model = SmallModel::start(Behaviour::window(100_000));
+    let project = Project::new(1, "");
+    let (mut agent, _) = project.agent(&model);
+    project.turn(&mut agent, "hello").await;
+    let outcome = project.turn(&mut agent, "Compact: everything").await;
+    assert_eq!(outcome.stop(), TurnStop::EndTurn);
+    assert!(project.compactions().is_empty());
+    assert!(!model.seen().iter().any(|s| s.summary));
+    let result = project
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolResult {
+                id,
+                content,
+                is_error,
+                ..
+            } if id == "compact-1" => Some((content, is_error)),
+            _ => None,
+        })
+        .unwrap();
+    assert!(result.1, "{result:?}");
+    assert!(
+        result
+            .0
+            .starts_with("Not compacted: the conversation takes")
+            && result.0.contains("below 20%"),
+        "{result:?}"
     );
 }
 

@@ -1,7 +1,8 @@
 //! A mock model with a real window: it counts each request with o200k_base, refuses one that
 //! does not fit (as vLLM does: the prompt and `max_tokens` together), reports the count as
 //! usage, answers summary requests with a summary that follows the template, and otherwise
-//! plays a scripted coding session: tasks of ten rounds, nine tool calls and an answer.
+//! plays a scripted coding session: tasks of ten rounds, nine tool calls and an answer; or
+//! reads big command outputs one after the other.
 
 use std::sync::{Arc, Mutex};
 
@@ -31,7 +32,27 @@ pub(crate) struct Behaviour {
     pub(crate) says_window: Option<u64>,
     /// Refuse summary requests (a summariser that fails).
     pub(crate) fail_summaries: bool,
+    /// Whether a refusal names the window (as OpenAI and vLLM do).
+    pub(crate) names_limit: bool,
+    /// Refuse every this many-th request of the session as too long, whatever its size (a
+    /// flaky gateway), naming no limit.
+    pub(crate) refuse_every: Option<usize>,
+    /// What it does.
+    pub(crate) play: Play,
 }
+
+/// What the scripted model does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Play {
+    /// Tasks of ten rounds (see `next_move`).
+    Tasks,
+    /// `calls` bash calls, the n-th printing `out_n.txt` (see [`write_outputs`]), then an
+    /// answer ([`OUTPUTS_DONE`]).
+    Outputs { calls: usize },
+}
+
+/// The answer after the outputs were read.
+pub(crate) const OUTPUTS_DONE: &str = "All outputs read.";
 
 impl Behaviour {
     pub(crate) fn window(window: usize) -> Self {
@@ -39,6 +60,9 @@ impl Behaviour {
             window,
             says_window: Some(window as u64),
             fail_summaries: false,
+            names_limit: true,
+            refuse_every: None,
+            play: Play::Tasks,
         }
     }
 }
@@ -81,20 +105,30 @@ fn answer(bpe: &CoreBPE, behaviour: Behaviour, body: &Value, log: &Mutex<Vec<See
     let tokens = count(bpe, body);
     let summary = is_summary_request(body);
     let max_tokens = body["max_tokens"].as_u64().unwrap_or(0) as usize;
-    let refused = tokens + max_tokens > behaviour.window;
-    log.lock().unwrap().push(Seen {
+    let mut log = log.lock().unwrap();
+    let flaky = behaviour
+        .refuse_every
+        .is_some_and(|n| !summary && (log.len() + 1).is_multiple_of(n));
+    let too_long = tokens + max_tokens > behaviour.window;
+    let refused = too_long || flaky;
+    log.push(Seen {
         body: body.clone(),
         tokens,
         summary,
         refused,
     });
+    drop(log);
     if refused {
-        let message = format!(
-            "This model's maximum context length is {} tokens. However, you requested {} tokens \
-             ({tokens} in the messages, {max_tokens} in the completion).",
-            behaviour.window,
-            tokens + max_tokens
-        );
+        let message = if behaviour.names_limit && !flaky {
+            format!(
+                "This model's maximum context length is {} tokens. However, you requested {} \
+                 tokens ({tokens} in the messages, {max_tokens} in the completion).",
+                behaviour.window,
+                tokens + max_tokens
+            )
+        } else {
+            "The request is too long for this model.".to_owned()
+        };
         let error = json!({"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}});
         return Reply::http(400, error.to_string());
     }
@@ -106,7 +140,53 @@ fn answer(bpe: &CoreBPE, behaviour: Behaviour, body: &Value, log: &Mutex<Vec<See
         }
         return Turn::text(write_summary(body)).usage(usage).into();
     }
-    Reply::Turn(next_move(body).usage(usage))
+    let turn = match behaviour.play {
+        Play::Tasks => next_move(body),
+        Play::Outputs { calls } => next_output(body, calls),
+    };
+    Reply::Turn(turn.usage(usage))
+}
+
+/// The next output to read, or the answer: the last message is the result of `out{n}`.
+fn next_output(body: &Value, calls: usize) -> Turn {
+    let last = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or(Value::Null);
+    let next = last["tool_call_id"]
+        .as_str()
+        .and_then(|id| id.strip_prefix("out"))
+        .and_then(|n| n.parse::<usize>().ok())
+        .map_or(1, |n| n + 1);
+    if next > calls {
+        return Turn::text(OUTPUTS_DONE);
+    }
+    let arguments = json!({"command": format!("cat out_{next}.txt")}).to_string();
+    Turn::text(format!("Reading output {next}.")).tool_call(MockToolCall::new(
+        format!("out{next}"),
+        "bash",
+        arguments,
+    ))
+}
+
+/// `calls` files of about `bytes` bytes each in `dir`, `out_1.txt` on: a build's log, with
+/// paths, timings and hashes, as a command prints it.
+pub(crate) fn write_outputs(dir: &std::path::Path, calls: usize, bytes: usize) {
+    for n in 1..=calls {
+        let mut text = String::new();
+        let mut i = 0;
+        while text.len() < bytes {
+            text.push_str(&format!(
+                "[{n:02}:{i:04}] compiled src/module_{}/file_{i}.rs in {} ms, object {:016x}\n",
+                i % 17,
+                (i * 37) % 1000,
+                (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ n as u64
+            ));
+            i += 1;
+        }
+        std::fs::write(dir.join(format!("out_{n}.txt")), text).unwrap();
+    }
 }
 
 /// A request's size by o200k_base: the texts, the calls and the tool descriptions, with the

@@ -41,6 +41,8 @@ pub(crate) struct Project {
     pub(crate) events: Arc<Mutex<Vec<AgentEvent>>>,
     /// The model's name (`gpt-4o`, in rein's table).
     pub(crate) model: String,
+    /// The tool output budget, in characters (small, so that the tasks prune).
+    pub(crate) output_budget_chars: usize,
 }
 
 impl Project {
@@ -62,6 +64,7 @@ impl Project {
             work,
             events: Arc::default(),
             model: "gpt-4o".to_owned(),
+            output_budget_chars: 4000,
         }
     }
 
@@ -91,11 +94,12 @@ impl Project {
             base_delay: Duration::from_millis(5),
             ..RetryPolicy::default()
         };
+        let budget = self.output_budget_chars;
         AgentBuilder::from_config(&config, &self.work, Some(&self.home), &env)
             .environment(Vec::new())
             .provider(build_provider(&provider).unwrap())
             .mode(PermissionMode::Yolo)
-            .tool_config(|tools| tools.output_budget_chars = 4000)
+            .tool_config(move |tools| tools.output_budget_chars = budget)
             .pin(Arc::new(TodoStandIn))
     }
 
@@ -179,6 +183,7 @@ impl Project {
             work: self.work.clone(),
             events: Arc::default(),
             model: self.model.clone(),
+            output_budget_chars: self.output_budget_chars,
         }
     }
 }

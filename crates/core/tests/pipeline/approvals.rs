@@ -289,3 +289,78 @@ async fn a_file_outside_the_workspace_is_asked_about_with_its_diff_and_written_o
     assert!(results[0].contains("old"), "the read ran: {}", results[0]);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
 }
+
+/// Whether the OS sandbox is enforced here; says why not on stderr.
+fn sandbox_enforced(test: &str) -> bool {
+    let support = rein_tools::sandbox::support(rein_tools::sandbox::KernelProbe::Detect);
+    if let Some(why) = support.missing() {
+        #[expect(clippy::print_stderr, reason = "a skipped test must say so")]
+        {
+            eprintln!("SKIPPED {test}: the sandbox is not enforced here: {why}");
+        }
+        return false;
+    }
+    true
+}
+
+async fn sandbox_refused_then(answer: Approval) -> (Vec<ApprovalRequest>, String, String) {
+    let setup = Setup::new();
+    let outside = tempfile::TempDir::new().unwrap();
+    let target = outside.path().canonicalize().unwrap().join("note.txt");
+    // Written by a program the parser cannot see into: only the sandbox stops it.
+    let command = format!(
+        "python3 -c \"open('{}', 'w').write('written\\n')\"",
+        target.display()
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "b1",
+                "bash",
+                json!({ "command": command }).to_string(),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let interaction = Arc::new(ScriptedInteraction::new([answer]));
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(ModePolicy::new(PermissionMode::Auto)),
+        interaction.clone(),
+        Arc::new(NoHooks),
+    );
+    let (events, _) = collect();
+    agent
+        .run_turn("write it", &events, CancellationToken::new())
+        .await;
+    let written = std::fs::read_to_string(&target).unwrap_or_default();
+    let result = results(agent.history()).join("\n");
+    (interaction.asked(), written, result)
+}
+
+#[tokio::test]
+async fn what_the_sandbox_refused_asks_and_yes_runs_it_once_outside() {
+    if !sandbox_enforced("what_the_sandbox_refused_asks_and_yes_runs_it_once_outside") {
+        return;
+    }
+    let (asked, written, result) = sandbox_refused_then(Approval::Yes).await;
+    assert_eq!(
+        asked.len(),
+        1,
+        "auto runs the command unasked, then asks once"
+    );
+    assert!(
+        asked[0].reason.contains("the sandbox refused a write to")
+            && asked[0].reason.contains("outside the sandbox"),
+        "{}",
+        asked[0].reason
+    );
+    assert_eq!(written, "written\n", "{result}");
+
+    let (asked, written, result) = sandbox_refused_then(Approval::No).await;
+    assert_eq!(asked.len(), 1);
+    assert_eq!(written, "");
+    assert!(
+        result.contains("the sandbox refused a write to"),
+        "{result}"
+    );
+}

@@ -255,6 +255,7 @@ async fn a_real_hooks_allow_never_beats_a_deny_rule() {
             permission_mode: PermissionMode::Yolo,
             secrets: std::sync::Arc::default(),
             processes: rein_tools::bash::ProcessTracker::new(),
+            sandbox: None,
         },
     );
     let server = MockServer::start(

@@ -23,6 +23,8 @@
 //!   rein-core which commands are provably read-only and what rules should match.
 
 mod analysis;
+mod background;
+mod background_tools;
 mod child;
 mod cwd;
 mod output;
@@ -44,6 +46,8 @@ use serde::Deserialize;
 pub use analysis::{
     CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze, check_command,
 };
+pub use background::{BackgroundShells, MAX_RUNNING as MAX_BACKGROUND, OutputRead};
+pub use background_tools::{BashOutputArgs, BashOutputTool, KillShellArgs, KillShellTool};
 pub use child::{TrackedChild, spawn_tracked};
 pub use reaper::{OrphanCare, adopt_orphans};
 pub use tracker::{KILL_GRACE, ProcessTracker};
@@ -60,11 +64,14 @@ pub const BASH_MAX_TIMEOUT: Duration = Duration::from_secs(600);
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashArgs {
-    /// The command to run with `bash -c`.
+    /// The command.
     pub command: String,
-    /// Seconds before the command is stopped (default 120, at most 600).
+    /// Seconds (default 120, max 600).
     #[serde(default)]
     pub timeout: Option<u64>,
+    /// Return an id at once.
+    #[serde(default)]
+    pub run_in_background: Option<bool>,
 }
 
 /// The `bash` tool.
@@ -131,7 +138,18 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     };
     // rein-core refuses these before asking anyone; refusing here too keeps the bash tool
     // safe on its own (another caller, a rule that slipped).
-    check_command(&args.command, &places).map_err(|danger| ToolError::Model(danger.refusal()))?;
+    let analysis = analyze(&args.command, &places);
+    if let Some(danger) = analysis.danger {
+        return Err(ToolError::Model(danger.refusal()));
+    }
+    // A line rein may run without asking must stay read-only whatever git config a
+    // repository holds: a planted bare repository or a nested one's config could name
+    // programs git runs (core.fsmonitor, hooks).
+    let read_only_git = analysis.read_only.is_ok()
+        && analysis
+            .simple_commands
+            .iter()
+            .any(|c| c.program.as_deref() == Some("git"));
     if ctx.cancel_token().is_cancelled() {
         return Err(ToolError::Cancelled {
             partial: "(cancelled before the command started)".to_owned(),
@@ -140,6 +158,9 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     // bash runs elsewhere: a relative offload directory must mean what it means to rein.
     let offload_dir = std::path::absolute(&ctx.config().offload_dir)
         .unwrap_or_else(|_| ctx.config().offload_dir.clone());
+    if args.run_in_background == Some(true) {
+        return start_in_background(&args, ctx, &cwd, &offload_dir, read_only_git, notices);
+    }
     let cwd_file = match CwdFile::create(&offload_dir) {
         Ok(file) => Some(file),
         Err(err) => {
@@ -157,6 +178,8 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             .map_or(Path::new("/dev/null"), CwdFile::path),
         timeout,
         env_remove: &ctx.config().env_remove,
+        sandbox: ctx.sandbox().filter(|s| s.is_enforced()),
+        git_guard: read_only_git,
         spool: SpoolSpec {
             dir: offload_dir,
             // Bytes bound characters from above: an output within the budget in bytes fits.
@@ -174,6 +197,13 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             ToolError::Model(format!("could not start bash in {}: {err}", cwd.display()))
         })?;
 
+    // Judged whatever the exit status: `python3 -c 'os.system("rm -rf ~")'` exits 0 after
+    // the refusals it printed.
+    let exited = outcome.stop == Stop::Exited;
+    let sandbox_refusal = ctx
+        .sandbox()
+        .filter(|s| exited && s.is_enforced())
+        .and_then(|s| crate::sandbox::refusal(&outcome.output.render(), s.policy(), &cwd));
     if outcome.stop == Stop::Exited
         && let Some(final_dir) = cwd_file.as_ref().and_then(CwdFile::read)
     {
@@ -194,10 +224,53 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         &args.command,
         outcome,
         notices,
+        sandbox_refusal,
         timeout,
         ctx.config().output_budget_chars,
         started.elapsed(),
     )
+}
+
+/// Starts the command in the background: the id and the output file at once.
+fn start_in_background(
+    args: &BashArgs,
+    ctx: &ToolContext,
+    cwd: &Path,
+    offload_dir: &Path,
+    git_guard: bool,
+    mut notices: Vec<String>,
+) -> Result<ToolOutput, ToolError> {
+    // Only the model's own timeout applies to a background command.
+    let timeout = match args.timeout {
+        Some(0) => {
+            return Err(ToolError::Model(
+                "`timeout` must be at least 1 second".to_owned(),
+            ));
+        }
+        Some(secs) => Some(Duration::from_secs(secs)),
+        None => None,
+    };
+    let (id, file) = ctx
+        .background()
+        .start(&background::StartSpec {
+            command: &args.command,
+            cwd,
+            env_remove: &ctx.config().env_remove,
+            git_guard,
+            sandbox: ctx.sandbox().filter(|s| s.is_enforced()),
+            offload_dir,
+            timeout,
+        })
+        .map_err(ToolError::Model)?;
+    notices.push(format!("output file: {}", file.display()));
+    let mut text = format!(
+        "Started in the background as {id}. Read its output with bash_output {{\"id\": \"{id}\"}}; \
+         stop it with kill_shell. You will be told when it ends."
+    );
+    for notice in notices {
+        text.push_str(&format!("\n({notice})"));
+    }
+    Ok(ToolOutput::success(text))
 }
 
 /// The timeout to use; a value above the maximum is clamped with a notice.
@@ -236,6 +309,15 @@ fn current_dir(ctx: &ToolContext, notices: &mut Vec<String>) -> PathBuf {
     ));
     ctx.set_cwd(root.clone());
     root
+}
+
+/// Keeps the commands rein runs from reading rein's own memory and environment (which holds
+/// the API key) through `/proc/<rein's pid>/environ` or `mem`: a process that is not
+/// dumpable can only be inspected by one with `CAP_SYS_PTRACE`. Commands exec other
+/// programs, which are dumpable again: nothing changes for them.
+pub fn hide_from_commands() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use super::signals::start_new_session;
 use super::spool::{Spool, SpoolSpec, Spooled};
 use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
 use crate::Progress;
+use crate::sandbox::Sandbox;
 
 /// Set for every command so that nothing waits for a person or paints colours.
 const CHILD_ENV: [(&str, &str); 9] = [
@@ -64,7 +65,20 @@ pub(crate) struct RunSpec<'a> {
     pub(crate) spool: SpoolSpec,
     /// Variables kept from it (secrets).
     pub(crate) env_remove: &'a [String],
+    /// The OS sandbox it runs in, if any.
+    pub(crate) sandbox: Option<&'a Sandbox>,
+    /// Whether git must ignore repository config that runs programs ([`GIT_GUARD`]).
+    pub(crate) git_guard: bool,
 }
+
+/// Git settings forced, through `GIT_CONFIG_*`, on a command line proved read-only: git
+/// finds no bare repository it was not pointed at, and runs no file-system monitor or hook
+/// a repository's config names.
+const GIT_GUARD: [(&str, &str); 3] = [
+    ("safe.bareRepository", "explicit"),
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+];
 
 /// Why the command stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,34 +132,22 @@ pub(crate) async fn run(
     report: Option<&(dyn Fn(Progress) + Send + Sync)>,
 ) -> io::Result<RunOutcome> {
     let (reader, writer) = io::pipe()?;
-    let mut command = tokio::process::Command::new("bash");
-    command
-        .arg("-c")
-        .arg(WRAPPER_SCRIPT)
-        .arg("bash")
-        .arg(spec.cwd_file)
-        .arg(spec.command)
-        .current_dir(spec.cwd)
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer)
-        .envs(CHILD_ENV);
-    for name in spec.env_remove {
-        command.env_remove(name);
-    }
-    // Every process the command starts inherits the marker, even one that leaves the
-    // session: that is how it is found later (procs.rs).
-    let serial = next_serial();
-    command.env(MARKER_VAR, marker_value(serial));
-    start_new_session(&mut command);
-    let mut child = reaper::spawn(&mut command)?;
-    // The command holds our copies of the pipe's write end: drop it, or the pipe never ends.
-    drop(command);
-    let pgid = child
-        .id()
-        .ok_or_else(|| io::Error::other("bash exited before rein could track it"))?;
-    let id = CommandId { pgid, serial };
-    tracker.register(id);
+    let (mut child, id) = launch(
+        Launch {
+            script: WRAPPER_SCRIPT,
+            command: spec.command,
+            cwd: spec.cwd,
+            cwd_file: spec.cwd_file,
+            env_remove: spec.env_remove,
+            git_guard: spec.git_guard,
+            sandbox: spec.sandbox,
+            stdin: Stdio::null(),
+            stdout: writer.try_clone()?.into(),
+            stderr: writer.into(),
+        },
+        tracker,
+    )?;
+    let pgid = id.pgid;
     let mut guard = AbandonGuard { id, armed: true };
     let mut spool_spec = spec.spool;
     // The spool starts with what memory holds: the threshold must be within the head.
@@ -210,6 +212,71 @@ pub(crate) async fn run(
         status,
         leftovers,
     })
+}
+
+/// How to start bash for a command: the script it runs (the command is its `$2`) and where
+/// its standard streams go.
+#[derive(Debug)]
+pub(crate) struct Launch<'a> {
+    /// The script `bash -c` runs: `$1` is the file for the final directory, `$2` the command.
+    pub(crate) script: &'a str,
+    pub(crate) command: &'a str,
+    pub(crate) cwd: &'a Path,
+    pub(crate) cwd_file: &'a Path,
+    pub(crate) env_remove: &'a [String],
+    /// Whether git must ignore repository config that runs programs ([`GIT_GUARD`]).
+    pub(crate) git_guard: bool,
+    /// The OS sandbox it runs in, if any.
+    pub(crate) sandbox: Option<&'a Sandbox>,
+    pub(crate) stdin: Stdio,
+    pub(crate) stdout: Stdio,
+    pub(crate) stderr: Stdio,
+}
+
+/// Starts bash the one way every command starts (the bash tool's, in the foreground or in the
+/// background): its own session and process group, an environment in which nothing waits for
+/// a person, rein's marker, forked through the reaper and registered with `tracker`.
+pub(crate) fn launch(
+    spec: Launch<'_>,
+    tracker: &ProcessTracker,
+) -> io::Result<(tokio::process::Child, CommandId)> {
+    let mut command = tokio::process::Command::new("bash");
+    command
+        .arg("-c")
+        .arg(spec.script)
+        .arg("bash")
+        .arg(spec.cwd_file)
+        .arg(spec.command)
+        .current_dir(spec.cwd);
+    // Before the pipes are set: on macOS the command is rebuilt around sandbox-exec.
+    if let Some(sandbox) = spec.sandbox {
+        sandbox.apply(&mut command).map_err(io::Error::other)?;
+    }
+    command
+        .stdin(spec.stdin)
+        .stdout(spec.stdout)
+        .stderr(spec.stderr)
+        .envs(CHILD_ENV);
+    for name in spec.env_remove {
+        command.env_remove(name);
+    }
+    if spec.git_guard {
+        guard_git(&mut command);
+    }
+    // Every process the command starts inherits the marker, even one that leaves the
+    // session: that is how it is found later (procs.rs).
+    let serial = next_serial();
+    command.env(MARKER_VAR, marker_value(serial));
+    start_new_session(&mut command);
+    let child = reaper::spawn(&mut command)?;
+    // The command holds our copies of the pipes' write ends: drop it, or they never end.
+    drop(command);
+    let pgid = child
+        .id()
+        .ok_or_else(|| io::Error::other("bash exited before rein could track it"))?;
+    let id = CommandId { pgid, serial };
+    tracker.register(id);
+    Ok((child, id))
 }
 
 /// Whether the command still has live processes, allowing those that are exiting a moment to
@@ -384,4 +451,17 @@ impl Drop for AbandonGuard {
                 ending.finish();
             });
     }
+}
+
+/// Adds [`GIT_GUARD`] after any `GIT_CONFIG_*` settings rein's own environment holds.
+fn guard_git(command: &mut tokio::process::Command) {
+    let first = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|count| count.parse::<usize>().ok())
+        .unwrap_or(0);
+    for (i, (key, value)) in GIT_GUARD.iter().enumerate() {
+        command.env(format!("GIT_CONFIG_KEY_{}", first + i), key);
+        command.env(format!("GIT_CONFIG_VALUE_{}", first + i), value);
+    }
+    command.env("GIT_CONFIG_COUNT", (first + GIT_GUARD.len()).to_string());
 }

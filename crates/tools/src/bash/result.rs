@@ -27,6 +27,7 @@ pub(crate) fn finish(
     command: &str,
     outcome: RunOutcome,
     mut notices: Vec<String>,
+    sandbox_refusal: Option<String>,
     timeout: Duration,
     budget_chars: usize,
     ran_for: Duration,
@@ -60,6 +61,13 @@ pub(crate) fn finish(
     {
         notices.push(format!("rein could not save the whole output: {why}"));
     }
+    if let Some(refused) = &sandbox_refusal {
+        notices.push(format!(
+            "{refused}: commands here run in an OS sandbox that keeps them to the workspace. \
+             Do not retry or work around it; tell the person what the command needs, and they \
+             can let it run outside the sandbox"
+        ));
+    }
     let mut trailer = String::new();
     for notice in &notices {
         trailer.push_str(&format!("({notice})\n"));
@@ -78,6 +86,7 @@ pub(crate) fn finish(
         timed_out: stop == Stop::TimedOut,
         output_tail: output.last_lines(GLANCE_LINES, GLANCE_LINE_CHARS),
         saved_to: spooled.path().map(|p| p.display().to_string()),
+        sandbox_refusal,
     };
     match stop {
         Stop::Cancelled => Err(ToolError::Cancelled { partial: text }),

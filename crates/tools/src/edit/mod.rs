@@ -92,9 +92,8 @@ impl Tool for EditFile {
     }
 
     fn description(&self) -> &'static str {
-        "Replace old_string with new_string in a file (read it first). old_string must occur \
-         once (add context) unless replace_all. Copy it exactly; slips in whitespace or quotes \
-         are forgiven only where one place fits."
+        "Replace old_string with new_string in a file (read it first). old_string must be \
+         unique unless replace_all; copy it exactly."
     }
 
     fn kind(&self) -> ToolKind {

@@ -68,8 +68,8 @@ impl Tool for Grep {
     }
 
     fn description(&self) -> &'static str {
-        "Regex search in files (ripgrep syntax); skips ignored, hidden and binary files. At most \
-         200 matches."
+        "Regex search (ripgrep syntax); skips ignored, hidden and binary files. Max 200 \
+         matches."
     }
 
     fn kind(&self) -> ToolKind {
@@ -118,6 +118,7 @@ fn grep(args: &GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         include: include.as_ref(),
         report,
         keep: GREP_MAX_MATCHES,
+        guard: ctx.config().read_guard.as_ref(),
     };
     let found = search(&query, ctx.cancel_token()).ok_or_else(|| ToolError::Cancelled {
         partial: "(grep was cancelled before it finished)".to_owned(),
@@ -243,5 +244,35 @@ fn push_unreadable(out: &mut String, found: &Found) {
             out.push('\n');
         }
         let _ = writeln!(out, "({} paths could not be read)", found.unreadable);
+    }
+    if !found.protected.is_empty() {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        let shown: Vec<String> = found
+            .protected
+            .iter()
+            .take(5)
+            .map(|p| p.display().to_string())
+            .collect();
+        let more = found.protected.len().saturating_sub(shown.len());
+        let _ = writeln!(
+            out,
+            "({} file{} not searched: rules protect {} ({}{}); read_file asks the person for \
+             such a file)",
+            found.protected.len(),
+            if found.protected.len() == 1 { "" } else { "s" },
+            if found.protected.len() == 1 {
+                "it"
+            } else {
+                "them"
+            },
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
     }
 }

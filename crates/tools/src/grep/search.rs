@@ -62,6 +62,8 @@ pub(crate) struct Found {
     pub files: BTreeMap<PathBuf, FileHits>,
     /// Files or directories that could not be read.
     pub unreadable: u64,
+    /// Files left unsearched because rules protect them, in path order.
+    pub protected: std::collections::BTreeSet<PathBuf>,
 }
 
 /// A search request.
@@ -77,6 +79,8 @@ pub(crate) struct Query<'a> {
     pub report: Report,
     /// Entries (match lines, or files) to keep for display.
     pub keep: usize,
+    /// Files not to search (rules protect them).
+    pub guard: Option<&'a crate::ReadGuard>,
 }
 
 /// Runs the search; `None` when cancelled.
@@ -178,6 +182,14 @@ impl ParallelVisitor for Worker<'_> {
         if let Some(include) = self.query.include
             && !include.is_match(self.query.root, entry.path())
         {
+            return WalkState::Continue;
+        }
+        if self
+            .query
+            .guard
+            .is_some_and(|guard| guard.protects(entry.path()))
+        {
+            self.lock().found.protected.insert(entry.into_path());
             return WalkState::Continue;
         }
         let show = matches!(self.query.report, Report::Lines { .. })

@@ -51,7 +51,7 @@ impl Tool for ReadFile {
     }
 
     fn description(&self) -> &'static str {
-        "Read a text file; lines come numbered `N<TAB>text`. Page long files with offset/limit."
+        "Read a text file; lines come numbered `N<TAB>text`. Page with offset/limit."
     }
 
     fn kind(&self) -> ToolKind {

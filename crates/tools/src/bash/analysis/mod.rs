@@ -50,18 +50,24 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
 mod braces;
+mod code_strings;
 mod commands;
+mod dynamic;
 mod expand;
 mod find;
+mod git_globals;
 mod glob;
+mod links;
 mod lower;
 mod lower_words;
+mod moves;
 mod named;
 mod nested;
 mod parse;
 mod paths;
 mod printed;
 mod readonly;
+mod rule_form;
 mod rules;
 mod shells;
 mod tree;
@@ -158,6 +164,29 @@ pub struct SimpleCommand {
     /// The program that runs, looked up through wrappers (`sudo -u x rm -rf y` → `rm`),
     /// when the text says it.
     pub program: Option<String>,
+    /// The command as permission rules see it: the program's base name and the words after
+    /// it, quotes removed, joined by single spaces, with what does not change the command
+    /// taken away: wrappers and their options (`command`, `builtin`, `exec`, `env` with its
+    /// assignments and options, `timeout 5`, `nice -n 5`, `nohup`, `stdbuf -oL`, `time`,
+    /// `sudo -u x`, `doas`...), assignments before it, redirections, the program's directory
+    /// (`/usr/bin/git` → `git`) and git's global options (`git -C . -c k=v push --force` →
+    /// `git push --force`). A word whose value the text tells is written as that value
+    /// (`G=git; $G push` → `git push`, `~/x` → `/home/me/x`); other words (`$X`, `$(cmd)`,
+    /// globs) as written. `None` when the program is known only when it runs (`$CMD push`,
+    /// `$(which git) push`, `g* push`, `sudo $CMD`, `env -S '...'`, whose commands are listed
+    /// on their own). `Some("")` when no program runs (`X=1`, `> file`).
+    pub rule_text: Option<String>,
+    /// The pathname patterns among the words: `(index in argv, pattern)` for each word that
+    /// is `None` in `argv` only because it holds an unquoted glob (no variable, no
+    /// substitution; a brace expansion is already split into its words). The pattern has
+    /// its quotes removed, quoted pattern characters (`\ * ? [ ] { }`) escaped with a
+    /// backslash, and a leading `~` replaced by the home directory (`cat '*'x* ~/.e*` →
+    /// `\*x*`, `/home/me/.e*`). Extglob groups (`@(a|b)`) are left as written. A relative
+    /// pattern is relative to [`CheckPlaces::cwd`], except after a `cd` earlier in the line
+    /// to a known directory, where it is made absolute (`cd src && cat *.rs` →
+    /// `/work/src/*.rs`); after a `cd` to a directory the text does not tell, it is left
+    /// relative, and no command after that `cd` is read-only.
+    pub globs: Vec<(usize, String)>,
     /// Whether this command on its own is provably read-only (its program, flags,
     /// assignments and redirections). What surrounds it (substitutions, functions, `&`, a
     /// syntax error) is judged only in [`CommandAnalysis::read_only`].
@@ -232,6 +261,7 @@ fn walk(command: &str, places: &CheckPlaces, nesting_budget: usize) -> CommandAn
         home,
         workspace: AbsPath::from_path(&places.workspace_root),
         cwd: places.cwd.as_deref().and_then(AbsPath::from_path),
+        start_cwd: places.cwd.as_deref().and_then(AbsPath::from_path),
         non_empty: Default::default(),
         loop_values: Default::default(),
         run_time: Default::default(),

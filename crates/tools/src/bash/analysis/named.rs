@@ -1,8 +1,10 @@
 //! What particular commands mean to the walk: the deny rules each one is checked against,
 //! and the shell state (`cd`, variables) the builtins change.
 
+use super::code_strings::Language;
 use super::commands::split_assignment;
 use super::expand::Expanded;
+use super::git_globals;
 use super::paths::Scope;
 use super::rules::WriteVia;
 use super::shells::refuse_piped_download;
@@ -24,6 +26,20 @@ impl Walker {
             "rm" => self.check_recursive(named, Scope::Delete),
             "chmod" | "chown" | "chgrp" => self.check_recursive(named, Scope::Permissions),
             "find" => self.check_find(args),
+            "mv" => self.check_move(args),
+            "ln" => {
+                self.record_link(args);
+                Ok(())
+            }
+            "awk" | "gawk" | "mawk" | "nawk" => match awk_program(args) {
+                Some(word) => {
+                    let code = self.script_text(word);
+                    self.check_code_strings(&code, Language::Awk)
+                }
+                None => Ok(()),
+            },
+            "rsync" => self.check_rsync(args),
+            "tar" | "gtar" | "bsdtar" => self.check_tar(args),
             "dd" => {
                 for arg in args {
                     if let Expanded::Known(text) = self.expand(arg)
@@ -139,6 +155,12 @@ impl Walker {
                 }
                 Ok(())
             }
+            "set" => {
+                if shell == Shell::Same {
+                    self.set_positional(args);
+                }
+                Ok(())
+            }
             "popd" => {
                 if shell == Shell::Same {
                     self.cwd = None;
@@ -170,6 +192,25 @@ impl Walker {
     }
 }
 
+/// The program text of `awk ARGS` (`None` when it comes from a file, `-f`).
+fn awk_program(args: &[Word]) -> Option<&Word> {
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        let Some(text) = word.literal() else {
+            return Some(word);
+        };
+        match text.as_str() {
+            "--" => return args.get(i + 1),
+            "-f" | "--file" => return None,
+            "-F" | "-v" => i += 2,
+            t if t.starts_with("-f") || t.starts_with("--file=") => return None,
+            t if t.starts_with('-') && t.len() > 1 => i += 1,
+            _ => return Some(word),
+        }
+    }
+    None
+}
+
 /// Configuration keys whose value git runs as a shell command (for `alias.*` and
 /// `credential.helper`, when it starts with `!`).
 const GIT_COMMAND_KEYS: [&str; 9] = [
@@ -189,9 +230,11 @@ impl Walker {
     fn check_git_config(&mut self, args: &[Word]) -> Result<(), Danger> {
         let mut i = 0;
         while let Some(text) = args.get(i).and_then(Word::literal) {
-            if !text.starts_with('-') {
+            // Past `-C dir` and the other options with a value, to every `-c` before the
+            // subcommand.
+            let Some(taken) = git_globals::option_words(&text) else {
                 break;
-            }
+            };
             if text == "-c"
                 && let Some(setting) = args.get(i + 1)
             {
@@ -208,9 +251,8 @@ impl Walker {
                         self.walk_source(command, Shell::Subshell)?;
                     }
                 }
-                i += 1;
             }
-            i += 1;
+            i += taken;
         }
         Ok(())
     }

@@ -172,6 +172,10 @@ pub(crate) enum Protected {
     Workspace(String),
     /// A directory that contains the workspace root.
     WorkspaceAncestor(String),
+    /// A directory in home that holds keys or configuration (`~/.ssh`, `~/.config`).
+    HomeKeys(String),
+    /// The workspace's git repository (`.git` at the workspace root): its history.
+    Repository(String),
 }
 
 impl Protected {
@@ -184,6 +188,12 @@ impl Protected {
             Protected::HomeAncestor(path) => format!("{path}, which contains your home directory"),
             Protected::Workspace(path) => format!("the workspace root ({path})"),
             Protected::WorkspaceAncestor(path) => format!("{path}, which contains the workspace"),
+            Protected::HomeKeys(path) => {
+                format!("{path}, which holds your keys or configuration")
+            }
+            Protected::Repository(path) => {
+                format!("the workspace's git repository ({path}), with all its history")
+            }
         }
     }
 }
@@ -264,6 +274,13 @@ fn candidate_names(
     } else {
         Vec::new()
     };
+    let within = |place: Option<&AbsPath>| place.is_some_and(|p| p.components == parent);
+    if within(home) {
+        names.extend(HOME_KEYS.map(str::to_owned));
+    }
+    if within(workspace) {
+        names.push(".git".to_owned());
+    }
     for place in [home, workspace].into_iter().flatten() {
         if place.anchor == Anchor::Root
             && place.components.len() > parent.len()
@@ -284,11 +301,31 @@ fn protected_dir(
 ) -> Option<Protected> {
     let display = dir.display();
     if let Anchor::Home { above } = dir.anchor {
-        return match (above, dir.components.is_empty()) {
-            (0, true) => Some(Protected::Home(display)),
-            (1.., true) => Some(Protected::HomeAncestor(display)),
-            (_, false) => None,
+        return match (above, dir.components.as_slice()) {
+            (0, []) => Some(Protected::Home(display)),
+            (1.., []) => Some(Protected::HomeAncestor(display)),
+            (0, [name]) if scope == Scope::Delete && HOME_KEYS.contains(&name.as_str()) => {
+                Some(Protected::HomeKeys(display))
+            }
+            (_, _) => None,
         };
+    }
+    let child_of = |place: Option<&AbsPath>, names: &[&str]| {
+        place.is_some_and(|p| {
+            p.anchor == Anchor::Root
+                && dir.components.len() == p.components.len() + 1
+                && dir.components.starts_with(&p.components)
+                && dir
+                    .components
+                    .last()
+                    .is_some_and(|c| names.contains(&c.as_str()))
+        })
+    };
+    if scope == Scope::Delete && child_of(home, &HOME_KEYS) {
+        return Some(Protected::HomeKeys(display));
+    }
+    if scope == Scope::Delete && child_of(workspace, &[".git"]) {
+        return Some(Protected::Repository(display));
     }
     if dir.components.is_empty() {
         return Some(Protected::Root);
@@ -325,6 +362,23 @@ fn protected_dir(
 const SYSTEM_DIRS: [&str; 21] = [
     "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt", "opt",
     "proc", "root", "run", "sbin", "srv", "sys", "tmp", "usr", "var",
+];
+
+/// Directories directly in home whose loss cannot be undone or locks the person out: keys,
+/// credentials, configuration. Caches (`~/.cache`, `~/.cargo`, `~/.npm`) are not here:
+/// deleting them is ordinary cleanup.
+const HOME_KEYS: [&str; 11] = [
+    ".ssh",
+    ".gnupg",
+    ".config",
+    ".local",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".mozilla",
+    ".pki",
 ];
 
 /// Whether a command acts on a directory itself or on everything in it (`dir/*`).
@@ -409,6 +463,16 @@ mod tests {
         assert_eq!(check("/home/me/proj/build"), None);
         assert_eq!(check("/app"), None);
         assert_eq!(check("/home/me/.cache"), None);
+        assert_eq!(
+            check("/home/me/.ssh/"),
+            Some(Protected::HomeKeys("/home/me/.ssh".into()))
+        );
+        assert_eq!(
+            check("/home/me/proj/.git"),
+            Some(Protected::Repository("/home/me/proj/.git".into()))
+        );
+        assert_eq!(check("/home/me/proj/sub/.git"), None);
+        assert_eq!(check("/home/me/.ssh/known_hosts"), None);
         assert_eq!(check(&format!("/home/me/proj/{}.o", glob::ANY)), None);
         assert_eq!(check(&format!("/tmp/{}.log", glob::ANY)), None);
     }

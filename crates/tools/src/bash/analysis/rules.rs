@@ -31,6 +31,8 @@ impl Walker {
             args,
             stdin_args,
         } = *named;
+        let split = self.split_fields(args);
+        let args = split.as_slice();
         let mut recursive = false;
         let mut operands = Vec::new();
         let mut options_done = false;
@@ -84,8 +86,15 @@ impl Walker {
             let Some(path) = resolve_path(&text, self.cwd.as_ref()) else {
                 continue;
             };
-            let Some((place, contents)) =
-                protection(&path, self.home.as_ref(), self.workspace.as_ref(), scope)
+            // `x/` where x is a symlink: what it points to is deleted.
+            let linked = match scope {
+                Scope::Delete => self.through_links(&text),
+                Scope::Permissions => None,
+            };
+            let Some((place, contents)) = [Some(path), linked]
+                .into_iter()
+                .flatten()
+                .find_map(|p| protection(&p, self.home.as_ref(), self.workspace.as_ref(), scope))
             else {
                 continue;
             };
@@ -162,10 +171,36 @@ impl Walker {
         Ok(())
     }
 
-    /// Whether what `word` names is wholly decided at run time: it is only command output,
-    /// transformed variables or `~user`, with at most `/` and `*` after them.
+    /// Whether what `word` names is decided at run time: it is only command output,
+    /// transformed variables or `~user`, with at most `/` and `*` after them; or it starts
+    /// with a value read from input (`read d`, `mapfile a`).
+    ///
+    /// For a value read from input only the start matters: `"$d"/..` or `"${a[@]}"` can be
+    /// anything, `/` included. That refuses a few honest commands (`read d; rm -rf
+    /// "$d/cache"`), which the person can run themselves, and lets none through that
+    /// deletes a place the text cannot name. Command output is judged by the whole word, so
+    /// `rm -rf "$(mktemp -d)/x"` stays allowed: a program that prints a path seldom prints
+    /// `/`, while input can be anything. A variable from the environment (`$BUILD_DIR`) is
+    /// judged by what it is when empty (see [`Expanded::Maybe`]), so `rm -rf
+    /// "${BUILD_DIR:?}"` is not refused.
     fn decided_at_run_time(&self, word: &Word) -> bool {
+        let read_from_input = |part: &Part| match part {
+            Part::Var(var) => {
+                // `${a[@]}`, `${a[0]}` after `mapfile a`.
+                let name = var.name.split('[').next().unwrap_or_default();
+                self.run_time.contains(name) && !self.vars.contains_key(&var.name)
+            }
+            _ => false,
+        };
         let mut parts = word.parts.as_slice();
+        // Quotes leave empty literal parts (`"$(cmd)"`); they change nothing.
+        if parts
+            .iter()
+            .find(|p| !matches!(p, Part::Lit(t) if t.is_empty()))
+            .is_some_and(read_from_input)
+        {
+            return true;
+        }
         while let Some((last, rest)) = parts.split_last()
             && match last {
                 Part::Lit(t) => t.chars().all(|c| c == '/'),
@@ -187,15 +222,11 @@ impl Walker {
                     raw: String::new(),
                 }) == Expanded::Unknown
             }
-            Part::Var(var) => {
-                var.op == VarOp::Transformed
-                    || (self.run_time.contains(&var.name) && !self.vars.contains_key(&var.name))
-            }
+            Part::Var(var) => var.op == VarOp::Transformed || read_from_input(part),
             Part::Tilde(user) => !user.is_empty() && user != "+",
             Part::Unreadable(_) => true,
             Part::Lit(_) | Part::Glob(_) | Part::Arith(_) => false,
         };
-        // Quotes leave empty literal parts (`"$(cmd)"`); they change nothing.
         let mut parts = parts
             .iter()
             .filter(|p| !matches!(p, Part::Lit(t) if t.is_empty()))

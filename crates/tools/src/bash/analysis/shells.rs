@@ -2,6 +2,7 @@
 //! text says it (`bash -c`, a here-document, text piped in), and refused when it is
 //! downloaded (`curl | sh`, `bash <(curl ...)`) or a Perl fork bomb.
 
+use super::code_strings::Language;
 use super::commands::{Resolution, StdinArgs, resolve};
 use super::parse::parse;
 use super::rules::FETCHERS;
@@ -109,21 +110,20 @@ impl Walker {
         redirects: &[Redirect],
         stdin: &Stdin,
     ) -> Result<(), Danger> {
+        // Options that take the next word as their value (`ruby -r json`, `python3 -W
+        // error`), so that a code option after them is still found.
+        const WITH_VALUE: [&str; 5] = ["-r", "-I", "-W", "-X", "--require"];
         let mut operand = None;
-        for (i, arg) in args.iter().enumerate() {
+        let mut i = 0;
+        while let Some(arg) = args.get(i) {
+            i += 1;
             match arg.literal() {
                 Some(text) if text == "-" => break,
+                // `python3 -m module ARGS`: the module runs, the rest are its arguments.
+                Some(text) if text == "-m" => return Ok(()),
                 Some(text) if text.starts_with('-') && text.len() > 1 => {
-                    if name.starts_with("perl")
-                        && !text.starts_with("--")
-                        && let Some(at) = text[1..].find(['e', 'E'])
-                    {
-                        let attached = &text[at + 2..];
-                        let code = match attached {
-                            "" => args.get(i + 1).map(|w| self.script_text(w)),
-                            code => Some(code.to_owned()),
-                        };
-                        if code.as_deref().is_some_and(forks_forever) {
+                    if let Some(code) = self.inline_code(name, &text, args.get(i)) {
+                        if name.starts_with("perl") && forks_forever(&code) {
                             return refuse(
                                 DangerKind::ForkBomb,
                                 format!(
@@ -132,12 +132,10 @@ impl Walker {
                                 ),
                             );
                         }
+                        return self.check_code_strings(&code, language_of(name));
                     }
-                    let code_flags = ["-c", "-m", "-e", "-E", "-r", "-p", "--eval", "--print"];
-                    let short_code = !text.starts_with("--")
-                        && text[1..].contains(['c', 'm', 'e', 'E', 'r', 'p']);
-                    if code_flags.contains(&text.as_str()) || short_code {
-                        return Ok(());
+                    if WITH_VALUE.contains(&text.as_str()) {
+                        i += 1;
                     }
                 }
                 Some(_) | None => {
@@ -149,6 +147,42 @@ impl Walker {
         match operand {
             Some(script) => self.refuse_downloaded_code(std::slice::from_ref(script), name),
             None => self.check_stdin_script(name, redirects, stdin),
+        }
+    }
+
+    /// The code an interpreter's option gives it on the command line (`python3 -c CODE`,
+    /// `perl -le CODE`, `node --eval=CODE`), when `text` is such an option.
+    fn inline_code(&self, name: &str, text: &str, next: Option<&Word>) -> Option<String> {
+        let letters: &[char] = if name.starts_with("python") {
+            &['c']
+        } else if name.starts_with("perl") {
+            &['e', 'E']
+        } else if name == "php" {
+            &['r']
+        } else if name == "node" || name == "nodejs" {
+            &['e', 'p']
+        } else {
+            &['e']
+        };
+        let next_code = || next.map(|w| self.script_text(w));
+        if let Some(long) = text.strip_prefix("--") {
+            let (option, value) = long
+                .split_once('=')
+                .map_or((long, None), |(o, v)| (o, Some(v)));
+            return matches!(option, "eval" | "print")
+                .then(|| value.map(str::to_owned).or_else(next_code))
+                .flatten();
+        }
+        // A cluster of flags ends at one that takes the rest as its value (`-MFile::Temp`,
+        // `-Wdefault`): a code letter after it is part of that value.
+        let at = text[1..]
+            .char_indices()
+            .take_while(|(_, c)| c.is_ascii_alphabetic() && !"MmIxWXQiCdD".contains(*c))
+            .find(|(_, c)| letters.contains(c))?
+            .0;
+        match &text[at + 2..] {
+            "" => next_code(),
+            attached => Some(attached.to_owned()),
         }
     }
 
@@ -240,6 +274,15 @@ pub(super) fn refuse_piped_download(runner: &str) -> Result<(), Danger> {
              download it to a file first so it can be inspected"
         ),
     )
+}
+
+/// How the language named `name` runs shell commands.
+fn language_of(name: &str) -> Language {
+    if name.starts_with("perl") || name == "ruby" || name == "php" {
+        Language::Backticks
+    } else {
+        Language::Calls
+    }
 }
 
 /// Whether Perl code forks in a loop: `fork while fork`, `fork until 0` (the statement

@@ -28,6 +28,9 @@ pub(super) struct Findings {
     pub(super) structure: Option<String>,
     /// How many command lines (the whole or nested ones) did not parse.
     pub(super) failures: usize,
+    /// Symbolic links the command line makes (`ln -s / x`): the link and where it points.
+    /// Kept for the whole walk, subshells included, since a link outlives them.
+    pub(super) links: Vec<(AbsPath, AbsPath)>,
 }
 
 /// The shell's state as the walk goes, and where findings go.
@@ -37,6 +40,8 @@ pub(super) struct Walker {
     pub(super) workspace: Option<AbsPath>,
     /// The current directory; `None` once it cannot be known (`cd "$X"`).
     pub(super) cwd: Option<AbsPath>,
+    /// The directory the command line starts in.
+    pub(super) start_cwd: Option<AbsPath>,
     /// Variables whose value is known; others are unknown.
     pub(super) vars: HashMap<String, String>,
     /// Variables whose value is unknown but never empty (`for` loop variables).
@@ -370,7 +375,10 @@ impl Walker {
         }
         let words = self.split_command_variable(&simple.words);
         match resolve(&words) {
-            Resolution::Nothing => Ok(next),
+            Resolution::Nothing => {
+                self.check_dynamic_program(&words, &simple.redirects, stdin)?;
+                Ok(next)
+            }
             Resolution::Assignments(words) => {
                 if shell == Shell::Same {
                     self.assign(words);
@@ -458,6 +466,8 @@ impl Walker {
             assignments,
             redirects,
             program,
+            rule_text: self.rule_text(words),
+            globs: self.globs(words),
             read_only: verdict,
         });
     }
@@ -495,6 +505,8 @@ impl Walker {
             assignments: Vec::new(),
             redirects: Vec::new(),
             program: None,
+            rule_text: None,
+            globs: Vec::new(),
             read_only: Err(why_not_read_only),
         });
     }

@@ -1,6 +1,7 @@
 //! `git` subcommands that only read the repository, and the options that would make them
 //! write or run something.
 
+use super::super::git_globals;
 use super::Arg;
 use super::programs::{could_be_option, denied, raw};
 
@@ -35,23 +36,17 @@ const SHOWING: [&str; 27] = [
     "check-attr",
 ];
 
-/// Options of the showing subcommands that write a file or run a program.
-const WRITING_LONG: [&str; 4] = ["--output", "--ext-diff", "--open-files-in-pager", "--exec"];
-
-/// Global options (before the subcommand) that take a value in the next word.
-const GLOBAL_WITH_VALUE: [&str; 3] = ["-C", "--git-dir", "--work-tree"];
-
-/// Global options that change nothing about what git runs.
-const GLOBAL_FLAGS: [&str; 9] = [
-    "--no-pager",
-    "-P",
-    "--no-optional-locks",
-    "--bare",
-    "--literal-pathspecs",
-    "--glob-pathspecs",
-    "--noglob-pathspecs",
-    "--icase-pathspecs",
-    "--no-replace-objects",
+/// Options of the showing subcommands that write a file or run a program: the output file,
+/// an external diff, a pager for the files found, gpg to check signatures, and the
+/// textconv and smudge filters that `.gitattributes` and the configuration name.
+const WRITING_LONG: [&str; 7] = [
+    "--output",
+    "--ext-diff",
+    "--open-files-in-pager",
+    "--exec",
+    "--show-signature",
+    "--filters",
+    "--textconv",
 ];
 
 /// Whether `git ARGS` only reads; `Err` says why not.
@@ -64,20 +59,17 @@ pub(super) fn check(args: &[Arg]) -> Result<(), String> {
         let Arg::Known(text) = arg else {
             return Err(could_be_option("git", &raw(arg)));
         };
-        if GLOBAL_WITH_VALUE.contains(&text.as_str()) {
-            i += 2;
-        } else if GLOBAL_FLAGS.contains(&text.as_str())
-            || text.starts_with("--git-dir=")
-            || text.starts_with("--work-tree=")
-        {
-            i += 1;
-        } else if text.starts_with('-') {
-            return Err(format!(
-                "`git {text}` can change how git runs (`-c` can set a pager, editor or hook that runs a program)"
-            ));
-        } else {
+        if git_globals::option_words(text).is_none() {
             break text.as_str();
         }
+        if !git_globals::is_harmless(text) {
+            return Err(format!(
+                "`git {text}` points git at a repository, configuration or program rein has not \
+                 checked (`-c`, `-C`, `--git-dir` can bring a pager, hook or diff program that \
+                 runs); run it without that option"
+            ));
+        }
+        i += 1;
     };
     let rest = &args[i + 1..];
     match subcommand {
@@ -89,7 +81,8 @@ pub(super) fn check(args: &[Arg]) -> Result<(), String> {
             "remote",
             rest,
             &[&[], &["-v"], &["--verbose"]],
-            &["get-url", "show"],
+            // `git remote show` asks the remote, which may run ssh.
+            &["get-url"],
         ),
         "stash" => only_forms("stash", rest, &[], &["list", "show"]),
         "worktree" => only_forms("worktree", rest, &[], &["list"]),
@@ -107,6 +100,8 @@ fn showing(subcommand: &str, args: &[Arg]) -> Result<(), String> {
     for arg in args {
         match arg {
             Arg::Known(text) if text == "--" => return Ok(()),
+            // `--text` (`-a`) is an option of its own, not an abbreviation of `--textconv`.
+            Arg::Known(text) if text == "--text" => {}
             Arg::Known(text) => {
                 let short = if subcommand == "grep" { "O" } else { "" };
                 if denied(text, &WRITING_LONG, short) {
@@ -287,7 +282,7 @@ mod tests {
         for ok in [
             "status",
             "status --porcelain -b",
-            "-C sub log --oneline -5",
+            "-P log --oneline -5",
             "--no-pager diff --stat HEAD~1",
             "show HEAD:src/main.rs",
             "branch",
@@ -310,6 +305,14 @@ mod tests {
     fn writing_forms_fail() {
         for bad in [
             "-c core.pager=sh status",
+            "-C sub log",
+            "--git-dir=x log",
+            "--work-tree . diff",
+            "--bare log",
+            "log --show-signature",
+            "log -p --textconv",
+            "cat-file --filters HEAD:a",
+            "remote show origin",
             "--exec-path=/tmp log",
             "diff --output=x",
             "diff --ext-diff",

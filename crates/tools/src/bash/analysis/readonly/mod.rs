@@ -13,19 +13,19 @@
 //!   (`awk.rs`), and `--version` of common tools.
 //! - **Flags**: options that write files or run programs are refused: `sort -o`,
 //!   `sort --compress-program`, `find -exec/-execdir/-ok/-delete/-fprint*/-fls`,
-//!   `fd -x/-X`, `rg --pre`, `tree -o/-R`, `file -C`, `date -s`, `printf -v`, a second
+//!   `fd -x/-X`, `rg --pre`, `rg --pre-glob`, `tree -o/-R`, `file -C`, `date -s`, `printf -v`, a second
 //!   operand of `uniq` or `xxd` (an output file), `git -c`, `git --output`, `--ext-diff`,
 //!   `git branch -D` and every other writing form of `branch`, `tag`, `config`, `stash`...
 //!   Long options are matched with GNU-style abbreviations (`--out` counts as `--output`).
 //! - **Arguments known only at run time** (variables, globs, `~`): fine for programs that
 //!   have no dangerous option; for the others, such an argument could be that option
 //!   (`sort $OPTS`), so it is refused unless it cannot start with `-` (`./$f`, `src/*.rs`)
-//!   or comes after `--`. `xargs` appends arguments read from its input: the same rule.
+//!   or comes after `--`.
 //! - **Command position**: the command name must be literal (no `$X`, glob or `$( )`), a
 //!   bare name or one in `/bin`, `/usr/bin`, `/usr/local/bin` (not `./ls`).
-//! - **Wrappers**: `timeout`, `nice`, `time`, `command`, `builtin`, `stdbuf`, `xargs` and
-//!   `env` (with locale assignments only) are transparent; `sudo`, `nohup`, `exec`, `watch`
-//!   and every other wrapper are not.
+//! - **Wrappers**: `timeout`, `nice`, `time`, `command`, `builtin`, `stdbuf` and `env`
+//!   (with locale assignments only) are transparent; `sudo`, `nohup`, `exec`, `watch`,
+//!   `xargs` (its arguments are names no rule has seen) and every other wrapper are not.
 //! - **Assignments**: only `LANG`, `LANGUAGE`, `LC_*`, `TZ`, `NO_COLOR`, `TERM`, `COLUMNS`
 //!   and `LINES` before a command; a bare assignment (`X=1`) is not read-only, since later
 //!   commands depend on it (`PATH=.`).
@@ -47,8 +47,10 @@ use super::words::{Part, Redirect, RedirectKind, Word};
 const SYSTEM_BIN_DIRS: [&str; 4] = ["/bin", "/usr/bin", "/usr/local/bin", "/sbin"];
 
 /// Wrappers that run the command as it is, with nothing but limits or locale changed.
-const TRANSPARENT_WRAPPERS: [&str; 8] = [
-    "timeout", "nice", "time", "command", "builtin", "stdbuf", "xargs", "env",
+/// Not `xargs`: the words it reads are file names no permission rule has seen
+/// (`find . -name '.e*' | xargs cat`).
+const TRANSPARENT_WRAPPERS: [&str; 7] = [
+    "timeout", "nice", "time", "command", "builtin", "stdbuf", "env",
 ];
 
 /// Where output may go without writing a file.
@@ -98,6 +100,15 @@ impl Arg {
 
 /// Whether `simple`, on its own, is provably read-only; `Err` says why not.
 pub(super) fn simple(walker: &Walker, simple: &Simple) -> Result<(), String> {
+    // `cd "$X" && cat .env`: which files the relative paths name is not known, so rules on
+    // files cannot judge them.
+    if walker.cwd.is_none() && walker.start_cwd.is_some() {
+        return Err(
+            "it runs after a `cd` to a directory rein cannot tell, so rein cannot tell which \
+             files it reads"
+                .to_owned(),
+        );
+    }
     simple
         .redirects
         .iter()

@@ -65,7 +65,9 @@ const PROGRAMS: [Program; 19] = [
     },
     Program {
         names: &["rg"],
-        long: &["--pre", "--hostname-bin"],
+        // `--pre-glob` only narrows `--pre`, but a `--pre` may come from a config file
+        // (`RIPGREP_CONFIG_PATH`): asked either way.
+        long: &["--pre", "--pre-glob", "--hostname-bin"],
         short: "",
     },
     Program {
@@ -304,7 +306,7 @@ mod tests {
         assert!(check("sort", &known(&["--out=f"])).is_err());
         assert!(check("sort", &known(&["--compress-program=sh"])).is_err());
         assert!(check("sort", &known(&["--", "-o"])).is_ok());
-        assert!(check("rg", &known(&["--pre-glob", "*.gz", "x"])).is_ok());
+        assert!(check("rg", &known(&["--pre-glob", "*.gz", "x"])).is_err());
         assert!(check("rg", &known(&["--pre=sh", "x"])).is_err());
         assert!(check("uniq", &known(&["a"])).is_ok());
         assert!(check("uniq", &known(&["a", "b"])).is_err());

@@ -251,8 +251,10 @@ impl Reader<'_> {
                 self.skip_label();
                 Ok(())
             }
-            // Text to print, and files to read into the output: nothing is written.
-            'a' | 'i' | 'c' | 'r' | 'R' => {
+            // Files read into the output: names no permission rule has seen.
+            'r' | 'R' => Err("reads another file into the output (`r`, `R`)"),
+            // Text to print: nothing is written.
+            'a' | 'i' | 'c' => {
                 while let Some(c) = self.bump() {
                     if c == '\\' {
                         self.bump();
@@ -332,6 +334,8 @@ mod tests {
             &["-f", "script.sed"],
             &["-n", "p;W out"],
             &["-n", "/x/ w out"],
+            &["-n", "r /etc/shadow", "f"],
+            &["1R .env", "f"],
         ] {
             assert!(sed(args).is_err(), "{args:?}");
         }

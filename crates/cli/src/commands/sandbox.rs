@@ -1,0 +1,89 @@
+//! `rein sandbox -- CMD`: runs a command in the sandbox rein's commands would get here (same
+//! flags, same configuration), so people can test their settings; `rein sandbox --explain`
+//! says what this machine enforces.
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+
+use rein_tools::bash::{ProcessTracker, spawn_tracked};
+use rein_tools::sandbox::Enforcement;
+
+use crate::args::Args;
+use crate::exit::Exit;
+use crate::render;
+use crate::setup::{self, SetupError};
+
+/// Runs `rein sandbox`.
+pub(crate) async fn run(args: &Args, explain: bool, command: &[OsString]) -> Exit {
+    let builder = match setup::configured_builder(args) {
+        Ok(builder) => builder,
+        Err(SetupError::Usage(message)) => {
+            render::error(&message);
+            return Exit::Usage;
+        }
+        Err(SetupError::Runtime(message)) => {
+            render::error(&message);
+            return Exit::Runtime;
+        }
+    };
+    let sandbox = builder.sandbox();
+    if explain {
+        let mut text = sandbox.describe();
+        text.push_str(match sandbox.enforcement() {
+            Enforcement::Enforced => "permission mode auto: available",
+            Enforcement::Off => "permission mode auto: unavailable while the sandbox is off",
+            Enforcement::Unavailable(_) => {
+                "permission mode auto: unavailable (it needs the sandbox enforced)"
+            }
+        });
+        render::stdout_line(&text);
+        return Exit::Done;
+    }
+    let Some((program, rest)) = command.split_first() else {
+        render::error("rein sandbox: give the command after `--`, e.g. rein sandbox -- touch ~/x");
+        return Exit::Usage;
+    };
+    match sandbox.enforcement() {
+        Enforcement::Enforced => {}
+        Enforcement::Off => render::notice("rein: the sandbox is off; running the command as is"),
+        Enforcement::Unavailable(why) => {
+            render::error(&format!(
+                "the sandbox cannot be enforced here ({why}); the command was not run"
+            ));
+            return Exit::Runtime;
+        }
+    }
+    let mut child = tokio::process::Command::new(program);
+    child.args(rest);
+    if let Err(err) = sandbox.apply(&mut child) {
+        render::error(&format!("cannot put the sandbox on the command: {err}"));
+        return Exit::Runtime;
+    }
+    let tracker = ProcessTracker::new();
+    let mut running = match spawn_tracked(&mut child, &tracker) {
+        Ok(running) => running,
+        Err(err) => {
+            render::error(&format!("cannot run {}: {err}", program.to_string_lossy()));
+            return Exit::Runtime;
+        }
+    };
+    let status = tokio::select! {
+        status = running.wait() => status,
+        _ = tokio::signal::ctrl_c() => {
+            running.stop().await;
+            return Exit::Interrupted;
+        }
+    };
+    tracker.kill_all().await;
+    match status {
+        Ok(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => Exit::Child(u8::try_from(code).unwrap_or(1)),
+            (None, Some(signal)) => Exit::Child(u8::try_from(128 + signal).unwrap_or(1)),
+            (None, None) => Exit::Runtime,
+        },
+        Err(err) => {
+            render::error(&format!("lost the command: {err}"));
+            Exit::Runtime
+        }
+    }
+}

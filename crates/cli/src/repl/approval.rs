@@ -1,0 +1,240 @@
+//! Approvals in the REPL: the question shows the tool, its whole argument (the full
+//! command, the diff an edit would make) and why rein asks; one key answers it.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rein_core::interaction::{Approval, ApprovalRequest, Interaction};
+use rein_core::permissions::Rule;
+use rein_tools::{Preview, async_trait};
+
+use super::keys::KeyShared;
+use crate::render::{Live, Style, fit, full_diff, neutralize};
+
+/// Lines of a diff or argument shown in a question; a longer one says how many more.
+const QUESTION_SHOWN_LINES: usize = 60;
+
+/// Answers approvals with the person's keys.
+pub(crate) struct ReplInteraction {
+    live: Arc<Live>,
+    keys: Arc<KeyShared>,
+    /// What "yes for the session" allowed so far.
+    granted: Mutex<Vec<Rule>>,
+}
+
+impl ReplInteraction {
+    /// Questions shown through `live`, answered through `keys`.
+    pub(crate) fn new(live: Arc<Live>, keys: Arc<KeyShared>) -> Self {
+        ReplInteraction {
+            live,
+            keys,
+            granted: Mutex::default(),
+        }
+    }
+
+    /// The rules the person allowed for the session.
+    pub(crate) fn granted(&self) -> Vec<Rule> {
+        self.granted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Forgets them (a new session).
+    pub(crate) fn forget_granted(&self) {
+        self.granted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
+
+#[async_trait]
+impl Interaction for ReplInteraction {
+    async fn approve(&self, request: ApprovalRequest) -> Approval {
+        self.live.pause();
+        let style = self.live.style();
+        self.live
+            .write(&question(style, self.live.width(), &request));
+        // Listening before the keys are shown: a key pressed as soon as they are answers.
+        let asked = self.keys.ask();
+        self.live.write_inline(&keys_line(style));
+        let answer = match asked {
+            Some(receiver) => receiver.await.unwrap_or(Approval::Cancelled),
+            None => Approval::No,
+        };
+        self.live
+            .write(&format!("\r\x1b[K{}\n", answered(style, &answer)));
+        if answer == Approval::YesForSession {
+            self.granted
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(request.session_rule.clone());
+        }
+        self.live.resume();
+        answer
+    }
+}
+
+/// The question, before its keys line.
+pub(crate) fn question(s: Style, width: usize, request: &ApprovalRequest) -> String {
+    let bar = s.warn("│");
+    let mut out = String::new();
+    let who = match &request.agent {
+        Some(agent) => format!(" (from {})", neutralize(agent)),
+        None => String::new(),
+    };
+    out.push_str(&format!(
+        "{} {}{who}\n",
+        s.warn("╭"),
+        s.bold(&format!(
+            "{} needs your approval",
+            neutralize(&request.tool)
+        ))
+    ));
+    let mut body: Vec<String> = match &request.preview {
+        Some(Preview::Command { command, cwd }) => {
+            // The whole command, wrapped: nothing of it may hide past the edge.
+            let room = width.saturating_sub(2).max(20);
+            let mut lines: Vec<String> = command
+                .lines()
+                .flat_map(|line| hard_wrap(&neutralize(line), room))
+                .map(|line| s.bold(&line))
+                .collect();
+            lines.push(s.dim(&format!("in {}", neutralize(cwd))));
+            lines
+        }
+        Some(Preview::Diff {
+            path,
+            diff,
+            created,
+        }) => {
+            let verb = if *created { "create" } else { "change" };
+            let mut lines = vec![s.bold(&format!("{verb} {}", neutralize(path)))];
+            lines.extend(full_diff(s, diff));
+            lines
+        }
+        None => serde_json::to_string_pretty(&request.arguments)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| neutralize(line).into_owned())
+            .collect(),
+    };
+    if body.len() > QUESTION_SHOWN_LINES {
+        let more = body.len() - QUESTION_SHOWN_LINES;
+        body.truncate(QUESTION_SHOWN_LINES);
+        body.push(s.dim(&format!("… {more} more lines")));
+    }
+    for line in body {
+        out.push_str(&fit(&format!("{bar} {line}"), width));
+        out.push('\n');
+    }
+    let reason = request
+        .reason
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    out.push_str(&fit(
+        &format!("{bar} {}", s.dim(&format!("why: {}", neutralize(&reason)))),
+        width,
+    ));
+    out.push('\n');
+    out.push_str(&fit(
+        &format!(
+            "{bar} {}",
+            s.dim(&format!(
+                "a: allow {} for the rest of the session",
+                neutralize(&request.session_rule.to_string())
+            ))
+        ),
+        width,
+    ));
+    out.push('\n');
+    out
+}
+
+/// `text` in pieces of at most `width` columns.
+fn hard_wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > width {
+            lines.push(String::new());
+            used = 0;
+        }
+        used += w;
+        if let Some(line) = lines.last_mut() {
+            line.push(c);
+        }
+    }
+    lines
+}
+
+/// The keys that answer it.
+pub(crate) fn keys_line(s: Style) -> String {
+    format!(
+        "{} {} yes · {} yes for the session · {} no · {} no, say why · {} ",
+        s.warn("╰"),
+        s.bold("y"),
+        s.bold("a"),
+        s.bold("n"),
+        s.bold("r"),
+        s.dim("Esc no ›")
+    )
+}
+
+fn answered(s: Style, answer: &Approval) -> String {
+    match answer {
+        Approval::Yes => s.added("  ✓ yes"),
+        Approval::YesForSession => s.added("  ✓ yes, for the rest of the session"),
+        Approval::No => s.error("  ✗ no"),
+        Approval::NoBecause(why) => s.error(&format!("  ✗ no: {}", neutralize(why))),
+        Approval::Cancelled => s.error("  ✗ interrupted"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(preview: Option<Preview>) -> ApprovalRequest {
+        ApprovalRequest {
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            arguments: serde_json::json!({"command": "cargo test --workspace && rm -rf target/debug/incremental"}),
+            preview,
+            reason: "this command may change files".into(),
+            session_rule: Rule::parse("bash(cargo test:*)", None).unwrap(),
+            agent: None,
+        }
+    }
+
+    fn shown(width: usize, request: &ApprovalRequest) -> String {
+        let s = Style::plain();
+        format!("{}{}", question(s, width, request), keys_line(s))
+    }
+
+    #[test]
+    fn a_command_question_at_80_and_120_columns() {
+        let request = request(Some(Preview::Command {
+            command: "cargo test --workspace && rm -rf target/debug/incremental && echo done with all of it".into(),
+            cwd: "/home/me/project".into(),
+        }));
+        insta::assert_snapshot!("command_80", shown(80, &request));
+        insta::assert_snapshot!("command_120", shown(120, &request));
+    }
+
+    #[test]
+    fn an_edit_question_shows_its_diff() {
+        let mut request = request(Some(Preview::Diff {
+            path: "src/main.py".into(),
+            diff: "--- src/main.py\n+++ src/main.py\n@@ -1,3 +1,3 @@\n-import utils\n+import helpers\n \n def main():\n".into(),
+            created: false,
+        }));
+        request.tool = "edit_file".into();
+        request.session_rule = Rule::parse("edit_file(src/**)", None).unwrap();
+        insta::assert_snapshot!("edit_80", shown(80, &request));
+        insta::assert_snapshot!("edit_120", shown(120, &request));
+    }
+}

@@ -1,0 +1,131 @@
+//! What the session shows at its start: the banner, a resumed session's last exchange, and
+//! the first-time question whether to trust a project with hooks.
+
+use std::path::Path;
+
+use rein_core::agent::Agent;
+use rein_llm::{Part, Role};
+
+use super::{Repl, editor};
+use crate::args::Args;
+use crate::exit::Exit;
+use crate::render::{self, Style};
+use crate::setup;
+
+impl Repl {
+    /// The banner: version, model, provider, directory, session, permission mode.
+    pub(super) fn banner(&self, agent: &Agent) {
+        let s = self.style;
+        let provider = match agent.provider_kind() {
+            rein_llm::ProviderKind::OpenAi => "openai",
+            rein_llm::ProviderKind::Anthropic => "anthropic",
+        };
+        self.say(&format!(
+            "{} {} · {} · {}",
+            s.bold("rein"),
+            env!("CARGO_PKG_VERSION"),
+            s.bold(&render::neutralize(agent.model())),
+            s.dim(provider),
+        ));
+        self.say(&s.dim(&format!(
+            "{} · session {} · permissions: {}",
+            render::neutralize(&home_relative(&self.cwd)),
+            self.session_id,
+            rein_core::permissions::PermissionMode::from(self.args.permission_mode).as_str()
+        )));
+        self.say(&s.dim("/help for commands · @file to attach · !cmd to run · Ctrl+D to leave"));
+    }
+
+    /// A resumed session's last request and answer.
+    pub(super) fn show_last_exchange(&self, agent: &Agent) {
+        let history = agent.history();
+        let Some(asked) = history.iter().rposition(|m| {
+            m.role == Role::User && m.parts.iter().any(|p| matches!(p, Part::Text { .. }))
+        }) else {
+            return;
+        };
+        let text_of = |index: usize| -> String {
+            history[index]
+                .parts
+                .iter()
+                .find_map(|p| match p {
+                    Part::Text { text } => Some(text.clone()),
+                    Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) => None,
+                })
+                .unwrap_or_default()
+        };
+        let request = text_of(asked);
+        let first_line = request.lines().next().unwrap_or_default();
+        self.say(&self.style.dim("Last exchange:"));
+        self.say(&format!(
+            "{}{}",
+            self.style.accent(editor::PROMPT),
+            self.style.italic(&render::fit(
+                &render::neutralize(first_line),
+                self.live.width().saturating_sub(2)
+            ))
+        ));
+        let answer = history[asked + 1..]
+            .iter()
+            .rposition(|m| m.role == Role::Assistant)
+            .map(|i| text_of(asked + 1 + i))
+            .unwrap_or_default();
+        if !answer.trim().is_empty() {
+            self.live.markdown(&answer);
+        }
+    }
+}
+
+/// When a project's hooks would not run because it is not trusted, asks once whether to
+/// trust it (`rein trust` does the same).
+pub(super) fn ask_trust_once(args: &Args, s: Style) -> Result<(), Exit> {
+    let Some(untrusted) = setup::untrusted_project(args) else {
+        return Ok(());
+    };
+    let mut out = std::io::stdout();
+    use std::io::Write;
+    let _ = writeln!(
+        out,
+        "{}\n{}",
+        s.warn(&format!(
+            "This project ({}) has hooks in {} that run commands on your machine.",
+            render::neutralize(&untrusted.project.display().to_string()),
+            render::neutralize(&untrusted.files.join(", "))
+        )),
+        s.dim("They run only once you trust the project. Trust it? [y/N] ")
+    );
+    let _ = out.flush();
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return Ok(());
+    }
+    if matches!(answer.trim(), "y" | "Y" | "yes") {
+        if let Err(e) = setup::trust(&untrusted.project) {
+            render::error(&format!("cannot record the trust: {e}"));
+            return Err(Exit::Runtime);
+        }
+        let _ = writeln!(out, "{}", s.dim("Trusted: its hooks will run."));
+    } else {
+        let _ = writeln!(
+            out,
+            "{}",
+            s.dim("Not trusted: its hooks will not run (`rein trust` changes that).")
+        );
+    }
+    Ok(())
+}
+
+/// `~/project` for a path under the home directory.
+fn home_relative(path: &Path) -> String {
+    match std::env::home_dir() {
+        Some(home) if path.starts_with(&home) && home != Path::new("/") => {
+            let rest = path.strip_prefix(&home).unwrap_or(path);
+            if rest.as_os_str().is_empty() {
+                "~".to_owned()
+            } else {
+                format!("~/{}", rest.display())
+            }
+        }
+        _ => path.display().to_string(),
+    }
+}

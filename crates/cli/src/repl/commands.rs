@@ -1,0 +1,306 @@
+//! What each slash command does.
+
+use clap::ValueEnum;
+use rein_core::agent::{Agent, CompactOutcome};
+use rein_core::session::SessionStore;
+use rein_llm::{Part, Role};
+
+use super::slash::{self, Slash};
+use super::{Flow, Rebuild, Repl};
+use crate::args::PermissionMode;
+use crate::render::{self, fit, full_diff, neutralize};
+
+/// Sessions `/sessions` lists.
+const SESSIONS_LISTED: usize = 20;
+
+impl Repl {
+    /// Runs a slash command.
+    pub(super) async fn slash(&mut self, agent: &mut Agent, command: Slash) -> Flow {
+        let s = self.style;
+        match command {
+            Slash::Help => self.live.write(&slash::help(s)),
+            Slash::Model(None) => self.say(&format!(
+                "model: {} ({}) · switch with /model NAME",
+                s.bold(&neutralize(agent.model())),
+                provider_name(agent)
+            )),
+            Slash::Model(Some(name)) => {
+                let mut args = self.same_session();
+                args.model = Some(name.clone());
+                // The provider follows the model (and the base URL), unless set there.
+                args.provider = None;
+                self.say(&s.dim(&format!("switching to {}…", neutralize(&name))));
+                return Flow::Rebuild(Box::new(Rebuild {
+                    args,
+                    other_session: false,
+                }));
+            }
+            Slash::Tokens => {
+                let usage = self.session_usage(agent);
+                self.say(&format!("{} in this session", render::tokens(&usage)));
+            }
+            Slash::Cost => {
+                let usage = self.session_usage(agent);
+                match render::cost(agent.model(), &usage) {
+                    Some(cost) => self.say(&format!("{cost} so far in this session")),
+                    None => self.say(&format!(
+                        "the price of {} is unknown; {}",
+                        neutralize(agent.model()),
+                        render::tokens(&usage)
+                    )),
+                }
+            }
+            Slash::Context => {
+                let report = agent.context_report().await.to_string();
+                self.say(neutralize(&report).trim_end());
+            }
+            Slash::Compact(focus) => {
+                let running = self.begin("compacting");
+                let outcome = agent
+                    .compact(focus.as_deref(), &self.events, &running.cancel)
+                    .await;
+                let _ = self.end(running);
+                match outcome {
+                    // The compaction's own line said what was done.
+                    CompactOutcome::Compacted(_) => {}
+                    CompactOutcome::NothingToCompact => {
+                        self.say(&s.dim("nothing to compact yet: the conversation is short"));
+                    }
+                    CompactOutcome::Cancelled => {
+                        self.say(&s.warn("compaction interrupted; the context is unchanged"));
+                    }
+                }
+            }
+            Slash::Diff => self.diff(),
+            Slash::Sessions => self.sessions(),
+            Slash::Resume(None) => self.say("usage: /resume ID (see /sessions for the ids)"),
+            Slash::Resume(Some(id)) => {
+                if id == self.session_id {
+                    self.say(&s.dim("that is this session"));
+                    return Flow::Continue;
+                }
+                let mut args = self.args.clone();
+                args.resume = Some(id);
+                args.continue_session = false;
+                // The session's own model, unless one was chosen on the command line.
+                return Flow::Rebuild(Box::new(Rebuild {
+                    args,
+                    other_session: true,
+                }));
+            }
+            Slash::Clear => {
+                let mut args = self.args.clone();
+                args.resume = None;
+                args.continue_session = false;
+                return Flow::Rebuild(Box::new(Rebuild {
+                    args,
+                    other_session: true,
+                }));
+            }
+            Slash::Permissions(None) => self.permissions(),
+            Slash::Permissions(Some(mode)) => match PermissionMode::from_str(&mode, true) {
+                Ok(mode) => {
+                    let mut args = self.same_session();
+                    args.permission_mode = mode;
+                    self.say(&s.dim(&format!(
+                        "permission mode: {}",
+                        rein_core::permissions::PermissionMode::from(mode).as_str()
+                    )));
+                    return Flow::Rebuild(Box::new(Rebuild {
+                        args,
+                        other_session: false,
+                    }));
+                }
+                Err(_) => self.say(&s.error(&format!(
+                    "unknown mode {}: one of {}",
+                    neutralize(&mode),
+                    slash::MODES.join(", ")
+                ))),
+            },
+            Slash::Todos => {
+                let todos = agent.todos();
+                if todos.is_empty() {
+                    self.say(&s.dim("no todo list yet"));
+                } else {
+                    self.say(&todo_list(&todos));
+                }
+            }
+            Slash::Exit => return Flow::Exit,
+            Slash::Unknown(name) => self.say(&format!(
+                "Unknown command: {} (try /help)",
+                neutralize(&name)
+            )),
+        }
+        Flow::Continue
+    }
+
+    /// Tokens of the whole session: earlier runs and this one.
+    fn session_usage(&self, agent: &Agent) -> rein_llm::Usage {
+        let mut usage = self.earlier_usage;
+        usage += agent.total_usage();
+        usage
+    }
+
+    /// The arguments that reopen this session.
+    fn same_session(&self) -> crate::args::Args {
+        let mut args = self.args.clone();
+        args.resume = Some(self.session_id.clone());
+        args.continue_session = false;
+        args
+    }
+
+    /// `/diff`: each file changed this session, with the diffs of its edits.
+    fn diff(&self) {
+        let s = self.style;
+        let edits = self.live.edits();
+        if edits.is_empty() {
+            self.say(&s.dim("no files changed in this session"));
+            return;
+        }
+        let mut paths: Vec<&str> = Vec::new();
+        for edit in &edits {
+            if !paths.contains(&edit.path.as_str()) {
+                paths.push(&edit.path);
+            }
+        }
+        let width = self.live.width();
+        let mut out = String::new();
+        for path in paths {
+            out.push_str(&s.bold(&neutralize(path)));
+            out.push('\n');
+            for edit in edits.iter().filter(|e| e.path == path) {
+                for line in full_diff(s, &edit.diff) {
+                    out.push_str(&fit(&format!("  {line}"), width));
+                    out.push('\n');
+                }
+            }
+        }
+        self.live.write(&out);
+    }
+
+    /// `/sessions`: the newest sessions of this directory.
+    fn sessions(&self) {
+        let s = self.style;
+        let store = SessionStore::new(&self.rein_home);
+        let mut sessions = match store.list() {
+            Ok(sessions) => sessions,
+            Err(e) => {
+                self.say(&s.error(&format!("cannot list the sessions: {e}")));
+                return;
+            }
+        };
+        sessions.retain(|summary| summary.header.cwd == self.cwd);
+        sessions.sort_by_key(|summary| std::cmp::Reverse(summary.modified));
+        if sessions.is_empty() {
+            self.say(&s.dim("no sessions here yet"));
+            return;
+        }
+        let width = self.live.width();
+        let mut out = String::new();
+        for summary in sessions.iter().take(SESSIONS_LISTED) {
+            let id = &summary.header.id;
+            let first = store
+                .load(id)
+                .ok()
+                .and_then(|loaded| {
+                    loaded
+                        .messages
+                        .iter()
+                        .find(|m| m.role == Role::User)
+                        .and_then(|m| {
+                            m.parts.iter().find_map(|p| match p {
+                                Part::Text { text } => {
+                                    Some(text.lines().next().unwrap_or_default().to_owned())
+                                }
+                                Part::Reasoning { .. }
+                                | Part::ToolCall(_)
+                                | Part::ToolResult(_) => None,
+                            })
+                        })
+                })
+                .unwrap_or_default();
+            let date = summary
+                .header
+                .created
+                .get(..16)
+                .unwrap_or(&summary.header.created)
+                .replace('T', " ");
+            let marker = if *id == self.session_id { "*" } else { " " };
+            let line = format!(
+                "{marker} {}  {}  {}",
+                s.bold(id),
+                s.dim(&date),
+                neutralize(&first)
+            );
+            out.push_str(&fit(&line, width));
+            out.push('\n');
+        }
+        out.push_str(&s.dim("continue one with /resume ID\n"));
+        self.live.write(&out);
+    }
+
+    /// `/permissions`: the mode, the rules, and what was allowed for the session.
+    fn permissions(&self) {
+        let s = self.style;
+        let mode = rein_core::permissions::PermissionMode::from(self.args.permission_mode);
+        let mut out = format!(
+            "mode: {} · change with /permissions {}\n",
+            s.bold(mode.as_str()),
+            slash::MODES.join("|")
+        );
+        match crate::setup::rule_lists(&self.args) {
+            Ok(lists) => {
+                for (name, rules) in [
+                    ("allow", &lists.allow),
+                    ("ask", &lists.ask),
+                    ("deny", &lists.deny),
+                ] {
+                    if rules.is_empty() {
+                        continue;
+                    }
+                    out.push_str(&format!("{name}:\n"));
+                    for rule in rules {
+                        out.push_str(&format!(
+                            "  {} {}\n",
+                            neutralize(&rule.text),
+                            s.dim(&format!("({})", neutralize(&rule.source.to_string())))
+                        ));
+                    }
+                }
+            }
+            Err(message) => out.push_str(&s.error(&format!("cannot read the rules: {message}\n"))),
+        }
+        let granted = self.interaction.granted();
+        if !granted.is_empty() {
+            out.push_str("allowed for this session:\n");
+            for rule in granted {
+                out.push_str(&format!("  {}\n", neutralize(&rule.to_string())));
+            }
+        }
+        self.live.write(&out);
+    }
+}
+
+fn provider_name(agent: &Agent) -> &'static str {
+    match agent.provider_kind() {
+        rein_llm::ProviderKind::OpenAi => "openai",
+        rein_llm::ProviderKind::Anthropic => "anthropic",
+    }
+}
+
+/// The model's todo list, one item a line with its state.
+fn todo_list(todos: &[rein_core::tools::TodoItem]) -> String {
+    use rein_core::tools::TodoStatus;
+    todos
+        .iter()
+        .map(|todo| {
+            let mark = match todo.status {
+                TodoStatus::Completed => "☑",
+                TodoStatus::InProgress => "▶",
+                TodoStatus::Pending => "☐",
+            };
+            format!("{mark} {}", neutralize(&todo.content))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

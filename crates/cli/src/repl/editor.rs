@@ -1,0 +1,269 @@
+//! The input line: rustyline with rein's keys. Persistent history in `$REIN_HOME/history`
+//! (Ctrl+R searches it), a paste keeps its newlines (bracketed paste), Alt+Enter or a
+//! trailing `\` adds a line, Tab completes slash commands and paths after `@`, Ctrl+C
+//! clears a line (and, on an empty one, is handed to the REPL to warn or exit).
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use rustyline::completion::{Completer, Pair};
+use rustyline::highlight::{CmdKind, Highlighter};
+use rustyline::hint::Hinter;
+use rustyline::history::FileHistory;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{
+    Cmd, CompletionType, ConditionalEventHandler, Config, Context, Editor, Event, EventContext,
+    EventHandler, Helper, KeyCode, KeyEvent, Modifiers, Movement, RepeatCount,
+};
+
+use super::slash;
+
+/// Entries kept in the history file.
+const HISTORY_ENTRIES: usize = 10_000;
+/// Completions offered for one `@` path.
+const PATH_COMPLETIONS: usize = 200;
+
+/// The prompt.
+pub(crate) const PROMPT: &str = "› ";
+
+/// The line editor.
+pub(crate) type LineEditor = Editor<ReplHelper, FileHistory>;
+
+/// Completion and multi-line input for the editor.
+#[derive(Debug)]
+pub(crate) struct ReplHelper {
+    cwd: PathBuf,
+    colored: bool,
+}
+
+/// A line editor for the REPL in `cwd`, its history loaded from `history`.
+pub(crate) fn new(cwd: &Path, history: &Path, colored: bool) -> rustyline::Result<LineEditor> {
+    let config = Config::builder()
+        .max_history_size(HISTORY_ENTRIES)?
+        .history_ignore_dups(true)?
+        .history_ignore_space(true)
+        .auto_add_history(false)
+        .completion_type(CompletionType::List)
+        .bracketed_paste(true)
+        // rein ends all its output with a newline: no need to ask the terminal.
+        .check_cursor_position(false)
+        .build();
+    let mut editor = LineEditor::with_config(config)?;
+    editor.set_helper(Some(ReplHelper {
+        cwd: cwd.to_path_buf(),
+        colored,
+    }));
+    editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
+    editor.bind_sequence(
+        KeyEvent::ctrl('C'),
+        EventHandler::Conditional(Box::new(CtrlC)),
+    );
+    // No history yet, or one rein cannot read: start afresh.
+    let _ = editor.load_history(history);
+    Ok(editor)
+}
+
+/// Adds `line` to the history and appends it to the file, which only its owner may read
+/// (requests can hold secrets).
+pub(crate) fn remember(editor: &mut LineEditor, history: &Path, line: &str) {
+    let _ = editor.add_history_entry(line);
+    if !history.exists() {
+        if let Some(dir) = history.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(history);
+    }
+    let _ = editor.append_history(history);
+}
+
+/// What was typed, with `\` line continuations joined into newlines.
+pub(crate) fn joined(line: &str) -> String {
+    line.replace("\\\n", "\n")
+}
+
+/// Ctrl+C: clears a line with text in it; on an empty line, ends the input with
+/// `Interrupted` for the REPL to decide.
+struct CtrlC;
+
+impl ConditionalEventHandler for CtrlC {
+    fn handle(
+        &self,
+        _event: &Event,
+        _count: RepeatCount,
+        _positive: bool,
+        ctx: &EventContext<'_>,
+    ) -> Option<Cmd> {
+        if ctx.line().is_empty() {
+            Some(Cmd::Interrupt)
+        } else {
+            Some(Cmd::Kill(Movement::WholeBuffer))
+        }
+    }
+}
+
+impl Helper for ReplHelper {}
+
+impl Hinter for ReplHelper {
+    type Hint = String;
+}
+
+impl Highlighter for ReplHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        _default: bool,
+    ) -> Cow<'b, str> {
+        if self.colored {
+            Cow::Owned(format!("\x1b[1;36m{prompt}\x1b[0m"))
+        } else {
+            Cow::Borrowed(prompt)
+        }
+    }
+
+    fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
+        false
+    }
+}
+
+impl Validator for ReplHelper {
+    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        // A trailing backslash asks for another line.
+        if ctx.input().ends_with('\\') {
+            Ok(ValidationResult::Incomplete)
+        } else {
+            Ok(ValidationResult::Valid(None))
+        }
+    }
+}
+
+impl Completer for ReplHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let before = &line[..pos];
+        let start = before.rfind(char::is_whitespace).map_or(0, |i| {
+            i + before[i..].chars().next().map_or(1, char::len_utf8)
+        });
+        let word = &before[start..];
+        if start == 0 && word.starts_with('/') {
+            return Ok((0, complete_command(word)));
+        }
+        if let Some(argument) = before.strip_prefix("/permissions ") {
+            return Ok((
+                "/permissions ".len(),
+                slash::MODES
+                    .iter()
+                    .filter(|mode| mode.starts_with(argument))
+                    .map(|mode| pair(mode, mode))
+                    .collect(),
+            ));
+        }
+        if let Some(path) = word.strip_prefix('@') {
+            return Ok((start, complete_path(&self.cwd, path)));
+        }
+        Ok((pos, Vec::new()))
+    }
+}
+
+fn pair(display: &str, replacement: &str) -> Pair {
+    Pair {
+        display: display.to_owned(),
+        replacement: replacement.to_owned(),
+    }
+}
+
+/// Slash commands starting with `word`.
+fn complete_command(word: &str) -> Vec<Pair> {
+    slash::COMMANDS
+        .iter()
+        .filter(|command| command.name.starts_with(word))
+        .map(|command| {
+            let replacement = if command.argument.is_empty() {
+                command.name.to_owned()
+            } else {
+                format!("{} ", command.name)
+            };
+            pair(command.name, &replacement)
+        })
+        .collect()
+}
+
+/// Files and directories whose path starts with `typed` (relative to `cwd`), as `@path`.
+fn complete_path(cwd: &Path, typed: &str) -> Vec<Pair> {
+    let (dir, prefix) = match typed.rfind('/') {
+        Some(i) => (&typed[..=i], &typed[i + 1..]),
+        None => ("", typed),
+    };
+    let base = if dir.starts_with('/') {
+        PathBuf::from(dir)
+    } else if let Some(rest) = dir.strip_prefix("~/") {
+        std::env::home_dir().unwrap_or_default().join(rest)
+    } else {
+        cwd.join(dir)
+    };
+    let Ok(entries) = std::fs::read_dir(&base) else {
+        return Vec::new();
+    };
+    let mut found: Vec<Pair> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            if !name.starts_with(prefix) || (name.starts_with('.') && !prefix.starts_with('.')) {
+                return None;
+            }
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            let shown = if is_dir { format!("{name}/") } else { name };
+            Some(pair(&shown, &format!("@{dir}{shown}")))
+        })
+        .take(PATH_COMPLETIONS)
+        .collect();
+    found.sort_by(|a, b| a.display.cmp(&b.display));
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_complete_from_their_start() {
+        let names: Vec<String> = complete_command("/co")
+            .into_iter()
+            .map(|p| p.replacement)
+            .collect();
+        assert_eq!(names, ["/cost", "/context", "/compact "]);
+    }
+
+    #[test]
+    fn paths_complete_after_an_at_sign() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(dir.path().join(".env"), "").unwrap();
+        let found: Vec<String> = complete_path(dir.path(), "")
+            .into_iter()
+            .map(|p| p.replacement)
+            .collect();
+        assert_eq!(found, ["@src/"]);
+        let found: Vec<String> = complete_path(dir.path(), "src/m")
+            .into_iter()
+            .map(|p| p.replacement)
+            .collect();
+        assert_eq!(found, ["@src/main.rs"]);
+    }
+
+    #[test]
+    fn backslash_newlines_join() {
+        assert_eq!(joined("a \\\nb"), "a \nb");
+    }
+}

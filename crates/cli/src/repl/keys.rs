@@ -1,0 +1,365 @@
+//! Keys pressed while a turn runs. A thread reads stdin (the terminal stays in keys mode for
+//! the whole session, see `terminal.rs`) and
+//! routes each key: to the open approval question (`y`, `a`, `n`, `r` then a reason, Esc),
+//! or to the type-ahead kept for after the turn; Ctrl+C cancels the turn either way.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rein_core::interaction::Approval;
+use rustix::event::{PollFd, PollFlags, Timespec};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::render::Live;
+
+/// How often the reader looks whether it should stop.
+const STOP_CHECK: Duration = Duration::from_millis(40);
+const CTRL_C: u8 = 0x03;
+const CTRL_D: u8 = 0x04;
+const ESC: u8 = 0x1b;
+const BACKSPACE: u8 = 0x7f;
+const CTRL_H: u8 = 0x08;
+
+/// What the key reader shares with the REPL and its approvals.
+pub(crate) struct KeyShared {
+    live: Arc<Live>,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// The running turn's cancellation, while one runs.
+    cancel: Option<CancellationToken>,
+    /// What the person typed during the turn.
+    typeahead: String,
+    /// Ctrl+D on nothing typed: leave once the turn is over.
+    leave: bool,
+    /// Bytes of a character split between two reads.
+    partial: Vec<u8>,
+    /// The question waiting for a key.
+    question: Option<Question>,
+}
+
+struct Question {
+    answer: oneshot::Sender<Approval>,
+    /// `Some` while the person types why they refuse.
+    reason: Option<String>,
+}
+
+impl KeyShared {
+    /// Keys shown through `live`.
+    pub(crate) fn new(live: Arc<Live>) -> Arc<Self> {
+        Arc::new(KeyShared {
+            live,
+            inner: Mutex::new(Inner::default()),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Opens a question; the answer comes when the person presses a key. `None` when no
+    /// turn is reading keys.
+    pub(crate) fn ask(&self) -> Option<oneshot::Receiver<Approval>> {
+        let mut inner = self.lock();
+        inner.cancel.as_ref()?;
+        let (answer, receiver) = oneshot::channel();
+        inner.question = Some(Question {
+            answer,
+            reason: None,
+        });
+        Some(receiver)
+    }
+
+    /// Starts reading keys for a turn cancelled by `cancel`.
+    pub(crate) fn start(self: &Arc<Self>, cancel: CancellationToken) -> TurnKeys {
+        {
+            let mut inner = self.lock();
+            inner.cancel = Some(cancel);
+            inner.typeahead.clear();
+            inner.partial.clear();
+            inner.leave = false;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let shared = Arc::clone(self);
+        let stopping = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("keys".into())
+            .spawn(move || read_keys(&shared, &stopping))
+            .ok();
+        TurnKeys {
+            shared: Arc::clone(self),
+            stop,
+            thread,
+        }
+    }
+
+    fn keys(&self, bytes: &[u8]) {
+        let mut inner = self.lock();
+        if let Some(question) = inner.question.as_mut() {
+            match question.reason.as_mut() {
+                None => {
+                    let answer = match bytes.first() {
+                        Some(b'y' | b'Y') => Some(Approval::Yes),
+                        Some(b'a' | b'A') => Some(Approval::YesForSession),
+                        Some(b'n' | b'N') => Some(Approval::No),
+                        Some(&ESC) if bytes.len() == 1 => Some(Approval::No),
+                        Some(&CTRL_C) => Some(Approval::Cancelled),
+                        Some(b'r' | b'R') => {
+                            question.reason = Some(String::new());
+                            self.live.write_inline("\r\x1b[K  why not? ");
+                            None
+                        }
+                        _ => None,
+                    };
+                    if let Some(answer) = answer {
+                        self.answer(&mut inner, answer);
+                    }
+                }
+                Some(reason) => {
+                    let mut answer = None;
+                    for c in String::from_utf8_lossy(bytes).chars() {
+                        match c {
+                            '\r' | '\n' => {
+                                let why = reason.trim().to_owned();
+                                answer = Some(if why.is_empty() {
+                                    Approval::No
+                                } else {
+                                    Approval::NoBecause(why)
+                                });
+                                break;
+                            }
+                            '\u{3}' => {
+                                answer = Some(Approval::Cancelled);
+                                break;
+                            }
+                            '\u{1b}' if bytes.len() == 1 => {
+                                answer = Some(Approval::No);
+                                break;
+                            }
+                            '\u{7f}' | '\u{8}' if reason.pop().is_some() => {
+                                self.live.write_inline("\x08 \x08");
+                            }
+                            c if !c.is_control() => {
+                                reason.push(c);
+                                let mut echo = [0; 4];
+                                self.live.write_inline(c.encode_utf8(&mut echo));
+                            }
+                            _ => {}
+                        }
+                    }
+                    if let Some(answer) = answer {
+                        self.live.write_inline("\n");
+                        self.answer(&mut inner, answer);
+                    }
+                }
+            }
+            return;
+        }
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                CTRL_C => {
+                    if let Some(cancel) = &inner.cancel {
+                        cancel.cancel();
+                    }
+                }
+                CTRL_D if inner.typeahead.is_empty() => inner.leave = true,
+                BACKSPACE | CTRL_H => {
+                    inner.typeahead.pop();
+                }
+                b'\r' | b'\n' => inner.typeahead.push('\n'),
+                ESC => {
+                    // An escape sequence (arrows and the like) is not text.
+                    i += 1;
+                    if bytes.get(i) == Some(&b'[') || bytes.get(i) == Some(&b'O') {
+                        i += 1;
+                        while i < bytes.len() && !bytes[i].is_ascii_alphabetic() && bytes[i] != b'~'
+                        {
+                            i += 1;
+                        }
+                    }
+                }
+                b if b < 0x20 && b != b'\t' => {}
+                _ => {
+                    inner.partial.push(bytes[i]);
+                    let partial = std::mem::take(&mut inner.partial);
+                    match std::str::from_utf8(&partial) {
+                        Ok(text) => inner.typeahead.push_str(text),
+                        Err(e) if e.error_len().is_none() => inner.partial = partial,
+                        Err(_) => inner.typeahead.push('\u{FFFD}'),
+                    }
+                }
+            }
+            i += 1;
+        }
+        let mut shown = inner.typeahead.clone();
+        if inner.leave {
+            shown.push_str(" (then leave)");
+        }
+        drop(inner);
+        self.live.set_queued(&shown);
+    }
+
+    fn answer(&self, inner: &mut Inner, answer: Approval) {
+        if answer == Approval::Cancelled
+            && let Some(cancel) = &inner.cancel
+        {
+            cancel.cancel();
+        }
+        if let Some(question) = inner.question.take() {
+            let _ = question.answer.send(answer);
+        }
+    }
+}
+
+/// What the person typed while a turn ran.
+#[derive(Debug, Default)]
+pub(crate) struct Typed {
+    /// The text, `\n` where Enter was pressed.
+    pub(crate) text: String,
+    /// Ctrl+D was pressed on nothing typed: leave.
+    pub(crate) leave: bool,
+}
+
+/// Keys being read for one turn.
+pub(crate) struct TurnKeys {
+    shared: Arc<KeyShared>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TurnKeys {
+    /// Stops reading and returns what was typed ahead.
+    pub(crate) fn finish(mut self) -> Typed {
+        self.stop_reading();
+        let mut inner = self.shared.lock();
+        inner.cancel = None;
+        inner.question = None;
+        Typed {
+            text: std::mem::take(&mut inner.typeahead),
+            leave: std::mem::take(&mut inner.leave),
+        }
+    }
+
+    fn stop_reading(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for TurnKeys {
+    fn drop(&mut self) {
+        self.stop_reading();
+    }
+}
+
+/// Reads stdin until told to stop (or it ends), passing keys on.
+fn read_keys(shared: &KeyShared, stop: &AtomicBool) {
+    let stdin = std::io::stdin();
+    let mut buffer = [0u8; 1024];
+    let timeout = Timespec {
+        tv_sec: 0,
+        tv_nsec: i64::from(STOP_CHECK.subsec_nanos()),
+    };
+    while !stop.load(Ordering::SeqCst) {
+        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(0) => continue,
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return,
+        }
+        if fds[0].revents().intersects(PollFlags::HUP | PollFlags::ERR)
+            && !fds[0].revents().contains(PollFlags::IN)
+        {
+            return;
+        }
+        match rustix::io::read(&stdin, &mut buffer) {
+            Ok(0) => return,
+            Ok(n) => shared.keys(&buffer[..n]),
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::{LiveOptions, Style};
+
+    fn shared() -> (Arc<KeyShared>, CancellationToken) {
+        let live = Arc::new(Live::new(
+            std::io::sink(),
+            LiveOptions {
+                style: Style::plain(),
+                width: 80,
+                spinner: false,
+                show_reasoning: true,
+                interactive: true,
+            },
+        ));
+        let keys = KeyShared::new(live);
+        let cancel = CancellationToken::new();
+        keys.lock().cancel = Some(cancel.clone());
+        (keys, cancel)
+    }
+
+    #[test]
+    fn typing_during_a_turn_is_kept_with_its_edits() {
+        let (keys, cancel) = shared();
+        keys.keys(b"abc\x7fd\x1b[A\re");
+        keys.keys("é".as_bytes().split_at(1).0);
+        keys.keys("é".as_bytes().split_at(1).1);
+        assert_eq!(keys.lock().typeahead, "abd\neé");
+        assert!(!cancel.is_cancelled());
+        keys.keys(b"\x03");
+        assert!(cancel.is_cancelled());
+    }
+
+    #[test]
+    fn ctrl_d_on_nothing_typed_leaves_after_the_turn() {
+        let (keys, _) = shared();
+        keys.keys(b"\x04");
+        assert!(keys.lock().leave);
+    }
+
+    #[test]
+    fn a_question_takes_one_key_or_a_reason() {
+        let (keys, cancel) = shared();
+        for (pressed, expected) in [
+            (&b"y"[..], Approval::Yes),
+            (b"a", Approval::YesForSession),
+            (b"N", Approval::No),
+            (b"\x1b", Approval::No),
+        ] {
+            let mut answer = keys.ask().unwrap();
+            keys.keys(b"x");
+            assert!(answer.try_recv().is_err(), "other keys do not answer");
+            keys.keys(pressed);
+            assert_eq!(answer.try_recv().unwrap(), expected);
+        }
+        let mut answer = keys.ask().unwrap();
+        keys.keys(b"r");
+        keys.keys(b"not thaX\x7ft\r");
+        assert_eq!(
+            answer.try_recv().unwrap(),
+            Approval::NoBecause("not that".into())
+        );
+        assert!(
+            keys.lock().typeahead.is_empty(),
+            "answers are not type-ahead"
+        );
+        let mut answer = keys.ask().unwrap();
+        keys.keys(b"\x03");
+        assert_eq!(answer.try_recv().unwrap(), Approval::Cancelled);
+        assert!(cancel.is_cancelled());
+    }
+}

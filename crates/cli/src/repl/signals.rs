@@ -1,0 +1,112 @@
+//! Signals while the REPL runs. SIGINT (sent by another program; the terminal's Ctrl+C is
+//! read as a key) stops the running turn. SIGTERM, SIGHUP and SIGQUIT stop the turn and end
+//! rein with their status once it is saved; at the prompt they end it at once, after
+//! stopping every process rein started and putting the terminal back. A second one ends
+//! rein whatever it is doing.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rein_tools::bash::ProcessTracker;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio_util::sync::CancellationToken;
+
+use super::terminal::SavedModes;
+use crate::exit::Exit;
+
+/// What the signal handlers act on.
+#[derive(Clone)]
+pub(crate) struct Signals {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    turn: Mutex<Option<CancellationToken>>,
+    processes: Mutex<ProcessTracker>,
+    exit: AtomicU8,
+    modes: SavedModes,
+}
+
+impl Signals {
+    /// Installs the handlers; `modes` are the terminal's modes to put back on the way out.
+    pub(crate) fn install(processes: ProcessTracker, modes: SavedModes) -> Self {
+        let signals = Signals {
+            shared: Arc::new(Shared {
+                turn: Mutex::new(None),
+                processes: Mutex::new(processes),
+                exit: AtomicU8::new(0),
+                modes,
+            }),
+        };
+        for (kind, exit) in [
+            (SignalKind::interrupt(), Exit::Interrupted),
+            (SignalKind::terminate(), Exit::Terminated),
+            (SignalKind::hangup(), Exit::HungUp),
+            (SignalKind::quit(), Exit::Quit),
+        ] {
+            let Ok(mut stream) = signal(kind) else {
+                continue;
+            };
+            let shared = Arc::clone(&signals.shared);
+            tokio::spawn(async move {
+                while stream.recv().await.is_some() {
+                    shared.received(exit);
+                }
+            });
+        }
+        signals
+    }
+
+    /// The turn that signals stop now (`None` between turns).
+    pub(crate) fn set_turn(&self, turn: Option<CancellationToken>) {
+        *self
+            .shared
+            .turn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = turn;
+    }
+
+    /// The processes to stop on the way out (they change with the agent).
+    pub(crate) fn set_processes(&self, processes: ProcessTracker) {
+        *self
+            .shared
+            .processes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = processes;
+    }
+
+    /// How rein should exit because of a signal, if one came that ends it.
+    pub(crate) fn exit(&self) -> Option<Exit> {
+        Exit::for_signal_status(self.shared.exit.load(Ordering::SeqCst))
+    }
+}
+
+impl Shared {
+    fn received(&self, signal: Exit) {
+        let turn = self
+            .turn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if signal == Exit::Interrupted {
+            if let Some(turn) = turn {
+                turn.cancel();
+            }
+            return;
+        }
+        let first = self.exit.load(Ordering::SeqCst) == 0;
+        self.exit.store(signal.code(), Ordering::SeqCst);
+        match turn {
+            Some(turn) if first => turn.cancel(),
+            // At the prompt, or a second signal: nothing to save, end now.
+            _ => {
+                self.processes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .kill_all_blocking();
+                self.modes.restore();
+                std::process::exit(i32::from(signal.code()));
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Running something that may take a while: a turn, a `!command`, a file to attach. Keys are
+//! read and the spinner runs until it is over.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rein_core::agent::{Agent, TurnStop};
+use tokio_util::sync::CancellationToken;
+
+use super::keys::Typed;
+use super::{Repl, Running, SPINNER_TICK, attach, terminal};
+use crate::render::{self, TurnFigures};
+
+impl Repl {
+    /// One request to the model; returns what was typed ahead, or (as the error) the input
+    /// to edit again when it was not sent.
+    pub(super) async fn turn(&mut self, agent: &mut Agent, input: &str) -> Result<Typed, String> {
+        let running = self.begin("thinking");
+        let mut files = Vec::new();
+        for path in attach::mentioned_paths(input) {
+            let outcome = self
+                .direct(
+                    agent,
+                    "read_file",
+                    serde_json::json!({ "file_path": path }),
+                    &running,
+                )
+                .await;
+            if outcome.is_error || outcome.cancelled {
+                self.end(running);
+                self.say(&self.style.error(&format!(
+                    "not sent: @{} could not be attached (edit the request and press Enter)",
+                    render::neutralize(&path)
+                )));
+                return Err(input.to_owned());
+            }
+            files.push(attach::Attached {
+                path,
+                content: outcome.content,
+            });
+        }
+        let request = attach::request(input, &self.shell_notes, &files);
+        self.shell_notes.clear();
+        let outcome = agent
+            .run_turn(&request, &self.events, running.cancel.clone())
+            .await;
+        let elapsed = running.started.elapsed();
+        let typed = self.end(running);
+        match outcome.stop() {
+            TurnStop::EndTurn => {}
+            TurnStop::MaxTokens => {
+                self.say(
+                    &self
+                        .style
+                        .warn("the answer was cut at the model's output limit"),
+                );
+            }
+            TurnStop::MaxRounds => self.say(&self.style.warn(&format!(
+                "stopped after {} rounds (the limit); say \"continue\" to go on",
+                outcome.rounds
+            ))),
+            TurnStop::RepeatedCalls => self.say(
+                &self
+                    .style
+                    .warn("stopped: the model kept making the same call with the same result"),
+            ),
+            TurnStop::Cancelled => self.say(&self.style.warn("interrupted")),
+            TurnStop::PromptBlocked => {
+                if let rein_core::agent::TurnEnd::PromptBlocked { reason } = &outcome.end {
+                    self.say(&self.style.warn(&render::neutralize(
+                        &crate::report::blocked_prompt_message(reason),
+                    )));
+                }
+            }
+            TurnStop::Error => {
+                let message = outcome
+                    .error()
+                    .map_or_else(|| "the turn failed".to_owned(), ToString::to_string);
+                self.say(&self.style.error(&render::neutralize(&message)));
+            }
+        }
+        let context = if outcome.rounds > 0 {
+            let report = agent.context_report().await;
+            Some((report.used, report.usable))
+        } else {
+            None
+        };
+        self.say(&render::turn_line(
+            self.style,
+            &TurnFigures {
+                model: agent.model(),
+                usage: &outcome.usage,
+                context,
+                elapsed,
+            },
+        ));
+        Ok(typed)
+    }
+
+    /// `!command`: runs it through the permission pipeline; its output goes with the next
+    /// request.
+    pub(super) async fn shell(&mut self, agent: &Agent, command: &str) -> Typed {
+        if command.is_empty() {
+            self.say(
+                &self
+                    .style
+                    .dim("usage: !command (runs it; its output goes with your next request)"),
+            );
+            return Typed::default();
+        }
+        let running = self.begin("running");
+        let outcome = self
+            .direct(
+                agent,
+                "bash",
+                serde_json::json!({ "command": command }),
+                &running,
+            )
+            .await;
+        let typed = self.end(running);
+        if !outcome.cancelled && outcome.display != rein_tools::Display::Text {
+            self.shell_notes
+                .push(attach::shell_note(command, &outcome.content));
+            self.say(&self.style.dim("(the output goes with your next request)"));
+        }
+        typed
+    }
+
+    pub(super) async fn direct(
+        &mut self,
+        agent: &Agent,
+        tool: &str,
+        arguments: serde_json::Value,
+        running: &Running,
+    ) -> rein_core::agent::DirectOutcome {
+        self.direct_calls += 1;
+        let id = format!("person_{}", self.direct_calls);
+        agent
+            .run_direct(&id, tool, arguments, &self.events, running.cancel.clone())
+            .await
+    }
+
+    /// Starts reading keys and the spinner, for something that may take a while.
+    pub(super) fn begin(&self, label: &str) -> Running {
+        let cancel = CancellationToken::new();
+        self.signals.set_turn(Some(cancel.clone()));
+        self.live.set_width(terminal::width());
+        let keys = self.keys.start(cancel.clone());
+        self.live.begin(label);
+        let live = Arc::clone(&self.live);
+        let ticker = tokio::spawn(async move {
+            let mut every = tokio::time::interval(SPINNER_TICK);
+            loop {
+                every.tick().await;
+                live.tick();
+            }
+        });
+        Running {
+            cancel,
+            keys,
+            ticker,
+            started: Instant::now(),
+        }
+    }
+
+    /// Stops the spinner and the key reader; returns what was typed ahead.
+    pub(super) fn end(&self, running: Running) -> Typed {
+        running.ticker.abort();
+        self.live.end();
+        self.signals.set_turn(None);
+        running.keys.finish()
+    }
+}

@@ -1,0 +1,99 @@
+//! After a command the sandbox refused something: the person may let that one command run
+//! again, once, outside the sandbox (an approval); with no one to ask, the refusal is listed
+//! as a permission denial. Nothing is remembered for the session: leaving the sandbox is
+//! decided command by command.
+
+use rein_llm::ToolCall;
+use rein_tools::{Display, ToolKind, ToolOutput};
+use serde_json::Value;
+
+use super::event::AgentEvent;
+use super::runner::CallEnv;
+use crate::interaction::{Approval, ApprovalRequest};
+use crate::permissions::{CallView, Rule};
+
+impl CallEnv {
+    /// After a command the sandbox refused: asks the person whether to run it once outside
+    /// the sandbox; with no one to ask, the refusal is listed as a permission denial (the
+    /// result already tells the model).
+    pub(crate) async fn ask_outside_sandbox(
+        &self,
+        call: &ToolCall,
+        refused: &str,
+        arguments: &Value,
+    ) -> Outside {
+        if !self.runner.interaction.attended() {
+            self.events.emit(AgentEvent::PermissionDenied {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: arguments.clone(),
+                reason: format!("{refused} (no one could be asked to let it run outside)"),
+            });
+            return Outside::Keep;
+        }
+        let _asking = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => return Outside::Cancelled,
+            waited = self.runner.asking.lock() => waited,
+        };
+        let reason = format!(
+            "{refused}; run this command again, once, outside the sandbox (with your rights)?"
+        );
+        self.events.emit(AgentEvent::ApprovalRequested {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            reason: reason.clone(),
+        });
+        let view = CallView {
+            tool: &call.name,
+            kind: ToolKind::Execute,
+            arguments,
+            path: None,
+            shell: None,
+        };
+        let request = ApprovalRequest {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: arguments.clone(),
+            preview: None,
+            reason,
+            session_rule: Rule::for_session(&view),
+            agent: self.runner.agent.clone(),
+        };
+        let answer = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Approval::Cancelled,
+            answer = self.runner.interaction.approve(request) => answer,
+        };
+        match answer {
+            // One command, once: leaving the sandbox is never remembered for the session.
+            Approval::Yes | Approval::YesForSession => Outside::Rerun,
+            Approval::No | Approval::NoBecause(_) => Outside::Keep,
+            Approval::Cancelled => Outside::Cancelled,
+        }
+    }
+}
+
+/// What the person said about running a refused command outside the sandbox.
+pub(crate) enum Outside {
+    /// Yes: run it again, once, outside the sandbox.
+    Rerun,
+    /// No, or no one to ask: keep the refused result.
+    Keep,
+    /// Ctrl+C while asked.
+    Cancelled,
+}
+
+/// What the sandbox refused a command, from its display payload.
+pub(crate) fn sandbox_refusal(output: &ToolOutput) -> Option<String> {
+    match &output.display {
+        Display::Command {
+            sandbox_refusal, ..
+        } => sandbox_refusal.clone(),
+        Display::Text
+        | Display::FileRead { .. }
+        | Display::FileEdit { .. }
+        | Display::Search { .. }
+        | Display::Listing { .. } => None,
+    }
+}

@@ -1,0 +1,245 @@
+//! The `[sandbox]` table: the level, the network, the writable roots both ways, the tool
+//! caches, whether hooks run sandboxed, and a way to see the no-Landlock fallback.
+//!
+//! A user file sets what it likes. A project's file is the project's, not the person's: it
+//! may only tighten (a stricter level, the network off, more read-only paths, writable
+//! paths inside the project); what would loosen is left out with a warning.
+
+use std::path::PathBuf;
+
+use rein_tools::sandbox::SandboxLevel;
+use toml::Value;
+
+use super::Source;
+
+/// The `[sandbox]` settings of every layer, stacked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SandboxSettings {
+    /// `mode`: the level, when configured (default `workspace-write`).
+    pub level: Option<SandboxLevel>,
+    /// `network`: whether commands may use the network (default: on for
+    /// `workspace-write`, off for `read-only`).
+    pub network: Option<bool>,
+    /// `writable`: more writable trees (`~/` is the home directory).
+    pub writable: Vec<String>,
+    /// `read_only`: trees taken away from the writable ones.
+    pub read_only: Vec<String>,
+    /// `caches`: the tool caches under the home directory, replacing rein's list.
+    pub caches: Option<Vec<String>>,
+    /// `hooks`: hooks run in the sandbox too (default off: they are the person's own code).
+    pub hooks: bool,
+    /// `landlock = false`: behave as if the kernel had no Landlock (to see the fallback).
+    pub assume_no_landlock: bool,
+    /// What a project file tried to loosen, for warnings.
+    pub ignored: Vec<String>,
+}
+
+/// The keys `[sandbox]` takes.
+const KEYS: &str = "mode, network, writable, read_only, caches, hooks, landlock";
+
+/// Reads a `[sandbox]` table of a file given by `source` on top of `settings`.
+pub(crate) fn read(
+    settings: &mut SandboxSettings,
+    table: &toml::Table,
+    source: &Source,
+) -> Result<(), String> {
+    let project = matches!(source, Source::ProjectFile(_)).then_some(());
+    for (key, value) in table {
+        match key.as_str() {
+            "mode" => {
+                let text = value
+                    .as_str()
+                    .ok_or_else(|| "sandbox.mode: expected a string".to_owned())?;
+                let level = SandboxLevel::parse(text).ok_or_else(|| {
+                    format!(
+                        "sandbox.mode \"{text}\" is not a level; the levels are read-only, \
+                         workspace-write, off"
+                    )
+                })?;
+                let current = settings.level.unwrap_or_default();
+                if project.is_some() && level.strictness() < current.strictness() {
+                    settings.ignored.push(format!(
+                        "sandbox.mode = \"{level}\" in {source} is left out: a project may only \
+                         make the sandbox stricter"
+                    ));
+                } else {
+                    settings.level = Some(level);
+                }
+            }
+            "network" => {
+                let on = value
+                    .as_bool()
+                    .ok_or_else(|| "sandbox.network: expected true or false".to_owned())?;
+                if project.is_some() && on {
+                    settings.ignored.push(format!(
+                        "sandbox.network = true in {source} is left out: a project may only \
+                         turn the network off"
+                    ));
+                } else {
+                    settings.network = Some(on);
+                }
+            }
+            "writable" => {
+                for path in strings(value, "sandbox.writable")? {
+                    // A project's paths are relative to it and stay inside it.
+                    let inside = project.is_none()
+                        || !path.starts_with('~')
+                            && PathBuf::from(&path)
+                                .components()
+                                .all(|c| matches!(c, std::path::Component::Normal(_)));
+                    if inside {
+                        settings.writable.push(path);
+                    } else {
+                        settings.ignored.push(format!(
+                            "sandbox.writable \"{path}\" in {source} is left out: a project may \
+                             only make paths inside itself writable"
+                        ));
+                    }
+                }
+            }
+            "read_only" => settings
+                .read_only
+                .extend(strings(value, "sandbox.read_only")?),
+            "caches" => {
+                let caches = strings(value, "sandbox.caches")?;
+                if project.is_some() {
+                    settings.ignored.push(format!(
+                        "sandbox.caches in {source} is left out: only the person's own config \
+                         chooses the caches"
+                    ));
+                } else {
+                    settings.caches = Some(caches);
+                }
+            }
+            "hooks" => {
+                let on = value
+                    .as_bool()
+                    .ok_or_else(|| "sandbox.hooks: expected true or false".to_owned())?;
+                if project.is_none() || on {
+                    settings.hooks = on;
+                }
+            }
+            "landlock" => {
+                let on = value
+                    .as_bool()
+                    .ok_or_else(|| "sandbox.landlock: expected true or false".to_owned())?;
+                if project.is_some() && !on {
+                    settings.ignored.push(format!(
+                        "sandbox.landlock = false in {source} is left out: a project may not \
+                         turn the sandbox off"
+                    ));
+                } else {
+                    settings.assume_no_landlock = !on;
+                }
+            }
+            other => {
+                return Err(format!(
+                    "unknown key \"{other}\" in [sandbox]; known keys: {KEYS}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl SandboxSettings {
+    /// Adds what `above` sets on top of this layer's settings (lists accumulate).
+    pub(crate) fn stack(&mut self, above: SandboxSettings) {
+        if above.level.is_some() {
+            self.level = above.level;
+        }
+        if above.network.is_some() {
+            self.network = above.network;
+        }
+        self.writable.extend(above.writable);
+        self.read_only.extend(above.read_only);
+        if above.caches.is_some() {
+            self.caches = above.caches;
+        }
+        self.hooks |= above.hooks;
+        self.assume_no_landlock |= above.assume_no_landlock;
+        self.ignored.extend(above.ignored);
+    }
+}
+
+fn strings(value: &Value, at: &str) -> Result<Vec<String>, String> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| format!("{at}: expected a list of strings"))?;
+    items
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{at}: expected strings, found {}", item.type_str()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_user_file_sets_everything() {
+        let mut settings = SandboxSettings::default();
+        let user = Source::UserFile(PathBuf::from("/h/.rein/config.toml"));
+        let read_result = read(
+            &mut settings,
+            &table(
+                "mode = \"off\"\nnetwork = false\nwritable = [\"~/x\"]\nread_only = [\"/tmp\"]\n\
+                 caches = [\".m2\"]\nhooks = true\nlandlock = false",
+            ),
+            &user,
+        );
+        assert_eq!(read_result, Ok(()));
+        assert_eq!(settings.level, Some(SandboxLevel::Off));
+        assert_eq!(settings.network, Some(false));
+        assert_eq!(settings.writable, ["~/x"]);
+        assert_eq!(settings.read_only, ["/tmp"]);
+        assert_eq!(settings.caches, Some(vec![".m2".to_owned()]));
+        assert!(settings.hooks && settings.assume_no_landlock);
+    }
+
+    #[test]
+    fn a_project_file_may_only_tighten() {
+        let mut settings = SandboxSettings::default();
+        let project = Source::ProjectFile(PathBuf::from("/src/app/.rein/config.toml"));
+        let read_result = read(
+            &mut settings,
+            &table(
+                "mode = \"off\"\nnetwork = true\nwritable = [\"~/.ssh\", \"../x\", \"build\"]\n\
+                 landlock = false",
+            ),
+            &project,
+        );
+        assert_eq!(read_result, Ok(()));
+        assert_eq!(settings.level, None);
+        assert_eq!(settings.network, None);
+        assert_eq!(settings.writable, ["build"]);
+        assert!(!settings.assume_no_landlock);
+        assert_eq!(settings.ignored.len(), 5, "{:?}", settings.ignored);
+        let stricter = read(
+            &mut settings,
+            &table("mode = \"read-only\"\nnetwork = false"),
+            &project,
+        );
+        assert_eq!(stricter, Ok(()));
+        assert_eq!(settings.level, Some(SandboxLevel::ReadOnly));
+        assert_eq!(settings.network, Some(false));
+    }
+
+    #[test]
+    fn mistakes_are_explained() {
+        let mut settings = SandboxSettings::default();
+        let user = Source::UserFile(PathBuf::from("/h/.rein/config.toml"));
+        let err = read(&mut settings, &table("mode = \"full\""), &user).unwrap_err();
+        assert!(err.contains("read-only, workspace-write, off"), "{err}");
+        let err = read(&mut settings, &table("net = true"), &user).unwrap_err();
+        assert!(err.contains("known keys"), "{err}");
+    }
+}

@@ -1,0 +1,173 @@
+//! The OS sandbox of an agent's commands, worked out from the `[sandbox]` settings, the
+//! `--sandbox` level and the places the agent works in (the policy itself, and what the
+//! kernel enforces of it, are rein-tools').
+
+use std::path::{Path, PathBuf};
+
+use rein_tools::sandbox::{
+    DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy, support,
+};
+
+use crate::config::{Config, SandboxSettings};
+
+/// What the sandbox of the agent's commands is made from.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SandboxPlan {
+    /// The `[sandbox]` settings of every config file.
+    pub(crate) settings: SandboxSettings,
+    /// `--sandbox`, over the configured level.
+    pub(crate) level: Option<SandboxLevel>,
+    /// Where the private temporary directory is made (`TMPDIR`, else `/tmp`).
+    temp_root: Option<PathBuf>,
+}
+
+/// Where the agent works.
+#[derive(Debug)]
+pub(crate) struct Places<'a> {
+    pub(crate) workspace: &'a Path,
+    pub(crate) home_dir: Option<&'a Path>,
+    pub(crate) rein_home: Option<&'a Path>,
+    /// rein's output directory for the session (bash writes its final directory there).
+    pub(crate) offload_dir: &'a Path,
+}
+
+impl SandboxPlan {
+    /// The plan of `config`, with the temporary directory's root from `env`.
+    pub(crate) fn from_config(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> Self {
+        SandboxPlan {
+            settings: config.sandbox.clone(),
+            level: None,
+            temp_root: env("TMPDIR").filter(|t| !t.is_empty()).map(PathBuf::from),
+        }
+    }
+
+    /// The level asked for: `--sandbox`, else the configuration, else workspace-write.
+    pub(crate) fn level_wanted(&self) -> SandboxLevel {
+        self.level.or(self.settings.level).unwrap_or_default()
+    }
+
+    fn probe(&self) -> KernelProbe {
+        if self.settings.assume_no_landlock {
+            KernelProbe::AssumeNoLandlock
+        } else {
+            KernelProbe::Detect
+        }
+    }
+
+    /// Why a wanted sandbox cannot be enforced here, as the warning rein gives once.
+    pub(crate) fn warning(&self) -> Option<String> {
+        let level = self.level_wanted();
+        if level == SandboxLevel::Off {
+            return None;
+        }
+        support(self.probe()).missing().map(|why| {
+            format!(
+                "the {level} sandbox cannot be enforced here: {why}. Commands run with the \
+                 permission checks alone; see `rein sandbox --explain`"
+            )
+        })
+    }
+
+    /// Why the auto permission mode, which relies on the sandbox, cannot start.
+    pub(crate) fn auto_refusal(&self) -> Option<String> {
+        if self.level_wanted() == SandboxLevel::Off {
+            return Some(
+                "the sandbox is off (`--sandbox off` or `[sandbox] mode = \"off\"`)".to_owned(),
+            );
+        }
+        support(self.probe()).missing()
+    }
+
+    /// The policy for an agent working in `places`, with a fresh private temporary
+    /// directory name.
+    pub(crate) fn policy(&self, places: &Places<'_>) -> SandboxPolicy {
+        let settings = &self.settings;
+        let home = places.home_dir;
+        let expand = |raw: &String| -> PathBuf {
+            match (raw.strip_prefix("~/"), home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                _ if raw == "~" => home.map_or_else(|| PathBuf::from(raw), Path::to_path_buf),
+                _ => places.workspace.join(raw),
+            }
+        };
+        let caches: Vec<PathBuf> = match &settings.caches {
+            Some(list) => list.iter().map(PathBuf::from).collect(),
+            None => DEFAULT_CACHES.iter().map(PathBuf::from).collect(),
+        };
+        let writable: Vec<PathBuf> = settings.writable.iter().map(expand).collect();
+        let not_writable: Vec<PathBuf> = settings.read_only.iter().map(expand).collect();
+        let temp_root = self
+            .temp_root
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        let tmp_dir = temp_root.join(format!(
+            "rein-{}-{:08x}",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        SandboxPolicy::resolve(&PolicyInputs {
+            level: self.level_wanted(),
+            network: settings.network.map(|on| {
+                if on {
+                    Network::Allowed
+                } else {
+                    Network::Blocked
+                }
+            }),
+            workspace: places.workspace,
+            home_dir: home,
+            rein_home: places.rein_home,
+            caches: &caches,
+            extra_writable: &writable,
+            not_writable: &not_writable,
+            tmp_dir: Some(&tmp_dir),
+            rein_dirs: &[places.offload_dir.to_path_buf()],
+            probe: self.probe(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_wins_over_the_config_and_paths_expand() {
+        let mut plan = SandboxPlan::default();
+        assert_eq!(plan.level_wanted(), SandboxLevel::WorkspaceWrite);
+        plan.settings.level = Some(SandboxLevel::ReadOnly);
+        assert_eq!(plan.level_wanted(), SandboxLevel::ReadOnly);
+        plan.level = Some(SandboxLevel::WorkspaceWrite);
+        plan.settings.writable = vec!["~/.m2".into(), "build".into()];
+        plan.settings.read_only = vec!["secrets".into()];
+        plan.settings.network = Some(false);
+        let policy = plan.policy(&Places {
+            workspace: Path::new("/src/app"),
+            home_dir: Some(Path::new("/home/u")),
+            rein_home: None,
+            offload_dir: Path::new("/home/u/.rein/tool-output/s1"),
+        });
+        assert_eq!(policy.network, Network::Blocked);
+        assert!(policy.may_write(Path::new("/home/u/.m2/repo")));
+        assert!(policy.may_write(Path::new("/src/app/build/x")));
+        assert!(!policy.may_write(Path::new("/src/app/secrets/key")));
+        assert!(policy.may_write(Path::new("/home/u/.rein/tool-output/s1/x")));
+        assert!(!policy.may_write(Path::new("/home/u/.bashrc")));
+    }
+
+    #[test]
+    fn auto_is_refused_with_the_sandbox_off_or_missing() {
+        let mut plan = SandboxPlan {
+            level: Some(SandboxLevel::Off),
+            ..SandboxPlan::default()
+        };
+        assert!(plan.auto_refusal().is_some_and(|w| w.contains("off")));
+        plan.level = None;
+        plan.settings.assume_no_landlock = true;
+        assert!(plan.auto_refusal().is_some_and(|w| w.contains("Landlock")));
+        assert!(
+            plan.warning()
+                .is_some_and(|w| w.contains("permission checks alone"))
+        );
+    }
+}

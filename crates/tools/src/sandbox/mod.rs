@@ -1,0 +1,378 @@
+//! The OS sandbox commands run in: the workspace is writable, the rest of the machine is not.
+//!
+//! Text checks cannot make a shell safe (`d=$(echo ~); rm -rf "$d"` names no home); the
+//! kernel can. On Linux each sandboxed command gets, between fork and exec and never in
+//! rein itself:
+//! - a private mount namespace where the read-only paths inside writable trees
+//!   (`.git/hooks`, `.git/config`, `.rein/`, rein's config) are bind-mounted read-only
+//!   (`protect.rs`), when there are such paths;
+//! - `PR_SET_NO_NEW_PRIVS` (no setuid way out);
+//! - a Landlock ruleset: read and run everything, write only the policy's trees
+//!   (`landlock.rs`);
+//! - seccomp filters: no ptrace, mounts, namespaces, kernel modules or bpf, and with the
+//!   network off no socket but a Unix one (`seccomp.rs`).
+//!
+//! On macOS the same policy becomes a Seatbelt profile for `sandbox-exec` (`seatbelt.rs`).
+//! Where the kernel cannot enforce it, [`Sandbox::enforcement`] says so and nothing is
+//! claimed: commands then run with the permission checks alone.
+//!
+//! [`Sandbox::apply`] puts the sandbox on any `tokio::process::Command` (the bash tool's
+//! commands and background commands; hooks and MCP servers when their configuration asks).
+
+#[cfg(target_os = "linux")]
+mod landlock;
+mod policy;
+#[cfg(target_os = "linux")]
+mod protect;
+mod refusal;
+pub mod seatbelt;
+#[cfg(target_os = "linux")]
+mod seccomp;
+mod support;
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+pub use policy::{DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy};
+pub use refusal::refusal;
+pub use support::{Platform, Support, support};
+
+/// Why the sandbox could not be put on a command.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The Landlock ruleset could not be built.
+    #[error("the Landlock ruleset could not be built: {0}")]
+    Landlock(String),
+    /// The seccomp filter could not be built.
+    #[error("the seccomp filter could not be built: {0}")]
+    Seccomp(String),
+    /// The read-only paths could not be prepared.
+    #[error("the read-only paths could not be prepared: {0}")]
+    Protect(String),
+}
+
+/// What the sandbox enforces on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Enforcement {
+    /// The level is `off`: nothing.
+    Off,
+    /// The whole policy.
+    Enforced,
+    /// The kernel cannot give it: nothing is enforced, and this says why.
+    Unavailable(String),
+}
+
+/// A policy with what this machine can enforce of it; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    policy: SandboxPolicy,
+    support: Support,
+    enforcement: Enforcement,
+    #[cfg(target_os = "linux")]
+    filters: Vec<seccompiler::BpfProgram>,
+    /// The private temporary directory was made here: it goes with the last clone.
+    made_tmp: bool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if self.made_tmp
+            && let Some(dir) = &self.policy.tmp_dir
+        {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl Sandbox {
+    /// No sandbox.
+    pub fn off() -> Sandbox {
+        Sandbox::new(SandboxPolicy::off())
+    }
+
+    /// `policy`, with what the kernel can enforce of it (asked once per process). The
+    /// private temporary directory is created here.
+    pub fn new(policy: SandboxPolicy) -> Sandbox {
+        let support = support(policy.probe);
+        let mut enforcement = match (policy.level, support.missing()) {
+            (SandboxLevel::Off, _) => Enforcement::Off,
+            (_, Some(why)) => Enforcement::Unavailable(why),
+            (_, None) => Enforcement::Enforced,
+        };
+        if enforcement == Enforcement::Enforced {
+            // Landlock grants only existing trees: a cache a build would make on first use
+            // (`~/.cargo/registry` when `~/.cargo` exists) is made now, one level deep.
+            for root in &policy.writable {
+                if !root.exists() && root.parent().is_some_and(Path::is_dir) {
+                    let _ = std::fs::create_dir(root);
+                }
+            }
+        }
+        let mut made_tmp = false;
+        if enforcement == Enforcement::Enforced
+            && let Some(dir) = &policy.tmp_dir
+        {
+            match create_private_dir(dir) {
+                Ok(made) => made_tmp = made,
+                Err(err) => {
+                    enforcement = Enforcement::Unavailable(format!(
+                        "the private temporary directory {} could not be made: {err}",
+                        dir.display()
+                    ));
+                }
+            }
+        }
+        #[cfg(target_os = "linux")]
+        let filters = match &enforcement {
+            Enforcement::Enforced => match seccomp::filters(policy.network) {
+                Ok(filters) => filters,
+                Err(err) => {
+                    enforcement = Enforcement::Unavailable(err.to_string());
+                    Vec::new()
+                }
+            },
+            Enforcement::Off | Enforcement::Unavailable(_) => Vec::new(),
+        };
+        Sandbox {
+            inner: Arc::new(Inner {
+                policy,
+                support,
+                enforcement,
+                #[cfg(target_os = "linux")]
+                filters,
+                made_tmp,
+            }),
+        }
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &SandboxPolicy {
+        &self.inner.policy
+    }
+
+    /// What is enforced.
+    pub fn enforcement(&self) -> &Enforcement {
+        &self.inner.enforcement
+    }
+
+    /// Whether commands really run sandboxed.
+    pub fn is_enforced(&self) -> bool {
+        self.inner.enforcement == Enforcement::Enforced
+    }
+
+    /// What the kernel offers.
+    pub fn support(&self) -> Support {
+        self.inner.support
+    }
+
+    /// Puts the sandbox on `command` (does nothing when it is off or cannot be enforced).
+    /// Call it before setting the command's pipes: on macOS the command is rebuilt around
+    /// `sandbox-exec`.
+    pub fn apply(&self, command: &mut tokio::process::Command) -> Result<(), SandboxError> {
+        if !self.is_enforced() {
+            return Ok(());
+        }
+        if let Some(dir) = &self.inner.policy.tmp_dir {
+            command.env("TMPDIR", dir);
+        }
+        self.apply_platform(command)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn apply_platform(&self, command: &mut tokio::process::Command) -> Result<(), SandboxError> {
+        let policy = &self.inner.policy;
+        let abi = self
+            .inner
+            .support
+            .landlock_abi
+            .ok_or_else(|| SandboxError::Landlock("no Landlock".to_owned()))?;
+        let ruleset = landlock::ruleset(policy, abi)?;
+        // Only what Landlock would otherwise grant needs a mount namespace.
+        let inside: Vec<std::path::PathBuf> = policy
+            .read_only
+            .iter()
+            .filter(|p| {
+                policy
+                    .writable
+                    .iter()
+                    .chain(policy.tmp_dir.iter())
+                    .any(|root| p.starts_with(root))
+            })
+            .cloned()
+            .collect();
+        let protection = if self.inner.support.mount_namespace {
+            protect::Protection::new(&inside).map_err(|e| SandboxError::Protect(e.to_string()))?
+        } else {
+            None
+        };
+        let filters = self.inner.filters.clone();
+        install(command, ruleset, protection, filters);
+        Ok(())
+    }
+
+    #[cfg(target_os = "macos")]
+    fn apply_platform(&self, command: &mut tokio::process::Command) -> Result<(), SandboxError> {
+        seatbelt::wrap(command, &self.inner.policy);
+        Ok(())
+    }
+
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    fn apply_platform(&self, _command: &mut tokio::process::Command) -> Result<(), SandboxError> {
+        Ok(())
+    }
+
+    /// What is enforced here, in words, for `rein sandbox --explain` and warnings.
+    pub fn describe(&self) -> String {
+        let policy = &self.inner.policy;
+        let support = self.inner.support;
+        let mut out = String::new();
+        match &self.inner.enforcement {
+            Enforcement::Off => {
+                out.push_str("sandbox: off (commands can change anything rein can)\n");
+                return out;
+            }
+            Enforcement::Unavailable(why) => {
+                let _ = writeln!(
+                    out,
+                    "sandbox: {} was asked for, but NOTHING is enforced: {why}.\n  Commands run \
+                     with the permission checks alone.",
+                    policy.level
+                );
+                return out;
+            }
+            Enforcement::Enforced => {}
+        }
+        let _ = writeln!(out, "sandbox: {}, enforced", policy.level);
+        match support.platform {
+            Platform::Linux => {
+                let _ = writeln!(
+                    out,
+                    "  file system: Landlock ABI {} (reading and running programs everywhere; \
+                     writing only below)",
+                    support.landlock_abi.unwrap_or_default()
+                );
+            }
+            Platform::MacOs => {
+                out.push_str("  file system: Seatbelt (sandbox-exec with a generated profile)\n");
+            }
+            Platform::Other => {}
+        }
+        out.push_str("  writable:\n");
+        for device in policy::WRITABLE_DEVICES {
+            let _ = writeln!(out, "    {device}");
+        }
+        for root in &policy.writable {
+            let missing = if root.exists() {
+                ""
+            } else {
+                " (absent: not granted)"
+            };
+            let _ = writeln!(out, "    {}{missing}", root.display());
+        }
+        if let Some(tmp) = &policy.tmp_dir {
+            let _ = writeln!(
+                out,
+                "    {} (private temporary directory, TMPDIR)",
+                tmp.display()
+            );
+        }
+        let kept: Vec<&Path> = policy
+            .read_only
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|p: &&Path| p.exists())
+            .collect();
+        if !kept.is_empty() {
+            let how = match support.platform {
+                Platform::Linux if support.mount_namespace => {
+                    "kept read-only (read-only bind mounts in a private mount namespace)"
+                }
+                Platform::Linux => {
+                    "NOT protected: this system gives no private mount namespace, and Landlock \
+                     cannot take back part of a writable tree"
+                }
+                Platform::MacOs | Platform::Other => "kept read-only",
+            };
+            let _ = writeln!(out, "  inside the writable trees, {how}:");
+            for path in kept {
+                let _ = writeln!(out, "    {}", path.display());
+            }
+        }
+        let network = match (policy.network, support.platform) {
+            (Network::Allowed, _) => "on",
+            (Network::Blocked, Platform::Linux) => "off (seccomp: no socket but a Unix one)",
+            (Network::Blocked, _) => "off (Unix sockets only)",
+        };
+        let _ = writeln!(out, "  network: {network}");
+        if support.platform == Platform::Linux {
+            out.push_str(
+                "  refused system calls (seccomp): ptrace and process_vm_*, mount and the new \
+                 mount API, pivot_root, chroot, unshare, setns and namespace clones, \
+                 open_by_handle_at, kernel modules, kexec, bpf, keyctl\n  no_new_privs: set \
+                 (setuid programs gain nothing)\n",
+            );
+        }
+        out
+    }
+}
+
+/// Makes `dir` (mode 0700) unless it exists; whether it was made here.
+fn create_private_dir(dir: &Path) -> std::io::Result<bool> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(false);
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    Ok(true)
+}
+
+/// Registers the child's half: protection, no_new_privs, Landlock, seccomp, in that order
+/// (each later step forbids what an earlier one needs: mounts, then new filters).
+#[cfg(target_os = "linux")]
+#[expect(
+    unsafe_code,
+    reason = "pre_exec is unsafe; the closure makes only system calls on memory prepared before \
+              the fork (the ruleset descriptor, the filters, the mount paths)"
+)]
+fn install(
+    command: &mut tokio::process::Command,
+    ruleset: std::os::fd::OwnedFd,
+    protection: Option<protect::Protection>,
+    filters: Vec<seccompiler::BpfProgram>,
+) {
+    use std::os::fd::AsRawFd;
+    let child_half = move || -> std::io::Result<()> {
+        if let Some(protection) = &protection {
+            protection.enter()?;
+        }
+        // SAFETY: prctl and the Landlock call take integers only; the descriptor is open.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        for filter in &filters {
+            seccompiler::apply_filter(filter).map_err(|err| match err {
+                seccompiler::Error::Prctl(io) | seccompiler::Error::Seccomp(io) => io,
+                _ => std::io::Error::from_raw_os_error(libc::EINVAL),
+            })?;
+        }
+        Ok(())
+    };
+    // SAFETY: see the reason above; nothing in the closure allocates or takes a lock.
+    unsafe {
+        command.pre_exec(child_half);
+    }
+}

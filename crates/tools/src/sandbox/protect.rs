@@ -1,0 +1,183 @@
+//! Read-only paths inside writable trees (`.git/hooks`, `.git/config`, `.rein/`, rein's
+//! config). Landlock cannot take a subtree back from a tree it granted, so the child gets a
+//! private mount namespace (inside a user namespace of its own when rein is not root) in
+//! which each such path is bind-mounted read-only onto itself. Writes there fail with
+//! "read-only file system"; the rest of the machine sees no change.
+//!
+//! Everything the child needs is prepared here, in rein: the child, between fork and exec,
+//! only makes system calls on memory prepared beforehand.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+
+/// One read-only bind mount.
+#[derive(Debug)]
+struct ReadOnlyMount {
+    path: CString,
+    /// The flags of the mount it lies on that a user namespace may not clear (`nosuid`,
+    /// `nodev`, `noexec`, ...): they must be repeated in the read-only remount.
+    locked: libc::c_ulong,
+}
+
+/// What the child does to protect the read-only paths.
+#[derive(Debug)]
+pub(crate) struct Protection {
+    /// rein runs as root: a mount namespace needs no user namespace.
+    as_root: bool,
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+    mounts: Vec<ReadOnlyMount>,
+}
+
+/// Whether a command can get a private mount namespace here: as root with
+/// `CAP_SYS_ADMIN`, or through an unprivileged user namespace the system allows.
+pub(crate) fn available() -> bool {
+    if rustix::process::geteuid().is_root() {
+        return has_cap_sys_admin();
+    }
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|s| s.trim().to_owned())
+    };
+    let max = read("/proc/sys/user/max_user_namespaces");
+    let debian = read("/proc/sys/kernel/unprivileged_userns_clone");
+    let apparmor = read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+    max.is_some_and(|m| m != "0")
+        && debian.is_none_or(|d| d != "0")
+        && apparmor.is_none_or(|a| a != "1")
+}
+
+/// Whether this process holds `CAP_SYS_ADMIN` (bit 21 of its effective set).
+fn has_cap_sys_admin() -> bool {
+    const CAP_SYS_ADMIN: u32 = 21;
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("CapEff:"))?;
+            u64::from_str_radix(line.trim_start_matches("CapEff:").trim(), 16).ok()
+        })
+        .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN) != 0)
+}
+
+impl Protection {
+    /// The protection of those of `paths` that exist; `None` when none does.
+    pub(crate) fn new(paths: &[std::path::PathBuf]) -> io::Result<Option<Protection>> {
+        let mut mounts = Vec::new();
+        for path in paths {
+            let Ok(real) = std::fs::canonicalize(path) else {
+                continue;
+            };
+            let stat = rustix::fs::statvfs(&real)?;
+            let flags = stat.f_flag;
+            let mut locked = 0;
+            for (st, ms) in [
+                (rustix::fs::StatVfsMountFlags::NOSUID, libc::MS_NOSUID),
+                (rustix::fs::StatVfsMountFlags::NODEV, libc::MS_NODEV),
+                (rustix::fs::StatVfsMountFlags::NOEXEC, libc::MS_NOEXEC),
+                (rustix::fs::StatVfsMountFlags::NOATIME, libc::MS_NOATIME),
+                (
+                    rustix::fs::StatVfsMountFlags::NODIRATIME,
+                    libc::MS_NODIRATIME,
+                ),
+                (rustix::fs::StatVfsMountFlags::RELATIME, libc::MS_RELATIME),
+            ] {
+                if flags.contains(st) {
+                    locked |= ms;
+                }
+            }
+            mounts.push(ReadOnlyMount {
+                path: CString::new(real.as_os_str().as_bytes())
+                    .map_err(|_| io::Error::other("a path with a NUL byte"))?,
+                locked,
+            });
+        }
+        if mounts.is_empty() {
+            return Ok(None);
+        }
+        let uid = rustix::process::getuid().as_raw();
+        let gid = rustix::process::getgid().as_raw();
+        Ok(Some(Protection {
+            as_root: rustix::process::geteuid().is_root(),
+            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            mounts,
+        }))
+    }
+
+    /// In the child, between fork and exec: a private mount namespace with the read-only
+    /// binds. Only system calls on prepared memory.
+    #[expect(
+        unsafe_code,
+        reason = "unshare, open, write and mount have no safe wrappers usable after fork; every \
+                  pointer passed is to a NUL-terminated string or buffer prepared before the fork"
+    )]
+    pub(crate) fn enter(&self) -> io::Result<()> {
+        let check = |result: libc::c_int| {
+            if result == -1 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        };
+        // SAFETY: plain system calls with valid, NUL-terminated arguments (see above).
+        unsafe {
+            if self.as_root {
+                check(libc::unshare(libc::CLONE_NEWNS))?;
+            } else {
+                check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+                write_proc(c"/proc/self/setgroups", b"deny")?;
+                write_proc(c"/proc/self/uid_map", &self.uid_map)?;
+                write_proc(c"/proc/self/gid_map", &self.gid_map)?;
+            }
+            // Nothing done here may reach the mounts of the rest of the machine.
+            check(libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ))?;
+            for mount in &self.mounts {
+                check(libc::mount(
+                    mount.path.as_ptr(),
+                    mount.path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ))?;
+                check(libc::mount(
+                    std::ptr::null(),
+                    mount.path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | mount.locked,
+                    std::ptr::null(),
+                ))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to a file of `/proc/self` (the maps of a new user namespace).
+#[expect(
+    unsafe_code,
+    reason = "open, write and close on a prepared path and buffer, allowed after fork"
+)]
+fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated; `bytes` is valid for its length.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        let error = io::Error::last_os_error();
+        libc::close(fd);
+        if written < 0 || written.unsigned_abs() != bytes.len() {
+            return Err(error);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,237 @@
+//! Telling a failure the sandbox caused from any other, so the model can ask the person
+//! instead of retrying: "the sandbox refused a write to /home/u/.bashrc".
+//!
+//! The kernel does not tell rein which access it refused; the command's own error lines
+//! do (`Permission denied`, `Read-only file system`, `Operation not permitted`), with the
+//! path, in the forms the usual tools print. A path is blamed on the sandbox only when the
+//! policy does not let the command write it: a permission problem inside the workspace is
+//! the command's own.
+
+use std::path::{Path, PathBuf};
+
+use super::policy::{Network, SandboxPolicy};
+
+/// Error texts that mean the kernel refused a file access.
+const FILE_REFUSALS: [&str; 3] = [
+    "Permission denied",
+    "Read-only file system",
+    "Operation not permitted",
+];
+
+/// Error texts a refused socket gives.
+const SOCKET_REFUSALS: [&str; 2] = ["Operation not permitted", "Errno 1]"];
+
+/// What the sandbox refused, from a failed command's output; `None` when nothing in it
+/// points at the sandbox.
+pub fn refusal(output: &str, policy: &SandboxPolicy, cwd: &Path) -> Option<String> {
+    if !policy.is_on() {
+        return None;
+    }
+    let mut refused: Vec<PathBuf> = Vec::new();
+    let mut socket = false;
+    for line in output.lines() {
+        if let Some(path) = refused_path(line, cwd)
+            && !policy.may_write(&path)
+            && !refused.contains(&path)
+        {
+            refused.push(path);
+        } else if SOCKET_REFUSALS.iter().any(|t| line.contains(t)) {
+            socket = true;
+        }
+    }
+    // A refused socket names no path: blame the network only when it is off and the
+    // output is about connections.
+    socket &= policy.network == Network::Blocked && mentions_network(output);
+    const SHOWN: usize = 3;
+    let mut parts = Vec::new();
+    if !refused.is_empty() {
+        let more = refused.len().saturating_sub(SHOWN);
+        let listed: Vec<String> = refused
+            .iter()
+            .take(SHOWN)
+            .map(|p| p.display().to_string())
+            .collect();
+        let mut text = format!("the sandbox refused a write to {}", listed.join(", "));
+        if more > 0 {
+            text.push_str(&format!(" and {more} more"));
+        }
+        parts.push(text);
+    }
+    if socket {
+        parts.push("the sandbox has the network off, and the command tried to use it".to_owned());
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// Whether an output is about a connection or a socket.
+fn mentions_network(output: &str) -> bool {
+    let lower = output.to_ascii_lowercase();
+    [
+        "socket", "connect", "network", "resolve", "host", "curl", "wget", "http",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+/// The path a "permission denied"-like error line names, resolved against `cwd`.
+fn refused_path(line: &str, cwd: &Path) -> Option<PathBuf> {
+    let refusal = FILE_REFUSALS.iter().find_map(|t| line.find(t))?;
+    let before = &line[..refusal];
+    // `rm: cannot remove '/x': Permission denied`, Python's `...: '/x'` after the text.
+    let quoted = quoted_path(before).or_else(|| quoted_path(&line[refusal..]));
+    let raw = match quoted {
+        Some(path) => path,
+        None => {
+            // `bash: line 1: /x: Permission denied`: the field before the text.
+            let trimmed = before.trim_end().trim_end_matches(':');
+            let field = trimmed.rsplit(": ").next()?.trim();
+            field.strip_prefix("cannot create ").unwrap_or(field)
+        }
+    };
+    if raw.is_empty()
+        || raw.contains('\n')
+        || !(raw.starts_with('/') || raw.starts_with('.') || raw.contains('/'))
+    {
+        return None;
+    }
+    let path = cwd.join(raw);
+    Some(normalize(&path))
+}
+
+/// The last quoted text (`'...'`, `"..."`, or ‘...’) in `text` that looks like a path.
+fn quoted_path(text: &str) -> Option<&str> {
+    for (open, close) in [('\'', '\''), ('"', '"'), ('‘', '’'), ('`', '\'')] {
+        if let Some(end) = text.rfind(close) {
+            let head = &text[..end];
+            if let Some(start) = head.rfind(open) {
+                let inner = &head[start + open.len_utf8()..];
+                if inner.contains('/') {
+                    return Some(inner);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `path` with `.` and `..` taken out, as text, then the longest existing prefix resolved
+/// (a refused write's target often does not exist; its directory does).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    let mut existing = out.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (
+            existing.file_name().map(ToOwned::to_owned),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return out,
+        }
+    }
+    let mut real = std::fs::canonicalize(&existing).unwrap_or(existing);
+    for name in rest.into_iter().rev() {
+        real.push(name);
+    }
+    real
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::policy::{KernelProbe, SandboxLevel};
+
+    fn policy() -> SandboxPolicy {
+        SandboxPolicy {
+            level: SandboxLevel::WorkspaceWrite,
+            network: Network::Blocked,
+            writable: vec![PathBuf::from("/nonexistent-ws")],
+            read_only: vec![PathBuf::from("/nonexistent-ws/.git/hooks")],
+            tmp_dir: None,
+            probe: KernelProbe::Detect,
+        }
+    }
+
+    fn judge(output: &str) -> Option<String> {
+        refusal(output, &policy(), Path::new("/nonexistent-ws/sub"))
+    }
+
+    #[test]
+    fn the_usual_error_lines_name_the_path() {
+        let cases = [
+            (
+                "bash: line 1: /nonexistent-home/.bashrc: Permission denied",
+                "/nonexistent-home/.bashrc",
+            ),
+            (
+                "rm: cannot remove '/nonexistent-home/a': Permission denied",
+                "/nonexistent-home/a",
+            ),
+            (
+                "dd: failed to open '/nonexistent-out/x': Permission denied",
+                "/nonexistent-out/x",
+            ),
+            (
+                "bash: ../../outside/secret.txt: Permission denied",
+                "/outside/secret.txt",
+            ),
+            (
+                "PermissionError: [Errno 13] Permission denied: '/nonexistent-home/x'",
+                "/nonexistent-home/x",
+            ),
+            (
+                "touch: cannot touch '/nonexistent-ws/.git/hooks/pre-commit': Read-only file system",
+                "/nonexistent-ws/.git/hooks/pre-commit",
+            ),
+        ];
+        for (line, path) in cases {
+            let said = judge(line).unwrap_or_default();
+            assert_eq!(
+                said,
+                format!("the sandbox refused a write to {path}"),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn refusals_inside_the_writable_trees_are_the_commands_own() {
+        assert_eq!(judge("bash: ./build.sh: Permission denied"), None);
+        assert_eq!(judge("error: something else failed"), None);
+    }
+
+    #[test]
+    fn a_refused_socket_says_the_network_is_off() {
+        let said = judge(
+            "  File \"<string>\", line 1, in <module>\n    socket.create_connection(x)\n\
+             PermissionError: [Errno 1] Operation not permitted",
+        );
+        assert_eq!(
+            said.as_deref(),
+            Some("the sandbox has the network off, and the command tried to use it")
+        );
+        let said = judge("curl: (7) Couldn't connect to server: Operation not permitted");
+        assert!(said.is_some());
+    }
+
+    #[test]
+    fn nothing_is_blamed_without_a_sandbox() {
+        let off = SandboxPolicy::off();
+        assert_eq!(
+            refusal("bash: /etc/x: Permission denied", &off, Path::new("/")),
+            None
+        );
+    }
+}
