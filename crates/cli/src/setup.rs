@@ -166,11 +166,13 @@ pub(crate) fn prepare(
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
-        // MCP servers start first: the prompt never waits for them, the first request as
-        // little as can be.
-        .start_mcp()
         .mode(args.permission_mode.into())
+        // The level before the servers start: those configured to run in the sandbox run
+        // in this one.
         .sandbox_level(args.sandbox.map(Into::into))
+        // MCP servers start before anything slow: the prompt never waits for them, the
+        // first request as little as can be.
+        .start_mcp()
         .interaction(interaction);
     warnings.extend(builder.warnings().iter().cloned());
     if let Some(why) = builder.auto_refusal() {

@@ -109,6 +109,10 @@ pub struct AgentBuilder {
     mcp_log_dir: Option<PathBuf>,
     /// Servers already started by the caller, in place of the plan.
     mcp_hub: Option<Arc<rein_mcp::McpHub>>,
+    /// What the person should know about the configured servers (skipped ones).
+    mcp_warnings: Vec<String>,
+    /// The configured stdio servers that run in the OS sandbox.
+    mcp_sandboxed: Vec<String>,
 }
 
 /// The secrets a configuration names, before rein's environment is added.
@@ -182,6 +186,8 @@ impl AgentBuilder {
             mcp_plan: Vec::new(),
             mcp_log_dir: None,
             mcp_hub: None,
+            mcp_warnings: Vec::new(),
+            mcp_sandboxed: Vec::new(),
             workspace,
         }
     }
@@ -216,7 +222,22 @@ impl AgentBuilder {
             .warnings
             .extend(config.sandbox.ignored.iter().cloned());
         let mcp = crate::mcp::plan(config, env);
-        builder.warnings.extend(mcp.warnings);
+        builder.warnings.extend(mcp.warnings.iter().cloned());
+        builder.mcp_warnings = mcp.warnings;
+        builder.mcp_sandboxed = mcp
+            .servers
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.transport,
+                    rein_mcp::TransportConfig::Stdio {
+                        sandboxed: true,
+                        ..
+                    }
+                )
+            })
+            .map(|s| s.name.clone())
+            .collect();
         builder.mcp_plan = mcp.servers;
         builder.mcp_log_dir = Some(config.rein_home.join(crate::mcp::MCP_LOG_DIR));
         builder.secret_sources = SecretSources {
@@ -361,7 +382,16 @@ impl AgentBuilder {
     /// Says, when a sandbox is wanted and the kernel cannot give it, why (once, as a
     /// warning: commands then run with the permission checks alone).
     pub fn sandbox_warning(&self) -> Option<String> {
-        self.sandbox.warning()
+        let warning = self.sandbox.warning()?;
+        Some(match self.mcp_sandboxed.as_slice() {
+            [] => warning,
+            servers => format!(
+                "{warning}. The MCP server{} {} configured to run in it run{} without it too",
+                if servers.len() == 1 { "" } else { "s" },
+                servers.join(", "),
+                if servers.len() == 1 { "s" } else { "" },
+            ),
+        })
     }
 
     /// Why the auto permission mode cannot start here, when it is the mode.
@@ -441,13 +471,16 @@ impl AgentBuilder {
     /// Starts the configured MCP servers now, in the background, rather than when the agent
     /// is built: the earlier they start, the less the first request may wait for them. Needs
     /// a tokio runtime (without one they start, if at all, when the agent is built).
+    /// The sandbox level and the settings it depends on are to be set first.
     pub fn start_mcp(mut self) -> Self {
-        if self.mcp_hub.is_none() {
+        if self.mcp_hub.is_none() && tokio::runtime::Handle::try_current().is_ok() {
+            let sandbox = (!self.mcp_sandboxed.is_empty()).then(|| self.sandbox());
             self.mcp_hub = start_mcp(
                 std::mem::take(&mut self.mcp_plan),
                 &self.workspace,
                 self.mcp_log_dir.clone(),
                 self.secrets.env_remove(),
+                sandbox,
             );
         }
         self
@@ -457,6 +490,24 @@ impl AgentBuilder {
     pub fn mcp_hub(mut self, hub: Arc<rein_mcp::McpHub>) -> Self {
         self.mcp_hub = Some(hub);
         self
+    }
+
+    /// The MCP servers started with [`AgentBuilder::start_mcp`] or given with
+    /// [`AgentBuilder::mcp_hub`] (none configured: `None`).
+    pub fn started_mcp(&self) -> Option<&Arc<rein_mcp::McpHub>> {
+        self.mcp_hub.as_ref()
+    }
+
+    /// What the person should know about the configured MCP servers: those left out (an
+    /// untrusted project's, one naming an unset variable; these are among
+    /// [`AgentBuilder::warnings`] too), and, when some are to run in the OS sandbox, why it
+    /// cannot be enforced here if it cannot ([`AgentBuilder::sandbox_warning`]).
+    pub fn mcp_warnings(&self) -> Vec<String> {
+        let mut warnings = self.mcp_warnings.clone();
+        if !self.mcp_sandboxed.is_empty() {
+            warnings.extend(self.sandbox_warning());
+        }
+        warnings
     }
 
     /// Changes the tools' settings (output budget, timeouts, offload directory).
@@ -656,11 +707,13 @@ impl AgentBuilder {
         let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
         let tool_ctx = ToolContext::new(tool_config);
         let mcp = self.mcp_hub.or_else(|| {
+            let sandboxed = !self.mcp_sandboxed.is_empty();
             start_mcp(
                 self.mcp_plan,
                 &self.workspace,
                 self.mcp_log_dir,
                 self.secrets.env_remove(),
+                sandboxed.then(|| tool_ctx.config().sandbox.clone()),
             )
         });
         let secrets = Arc::new(self.secrets);
@@ -821,6 +874,7 @@ fn start_mcp(
     workspace: &Path,
     log_dir: Option<PathBuf>,
     env_remove: &[String],
+    sandbox: Option<Sandbox>,
 ) -> Option<Arc<rein_mcp::McpHub>> {
     if servers.is_empty() || tokio::runtime::Handle::try_current().is_err() {
         return None;
@@ -830,6 +884,7 @@ fn start_mcp(
         cwd: workspace.to_path_buf(),
         log_dir: log_dir.unwrap_or_else(|| workspace.join(".rein-mcp-logs")),
         env_remove: env_remove.to_vec(),
+        sandbox,
     }))
 }
 

@@ -59,7 +59,7 @@ pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
         entries.retain(|e| !from_project(e));
     }
     for entry in entries {
-        match resolve(&entry, &config.project_root, env) {
+        match resolve(&entry, &config.project_root, config.sandbox.mcp, env) {
             Ok((server, secrets)) => {
                 plan.servers.push(server);
                 plan.secrets.extend(secrets);
@@ -82,6 +82,7 @@ pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
 fn resolve(
     entry: &McpServerEntry,
     project_root: &Path,
+    sandbox_default: bool,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(ServerConfig, NamedValues), Vec<String>> {
     let mut missing = Vec::new();
@@ -99,6 +100,7 @@ fn resolve(
             args,
             env: vars,
             cwd,
+            sandbox,
         } => {
             let vars: Vec<(String, String)> =
                 vars.iter().map(|(k, v)| (k.clone(), expand(v))).collect();
@@ -112,6 +114,7 @@ fn resolve(
                 args: args.iter().map(|a| expand(a)).collect(),
                 env: vars,
                 cwd: cwd.as_deref().map(|c| project_root.join(expand(c))),
+                sandboxed: sandboxed(*sandbox, sandbox_default, &entry.source),
             }
         }
         McpTransportEntry::Http { url, headers } => {
@@ -140,6 +143,20 @@ fn resolve(
         },
         secrets,
     ))
+}
+
+/// Whether a stdio server runs in the OS sandbox: its own `sandbox` key, else `[sandbox]
+/// mcp`. A project's server may ask for the sandbox but not leave the one the person's
+/// `[sandbox] mcp = true` puts every server in.
+fn sandboxed(own: Option<bool>, default: bool, source: &Source) -> bool {
+    match source {
+        Source::ProjectFile(_) => own.unwrap_or(default) || default,
+        Source::Default
+        | Source::UserFile(_)
+        | Source::Env(_)
+        | Source::DotEnv { .. }
+        | Source::Flag(_) => own.unwrap_or(default),
+    }
 }
 
 /// Values with the names they are masked under.
@@ -191,6 +208,8 @@ pub fn read_mcp_json(path: &Path) -> Result<Vec<McpServerEntry>, String> {
                 args: server.args,
                 env: server.env.into_iter().collect(),
                 cwd: server.cwd,
+                // Claude Code's format has no such key: `[sandbox] mcp` decides.
+                sandbox: None,
             },
             (None, Some(url), None | Some("http" | "streamable-http")) => McpTransportEntry::Http {
                 url,
@@ -253,6 +272,22 @@ mod tests {
     }
 
     #[test]
+    fn a_server_is_sandboxed_by_its_own_key_else_by_the_sandbox_table() {
+        let user = Source::UserFile(PathBuf::from("/h/config.toml"));
+        let project = Source::ProjectFile(PathBuf::from("/p/.rein/config.toml"));
+        // Off by default: servers are the person's own code.
+        assert!(!sandboxed(None, false, &user));
+        assert!(sandboxed(Some(true), false, &user));
+        assert!(sandboxed(None, true, &user));
+        // The person may leave one server out of `[sandbox] mcp = true`...
+        assert!(!sandboxed(Some(false), true, &user));
+        // ...a project may not.
+        assert!(sandboxed(Some(false), true, &project));
+        assert!(sandboxed(Some(true), false, &project));
+        assert!(!sandboxed(None, false, &project));
+    }
+
+    #[test]
     fn unset_variables_are_named() {
         let entry = McpServerEntry {
             name: "gh".into(),
@@ -266,11 +301,11 @@ mod tests {
         };
         let none = |_: &str| None;
         assert_eq!(
-            resolve(&entry, Path::new("/p"), &none).unwrap_err(),
+            resolve(&entry, Path::new("/p"), false, &none).unwrap_err(),
             vec!["BASE".to_owned(), "GH_TOKEN".to_owned()]
         );
         let set = |name: &str| Some(format!("<{name}>"));
-        let (server, secrets) = resolve(&entry, Path::new("/p"), &set).unwrap();
+        let (server, secrets) = resolve(&entry, Path::new("/p"), false, &set).unwrap();
         assert!(
             matches!(server.transport, TransportConfig::Http { ref url, .. } if url == "<BASE>/mcp")
         );

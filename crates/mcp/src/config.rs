@@ -35,6 +35,8 @@ pub enum TransportConfig {
         env: Vec<(String, String)>,
         /// Where it runs (default: the working directory).
         cwd: Option<PathBuf>,
+        /// It runs in the OS sandbox ([`crate::McpSetup::sandbox`]), as commands do.
+        sandboxed: bool,
     },
     /// A server reached over streamable HTTP.
     Http {

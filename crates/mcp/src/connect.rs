@@ -69,6 +69,7 @@ pub(crate) struct Surroundings<'a> {
     pub(crate) cwd: &'a Path,
     pub(crate) env_remove: &'a [String],
     pub(crate) log: &'a Path,
+    pub(crate) sandbox: Option<&'a rein_tools::sandbox::Sandbox>,
 }
 
 /// A stdio server's process, started, with the two ends of its stdio.
@@ -86,6 +87,7 @@ pub(crate) fn launch(
             args,
             env,
             cwd,
+            sandboxed: _,
         } => ServerProcess::spawn(&Launch {
             command,
             args,
@@ -93,6 +95,7 @@ pub(crate) fn launch(
             cwd: cwd.as_deref().unwrap_or(around.cwd),
             env_remove: around.env_remove,
             log: around.log,
+            sandbox: around.sandbox,
         })
         .map(Some)
         .map_err(|e| e.to_string()),

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rein_tools::DynTool;
+use rein_tools::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ServerConfig, TransportConfig};
@@ -28,6 +29,9 @@ pub struct McpSetup {
     pub log_dir: PathBuf,
     /// rein's variables servers must not inherit (its secrets).
     pub env_remove: Vec<String>,
+    /// The OS sandbox the stdio servers configured `sandboxed` run in (`None`: they run
+    /// without one, as all others do).
+    pub sandbox: Option<Sandbox>,
 }
 
 /// The servers of one session.
@@ -85,11 +89,18 @@ impl McpHub {
             .map(|config| {
                 let log = matches!(config.transport, TransportConfig::Stdio { .. })
                     .then(|| crate::process::log_path(&setup.log_dir, &config.name));
+                let sandbox = match config.transport {
+                    TransportConfig::Stdio {
+                        sandboxed: true, ..
+                    } => setup.sandbox.clone(),
+                    TransportConfig::Stdio { .. } | TransportConfig::Http { .. } => None,
+                };
                 Arc::new(Server::new(
                     config,
                     setup.cwd.clone(),
                     setup.env_remove.clone(),
                     log,
+                    sandbox,
                     Arc::clone(&generation),
                 ))
             })

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use rein_tools::sandbox::Sandbox;
 use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -25,6 +26,8 @@ pub(crate) struct Launch<'a> {
     /// rein's variables the server must not inherit (its secrets).
     pub(crate) env_remove: &'a [String],
     pub(crate) log: &'a Path,
+    /// The OS sandbox it runs in, if any.
+    pub(crate) sandbox: Option<&'a Sandbox>,
 }
 
 /// A running server process; dropping it kills its group.
@@ -58,9 +61,14 @@ impl ServerProcess {
                 .join(" ")
         );
         let mut command = Command::new(launch.command);
+        command.args(launch.args).current_dir(launch.cwd);
+        // Before the pipes: on macOS the command is rebuilt around sandbox-exec.
+        if let Some(sandbox) = launch.sandbox {
+            sandbox.apply(&mut command).map_err(|e| {
+                std::io::Error::other(format!("cannot put it in the OS sandbox: {e}"))
+            })?;
+        }
         command
-            .args(launch.args)
-            .current_dir(launch.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log))

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ServerConfig;
 use crate::connect::{self, Connection, Listener, Surroundings};
 use crate::process::ServerProcess;
+use rein_tools::sandbox::Sandbox;
 
 /// How long telling a server that a call is cancelled may take.
 const CANCEL_NOTICE_LIMIT: Duration = Duration::from_secs(1);
@@ -71,6 +72,8 @@ pub struct ServerStatus {
     pub last_error: Option<String>,
     /// Where its stderr goes (stdio servers).
     pub log: Option<PathBuf>,
+    /// Its process runs in the OS sandbox, enforced.
+    pub sandboxed: bool,
 }
 
 /// A call's failure, for the model.
@@ -101,6 +104,8 @@ pub(crate) struct Server {
     cwd: PathBuf,
     env_remove: Vec<String>,
     log: Option<PathBuf>,
+    /// The OS sandbox its process runs in, when it is configured to.
+    sandbox: Option<Sandbox>,
     listener: Listener,
     inner: Mutex<Inner>,
     /// The process started with the hub, for the first start to shake hands with.
@@ -127,6 +132,7 @@ impl Server {
         cwd: PathBuf,
         env_remove: Vec<String>,
         log: Option<PathBuf>,
+        sandbox: Option<Sandbox>,
         generation: Arc<std::sync::atomic::AtomicU64>,
     ) -> Self {
         let (changed, _) = watch::channel(ServerState::Starting);
@@ -135,6 +141,7 @@ impl Server {
             cwd,
             env_remove,
             log,
+            sandbox,
             listener: Listener::default(),
             inner: Mutex::new(Inner {
                 state: ServerState::Starting,
@@ -163,6 +170,7 @@ impl Server {
             tools: inner.tools.len(),
             last_error: inner.last_error.clone(),
             log: self.log.clone(),
+            sandboxed: self.sandbox.as_ref().is_some_and(Sandbox::is_enforced),
         }
     }
 
@@ -186,6 +194,7 @@ impl Server {
             cwd: &self.cwd,
             env_remove: &self.env_remove,
             log,
+            sandbox: self.sandbox.as_ref(),
         }
     }
 

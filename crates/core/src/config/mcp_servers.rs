@@ -39,6 +39,8 @@ pub enum McpTransportEntry {
         env: Vec<(String, String)>,
         /// Where it runs.
         cwd: Option<String>,
+        /// `sandbox`: whether it runs in the OS sandbox (unset: `[sandbox] mcp` decides).
+        sandbox: Option<bool>,
     },
     /// A streamable-HTTP server (`url`, `headers`).
     Http {
@@ -49,7 +51,7 @@ pub enum McpTransportEntry {
     },
 }
 
-const KEYS: &str = "command, args, env, cwd, url, headers, startup_timeout, call_timeout";
+const KEYS: &str = "command, args, env, cwd, sandbox, url, headers, startup_timeout, call_timeout";
 
 /// Reads `[mcp_servers]` into `servers`, replacing same-named ones.
 pub(crate) fn read_mcp_servers(
@@ -77,6 +79,7 @@ fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, 
     let mut args = Vec::new();
     let mut env = Vec::new();
     let mut cwd = None;
+    let mut sandbox = None;
     let mut url = None;
     let mut headers = Vec::new();
     let mut startup_timeout = None;
@@ -93,6 +96,13 @@ fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, 
             "args" => args = strings(value, &format!("{at}.args"))?,
             "env" => env = string_map(value, &format!("{at}.env"))?,
             "cwd" => cwd = Some(text(value)?),
+            "sandbox" => {
+                sandbox = Some(
+                    value
+                        .as_bool()
+                        .ok_or_else(|| format!("{at}.sandbox: expected true or false"))?,
+                );
+            }
             "url" => url = Some(text(value)?),
             "headers" => headers = string_map(value, &format!("{at}.headers"))?,
             "startup_timeout" => startup_timeout = Some(seconds(value, &format!("{at}.{key}"))?),
@@ -116,12 +126,14 @@ fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, 
                 args,
                 env,
                 cwd,
+                sandbox,
             }
         }
         (None, Some(url)) => {
-            if !args.is_empty() || !env.is_empty() || cwd.is_some() {
+            if !args.is_empty() || !env.is_empty() || cwd.is_some() || sandbox.is_some() {
                 return Err(format!(
-                    "{at}: `args`, `env` and `cwd` are for `command` servers, not `url` ones"
+                    "{at}: `args`, `env`, `cwd` and `sandbox` are for `command` servers, not \
+                     `url` ones (an HTTP server runs elsewhere, outside rein's sandbox)"
                 ));
             }
             McpTransportEntry::Http { url, headers }
@@ -218,6 +230,7 @@ mod tests {
             command = "npx"
             args = ["-y", "server"]
             env = { TOKEN = "${GH_TOKEN}" }
+            sandbox = true
             startup_timeout = 2.5
             [mcp_servers.web]
             url = "http://127.0.0.1:1/mcp"
@@ -232,7 +245,7 @@ mod tests {
             Some(Duration::from_millis(2500))
         );
         assert!(
-            matches!(&servers[0].transport, McpTransportEntry::Stdio { env, .. } if env[0].1 == "${GH_TOKEN}")
+            matches!(&servers[0].transport, McpTransportEntry::Stdio { env, sandbox: Some(true), .. } if env[0].1 == "${GH_TOKEN}")
         );
         assert_eq!(servers[1].call_timeout, Some(Duration::from_secs(5)));
         assert!(matches!(
@@ -250,6 +263,13 @@ mod tests {
         let err = read("[mcp_servers.x]\ncommand = \"a\"\ntimeout = 3").unwrap_err();
         assert!(
             err.contains("unknown key \"timeout\" in [mcp_servers.x]"),
+            "{err}"
+        );
+        let err = read("[mcp_servers.x]\nurl = \"http://h\"\nsandbox = true").unwrap_err();
+        assert!(err.contains("are for `command` servers"), "{err}");
+        let err = read("[mcp_servers.x]\ncommand = \"a\"\nsandbox = \"yes\"").unwrap_err();
+        assert!(
+            err.contains("mcp_servers.x.sandbox: expected true or false"),
             "{err}"
         );
         let err = read("[mcp_servers.x]\ncommand = \"a\"\ncall_timeout = 0").unwrap_err();
