@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::args::{Args, OutputFormat};
 use crate::exit::Exit;
 use crate::report::{self, Denial, RunReport};
-use crate::setup::{self, SetupError};
+use crate::setup::{self, McpServers, SetupError};
 use crate::{commands, demo, input, interrupt, render, repl};
 
 /// Runs what the command line asks for and returns how rein should exit.
@@ -33,7 +33,7 @@ pub(crate) async fn run(args: Args) -> Exit {
     };
     let started = Instant::now();
     let format = args.output_format.unwrap_or(OutputFormat::Text);
-    let prepared = match setup::prepare(&args, Arc::new(Unattended)) {
+    let prepared = match setup::prepare(&args, Arc::new(Unattended), McpServers::Start) {
         Ok(prepared) => prepared,
         Err(error) => {
             let (message, exit) = match error {

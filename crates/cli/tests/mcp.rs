@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use rein_testkit::{MockServer, MockToolCall, Script, Turn};
 use serde_json::{Value, json};
 
+use crate::pty::Pty;
 use crate::support::{
     Env, final_json, process_alive, run, signal, stderr, stdout, wait_for_file, wait_output,
 };
@@ -543,4 +544,129 @@ fn ctrl_c_cancels_a_running_call_and_rein_exits_130() {
     // rein sends notifications/cancelled and exits at once; under load the server is
     // sometimes stopped before it reads it, so only the timeout test (where rein runs on)
     // checks the notice arrives.
+}
+
+/// The REPL's `/mcp` shows what `rein mcp list` does; switching the model keeps the servers
+/// running, and leaving stops them.
+#[test]
+fn slash_mcp_in_the_repl_shows_each_servers_state_tools_error_and_log() {
+    let env = Env::new();
+    let pids = env.home.join("pids");
+    configure(
+        &env,
+        &format!(
+            "[mcp_servers.fake]\ncommand = \"FAKE\"\nargs = [\"--pid-file\", \"{}\"]\n\
+             [mcp_servers.dies]\ncommand = \"FAKE\"\nargs = [\"--exit-at-start\"]\n",
+            pids.display()
+        ),
+    );
+    let server = MockServer::start(Script::new().reply(Turn::text("Hello there.")).repeating());
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 120);
+    pty.wait_ready();
+    // The first request waits for the servers: after it, each one has settled.
+    pty.send("hi\r");
+    pty.wait_for("Hello there.");
+    assert!(
+        offered(&server.requests()[0])
+            .iter()
+            .any(|t| t == "mcp__fake__echo"),
+        "the REPL offers the MCP tools"
+    );
+    pty.send("/mcp\r");
+    pty.wait_for("mcp-logs/dies.log");
+    let shown = pty.transcript();
+    let line = |name: &str| {
+        shown
+            .lines()
+            .rfind(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{shown}"))
+            .to_owned()
+    };
+    assert!(
+        line("fake").contains("ready") && line("fake").contains("9 tools"),
+        "{shown}"
+    );
+    assert!(
+        line("dies").contains("failed") && line("dies").contains("error:"),
+        "{shown}"
+    );
+    assert!(shown.contains("mcp-logs/fake.log"), "{shown}");
+
+    // Another model, the same servers: the process the REPL started is still the one.
+    let started = wait_for_file(&pids, Duration::from_secs(10));
+    let pids: Vec<u32> = started
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    pty.send("/model gpt-4o-mini\r");
+    pty.wait_for("switching to gpt-4o-mini");
+    pty.send("/mcp\r");
+    pty.wait_for_count("9 tools", 2);
+    assert!(pids.iter().all(|&p| process_alive(p)), "{pids:?}");
+    assert_eq!(
+        std::fs::read_to_string(env.home.join("pids")).unwrap(),
+        started,
+        "not restarted"
+    );
+
+    pty.send("/exit\r");
+    assert_eq!(pty.wait_exit(), 0);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pids.iter().any(|&p| process_alive(p)) {
+        assert!(
+            Instant::now() < deadline,
+            "still running after the REPL ended: {pids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `/mcp` with no server configured says how to configure one.
+#[test]
+fn slash_mcp_without_servers_says_how_to_add_one() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("unused")));
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 120);
+    pty.wait_ready();
+    pty.send("/mcp\r");
+    pty.wait_for("No MCP servers to start here");
+    pty.send("/exit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+/// The REPL asks once to trust a project whose `.mcp.json` names servers; trusted, they
+/// start in that same session.
+#[test]
+fn the_repl_asks_to_trust_a_project_with_mcp_servers_then_starts_them() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.work.join(".git")).unwrap();
+    env.write(
+        ".mcp.json",
+        &format!(
+            r#"{{"mcpServers": {{"proj": {{"command": "{}"}}}}}}"#,
+            fake().display()
+        ),
+    );
+    let server = MockServer::start(Script::new());
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 120);
+    pty.wait_for("has MCP servers in");
+    pty.wait_for("Trust it? [y/N]");
+    pty.send("y\r");
+    pty.wait_for("Trusted: its MCP servers will run.");
+    pty.wait_ready();
+    // Started in the background: `/mcp` shows it ready once it is.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut asked = 0;
+    while !pty.transcript().contains("9 tools") {
+        assert!(
+            Instant::now() < deadline,
+            "never ready: {}",
+            pty.transcript()
+        );
+        pty.send("/mcp\r");
+        asked += 1;
+        pty.wait_for_count("mcp-logs/proj.log", asked);
+    }
+    pty.send("/exit\r");
+    assert_eq!(pty.wait_exit(), 0);
 }
