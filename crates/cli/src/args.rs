@@ -137,6 +137,20 @@ pub(crate) enum Command {
         #[arg(last = true, value_name = "CMD", required_unless_present = "explain")]
         command: Vec<std::ffi::OsString>,
     },
+    /// The MCP servers configured here (`[mcp_servers.NAME]`, `.mcp.json`).
+    Mcp {
+        /// What to do.
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+/// `rein mcp` sub-commands.
+#[derive(Debug, Clone, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Start the configured MCP servers, then show each one's state, tool count and last
+    /// error.
+    List,
 }
 
 /// `--provider`.

@@ -88,7 +88,11 @@ pub(crate) async fn run() -> Exit {
         }
     };
     let cancel = CancellationToken::new();
-    let interrupts = interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
+    let interrupts = interrupt::install(
+        cancel.clone(),
+        agent.tool_context().processes().clone(),
+        None,
+    );
     let events = Events::new(render::TextProgress::new());
     let outcome = agent.run_turn(REQUEST, &events, cancel).await;
     if let Some(error) = outcome.error() {

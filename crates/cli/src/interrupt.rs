@@ -28,7 +28,11 @@ impl Interrupts {
 
 /// Cancels `turn` on the first of the signals; on the second, ends every process rein
 /// started and exits. A signal whose handler cannot be installed is left at its default.
-pub(crate) fn install(turn: CancellationToken, processes: ProcessTracker) -> Interrupts {
+pub(crate) fn install(
+    turn: CancellationToken,
+    processes: ProcessTracker,
+    mcp: Option<Arc<rein_mcp::McpHub>>,
+) -> Interrupts {
     let interrupts = Interrupts::default();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Exit>();
     for (kind, exit) in [
@@ -60,6 +64,10 @@ pub(crate) fn install(turn: CancellationToken, processes: ProcessTracker) -> Int
             return;
         };
         processes.kill_all_blocking();
+        // `exit` runs no destructors: the MCP servers' groups are killed here.
+        if let Some(mcp) = &mcp {
+            mcp.kill_now();
+        }
         std::process::exit(i32::from(second.code()));
     });
     interrupts

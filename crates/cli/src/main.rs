@@ -7,6 +7,7 @@ mod demo;
 mod exit;
 mod input;
 mod interrupt;
+mod mcp_status;
 mod no_key;
 mod render;
 mod repl;

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::args::{Args, OutputFormat};
 use crate::exit::Exit;
 use crate::report::{self, Denial, RunReport};
-use crate::setup::{self, SetupError};
+use crate::setup::{self, McpServers, SetupError};
 use crate::{commands, demo, input, interrupt, render, repl};
 
 /// Runs what the command line asks for and returns how rein should exit.
@@ -33,7 +33,7 @@ pub(crate) async fn run(args: Args) -> Exit {
     };
     let started = Instant::now();
     let format = args.output_format.unwrap_or(OutputFormat::Text);
-    let prepared = match setup::prepare(&args, Arc::new(Unattended)) {
+    let prepared = match setup::prepare(&args, Arc::new(Unattended), McpServers::Start) {
         Ok(prepared) => prepared,
         Err(error) => {
             let (message, exit) = match error {
@@ -59,7 +59,11 @@ pub(crate) async fn run(args: Args) -> Exit {
         render::notice(&format!("rein: warning: {warning}"));
     }
     let cancel = CancellationToken::new();
-    let interrupts = interrupt::install(cancel.clone(), agent.tool_context().processes().clone());
+    let interrupts = interrupt::install(
+        cancel.clone(),
+        agent.tool_context().processes().clone(),
+        agent.mcp_hub().cloned(),
+    );
 
     if format == OutputFormat::StreamJson {
         // First, so a wrapper knows what to resume or where to look before anything else.
@@ -212,9 +216,11 @@ pub(crate) async fn run(args: Args) -> Exit {
             render::stdout_line(&report.to_json_line());
         }
     }
-    // Servers and other background processes the commands started end with rein.
+    // Servers and other background processes the commands started end with rein, and so
+    // do the MCP servers.
     agent.tool_context().processes().kill_all().await;
     agent.tool_context().background().stop_all().await;
+    agent.shutdown_mcp().await;
     if let Some(signalled) = interrupts.exit() {
         // SIGTERM, SIGHUP and SIGQUIT end the turn like Ctrl+C, with their own status.
         return signalled;

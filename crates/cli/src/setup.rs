@@ -37,6 +37,18 @@ pub(crate) struct Prepared {
     pub(crate) earlier_usage: rein_llm::Usage,
     /// Things the person should know before the turn starts.
     pub(crate) warnings: Vec<String>,
+    /// Those of them about the MCP servers (for `/mcp`).
+    pub(crate) mcp_warnings: Vec<String>,
+}
+
+/// Where a prepared agent's MCP servers come from.
+#[derive(Debug)]
+pub(crate) enum McpServers {
+    /// Started now, from the configuration.
+    Start,
+    /// Those of the agent the new one replaces (the REPL's `/model`, `/clear`), running
+    /// already: switching the model does not restart them.
+    Keep(Arc<rein_mcp::McpHub>),
 }
 
 /// Reads a variable of the process environment.
@@ -45,7 +57,7 @@ pub(crate) fn process_env(name: &str) -> Option<String> {
 }
 
 /// The configuration a run in this directory with these flags reads, and the directory.
-fn configuration(args: &Args) -> Result<(config::Config, PathBuf), SetupError> {
+pub(crate) fn configuration(args: &Args) -> Result<(config::Config, PathBuf), SetupError> {
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .map_err(|e| SetupError::Runtime(format!("cannot determine the working directory: {e}")))?;
@@ -145,26 +157,45 @@ pub(crate) fn record_repl_mode(
     Ok(true)
 }
 
-/// A project whose hooks do not run until the person trusts it.
+/// A project whose hooks and MCP servers do not run until the person trusts it.
 #[derive(Debug)]
 pub(crate) struct Untrusted {
     /// The project's root.
     pub(crate) project: PathBuf,
-    /// The files that configure its hooks.
+    /// The files that configure them.
     pub(crate) files: Vec<String>,
+    /// What they configure: "hooks", "MCP servers" or both.
+    pub(crate) what: &'static str,
 }
 
-/// The project of this directory, when it has hooks and is not trusted yet.
+/// The project of this directory, when it has hooks or MCP servers and is not trusted yet.
 pub(crate) fn untrusted_project(args: &Args) -> Option<Untrusted> {
     let (config, _) = configuration(args).ok()?;
     let mut files: Vec<String> = Vec::new();
+    let mut add = |path: &Path| {
+        let file = path.display().to_string();
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    };
+    let mut hooks = false;
     for hook in &config.hooks {
         if let config::Source::ProjectFile(path) = &hook.source {
-            let file = path.display().to_string();
-            if !files.contains(&file) {
-                files.push(file);
-            }
+            hooks = true;
+            add(path);
         }
+    }
+    let mut servers = false;
+    for server in &config.mcp_servers {
+        if let config::Source::ProjectFile(path) = &server.source {
+            servers = true;
+            add(path);
+        }
+    }
+    let mcp_json = config.project_root.join(rein_core::mcp::MCP_JSON);
+    if rein_core::mcp::read_mcp_json(&mcp_json).is_ok_and(|found| !found.is_empty()) {
+        servers = true;
+        add(&mcp_json);
     }
     if files.is_empty() || TrustStore::new(&config.rein_home).is_trusted(&config.project_root) {
         return None;
@@ -172,6 +203,11 @@ pub(crate) fn untrusted_project(args: &Args) -> Option<Untrusted> {
     Some(Untrusted {
         project: config.project_root,
         files,
+        what: match (hooks, servers) {
+            (true, true) => "hooks and MCP servers",
+            (false, true) => "MCP servers",
+            (true, false) | (false, false) => "hooks",
+        },
     })
 }
 
@@ -188,6 +224,7 @@ pub(crate) fn trust(project: &Path) -> std::io::Result<()> {
 pub(crate) fn prepare(
     args: &Args,
     interaction: Arc<dyn Interaction>,
+    mcp: McpServers,
 ) -> Result<Prepared, SetupError> {
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
@@ -224,8 +261,17 @@ pub(crate) fn prepare(
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
         .mode(args.mode())
-        .sandbox_level(args.sandbox.map(Into::into))
-        .interaction(interaction);
+        // The level before the servers start: those configured to run in the sandbox run
+        // in this one.
+        .sandbox_level(args.sandbox.map(Into::into));
+    // MCP servers start before anything slow: the prompt never waits for them, the first
+    // request as little as can be.
+    let builder = match mcp {
+        McpServers::Start => builder.start_mcp(),
+        McpServers::Keep(hub) => builder.mcp_hub(hub),
+    }
+    .interaction(interaction);
+    let mcp_warnings = builder.mcp_warnings();
     warnings.extend(builder.warnings().iter().cloned());
     if let Some(why) = builder.auto_refusal() {
         return Err(SetupError::Usage(format!(
@@ -282,6 +328,7 @@ pub(crate) fn prepare(
         rein_home,
         earlier_usage,
         warnings,
+        mcp_warnings,
     })
 }
 

@@ -19,6 +19,8 @@ mod headless;
 mod hooks;
 mod interrupt;
 mod lose_nothing;
+mod mcp;
+mod mcp_npm;
 mod orphans;
 mod parallel;
 mod permissions;

@@ -568,3 +568,79 @@ fn hooks_run_sandboxed_only_when_asked() {
         assert_eq!(bashrc, expected, "hooks = {sandboxed}: {}", stderr(&out));
     }
 }
+
+/// `config.toml` for the lab: `[sandbox]` lines, then a stdio MCP server (with its own
+/// lines) that tries to write the fake home's `.bashrc` and a file in the workspace before
+/// it serves.
+fn mcp_config(lab: &Lab, sandbox: &str, server: &str) {
+    let fake = PathBuf::from(env!("CARGO_BIN_EXE_rein")).with_file_name("rein-mcp-fake");
+    assert!(fake.exists(), "{} is missing", fake.display());
+    std::fs::write(
+        lab.rein_home.join("config.toml"),
+        format!(
+            "[sandbox]\n{sandbox}\n\n[mcp_servers.writer]\ncommand = \"bash\"\n\
+             args = [\"-c\", \"echo mcp > ~/.bashrc; echo mcp > inside.txt; exec {}\"]\n{server}\n",
+            fake.display()
+        ),
+    )
+    .unwrap();
+}
+
+/// stdio MCP servers are the person's own code: outside the sandbox by default, inside with
+/// `[sandbox] mcp = true` or the server's own `sandbox = true` (which may also leave one out).
+#[test]
+fn mcp_servers_run_sandboxed_only_when_asked() {
+    if !can_run("mcp_servers_run_sandboxed_only_when_asked") {
+        return;
+    }
+    for (sandbox, server, sandboxed) in [
+        ("", "", false),
+        ("mcp = true", "", true),
+        ("", "sandbox = true", true),
+        ("mcp = true", "sandbox = false", false),
+    ] {
+        let lab = Lab::new();
+        mcp_config(&lab, sandbox, server);
+        let out = run(lab.rein().args(["mcp", "list"]));
+        let case = format!("[sandbox] {sandbox:?}, server {server:?}");
+        let text = stdout(&out);
+        assert!(out.status.success(), "{case}: {text}{}", stderr(&out));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("writer"))
+            .unwrap_or_else(|| panic!("{case}: {text}"));
+        assert!(line.contains("ready"), "{case}: {line}");
+        assert_eq!(line.contains("sandboxed"), sandboxed, "{case}: {line}");
+        // It ran, and could write inside the workspace either way.
+        assert_eq!(
+            std::fs::read_to_string(lab.work.join("inside.txt")).unwrap(),
+            "mcp\n",
+            "{case}"
+        );
+        let bashrc = std::fs::read_to_string(lab.home.join(".bashrc")).unwrap();
+        let expected = if sandboxed { "canary\n" } else { "mcp\n" };
+        assert_eq!(bashrc, expected, "{case}: {text}");
+    }
+}
+
+/// Where the sandbox cannot be enforced, a server configured for it runs without it, and
+/// rein says so rather than pretend.
+#[test]
+fn an_mcp_server_without_landlock_runs_unsandboxed_and_rein_says_so() {
+    let lab = Lab::new();
+    mcp_config(&lab, "landlock = false", "sandbox = true");
+    let out = run(lab.rein().args(["mcp", "list"]));
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    let warning = stderr(&out);
+    assert!(
+        warning.contains("cannot be enforced here")
+            && warning.contains("MCP server writer configured to run in it runs without it"),
+        "{warning}"
+    );
+    assert!(!text.contains("sandboxed"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(lab.home.join(".bashrc")).unwrap(),
+        "mcp\n"
+    );
+}

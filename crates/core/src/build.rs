@@ -103,6 +103,16 @@ pub struct AgentBuilder {
     secrets: Secrets,
     /// The `[sandbox]` settings, the `--sandbox` level, and where temporary directories go.
     sandbox: SandboxPlan,
+    /// MCP servers to start when the agent is built (from the configuration).
+    mcp_plan: Vec<rein_mcp::ServerConfig>,
+    /// Where their logs go.
+    mcp_log_dir: Option<PathBuf>,
+    /// Servers already started by the caller, in place of the plan.
+    mcp_hub: Option<Arc<rein_mcp::McpHub>>,
+    /// What the person should know about the configured servers (skipped ones).
+    mcp_warnings: Vec<String>,
+    /// The configured stdio servers that run in the OS sandbox.
+    mcp_sandboxed: Vec<String>,
 }
 
 /// The secrets a configuration names, before rein's environment is added.
@@ -173,6 +183,11 @@ impl AgentBuilder {
             secret_sources: SecretSources::default(),
             secrets: Secrets::default(),
             sandbox: SandboxPlan::default(),
+            mcp_plan: Vec::new(),
+            mcp_log_dir: None,
+            mcp_hub: None,
+            mcp_warnings: Vec::new(),
+            mcp_sandboxed: Vec::new(),
             workspace,
         }
     }
@@ -207,8 +222,33 @@ impl AgentBuilder {
             .warnings
             .extend(config.sandbox.ignored.iter().cloned());
         builder.warnings.extend(config.repl.ignored.iter().cloned());
+        let mcp = crate::mcp::plan(config, env);
+        builder.warnings.extend(mcp.warnings.iter().cloned());
+        builder.mcp_warnings = mcp.warnings;
+        builder.mcp_sandboxed = mcp
+            .servers
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.transport,
+                    rein_mcp::TransportConfig::Stdio {
+                        sandboxed: true,
+                        ..
+                    }
+                )
+            })
+            .map(|s| s.name.clone())
+            .collect();
+        builder.mcp_plan = mcp.servers;
+        builder.mcp_log_dir = Some(config.rein_home.join(crate::mcp::MCP_LOG_DIR));
         builder.secret_sources = SecretSources {
-            dotenv: config.dotenv_secrets.clone(),
+            // The servers' configured credentials are masked like the `.env` file's.
+            dotenv: SecretValues::of(
+                config
+                    .dotenv_secrets
+                    .iter()
+                    .chain(mcp.secrets.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+            ),
             api_key: config
                 .api_key()
                 .zip(config.api_key_variable())
@@ -343,7 +383,16 @@ impl AgentBuilder {
     /// Says, when a sandbox is wanted and the kernel cannot give it, why (once, as a
     /// warning: commands then run with the permission checks alone).
     pub fn sandbox_warning(&self) -> Option<String> {
-        self.sandbox.warning()
+        let warning = self.sandbox.warning()?;
+        Some(match self.mcp_sandboxed.as_slice() {
+            [] => warning,
+            servers => format!(
+                "{warning}. The MCP server{} {} configured to run in it run{} without it too",
+                if servers.len() == 1 { "" } else { "s" },
+                servers.join(", "),
+                if servers.len() == 1 { "s" } else { "" },
+            ),
+        })
     }
 
     /// Why the auto permission mode cannot start here, when it is the mode.
@@ -418,6 +467,48 @@ impl AgentBuilder {
     pub fn tool(mut self, tool: Arc<dyn DynTool>) -> Self {
         self.extra_tools.push(tool);
         self
+    }
+
+    /// Starts the configured MCP servers now, in the background, rather than when the agent
+    /// is built: the earlier they start, the less the first request may wait for them. Needs
+    /// a tokio runtime (without one they start, if at all, when the agent is built).
+    /// The sandbox level and the settings it depends on are to be set first.
+    pub fn start_mcp(mut self) -> Self {
+        if self.mcp_hub.is_none() && tokio::runtime::Handle::try_current().is_ok() {
+            let sandbox = (!self.mcp_sandboxed.is_empty()).then(|| self.sandbox());
+            self.mcp_hub = start_mcp(
+                std::mem::take(&mut self.mcp_plan),
+                &self.workspace,
+                self.mcp_log_dir.clone(),
+                self.secrets.env_remove(),
+                sandbox,
+            );
+        }
+        self
+    }
+
+    /// These MCP servers (started already) instead of the configured ones.
+    pub fn mcp_hub(mut self, hub: Arc<rein_mcp::McpHub>) -> Self {
+        self.mcp_hub = Some(hub);
+        self
+    }
+
+    /// The MCP servers started with [`AgentBuilder::start_mcp`] or given with
+    /// [`AgentBuilder::mcp_hub`] (none configured: `None`).
+    pub fn started_mcp(&self) -> Option<&Arc<rein_mcp::McpHub>> {
+        self.mcp_hub.as_ref()
+    }
+
+    /// What the person should know about the configured MCP servers: those left out (an
+    /// untrusted project's, one naming an unset variable; these are among
+    /// [`AgentBuilder::warnings`] too), and, when some are to run in the OS sandbox, why it
+    /// cannot be enforced here if it cannot ([`AgentBuilder::sandbox_warning`]).
+    pub fn mcp_warnings(&self) -> Vec<String> {
+        let mut warnings = self.mcp_warnings.clone();
+        if !self.mcp_sandboxed.is_empty() {
+            warnings.extend(self.sandbox_warning());
+        }
+        warnings
     }
 
     /// Changes the tools' settings (output budget, timeouts, offload directory).
@@ -616,6 +707,16 @@ impl AgentBuilder {
         tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
         let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
         let tool_ctx = ToolContext::new(tool_config);
+        let mcp = self.mcp_hub.or_else(|| {
+            let sandboxed = !self.mcp_sandboxed.is_empty();
+            start_mcp(
+                self.mcp_plan,
+                &self.workspace,
+                self.mcp_log_dir,
+                self.secrets.env_remove(),
+                sandboxed.then(|| tool_ctx.config().sandbox.clone()),
+            )
+        });
         let secrets = Arc::new(self.secrets);
         let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
             (Some(hooks), _) => hooks,
@@ -699,6 +800,7 @@ impl AgentBuilder {
             todos,
             subagents: offer_subagents.then_some(subagent_usage),
             anchor: self.anchor,
+            mcp: mcp.map(|hub| (hub, self.mode)),
         }))
     }
 
@@ -764,6 +866,27 @@ impl AgentBuilder {
         }
         offered
     }
+}
+
+/// Starts the planned MCP servers in the background (none planned: no hub). Building an
+/// agent with servers needs a tokio runtime; without one they are left out.
+fn start_mcp(
+    servers: Vec<rein_mcp::ServerConfig>,
+    workspace: &Path,
+    log_dir: Option<PathBuf>,
+    env_remove: &[String],
+    sandbox: Option<Sandbox>,
+) -> Option<Arc<rein_mcp::McpHub>> {
+    if servers.is_empty() || tokio::runtime::Handle::try_current().is_err() {
+        return None;
+    }
+    Some(rein_mcp::McpHub::start(rein_mcp::McpSetup {
+        servers,
+        cwd: workspace.to_path_buf(),
+        log_dir: log_dir.unwrap_or_else(|| workspace.join(".rein-mcp-logs")),
+        env_remove: env_remove.to_vec(),
+        sandbox,
+    }))
 }
 
 /// rein's environment; a variable that is not UTF-8 cannot be masked as text and is passed

@@ -7,6 +7,7 @@ pub mod context;
 pub mod frontmatter;
 pub mod hooks;
 pub mod interaction;
+pub mod mcp;
 pub mod permissions;
 pub mod prompt;
 mod sandboxing;

@@ -42,6 +42,7 @@ mod capture;
 mod connection;
 mod duration_ms;
 mod http;
+pub mod mcp;
 mod openai;
 mod render;
 mod respond;

@@ -162,8 +162,8 @@ pub trait Tool: Send + Sync + 'static {
 /// The erased form of a [`Tool`], as the agent uses it: JSON arguments checked once into
 /// the typed ones ([`DynTool::prepare`]), then previewed or run.
 pub trait DynTool: Send + Sync {
-    /// The name the model calls the tool by.
-    fn name(&self) -> &'static str;
+    /// The name the model calls the tool by (an MCP server's tools are named at run time).
+    fn name(&self) -> &str;
     /// What the tool does, for the model.
     fn description(&self) -> &str;
     /// JSON Schema of the parameters object. Built on each call: [`crate::ToolRegistry`]
@@ -186,7 +186,7 @@ pub trait PreparedCall: Send + Sync {
 }
 
 impl<T: Tool> DynTool for T {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         Tool::name(self)
     }
 

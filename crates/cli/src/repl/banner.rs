@@ -88,8 +88,9 @@ pub(super) fn ask_trust_once(args: &Args, s: Style) -> Result<(), Exit> {
         out,
         "{}\n{}",
         s.warn(&format!(
-            "This project ({}) has hooks in {} that run commands on your machine.",
+            "This project ({}) has {} in {} that run programs on your machine.",
             render::neutralize(&untrusted.project.display().to_string()),
+            untrusted.what,
             render::neutralize(&untrusted.files.join(", "))
         )),
         s.dim("They run only once you trust the project. Trust it? [y/N] ")
@@ -104,12 +105,19 @@ pub(super) fn ask_trust_once(args: &Args, s: Style) -> Result<(), Exit> {
             render::error(&format!("cannot record the trust: {e}"));
             return Err(Exit::Runtime);
         }
-        let _ = writeln!(out, "{}", s.dim("Trusted: its hooks will run."));
+        let _ = writeln!(
+            out,
+            "{}",
+            s.dim(&format!("Trusted: its {} will run.", untrusted.what))
+        );
     } else {
         let _ = writeln!(
             out,
             "{}",
-            s.dim("Not trusted: its hooks will not run (`rein trust` changes that).")
+            s.dim(&format!(
+                "Not trusted: its {} will not run (`rein trust` changes that).",
+                untrusted.what
+            ))
         );
     }
     Ok(())

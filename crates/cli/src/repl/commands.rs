@@ -8,6 +8,7 @@ use rein_llm::{Part, Role};
 use super::slash::{self, Slash};
 use super::{Flow, Rebuild, Repl};
 use crate::args::PermissionMode;
+use crate::mcp_status::{self, NO_SERVERS};
 use crate::render::{self, fit, full_diff, neutralize};
 
 /// Sessions `/sessions` lists.
@@ -125,6 +126,7 @@ impl Repl {
                     self.say(&todo_list(&todos));
                 }
             }
+            Slash::Mcp => self.mcp(agent),
             Slash::Exit => return Flow::Exit,
             Slash::Unknown(name) => self.say(&format!(
                 "Unknown command: {} (try /help)",
@@ -236,6 +238,30 @@ impl Repl {
             out.push('\n');
         }
         out.push_str(&s.dim("continue one with /resume ID\n"));
+        self.live.write(&out);
+    }
+
+    /// `/mcp`: each MCP server as it is now (as `rein mcp list` shows them), and those left
+    /// out at start.
+    fn mcp(&self, agent: &Agent) {
+        let s = self.style;
+        let mut out = String::new();
+        match agent.mcp_hub() {
+            Some(hub) => {
+                for line in mcp_status::server_lines(&hub.statuses(), s) {
+                    out.push_str(&line);
+                    out.push('\n');
+                }
+            }
+            None => {
+                out.push_str(&s.dim(NO_SERVERS));
+                out.push('\n');
+            }
+        }
+        for warning in &self.mcp_warnings {
+            out.push_str(&s.warn(&format!("warning: {}", neutralize(warning))));
+            out.push('\n');
+        }
         self.live.write(&out);
     }
 

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::args::Args;
 use crate::exit::Exit;
 use crate::render::{self, Live, LiveOptions, Style};
-use crate::setup::{self, Prepared, SetupError};
+use crate::setup::{self, McpServers, Prepared, SetupError};
 use approval::ReplInteraction;
 use banner::ask_trust_once;
 use editor::LineEditor;
@@ -70,6 +70,8 @@ struct Repl {
     direct_calls: u32,
     /// Tokens the session used before the agent now open (an earlier run, another model).
     earlier_usage: rein_llm::Usage,
+    /// What was said at start about the MCP servers (those left out), for `/mcp`.
+    mcp_warnings: Vec<String>,
 }
 
 /// A turn (or a command that may take a while) running, with keys read and the spinner on.
@@ -115,7 +117,7 @@ async fn session(
     interaction: Arc<ReplInteraction>,
     modes: &terminal::SavedModes,
 ) -> Exit {
-    let prepared = match setup::prepare(&args, Arc::clone(&interaction) as _) {
+    let prepared = match setup::prepare(&args, Arc::clone(&interaction) as _, McpServers::Start) {
         Ok(prepared) => prepared,
         Err(SetupError::Usage(message)) => {
             render::notice(&message);
@@ -133,9 +135,14 @@ async fn session(
         rein_home,
         earlier_usage,
         warnings,
+        mcp_warnings,
     } = prepared;
     let mut agent = agent;
-    let signals = Signals::install(agent.tool_context().processes().clone(), modes.clone());
+    let signals = Signals::install(
+        agent.tool_context().processes().clone(),
+        agent.mcp_hub().cloned(),
+        modes.clone(),
+    );
     let history = rein_home.join("history");
     let editor = match editor::new(&cwd, &history, style.is_colored()) {
         Ok(editor) => editor,
@@ -159,6 +166,7 @@ async fn session(
         shell_notes: Vec::new(),
         direct_calls: 0,
         earlier_usage,
+        mcp_warnings,
     };
     repl.banner(&agent);
     for warning in &warnings {
@@ -312,10 +320,14 @@ impl Repl {
         } else {
             let _ = agent.save_session();
         }
+        // The MCP servers stay up: the next agent offers the same ones.
+        let hub = agent.mcp_hub().cloned();
+        let servers = || hub.clone().map_or(McpServers::Start, McpServers::Keep);
         // The session file is locked by the agent holding it: that one goes first.
         drop(agent);
         let previous = std::mem::replace(&mut self.args, rebuild.args);
-        let mut prepared = setup::prepare(&self.args, Arc::clone(&self.interaction) as _);
+        let mut prepared =
+            setup::prepare(&self.args, Arc::clone(&self.interaction) as _, servers());
         if let Err(error) = &prepared {
             let message = match error {
                 SetupError::Usage(m) | SetupError::Runtime(m) => m.clone(),
@@ -327,7 +339,7 @@ impl Repl {
                 self.args.resume = Some(self.session_id.clone());
                 self.args.continue_session = false;
             }
-            prepared = setup::prepare(&self.args, Arc::clone(&self.interaction) as _);
+            prepared = setup::prepare(&self.args, Arc::clone(&self.interaction) as _, servers());
         }
         let prepared = match prepared {
             Ok(prepared) => prepared,
@@ -339,6 +351,7 @@ impl Repl {
         let mut agent = prepared.agent;
         self.session_id = prepared.session_id;
         self.earlier_usage = prepared.earlier_usage;
+        self.mcp_warnings = prepared.mcp_warnings;
         self.signals
             .set_processes(agent.tool_context().processes().clone());
         for warning in &prepared.warnings {
@@ -400,6 +413,7 @@ impl Repl {
     async fn leave(&mut self, mut agent: Agent, exit: Exit) -> Exit {
         let kept = self.close_session(&mut agent).await;
         agent.tool_context().processes().kill_all().await;
+        agent.shutdown_mcp().await;
         if kept {
             self.say(&self.style.dim(&format!(
                 "Resume this session with: rein -r {}   (or rein -c)",

@@ -7,6 +7,7 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use rein_mcp::McpHub;
 use rein_tools::bash::ProcessTracker;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
@@ -23,17 +24,24 @@ pub(crate) struct Signals {
 struct Shared {
     turn: Mutex<Option<CancellationToken>>,
     processes: Mutex<ProcessTracker>,
+    /// The MCP servers, killed with the processes (the same for every agent of the REPL).
+    mcp: Option<Arc<McpHub>>,
     exit: AtomicU8,
     modes: SavedModes,
 }
 
 impl Signals {
     /// Installs the handlers; `modes` are the terminal's modes to put back on the way out.
-    pub(crate) fn install(processes: ProcessTracker, modes: SavedModes) -> Self {
+    pub(crate) fn install(
+        processes: ProcessTracker,
+        mcp: Option<Arc<McpHub>>,
+        modes: SavedModes,
+    ) -> Self {
         let signals = Signals {
             shared: Arc::new(Shared {
                 turn: Mutex::new(None),
                 processes: Mutex::new(processes),
+                mcp,
                 exit: AtomicU8::new(0),
                 modes,
             }),
@@ -104,6 +112,10 @@ impl Shared {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .kill_all_blocking();
+                // `exit` runs no destructors: the MCP servers' groups are killed here.
+                if let Some(mcp) = &self.mcp {
+                    mcp.kill_now();
+                }
                 self.modes.restore();
                 std::process::exit(i32::from(signal.code()));
             }

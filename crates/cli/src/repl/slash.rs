@@ -76,6 +76,11 @@ pub(crate) const COMMANDS: &[Command] = &[
         about: "the model's todo list",
     },
     Command {
+        name: "/mcp",
+        argument: "",
+        about: "the MCP servers: state, tools, last error, log",
+    },
+    Command {
         name: "/exit",
         argument: "",
         about: "leave rein (also /quit, Ctrl+D)",
@@ -88,7 +93,7 @@ pub(crate) const COMMANDS: &[Command] = &[
 ];
 
 /// The permission modes `/permissions` takes.
-pub(crate) const MODES: &[&str] = &["default", "accept-edits", "plan", "yolo"];
+pub(crate) const MODES: &[&str] = &["default", "accept-edits", "plan", "auto", "yolo"];
 
 /// A slash command as typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +110,7 @@ pub(crate) enum Slash {
     Clear,
     Permissions(Option<String>),
     Todos,
+    Mcp,
     Exit,
     /// Not a command rein knows.
     Unknown(String),
@@ -137,6 +143,7 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
         "clear" | "new" => Slash::Clear,
         "permissions" => Slash::Permissions(argument),
         "todos" => Slash::Todos,
+        "mcp" => Slash::Mcp,
         "exit" | "quit" => Slash::Exit,
         other => Slash::Unknown(format!("/{other}")),
     })
@@ -202,6 +209,7 @@ mod tests {
             Some(Slash::Compact(Some("keep the API".into())))
         );
         assert_eq!(parse("/quit"), Some(Slash::Exit));
+        assert_eq!(parse("/mcp"), Some(Slash::Mcp));
         assert_eq!(parse("/x"), Some(Slash::Unknown("/x".into())));
         assert_eq!(parse("hello /help"), None);
         assert_eq!(parse("/usr/bin/env is broken"), None);

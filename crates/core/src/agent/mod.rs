@@ -11,6 +11,7 @@ mod event;
 mod guard;
 mod hook_points;
 mod leave_sandbox;
+mod mcp_tools;
 mod outcome;
 mod runner;
 mod transcript;
@@ -103,6 +104,8 @@ pub(crate) struct AgentParts {
     pub anchor: Option<PromptAnchor>,
     /// Where the `agent` tool leaves what its sub-agents used.
     pub subagents: Option<Arc<SubagentUsage>>,
+    /// The session's MCP servers, whose tools join the registry's as they become ready.
+    pub mcp: Option<(Arc<rein_mcp::McpHub>, crate::permissions::PermissionMode)>,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -142,6 +145,8 @@ pub struct Agent {
     todo_reminded: bool,
     /// What the sub-agents of this agent used, not yet counted.
     subagents: Option<Arc<SubagentUsage>>,
+    /// MCP servers whose tools join between rounds.
+    mcp: Option<mcp_tools::McpTools>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -156,12 +161,14 @@ impl std::fmt::Debug for Agent {
 impl Agent {
     /// An agent ready for its first (or next, when resumed) turn.
     pub(crate) fn new(parts: AgentParts) -> Self {
-        let tool_specs: Vec<rein_llm::ToolSpec> = parts
-            .registry
-            .infos()
-            .into_iter()
-            .map(|s| rein_llm::ToolSpec::new(s.name, s.description, s.parameters))
-            .collect();
+        let tool_specs = mcp_tools::tool_specs(&parts.registry);
+        let mcp = parts.mcp.map(|(hub, mode)| mcp_tools::McpTools {
+            hub,
+            base: Arc::clone(&parts.registry),
+            mode,
+            seen: None,
+            waited: false,
+        });
         let call_ids = parts
             .history
             .iter()
@@ -211,6 +218,7 @@ impl Agent {
             todos: parts.todos,
             todo_reminded: false,
             subagents: parts.subagents,
+            mcp,
         }
     }
 
@@ -284,7 +292,7 @@ impl Agent {
         cancel: CancellationToken,
         outcome: &mut TurnOutcome,
     ) {
-        let env = CallEnv {
+        let mut env = CallEnv {
             runner: Arc::clone(&self.runner),
             ctx: self.tool_ctx.with_cancel(cancel.clone()),
             events: events.clone(),
@@ -292,6 +300,7 @@ impl Agent {
         };
         let mut continued = 0;
         loop {
+            self.sync_mcp_tools(&mut env).await;
             let round = self.round(&env, outcome).await;
             // What summary calls used counts with the turn.
             outcome.usage += std::mem::take(&mut self.context.unreported_usage);

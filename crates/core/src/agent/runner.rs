@@ -93,6 +93,19 @@ impl ToolRunner {
             asking: tokio::sync::Mutex::new(()),
         }
     }
+
+    /// The same pipeline over other tools (an MCP server's joined or changed); between
+    /// rounds, when no call is running.
+    pub(crate) fn with_registry(&self, registry: Arc<ToolRegistry>) -> Self {
+        ToolRunner::new(
+            registry,
+            Arc::clone(&self.policy),
+            Arc::clone(&self.interaction),
+            Arc::clone(&self.hooks),
+            self.agent.clone(),
+            Arc::clone(&self.secrets),
+        )
+    }
 }
 
 /// A call whose arguments passed step 1, ready to run.

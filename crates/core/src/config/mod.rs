@@ -10,6 +10,7 @@ mod dotenv;
 mod error;
 mod file;
 mod layer;
+mod mcp_servers;
 mod project;
 #[cfg(test)]
 mod reference_tests;
@@ -28,6 +29,7 @@ pub use defaults::{
     ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, OPENAI_DEFAULT_MODEL,
 };
 pub use error::ConfigError;
+pub use mcp_servers::{McpServerEntry, McpTransportEntry};
 pub use project::{ProjectRoot, find_project_root};
 pub use repl::{ReplSettings, has_repl_table, with_repl_mode};
 pub use sandbox::SandboxSettings;
@@ -190,6 +192,9 @@ pub struct Config {
     /// Variables passed to commands and hooks although their names look secret
     /// (`[secrets] pass_env`).
     pub pass_env: Vec<String>,
+    /// The MCP servers of every file, a later file's replacing a same-named one (a
+    /// project's start only once the project is trusted).
+    pub mcp_servers: Vec<McpServerEntry>,
     /// The `[sandbox]` settings of every file.
     pub sandbox: SandboxSettings,
     /// The `[repl]` settings of every file.

@@ -165,6 +165,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         rules: stacked.tables.rules,
         hooks: stacked.tables.hooks,
         pass_env: stacked.tables.pass_env,
+        mcp_servers: stacked.tables.mcp_servers,
         sandbox: stacked.tables.sandbox,
         repl: stacked.tables.repl,
         dotenv_secrets: env.dotenv_secrets(),

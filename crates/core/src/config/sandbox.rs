@@ -1,5 +1,6 @@
 //! The `[sandbox]` table: the level, the network, the writable roots both ways, the tool
-//! caches, whether hooks run sandboxed, and a way to see the no-Landlock fallback.
+//! caches, whether hooks and stdio MCP servers run sandboxed, and a way to see the
+//! no-Landlock fallback.
 //!
 //! A user file sets what it likes. A project's file is the project's, not the person's: it
 //! may only tighten (a stricter level, the network off, more read-only paths, writable
@@ -28,6 +29,9 @@ pub struct SandboxSettings {
     pub caches: Option<Vec<String>>,
     /// `hooks`: hooks run in the sandbox too (default off: they are the person's own code).
     pub hooks: bool,
+    /// `mcp`: stdio MCP servers run in the sandbox too, unless a server says `sandbox =
+    /// false` (default off: they are the person's own code).
+    pub mcp: bool,
     /// `landlock = false`: behave as if the kernel had no Landlock (to see the fallback).
     pub assume_no_landlock: bool,
     /// What a project file tried to loosen, for warnings.
@@ -35,7 +39,7 @@ pub struct SandboxSettings {
 }
 
 /// The keys `[sandbox]` takes.
-const KEYS: &str = "mode, network, writable, read_only, caches, hooks, landlock";
+const KEYS: &str = "mode, network, writable, read_only, caches, hooks, mcp, landlock";
 
 /// Reads a `[sandbox]` table of a file given by `source` on top of `settings`.
 pub(crate) fn read(
@@ -119,6 +123,15 @@ pub(crate) fn read(
                     settings.hooks = on;
                 }
             }
+            "mcp" => {
+                let on = value
+                    .as_bool()
+                    .ok_or_else(|| "sandbox.mcp: expected true or false".to_owned())?;
+                // A project may only turn it on.
+                if project.is_none() || on {
+                    settings.mcp = on;
+                }
+            }
             "landlock" => {
                 let on = value
                     .as_bool()
@@ -157,6 +170,7 @@ impl SandboxSettings {
             self.caches = above.caches;
         }
         self.hooks |= above.hooks;
+        self.mcp |= above.mcp;
         self.assume_no_landlock |= above.assume_no_landlock;
         self.ignored.extend(above.ignored);
     }
@@ -192,7 +206,7 @@ mod tests {
             &mut settings,
             &table(
                 "mode = \"off\"\nnetwork = false\nwritable = [\"~/x\"]\nread_only = [\"/tmp\"]\n\
-                 caches = [\".m2\"]\nhooks = true\nlandlock = false",
+                 caches = [\".m2\"]\nhooks = true\nmcp = true\nlandlock = false",
             ),
             &user,
         );
@@ -202,7 +216,7 @@ mod tests {
         assert_eq!(settings.writable, ["~/x"]);
         assert_eq!(settings.read_only, ["/tmp"]);
         assert_eq!(settings.caches, Some(vec![".m2".to_owned()]));
-        assert!(settings.hooks && settings.assume_no_landlock);
+        assert!(settings.hooks && settings.mcp && settings.assume_no_landlock);
     }
 
     #[test]
@@ -231,6 +245,13 @@ mod tests {
         assert_eq!(stricter, Ok(()));
         assert_eq!(settings.level, Some(SandboxLevel::ReadOnly));
         assert_eq!(settings.network, Some(false));
+        // Hooks and MCP servers: a project may put them in the sandbox, never take them out.
+        settings.mcp = true;
+        assert_eq!(read(&mut settings, &table("mcp = false"), &project), Ok(()));
+        assert!(settings.mcp);
+        settings.mcp = false;
+        assert_eq!(read(&mut settings, &table("mcp = true"), &project), Ok(()));
+        assert!(settings.mcp);
     }
 
     #[test]

@@ -114,6 +114,7 @@ pub(crate) struct Tables {
     pub(crate) rules: RuleLists,
     pub(crate) hooks: Vec<HookCommand>,
     pub(crate) pass_env: Vec<String>,
+    pub(crate) mcp_servers: Vec<super::McpServerEntry>,
     pub(crate) sandbox: super::sandbox::SandboxSettings,
     pub(crate) repl: super::repl::ReplSettings,
 }
@@ -125,6 +126,10 @@ impl Tables {
         self.rules.ask.extend(above.rules.ask);
         self.rules.deny.extend(above.rules.deny);
         self.hooks.extend(above.hooks);
+        for server in above.mcp_servers {
+            self.mcp_servers.retain(|s| s.name != server.name);
+            self.mcp_servers.push(server);
+        }
         self.sandbox.stack(above.sandbox);
         self.repl.stack(above.repl);
         for name in above.pass_env {
@@ -136,7 +141,14 @@ impl Tables {
 }
 
 /// The table names a config file may hold besides flat settings.
-pub(crate) const TABLE_KEYS: [&str; 5] = ["permissions", "hooks", "secrets", "sandbox", "repl"];
+pub(crate) const TABLE_KEYS: [&str; 6] = [
+    "permissions",
+    "hooks",
+    "secrets",
+    "mcp_servers",
+    "sandbox",
+    "repl",
+];
 
 /// Reads the table `key` of a file into `tables`; the error says what is wrong (the caller
 /// adds the file and line).
@@ -200,6 +212,9 @@ pub(crate) fn read_table(
                     }
                 }
             }
+        }
+        "mcp_servers" => {
+            super::mcp_servers::read_mcp_servers(&mut tables.mcp_servers, table, source)?;
         }
         "sandbox" => super::sandbox::read(&mut tables.sandbox, table, source)?,
         "repl" => super::repl::read(&mut tables.repl, table, source)?,

@@ -202,6 +202,11 @@ impl Ledger {
         self.tools_tokens
     }
 
+    /// The tools changed (an MCP server joined): their estimated cost from now on.
+    pub fn set_tools_tokens(&mut self, tokens: u64) {
+        self.tools_tokens = tokens;
+    }
+
     /// How many messages the context holds.
     pub fn len(&self) -> usize {
         self.entries.len()

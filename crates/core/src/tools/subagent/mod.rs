@@ -314,6 +314,9 @@ impl AgentTool {
             todos,
             anchor: None,
             subagents: None,
+            // A sub-agent works with the built-in tools its type allows; the session's MCP
+            // servers stay the parent's.
+            mcp: None,
         });
         (agent, unrecorded)
     }

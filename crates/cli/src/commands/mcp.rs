@@ -1,0 +1,45 @@
+//! `rein mcp list`: starts the configured MCP servers as a session would (the same
+//! configuration, trust, secrets and sandbox), waits for each up to its `startup_timeout`,
+//! shows what came of it, and stops them.
+
+use rein_mcp::ServerState;
+use tokio_util::sync::CancellationToken;
+
+use crate::args::Args;
+use crate::exit::Exit;
+use crate::mcp_status::{self, NO_SERVERS};
+use crate::render::{self, Style};
+use crate::setup::{self, SetupError};
+
+/// Runs `rein mcp list`.
+pub(crate) async fn list(args: &Args) -> Exit {
+    let builder = match setup::configured_builder(args) {
+        Ok(builder) => builder.start_mcp(),
+        Err(SetupError::Usage(message)) => {
+            render::notice(&message);
+            return Exit::Usage;
+        }
+        Err(SetupError::Runtime(message)) => {
+            render::error(&message);
+            return Exit::Runtime;
+        }
+    };
+    for warning in builder.mcp_warnings() {
+        render::notice(&format!("rein: warning: {warning}"));
+    }
+    let Some(hub) = builder.started_mcp().cloned() else {
+        render::stdout_line(NO_SERVERS);
+        return Exit::Done;
+    };
+    hub.wait_started(&CancellationToken::new()).await;
+    let statuses = hub.statuses();
+    for line in mcp_status::server_lines(&statuses, Style::for_stdout()) {
+        render::stdout_line(&line);
+    }
+    hub.shutdown().await;
+    if statuses.iter().all(|s| s.state == ServerState::Ready) {
+        Exit::Done
+    } else {
+        Exit::Runtime
+    }
+}

@@ -1,0 +1,87 @@
+//! What `rein mcp list` and the REPL's `/mcp` show of the MCP servers: for each, its
+//! state, its tool count, whether it runs sandboxed, the last error, and its log file.
+
+use rein_mcp::{ServerState, ServerStatus};
+
+use crate::render::{Style, neutralize};
+
+/// What is said when no server is configured (or every one was left out).
+pub(crate) const NO_SERVERS: &str = "No MCP servers to start here: configure them as \
+     [mcp_servers.NAME] in config.toml or in the project's .mcp.json (see docs/mcp.md).";
+
+/// One line per server, and one for its log file below it (stdio servers).
+pub(crate) fn server_lines(statuses: &[ServerStatus], s: Style) -> Vec<String> {
+    let width = statuses.iter().map(|st| st.name.len()).max().unwrap_or(0);
+    let mut lines = Vec::new();
+    for status in statuses {
+        let name = format!("{:width$}", neutralize(&status.name));
+        let state = format!("{:8}", status.state.as_str());
+        let state = match status.state {
+            ServerState::Ready => s.accent(&state),
+            ServerState::Starting | ServerState::Exited => s.warn(&state),
+            ServerState::Failed => s.error(&state),
+        };
+        let mut line = format!("{}  {state}", s.bold(&name));
+        match status.state {
+            ServerState::Ready => line.push_str(&format!(
+                "  {} tool{}",
+                status.tools,
+                if status.tools == 1 { "" } else { "s" }
+            )),
+            ServerState::Starting | ServerState::Exited | ServerState::Failed => {}
+        }
+        if status.sandboxed {
+            line.push_str(&format!("  {}", s.dim("sandboxed")));
+        }
+        if let Some(error) = &status.last_error {
+            line.push_str(&format!(
+                "  {}",
+                s.error(&format!("error: {}", neutralize(error)))
+            ));
+        }
+        lines.push(line.trim_end().to_owned());
+        if let Some(log) = &status.log {
+            let log = format!("log: {}", neutralize(&log.display().to_string()));
+            lines.push(format!("{:width$}  {}", "", s.dim(&log)));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    #[test]
+    fn each_server_with_its_state_tools_error_and_log() {
+        let statuses = [
+            ServerStatus {
+                name: "fs".into(),
+                state: ServerState::Ready,
+                tools: 4,
+                last_error: None,
+                log: Some(PathBuf::from("/h/.rein/mcp-logs/fs.log")),
+                sandboxed: true,
+            },
+            ServerStatus {
+                name: "github".into(),
+                state: ServerState::Failed,
+                tools: 0,
+                last_error: Some("cannot start `gh-mcp`: No such file\x1b[2J".into()),
+                log: Some(PathBuf::from("/h/.rein/mcp-logs/github.log")),
+                sandboxed: false,
+            },
+            ServerStatus {
+                name: "web".into(),
+                state: ServerState::Ready,
+                tools: 1,
+                last_error: None,
+                log: None,
+                sandboxed: false,
+            },
+        ];
+        insta::assert_snapshot!(server_lines(&statuses, Style::plain()).join("\n"));
+    }
+}

@@ -1,0 +1,245 @@
+//! Against the MCP reference servers from npm (`@modelcontextprotocol/server-everything` and
+//! `server-filesystem`, versions pinned in `tests/mcp-npm/package-lock.json`). The first test
+//! to need them installs them with `npm ci` under the target directory; without node they
+//! are skipped with a message saying so (.ci/run installs node, so CI runs them).
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rein_testkit::{MockServer, MockToolCall, Script, Turn};
+use serde_json::{Value, json};
+
+use crate::support::{Env, final_json, run, stderr, stdout};
+
+/// Where the servers are installed: `<target>/mcp-npm`; `None` (with a message) without
+/// node and npm.
+fn reference_servers() -> Option<PathBuf> {
+    let found = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !found("node") || !found("npm") {
+        let mut err = std::io::stderr();
+        let _ = std::io::Write::write_all(
+            &mut err,
+            b"SKIPPED: node and npm are not on PATH, so the MCP reference-server tests did not run \
+              (install Node.js 18 or later to run them)\n",
+        );
+        return None;
+    }
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-npm");
+    let rein = PathBuf::from(env!("CARGO_BIN_EXE_rein"));
+    let dir = rein.parent().unwrap().parent().unwrap().join("mcp-npm");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Tests run in processes of their own: one installs, the others wait for it.
+    let lock = File::create(dir.join(".install-lock")).unwrap();
+    lock.lock().unwrap();
+    let wanted = std::fs::read_to_string(source.join("package-lock.json")).unwrap();
+    let installed = std::fs::read_to_string(dir.join("package-lock.json")).unwrap_or_default();
+    let ready = dir.join("node_modules/.bin/mcp-server-everything").exists()
+        && dir.join("node_modules/.bin/mcp-server-filesystem").exists();
+    if installed != wanted || !ready {
+        for file in ["package.json", "package-lock.json"] {
+            std::fs::copy(source.join(file), dir.join(file)).unwrap();
+        }
+        let out = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "npm ci in {} failed (the reference servers need the npm registry once): {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    drop(lock);
+    Some(dir.join("node_modules/.bin"))
+}
+
+fn configure(env: &Env, bin: &std::path::Path, extra: &str) {
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    let config = format!(
+        "[mcp_servers.everything]\ncommand = \"{}\"\nstartup_timeout = 30\n\
+         [mcp_servers.files]\ncommand = \"{}\"\nargs = [\"{}\"]\nstartup_timeout = 30\n{extra}",
+        bin.join("mcp-server-everything").display(),
+        bin.join("mcp-server-filesystem").display(),
+        env.work.display(),
+    );
+    std::fs::write(env.rein_home.join("config.toml"), config).unwrap();
+}
+
+fn call(id: &str, tool: &str, args: Value) -> MockToolCall {
+    MockToolCall::new(id, tool, args.to_string())
+}
+
+fn result_of(request: &rein_testkit::CapturedRequest, id: &str) -> String {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("no result for {id}: {}", request.body))
+        .to_owned()
+}
+
+#[test]
+fn reference_servers_list_tools_and_answer_calls() {
+    let Some(bin) = reference_servers() else {
+        return;
+    };
+    let env = Env::new();
+    env.write("hello.txt", "hello from the workspace\n");
+    configure(&env, &bin, "");
+    let outside = env.home.join("outside.txt");
+    let server = MockServer::start(
+        Script::new()
+            .reply(
+                Turn::new()
+                    .tool_call(call(
+                        "e1",
+                        "mcp__everything__echo",
+                        json!({"message": "ping"}),
+                    ))
+                    .tool_call(call(
+                        "s1",
+                        "mcp__everything__get-structured-content",
+                        json!({"location": "Chicago"}),
+                    ))
+                    .tool_call(call(
+                        "r1",
+                        "mcp__files__read_text_file",
+                        json!({"path": env.work.join("hello.txt")}),
+                    ))
+                    .tool_call(call(
+                        "x1",
+                        "mcp__files__read_text_file",
+                        json!({"path": outside}),
+                    )),
+            )
+            .reply(Turn::text("done")),
+    );
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "go", "--output-format", "stream-json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests();
+    let tools = requests[0].body["tools"].to_string();
+    for name in [
+        "mcp__everything__echo",
+        "mcp__everything__get-sum",
+        "mcp__files__list_directory",
+    ] {
+        assert!(tools.contains(name), "{name} not offered: {tools}");
+    }
+    assert!(!tools.contains("$schema"), "schemas are cleaned");
+    let second = &requests[1];
+    assert!(
+        result_of(second, "e1").contains("ping"),
+        "{}",
+        result_of(second, "e1")
+    );
+    let structured: Value = serde_json::from_str(&result_of(second, "s1")).unwrap();
+    assert!(structured["temperature"].is_number(), "{structured}");
+    assert!(result_of(second, "r1").contains("hello from the workspace"));
+    let refused = result_of(second, "x1");
+    assert!(refused.contains("Access denied"), "{refused}");
+    let is_error = |id: &str| {
+        stdout(&out)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|e| e["type"] == "tool_result" && e["id"] == id)
+            .map(|e| e["is_error"].clone())
+    };
+    assert_eq!(
+        is_error("x1"),
+        Some(json!(true)),
+        "an isError result is an error"
+    );
+    assert_eq!(is_error("r1"), Some(json!(false)));
+}
+
+#[test]
+fn a_reference_tool_not_read_only_asks_and_a_rule_allows_it() {
+    let Some(bin) = reference_servers() else {
+        return;
+    };
+    let env = Env::new();
+    configure(&env, &bin, "");
+    let script = || {
+        Script::new()
+            .reply(Turn::new().tool_call(call(
+                "t1",
+                "mcp__everything__toggle-simulated-logging",
+                json!({}),
+            )))
+            .reply(Turn::text("done"))
+    };
+    let server = MockServer::start(script());
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "go", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = final_json(&out);
+    assert_eq!(
+        report["permission_denials"][0]["tool"],
+        "mcp__everything__toggle-simulated-logging"
+    );
+
+    let server = MockServer::start(script());
+    let out = run(env.rein_openai(&server).args([
+        "-p",
+        "go",
+        "--output-format",
+        "json",
+        "--allow",
+        "mcp__everything__*",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(final_json(&out)["permission_denials"], json!([]));
+    let result = result_of(&server.requests()[1], "t1");
+    assert!(!result.contains("did not run"), "{result}");
+}
+
+#[test]
+fn a_long_running_reference_call_is_cancelled_at_its_timeout() {
+    let Some(bin) = reference_servers() else {
+        return;
+    };
+    let env = Env::new();
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    std::fs::write(
+        env.rein_home.join("config.toml"),
+        format!(
+            "[mcp_servers.everything]\ncommand = \"{}\"\nstartup_timeout = 30\ncall_timeout = 2\n",
+            bin.join("mcp-server-everything").display()
+        ),
+    )
+    .unwrap();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(call(
+                "l1",
+                "mcp__everything__trigger-long-running-operation",
+                json!({"duration": 600, "steps": 5}),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let started = Instant::now();
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "go", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let result = result_of(&server.requests()[1], "l1");
+    assert!(
+        result.contains("did not answer this call within 2 s"),
+        "{result}"
+    );
+}

@@ -1,0 +1,278 @@
+//! `[mcp_servers.NAME]` tables: an MCP server to start, as written (variables are expanded
+//! when the servers start, see `crate::mcp`). A later layer's server of the same name
+//! replaces an earlier one.
+
+use std::time::Duration;
+
+use toml::Value;
+
+use super::Source;
+
+/// The longest `startup_timeout` or `call_timeout` a server may be given.
+const MAX_MCP_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// One configured MCP server, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpServerEntry {
+    /// The `NAME` of `[mcp_servers.NAME]`.
+    pub name: String,
+    /// How to reach it.
+    pub transport: McpTransportEntry,
+    /// How long the first request waits for it (default 10 s).
+    pub startup_timeout: Option<Duration>,
+    /// How long one call may take (default 60 s).
+    pub call_timeout: Option<Duration>,
+    /// The file that configured it: a project's servers start only once it is trusted.
+    pub source: Source,
+}
+
+/// How a configured server is reached, as written (`${VAR}` not yet expanded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpTransportEntry {
+    /// A program rein starts (`command`, `args`, `env`, `cwd`).
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables set for it.
+        env: Vec<(String, String)>,
+        /// Where it runs.
+        cwd: Option<String>,
+        /// `sandbox`: whether it runs in the OS sandbox (unset: `[sandbox] mcp` decides).
+        sandbox: Option<bool>,
+    },
+    /// A streamable-HTTP server (`url`, `headers`).
+    Http {
+        /// Its endpoint.
+        url: String,
+        /// Headers sent with each request.
+        headers: Vec<(String, String)>,
+    },
+}
+
+const KEYS: &str = "command, args, env, cwd, sandbox, url, headers, startup_timeout, call_timeout";
+
+/// Reads `[mcp_servers]` into `servers`, replacing same-named ones.
+pub(crate) fn read_mcp_servers(
+    servers: &mut Vec<McpServerEntry>,
+    table: &toml::Table,
+    source: &Source,
+) -> Result<(), String> {
+    for (name, value) in table {
+        let entry = server(name, value, source)?;
+        servers.retain(|s| s.name != entry.name);
+        servers.push(entry);
+    }
+    Ok(())
+}
+
+fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, String> {
+    let at = format!("mcp_servers.{name}");
+    if name.is_empty() {
+        return Err("[mcp_servers] has a server with an empty name".to_owned());
+    }
+    let table = value
+        .as_table()
+        .ok_or_else(|| format!("{at}: expected a table ([{at}]) with {KEYS}"))?;
+    let mut command = None;
+    let mut args = Vec::new();
+    let mut env = Vec::new();
+    let mut cwd = None;
+    let mut sandbox = None;
+    let mut url = None;
+    let mut headers = Vec::new();
+    let mut startup_timeout = None;
+    let mut call_timeout = None;
+    for (key, value) in table {
+        let text = |value: &Value| {
+            value
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{at}.{key}: expected a string"))
+        };
+        match key.as_str() {
+            "command" => command = Some(text(value)?).filter(|c| !c.trim().is_empty()),
+            "args" => args = strings(value, &format!("{at}.args"))?,
+            "env" => env = string_map(value, &format!("{at}.env"))?,
+            "cwd" => cwd = Some(text(value)?),
+            "sandbox" => {
+                sandbox = Some(
+                    value
+                        .as_bool()
+                        .ok_or_else(|| format!("{at}.sandbox: expected true or false"))?,
+                );
+            }
+            "url" => url = Some(text(value)?),
+            "headers" => headers = string_map(value, &format!("{at}.headers"))?,
+            "startup_timeout" => startup_timeout = Some(seconds(value, &format!("{at}.{key}"))?),
+            "call_timeout" => call_timeout = Some(seconds(value, &format!("{at}.{key}"))?),
+            other => {
+                return Err(format!(
+                    "unknown key \"{other}\" in [{at}]; known keys: {KEYS}"
+                ));
+            }
+        }
+    }
+    let transport = match (command, url) {
+        (Some(command), None) => {
+            if !headers.is_empty() {
+                return Err(format!(
+                    "{at}: `headers` are for `url` servers, not `command` ones"
+                ));
+            }
+            McpTransportEntry::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+                sandbox,
+            }
+        }
+        (None, Some(url)) => {
+            if !args.is_empty() || !env.is_empty() || cwd.is_some() || sandbox.is_some() {
+                return Err(format!(
+                    "{at}: `args`, `env`, `cwd` and `sandbox` are for `command` servers, not \
+                     `url` ones (an HTTP server runs elsewhere, outside rein's sandbox)"
+                ));
+            }
+            McpTransportEntry::Http { url, headers }
+        }
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "{at}: give either `command` (stdio) or `url` (HTTP), not both"
+            ));
+        }
+        (None, None) => {
+            return Err(format!(
+                "{at}: give `command` (a program rein starts) or `url` (a streamable-HTTP server)"
+            ));
+        }
+    };
+    Ok(McpServerEntry {
+        name: name.to_owned(),
+        transport,
+        startup_timeout,
+        call_timeout,
+        source: source.clone(),
+    })
+}
+
+fn strings(value: &Value, at: &str) -> Result<Vec<String>, String> {
+    value
+        .as_array()
+        .ok_or_else(|| format!("{at}: expected a list of strings"))?
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{at}: expected strings, found {}", item.type_str()))
+        })
+        .collect()
+}
+
+fn string_map(value: &Value, at: &str) -> Result<Vec<(String, String)>, String> {
+    value
+        .as_table()
+        .ok_or_else(|| format!("{at}: expected a table of strings"))?
+        .iter()
+        .map(|(k, v)| {
+            v.as_str()
+                .map(|v| (k.clone(), v.to_owned()))
+                .ok_or_else(|| format!("{at}.{k}: expected a string"))
+        })
+        .collect()
+}
+
+fn seconds(value: &Value, at: &str) -> Result<Duration, String> {
+    let secs = match value {
+        Value::Integer(n) => *n as f64,
+        Value::Float(f) => *f,
+        other => {
+            return Err(format!(
+                "{at}: expected seconds, found {}",
+                other.type_str()
+            ));
+        }
+    };
+    if !(secs > 0.0 && secs <= MAX_MCP_TIMEOUT.as_secs_f64()) {
+        return Err(format!(
+            "{at}: {secs} is not between 0 and {} seconds",
+            MAX_MCP_TIMEOUT.as_secs()
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn read(text: &str) -> Result<Vec<McpServerEntry>, String> {
+        let table: toml::Table = toml::from_str(text).unwrap();
+        let mut servers = Vec::new();
+        let source = Source::UserFile(PathBuf::from("/c.toml"));
+        read_mcp_servers(
+            &mut servers,
+            table["mcp_servers"].as_table().unwrap(),
+            &source,
+        )?;
+        Ok(servers)
+    }
+
+    #[test]
+    fn stdio_and_http_servers_are_read() {
+        let servers = read(
+            r#"
+            [mcp_servers.fs]
+            command = "npx"
+            args = ["-y", "server"]
+            env = { TOKEN = "${GH_TOKEN}" }
+            sandbox = true
+            startup_timeout = 2.5
+            [mcp_servers.web]
+            url = "http://127.0.0.1:1/mcp"
+            headers = { Authorization = "Bearer ${T}" }
+            call_timeout = 5
+            "#,
+        )
+        .unwrap();
+        assert_eq!(servers.len(), 2);
+        assert_eq!(
+            servers[0].startup_timeout,
+            Some(Duration::from_millis(2500))
+        );
+        assert!(
+            matches!(&servers[0].transport, McpTransportEntry::Stdio { env, sandbox: Some(true), .. } if env[0].1 == "${GH_TOKEN}")
+        );
+        assert_eq!(servers[1].call_timeout, Some(Duration::from_secs(5)));
+        assert!(matches!(
+            &servers[1].transport,
+            McpTransportEntry::Http { .. }
+        ));
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let err = read("[mcp_servers.x]\nargs = []").unwrap_err();
+        assert!(err.contains("mcp_servers.x: give `command`"), "{err}");
+        let err = read("[mcp_servers.x]\ncommand = \"a\"\nurl = \"b\"").unwrap_err();
+        assert!(err.contains("not both"), "{err}");
+        let err = read("[mcp_servers.x]\ncommand = \"a\"\ntimeout = 3").unwrap_err();
+        assert!(
+            err.contains("unknown key \"timeout\" in [mcp_servers.x]"),
+            "{err}"
+        );
+        let err = read("[mcp_servers.x]\nurl = \"http://h\"\nsandbox = true").unwrap_err();
+        assert!(err.contains("are for `command` servers"), "{err}");
+        let err = read("[mcp_servers.x]\ncommand = \"a\"\nsandbox = \"yes\"").unwrap_err();
+        assert!(
+            err.contains("mcp_servers.x.sandbox: expected true or false"),
+            "{err}"
+        );
+        let err = read("[mcp_servers.x]\ncommand = \"a\"\ncall_timeout = 0").unwrap_err();
+        assert!(err.contains("call_timeout: 0 is not between"), "{err}");
+    }
+}

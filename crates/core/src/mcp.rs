@@ -1,0 +1,320 @@
+//! Which MCP servers a session starts, and with what: the `[mcp_servers]` of every config
+//! layer and the project's `.mcp.json` (Claude Code's format), the project's only once the
+//! person has trusted it, with `${VAR}` expanded. rein-mcp starts them.
+
+use std::path::{Path, PathBuf};
+
+use rein_mcp::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig, TransportConfig};
+use serde::Deserialize;
+
+use crate::config::{Config, McpServerEntry, McpTransportEntry, Source};
+use crate::secrets::looks_secret;
+use crate::trust::TrustStore;
+
+/// A project's MCP servers in Claude Code's format.
+pub const MCP_JSON: &str = ".mcp.json";
+/// Where stdio servers' stderr goes, under rein's home.
+pub const MCP_LOG_DIR: &str = "mcp-logs";
+
+/// The servers to start, and what the person should know about the others.
+#[derive(Debug, Clone, Default)]
+pub struct McpPlan {
+    /// Servers to start, in configuration order.
+    pub servers: Vec<ServerConfig>,
+    /// Servers skipped (untrusted project, unset variable, unreadable `.mcp.json`).
+    pub warnings: Vec<String>,
+    /// Values from the servers' configuration to mask in results (secret-looking `env`
+    /// values, header values), named for the mask.
+    pub secrets: Vec<(String, String)>,
+}
+
+/// The plan for `config`'s servers and the project's `.mcp.json`.
+pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
+    let mut plan = McpPlan::default();
+    let mut entries = config.mcp_servers.clone();
+    let json_path = config.project_root.join(MCP_JSON);
+    match read_mcp_json(&json_path) {
+        Ok(from_json) => {
+            for entry in from_json {
+                // rein's own configuration wins over the shared file.
+                if !entries.iter().any(|e| e.name == entry.name) {
+                    entries.push(entry);
+                }
+            }
+        }
+        Err(warning) => plan.warnings.push(warning),
+    }
+    let from_project = |e: &McpServerEntry| matches!(e.source, Source::ProjectFile(_));
+    let untrusted: Vec<&McpServerEntry> = entries.iter().filter(|e| from_project(e)).collect();
+    if !untrusted.is_empty() && !TrustStore::new(&config.rein_home).is_trusted(&config.project_root)
+    {
+        let names: Vec<&str> = untrusted.iter().map(|e| e.name.as_str()).collect();
+        plan.warnings.push(format!(
+            "MCP server{} {} of this project did not start: this project is not trusted. If you \
+             trust its servers, run `rein trust` in {}",
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            config.project_root.display()
+        ));
+        entries.retain(|e| !from_project(e));
+    }
+    for entry in entries {
+        match resolve(&entry, &config.project_root, config.sandbox.mcp, env) {
+            Ok((server, secrets)) => {
+                plan.servers.push(server);
+                plan.secrets.extend(secrets);
+            }
+            Err(missing) => plan.warnings.push(format!(
+                "MCP server `{}` ({}) did not start: it names variable{} {} that {} not set",
+                entry.name,
+                entry.source,
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", "),
+                if missing.len() == 1 { "is" } else { "are" },
+            )),
+        }
+    }
+    plan
+}
+
+/// The server `entry` describes, with its variables expanded (relative `cwd` from the
+/// project root), and the values to mask; the error names the unset variables.
+fn resolve(
+    entry: &McpServerEntry,
+    project_root: &Path,
+    sandbox_default: bool,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(ServerConfig, NamedValues), Vec<String>> {
+    let mut missing = Vec::new();
+    let mut expand = |text: &str| match rein_mcp::expand_vars(text, env) {
+        Ok(value) => value,
+        Err(names) => {
+            missing.extend(names);
+            String::new()
+        }
+    };
+    let mut secrets = Vec::new();
+    let transport = match &entry.transport {
+        McpTransportEntry::Stdio {
+            command,
+            args,
+            env: vars,
+            cwd,
+            sandbox,
+        } => {
+            let vars: Vec<(String, String)> =
+                vars.iter().map(|(k, v)| (k.clone(), expand(v))).collect();
+            for (name, value) in &vars {
+                if looks_secret(name) {
+                    secrets.push((name.clone(), value.clone()));
+                }
+            }
+            TransportConfig::Stdio {
+                command: expand(command),
+                args: args.iter().map(|a| expand(a)).collect(),
+                env: vars,
+                cwd: cwd.as_deref().map(|c| project_root.join(expand(c))),
+                sandboxed: sandboxed(*sandbox, sandbox_default, &entry.source),
+            }
+        }
+        McpTransportEntry::Http { url, headers } => {
+            let url = expand(url);
+            let headers: Vec<(String, String)> = headers
+                .iter()
+                .map(|(k, v)| (k.clone(), expand(v)))
+                .collect();
+            for (name, value) in &headers {
+                // Headers carry credentials (Authorization, API keys) more often than not.
+                secrets.push((format!("{}_{name}", entry.name), value.clone()));
+            }
+            TransportConfig::Http { url, headers }
+        }
+    };
+    if !missing.is_empty() {
+        missing.dedup();
+        return Err(missing);
+    }
+    Ok((
+        ServerConfig {
+            name: entry.name.clone(),
+            transport,
+            startup_timeout: entry.startup_timeout.unwrap_or(DEFAULT_STARTUP_TIMEOUT),
+            call_timeout: entry.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT),
+        },
+        secrets,
+    ))
+}
+
+/// Whether a stdio server runs in the OS sandbox: its own `sandbox` key, else `[sandbox]
+/// mcp`. A project's server may ask for the sandbox but not leave the one the person's
+/// `[sandbox] mcp = true` puts every server in.
+fn sandboxed(own: Option<bool>, default: bool, source: &Source) -> bool {
+    match source {
+        Source::ProjectFile(_) => own.unwrap_or(default) || default,
+        Source::Default
+        | Source::UserFile(_)
+        | Source::Env(_)
+        | Source::DotEnv { .. }
+        | Source::Flag(_) => own.unwrap_or(default),
+    }
+}
+
+/// Values with the names they are masked under.
+type NamedValues = Vec<(String, String)>;
+
+/// `.mcp.json` as Claude Code writes it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct McpJson {
+    #[serde(default)]
+    mcp_servers: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One server of `.mcp.json`.
+#[derive(Debug, Deserialize)]
+struct McpJsonServer {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: std::collections::BTreeMap<String, String>,
+    cwd: Option<String>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
+}
+
+/// The servers of the project's `.mcp.json` (none when there is no such file); the error is
+/// a warning naming the file and what is wrong.
+pub fn read_mcp_json(path: &Path) -> Result<Vec<McpServerEntry>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{} was not read: {e}", path.display())),
+    };
+    let skipped =
+        |why: String| format!("the MCP servers of {} were not read: {why}", path.display());
+    let file: McpJson = serde_json::from_str(&text).map_err(|e| skipped(e.to_string()))?;
+    let source = Source::ProjectFile(PathBuf::from(path));
+    let mut entries = Vec::new();
+    for (name, value) in file.mcp_servers {
+        let server: McpJsonServer =
+            serde_json::from_value(value).map_err(|e| skipped(format!("server `{name}`: {e}")))?;
+        let transport = match (server.command, server.url, server.kind.as_deref()) {
+            (Some(command), None, None | Some("stdio")) => McpTransportEntry::Stdio {
+                command,
+                args: server.args,
+                env: server.env.into_iter().collect(),
+                cwd: server.cwd,
+                // Claude Code's format has no such key: `[sandbox] mcp` decides.
+                sandbox: None,
+            },
+            (None, Some(url), None | Some("http" | "streamable-http")) => McpTransportEntry::Http {
+                url,
+                headers: server.headers.into_iter().collect(),
+            },
+            (_, _, Some("sse")) => {
+                return Err(skipped(format!(
+                    "server `{name}` uses the legacy SSE transport, which rein does not speak; \
+                     most servers also serve streamable HTTP (\"type\": \"http\")"
+                )));
+            }
+            _ => {
+                return Err(skipped(format!(
+                    "server `{name}` needs either \"command\" or \"url\" (with \"type\" stdio or http)"
+                )));
+            }
+        };
+        entries.push(McpServerEntry {
+            name,
+            transport,
+            startup_timeout: None,
+            call_timeout: None,
+            source: source.clone(),
+        });
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_codes_format_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(MCP_JSON);
+        std::fs::write(
+            &path,
+            r#"{"mcpServers": {
+                "fs": {"command": "npx", "args": ["-y", "x"], "env": {"A": "b"}},
+                "web": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X": "y"}}
+            }}"#,
+        )
+        .unwrap();
+        let entries = read_mcp_json(&path).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert!(
+            matches!(&entries[0].transport, McpTransportEntry::Stdio { command, .. } if command == "npx")
+        );
+        assert!(
+            matches!(&entries[1].transport, McpTransportEntry::Http { url, .. } if url.ends_with("/mcp"))
+        );
+        std::fs::write(
+            &path,
+            r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x"}}}"#,
+        )
+        .unwrap();
+        assert!(read_mcp_json(&path).unwrap_err().contains("legacy SSE"));
+        assert!(read_mcp_json(&dir.path().join("none")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_server_is_sandboxed_by_its_own_key_else_by_the_sandbox_table() {
+        let user = Source::UserFile(PathBuf::from("/h/config.toml"));
+        let project = Source::ProjectFile(PathBuf::from("/p/.rein/config.toml"));
+        // Off by default: servers are the person's own code.
+        assert!(!sandboxed(None, false, &user));
+        assert!(sandboxed(Some(true), false, &user));
+        assert!(sandboxed(None, true, &user));
+        // The person may leave one server out of `[sandbox] mcp = true`...
+        assert!(!sandboxed(Some(false), true, &user));
+        // ...a project may not.
+        assert!(sandboxed(Some(false), true, &project));
+        assert!(sandboxed(Some(true), false, &project));
+        assert!(!sandboxed(None, false, &project));
+    }
+
+    #[test]
+    fn unset_variables_are_named() {
+        let entry = McpServerEntry {
+            name: "gh".into(),
+            transport: McpTransportEntry::Http {
+                url: "${BASE}/mcp".into(),
+                headers: vec![("Authorization".into(), "Bearer ${GH_TOKEN}".into())],
+            },
+            startup_timeout: None,
+            call_timeout: None,
+            source: Source::Default,
+        };
+        let none = |_: &str| None;
+        assert_eq!(
+            resolve(&entry, Path::new("/p"), false, &none).unwrap_err(),
+            vec!["BASE".to_owned(), "GH_TOKEN".to_owned()]
+        );
+        let set = |name: &str| Some(format!("<{name}>"));
+        let (server, secrets) = resolve(&entry, Path::new("/p"), false, &set).unwrap();
+        assert!(
+            matches!(server.transport, TransportConfig::Http { ref url, .. } if url == "<BASE>/mcp")
+        );
+        assert_eq!(
+            secrets,
+            vec![(
+                "gh_Authorization".to_owned(),
+                "Bearer <GH_TOKEN>".to_owned()
+            )]
+        );
+    }
+}

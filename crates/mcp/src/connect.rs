@@ -1,0 +1,192 @@
+//! Connecting to one server: starting it (stdio) or reaching it (streamable HTTP), the MCP
+//! handshake, and the first list of its tools. rmcp speaks the protocol; rein only chooses
+//! the transport and listens for one notification, `tools/list_changed`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, Tool};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+
+use crate::config::{ServerConfig, TransportConfig};
+use tokio::process::{ChildStdin, ChildStdout};
+
+use crate::process::{Launch, ServerProcess};
+
+/// What rein's side of a connection does with what the server sends unasked: it notes
+/// that the tool list changed, to list the tools again between rounds.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Listener {
+    pub(crate) tools_changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Listener {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.tools_changed.store(true, Ordering::SeqCst);
+        std::future::ready(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        // The newest revision that still has the `initialize` handshake: what servers in
+        // use today speak, and where `tools/list_changed` arrives as a plain notification.
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("rein", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+}
+
+/// A live connection.
+pub(crate) struct Connection {
+    pub(crate) service: RunningService<RoleClient, Listener>,
+    /// The server's process, for stdio servers.
+    pub(crate) process: Option<ServerProcess>,
+    pub(crate) tools: Vec<Tool>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where a connection starts from: the working directory, rein's secret variables, the
+/// server's log.
+#[derive(Debug, Clone)]
+pub(crate) struct Surroundings<'a> {
+    pub(crate) cwd: &'a Path,
+    pub(crate) env_remove: &'a [String],
+    pub(crate) log: &'a Path,
+    pub(crate) sandbox: Option<&'a rein_tools::sandbox::Sandbox>,
+}
+
+/// A stdio server's process, started, with the two ends of its stdio.
+pub(crate) type Launched = (ServerProcess, ChildStdout, ChildStdin);
+
+/// Starts a stdio server's process (nothing for an HTTP server). Synchronous, so that every
+/// server's process starts at once when rein does, before any handshake is under way.
+pub(crate) fn launch(
+    config: &ServerConfig,
+    around: &Surroundings<'_>,
+) -> Result<Option<Launched>, String> {
+    match &config.transport {
+        TransportConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+            sandboxed: _,
+        } => ServerProcess::spawn(&Launch {
+            command,
+            args,
+            env,
+            cwd: cwd.as_deref().unwrap_or(around.cwd),
+            env_remove: around.env_remove,
+            log: around.log,
+            sandbox: around.sandbox,
+        })
+        .map(Some)
+        .map_err(|e| e.to_string()),
+        TransportConfig::Http { .. } => Ok(None),
+    }
+}
+
+/// Shakes hands with the server (launched already, for stdio) and lists its tools.
+pub(crate) async fn connect(
+    config: &ServerConfig,
+    around: &Surroundings<'_>,
+    listener: Listener,
+    launched: Option<Launched>,
+) -> Result<Connection, String> {
+    match (&config.transport, launched) {
+        (TransportConfig::Stdio { .. }, Some((mut process, stdout, stdin))) => {
+            match listener.serve((stdout, stdin)).await {
+                Ok(service) => finish(service, Some(process)).await,
+                // Dropped on failure: the process goes with it.
+                Err(error) => Err(match process.exit_status().await {
+                    Some(status) => {
+                        let said = crate::process::last_log_line(around.log)
+                            .map(|line| format!(": \"{line}\""))
+                            .unwrap_or_default();
+                        format!("it exited ({status}) before the MCP handshake{said}")
+                    }
+                    None => format!("the MCP handshake failed: {}", handshake_error(&error)),
+                }),
+            }
+        }
+        (TransportConfig::Stdio { .. }, None) => {
+            Err("internal error: the server's process was not started".to_owned())
+        }
+        (TransportConfig::Http { url, headers }, _) => {
+            let client = http_client()?;
+            let mut custom = HashMap::new();
+            for (name, value) in headers {
+                let name = HeaderName::try_from(name.as_str())
+                    .map_err(|e| format!("header `{name}` is not a valid header name: {e}"))?;
+                let value = HeaderValue::try_from(value.as_str())
+                    .map_err(|e| format!("header `{name}` has a value that cannot be sent: {e}"))?;
+                custom.insert(name, value);
+            }
+            let transport = StreamableHttpClientTransport::with_client(
+                client,
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom),
+            );
+            let service = listener
+                .serve(transport)
+                .await
+                .map_err(|e| format!("cannot reach {url}: {e}"))?;
+            finish(service, None).await
+        }
+    }
+}
+
+/// rmcp's handshake error without the transport's type name it carries.
+fn handshake_error(error: &rmcp::service::ClientInitializeError) -> String {
+    let text = error.to_string();
+    match (text.find(" Transport ["), text.rfind("] error: ")) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{}:{}", &text[..start], &text[end + "] error".len()..])
+        }
+        _ => text,
+    }
+}
+
+async fn finish(
+    service: RunningService<RoleClient, Listener>,
+    process: Option<ServerProcess>,
+) -> Result<Connection, String> {
+    let tools = service
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("listing its tools failed: {e}"))?;
+    Ok(Connection {
+        service,
+        process,
+        tools,
+    })
+}
+
+/// The HTTP client for streamable-HTTP servers; reqwest is built without a crypto provider,
+/// so ring is installed first (as rein-llm does for the model's client).
+fn http_client() -> Result<reqwest::Client, String> {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Err means another provider was installed first, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+        .build()
+        .map_err(|e| format!("cannot set up the HTTP client: {e}"))
+}

@@ -1,0 +1,217 @@
+//! Every configured server of a session: started in the background, in parallel, as soon as
+//! the hub is; their tools named and offered once they are ready; stopped together.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rein_tools::DynTool;
+use rein_tools::sandbox::Sandbox;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{ServerConfig, TransportConfig};
+use crate::server::{Server, ServerState, ServerStatus};
+use crate::tool::McpTool;
+
+/// How long listing a server's changed tools may hold up the next round.
+const RELIST_LIMIT: Duration = Duration::from_secs(5);
+
+/// What the hub is started with.
+#[derive(Debug, Clone, Default)]
+pub struct McpSetup {
+    /// The servers, in configuration order (which decides who wins a name collision).
+    pub servers: Vec<ServerConfig>,
+    /// Where stdio servers run unless they say otherwise.
+    pub cwd: PathBuf,
+    /// Where each stdio server's stderr goes (`<dir>/<name>.log`).
+    pub log_dir: PathBuf,
+    /// rein's variables servers must not inherit (its secrets).
+    pub env_remove: Vec<String>,
+    /// The OS sandbox the stdio servers configured `sandboxed` run in (`None`: they run
+    /// without one, as all others do).
+    pub sandbox: Option<Sandbox>,
+}
+
+/// The servers of one session.
+#[derive(Debug)]
+pub struct McpHub {
+    servers: Vec<Arc<Server>>,
+    started: Instant,
+    generation: Arc<AtomicU64>,
+    stopped: CancellationToken,
+}
+
+/// What the first request learns of the servers it waited for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StartReport {
+    /// Servers still starting when their `startup_timeout` ran out.
+    pub still_starting: Vec<String>,
+    /// Servers that could not be started, with why.
+    pub failed: Vec<(String, String)>,
+}
+
+impl StartReport {
+    /// The warnings to show, one per line.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if !self.still_starting.is_empty() {
+            warnings.push(format!(
+                "MCP servers still starting, not in this request (their tools join once they \
+                 are ready): {}",
+                self.still_starting.join(", ")
+            ));
+        }
+        for (name, error) in &self.failed {
+            warnings.push(format!("MCP server `{name}` could not be started: {error}"));
+        }
+        warnings
+    }
+}
+
+impl McpHub {
+    /// Starts every server of `setup` in the background. Must be called inside a tokio
+    /// runtime; returns at once.
+    pub fn start(setup: McpSetup) -> Arc<McpHub> {
+        let generation = Arc::new(AtomicU64::new(0));
+        if setup
+            .servers
+            .iter()
+            .any(|s| matches!(s.transport, TransportConfig::Stdio { .. }))
+        {
+            // A log directory that cannot be made fails each stdio server with the reason.
+            let _ = std::fs::create_dir_all(&setup.log_dir);
+        }
+        let servers: Vec<Arc<Server>> = setup
+            .servers
+            .into_iter()
+            .map(|config| {
+                let log = matches!(config.transport, TransportConfig::Stdio { .. })
+                    .then(|| crate::process::log_path(&setup.log_dir, &config.name));
+                let sandbox = match config.transport {
+                    TransportConfig::Stdio {
+                        sandboxed: true, ..
+                    } => setup.sandbox.clone(),
+                    TransportConfig::Stdio { .. } | TransportConfig::Http { .. } => None,
+                };
+                Arc::new(Server::new(
+                    config,
+                    setup.cwd.clone(),
+                    setup.env_remove.clone(),
+                    log,
+                    sandbox,
+                    Arc::clone(&generation),
+                ))
+            })
+            .collect();
+        // Every process first, then the handshakes: on a current-thread runtime a task
+        // would start its process only when the thread is next free.
+        for server in &servers {
+            server.launch();
+        }
+        let stopped = CancellationToken::new();
+        for server in &servers {
+            let server = Arc::clone(server);
+            let stopped = stopped.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = stopped.cancelled() => {}
+                    () = server.start() => {}
+                }
+            });
+        }
+        Arc::new(McpHub {
+            servers,
+            started: Instant::now(),
+            generation,
+            stopped,
+        })
+    }
+
+    /// Whether no server is configured.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// Waits for the servers still starting, each up to its `startup_timeout` from the
+    /// hub's start (or until `cancel`), and says which are not ready.
+    pub async fn wait_started(&self, cancel: &CancellationToken) -> StartReport {
+        let waits = self.servers.iter().map(|server| {
+            let deadline = self.started + server.config.startup_timeout;
+            let mut watch = server.watch();
+            async move {
+                let wait = watch.wait_for(|s| *s != ServerState::Starting);
+                let _ = tokio::time::timeout_at(deadline.into(), wait).await;
+            }
+        });
+        tokio::select! {
+            () = cancel.cancelled() => {}
+            _ = futures::future::join_all(waits) => {}
+        }
+        let mut report = StartReport::default();
+        for server in &self.servers {
+            let status = server.status();
+            match status.state {
+                ServerState::Starting => report.still_starting.push(status.name),
+                ServerState::Failed => report.failed.push((
+                    status.name,
+                    status
+                        .last_error
+                        .unwrap_or_else(|| "unknown error".to_owned()),
+                )),
+                ServerState::Ready | ServerState::Exited => {}
+            }
+        }
+        report
+    }
+
+    /// Lists again the tools of servers that said theirs changed; between rounds.
+    pub async fn refresh(&self) {
+        let relists = self.servers.iter().map(|s| s.refresh_tools(RELIST_LIMIT));
+        futures::future::join_all(relists).await;
+    }
+
+    /// A number that changes whenever the set of tools does.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// The tools of every server that has listed its tools, named `mcp__<server>__<tool>`.
+    pub fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        let mut taken = HashSet::new();
+        let mut tools: Vec<Arc<dyn DynTool>> = Vec::new();
+        for server in &self.servers {
+            for tool in server.tools() {
+                let name = crate::naming::tool_name(&server.config.name, &tool.name, &mut taken);
+                tools.push(Arc::new(McpTool::new(name, &tool, Arc::clone(server))));
+            }
+        }
+        tools
+    }
+
+    /// Each server's status, in configuration order.
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.servers.iter().map(|s| s.status()).collect()
+    }
+
+    /// Stops every server: connections closed, process groups stopped.
+    pub async fn shutdown(&self) {
+        self.stopped.cancel();
+        futures::future::join_all(self.servers.iter().map(|s| s.stop())).await;
+    }
+
+    /// Kills every server's process group at once, for exit paths that cannot wait.
+    pub fn kill_now(&self) {
+        self.stopped.cancel();
+        for server in &self.servers {
+            server.kill_now();
+        }
+    }
+}
+
+impl Drop for McpHub {
+    fn drop(&mut self) {
+        self.kill_now();
+    }
+}

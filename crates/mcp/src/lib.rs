@@ -1,0 +1,21 @@
+//! rein's MCP client: the configured servers started in the background and their tools
+//! offered to the model as `mcp__<server>__<tool>`. rmcp (the official SDK) speaks the
+//! protocol; this crate decides when servers start and stop, how their tools are named and
+//! described, and what a call that fails tells the model.
+
+pub mod config;
+mod connect;
+mod content;
+mod hub;
+pub mod naming;
+mod process;
+mod schema;
+mod server;
+mod tool;
+
+pub use config::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig, TransportConfig, expand_vars,
+};
+pub use hub::{McpHub, McpSetup, StartReport};
+pub use schema::clean_schema;
+pub use server::{ServerState, ServerStatus};

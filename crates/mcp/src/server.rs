@@ -1,0 +1,491 @@
+//! One configured server over the session: starting, ready (with its tools), or failed; its
+//! calls, each with a timeout and cancellable; its restart, once, after it died.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, JsonObject, RequestId, ServerResult, Tool,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RunningService, ServiceError};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ServerConfig;
+use crate::connect::{self, Connection, Listener, Surroundings};
+use crate::process::ServerProcess;
+use rein_tools::sandbox::Sandbox;
+
+/// How long telling a server that a call is cancelled may take.
+const CANCEL_NOTICE_LIMIT: Duration = Duration::from_secs(1);
+
+/// Sends `notifications/cancelled` for request `id`, and waits until it is sent: rein may be
+/// about to close the connection, which must not overtake it.
+async fn tell_cancelled(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
+    let notice = CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
+    let _ = tokio::time::timeout(CANCEL_NOTICE_LIMIT, peer.notify_cancelled(notice)).await;
+}
+
+/// How many times a server that died is started again.
+const RESTARTS: u32 = 1;
+
+/// Where a server is, as `rein mcp list` and the agent see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// Being started (or restarted).
+    Starting,
+    /// Answering; its tools are offered.
+    Ready,
+    /// It stopped; it is started again on the next call (once).
+    Exited,
+    /// It could not be started, or died again after its restart; its tools answer with an
+    /// error.
+    Failed,
+}
+
+impl ServerState {
+    /// The state as one word.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ServerState::Starting => "starting",
+            ServerState::Ready => "ready",
+            ServerState::Exited => "exited",
+            ServerState::Failed => "failed",
+        }
+    }
+}
+
+/// What is known of a server now.
+#[derive(Debug, Clone)]
+pub struct ServerStatus {
+    /// Its configured name.
+    pub name: String,
+    /// Its state.
+    pub state: ServerState,
+    /// How many tools it offers (0 until it is ready).
+    pub tools: usize,
+    /// The last thing that went wrong with it.
+    pub last_error: Option<String>,
+    /// Where its stderr goes (stdio servers).
+    pub log: Option<PathBuf>,
+    /// Its process runs in the OS sandbox, enforced.
+    pub sandboxed: bool,
+}
+
+/// A call's failure, for the model.
+#[derive(Debug)]
+pub(crate) enum CallFailure {
+    /// The model should read this and go on.
+    Message(String),
+    /// The person interrupted.
+    Cancelled,
+}
+
+struct Live {
+    service: RunningService<RoleClient, Listener>,
+    process: Option<ServerProcess>,
+}
+
+struct Inner {
+    state: ServerState,
+    live: Option<Live>,
+    tools: Vec<Tool>,
+    last_error: Option<String>,
+    restarts: u32,
+}
+
+/// One server and its connection.
+pub(crate) struct Server {
+    pub(crate) config: ServerConfig,
+    cwd: PathBuf,
+    env_remove: Vec<String>,
+    log: Option<PathBuf>,
+    /// The OS sandbox its process runs in, when it is configured to.
+    sandbox: Option<Sandbox>,
+    listener: Listener,
+    inner: Mutex<Inner>,
+    /// The process started with the hub, for the first start to shake hands with.
+    launched: Mutex<Option<Result<Option<connect::Launched>, String>>>,
+    /// Serialises (re)starts: two calls after a death restart it once.
+    starting: tokio::sync::Mutex<()>,
+    /// Changes whenever the state does; the first request waits on it.
+    changed: watch::Sender<ServerState>,
+    /// Bumped when the hub's set of tools changes (see `McpHub::generation`).
+    generation: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("name", &self.config.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    pub(crate) fn new(
+        config: ServerConfig,
+        cwd: PathBuf,
+        env_remove: Vec<String>,
+        log: Option<PathBuf>,
+        sandbox: Option<Sandbox>,
+        generation: Arc<std::sync::atomic::AtomicU64>,
+    ) -> Self {
+        let (changed, _) = watch::channel(ServerState::Starting);
+        Server {
+            config,
+            cwd,
+            env_remove,
+            log,
+            sandbox,
+            listener: Listener::default(),
+            inner: Mutex::new(Inner {
+                state: ServerState::Starting,
+                live: None,
+                tools: Vec::new(),
+                last_error: None,
+                restarts: 0,
+            }),
+            launched: Mutex::new(None),
+            starting: tokio::sync::Mutex::new(()),
+            changed,
+            generation,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The server's status now.
+    pub(crate) fn status(&self) -> ServerStatus {
+        let inner = self.lock();
+        ServerStatus {
+            name: self.config.name.clone(),
+            state: inner.state.clone(),
+            tools: inner.tools.len(),
+            last_error: inner.last_error.clone(),
+            log: self.log.clone(),
+            sandboxed: self.sandbox.as_ref().is_some_and(Sandbox::is_enforced),
+        }
+    }
+
+    /// Its tools as last listed.
+    pub(crate) fn tools(&self) -> Vec<Tool> {
+        self.lock().tools.clone()
+    }
+
+    /// A receiver that sees each change of state.
+    pub(crate) fn watch(&self) -> watch::Receiver<ServerState> {
+        self.changed.subscribe()
+    }
+
+    fn set_state(&self, inner: &mut Inner, state: ServerState) {
+        inner.state = state.clone();
+        self.changed.send_replace(state);
+    }
+
+    fn surroundings<'a>(&'a self, log: &'a std::path::Path) -> Surroundings<'a> {
+        Surroundings {
+            cwd: &self.cwd,
+            env_remove: &self.env_remove,
+            log,
+            sandbox: self.sandbox.as_ref(),
+        }
+    }
+
+    /// Starts the server's process now (stdio servers), for [`Server::start`] to connect to.
+    pub(crate) fn launch(&self) {
+        let log = self.log.clone().unwrap_or_default();
+        let launched = connect::launch(&self.config, &self.surroundings(&log));
+        *self.launched.lock().unwrap_or_else(PoisonError::into_inner) = Some(launched);
+    }
+
+    /// Starts the server (again); the state says how it went.
+    pub(crate) async fn start(&self) {
+        let _one = self.starting.lock().await;
+        {
+            let mut inner = self.lock();
+            if inner.state == ServerState::Ready {
+                return;
+            }
+            self.set_state(&mut inner, ServerState::Starting);
+        }
+        let log = self.log.clone().unwrap_or_default();
+        let around = self.surroundings(&log);
+        self.listener.tools_changed.store(false, Ordering::SeqCst);
+        let launched = self
+            .launched
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .unwrap_or_else(|| connect::launch(&self.config, &around));
+        let connected = match launched {
+            Ok(launched) => {
+                connect::connect(&self.config, &around, self.listener.clone(), launched).await
+            }
+            Err(error) => Err(error),
+        };
+        let mut inner = self.lock();
+        match connected {
+            Ok(Connection {
+                service,
+                process,
+                tools,
+            }) => {
+                let changed = inner.tools != tools;
+                inner.tools = tools;
+                inner.live = Some(Live { service, process });
+                self.set_state(&mut inner, ServerState::Ready);
+                if changed {
+                    self.generation.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            Err(error) => {
+                inner.last_error = Some(self.with_log_hint(error));
+                self.set_state(&mut inner, ServerState::Failed);
+            }
+        }
+    }
+
+    /// "see its log" advice for an error of a stdio server.
+    fn with_log_hint(&self, error: String) -> String {
+        match &self.log {
+            Some(log) => format!("{error} (its stderr is in {})", log.display()),
+            None => error,
+        }
+    }
+
+    /// Lists the tools again when the server said they changed; whether they did.
+    pub(crate) async fn refresh_tools(&self, limit: Duration) -> bool {
+        if !self.listener.tools_changed.swap(false, Ordering::SeqCst) {
+            return false;
+        }
+        let Some(peer) = self.peer() else {
+            return false;
+        };
+        let listed = tokio::time::timeout(limit, peer.list_all_tools()).await;
+        let mut inner = self.lock();
+        match listed {
+            Ok(Ok(tools)) if tools != inner.tools => {
+                inner.tools = tools;
+                self.generation.fetch_add(1, Ordering::SeqCst);
+                true
+            }
+            Ok(Ok(_)) => false,
+            Ok(Err(e)) => {
+                inner.last_error = Some(format!("listing its changed tools failed: {e}"));
+                false
+            }
+            Err(_) => {
+                inner.last_error = Some("listing its changed tools timed out".to_owned());
+                false
+            }
+        }
+    }
+
+    /// The connection's peer, while the server is ready and its transport open.
+    fn peer(&self) -> Option<Peer<RoleClient>> {
+        let inner = self.lock();
+        let live = inner.live.as_ref()?;
+        (inner.state == ServerState::Ready && !live.service.is_transport_closed())
+            .then(|| live.service.peer().clone())
+    }
+
+    /// Calls `tool` with `arguments`, within the server's call timeout; `cancel` stops the
+    /// call (the server is told, with a cancellation notification).
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallFailure> {
+        let peer = self.peer_for_call(cancel).await?;
+        let name = &self.config.name;
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let timeout = self.config.call_timeout;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let outcome = match peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => {
+                let id = handle.id.clone();
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => {
+                        tell_cancelled(&peer, id, "the person interrupted the call").await;
+                        return Err(CallFailure::Cancelled);
+                    }
+                    answer = tokio::time::timeout(timeout, handle.await_response()) => {
+                        if answer.is_err() {
+                            tell_cancelled(&peer, id, "rein's call_timeout ran out").await;
+                        }
+                        answer
+                    }
+                }
+            }
+            Err(error) => Ok(Err(error)),
+        };
+        let outcome = outcome.map(|answer| {
+            answer.and_then(|result| match result {
+                ServerResult::CallToolResult(result) => Ok(result),
+                // Some servers answer a call that has nothing to say with `{}`.
+                ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+                _ => Err(ServiceError::UnexpectedResponse),
+            })
+        });
+        match outcome {
+            Ok(Ok(result)) => Ok(result),
+            Err(_) => Err(CallFailure::Message(format!(
+                "MCP server `{name}` did not answer this call within {} s (its `call_timeout`); \
+                 the call was cancelled. Try something smaller, or go on without it.",
+                timeout.as_secs_f64()
+            ))),
+            Ok(Err(ServiceError::McpError(error))) => Err(CallFailure::Message(format!(
+                "MCP server `{name}` refused the call: {}",
+                error.message
+            ))),
+            Ok(Err(error)) if self.died() => {
+                let restart = if self.lock().restarts < RESTARTS {
+                    "rein will start it again for the next call"
+                } else {
+                    "it had been restarted already, so its tools stay unavailable for this session"
+                };
+                Err(CallFailure::Message(self.with_log_hint(format!(
+                    "MCP server `{name}` stopped during this call ({error}); {restart}."
+                ))))
+            }
+            Ok(Err(error)) => Err(CallFailure::Message(format!(
+                "The call to MCP server `{name}` failed: {error}"
+            ))),
+        }
+    }
+
+    /// Notes that the live connection closed, if it has: the server is then `Exited` (to be
+    /// restarted once) or `Failed`. Whether it died.
+    fn died(&self) -> bool {
+        let mut inner = self.lock();
+        // Only a connection that was up can have died: one still starting has none yet.
+        let closed = inner
+            .live
+            .as_ref()
+            .is_some_and(|live| live.service.is_transport_closed());
+        if !closed {
+            return false;
+        }
+        if let Some(mut live) = inner.live.take()
+            && let Some(process) = live.process.as_mut()
+        {
+            process.kill_now();
+        }
+        let state = if inner.restarts < RESTARTS {
+            ServerState::Exited
+        } else {
+            ServerState::Failed
+        };
+        inner.last_error = Some("the server stopped (its connection closed)".to_owned());
+        self.set_state(&mut inner, state);
+        true
+    }
+
+    /// A peer to call through: the live one, or one from a restart when the server died.
+    async fn peer_for_call(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Peer<RoleClient>, CallFailure> {
+        if let Some(peer) = self.peer() {
+            return Ok(peer);
+        }
+        self.died();
+        let name = &self.config.name;
+        let state = self.lock().state.clone();
+        match state {
+            ServerState::Ready => {}
+            ServerState::Starting => {
+                // Still starting: wait for it within its startup timeout.
+                let mut watch = self.watch();
+                let wait = watch.wait_for(|s| *s != ServerState::Starting);
+                tokio::select! {
+                    () = cancel.cancelled() => return Err(CallFailure::Cancelled),
+                    _ = tokio::time::timeout(self.config.startup_timeout, wait) => {}
+                }
+            }
+            ServerState::Exited => {
+                self.lock().restarts += 1;
+                tokio::select! {
+                    () = cancel.cancelled() => return Err(CallFailure::Cancelled),
+                    () = self.restart() => {}
+                }
+            }
+            ServerState::Failed => {}
+        }
+        self.peer().ok_or_else(|| {
+            let error = self
+                .lock()
+                .last_error
+                .clone()
+                .unwrap_or_else(|| "it is not running".to_owned());
+            CallFailure::Message(format!(
+                "MCP server `{name}` is not available: {error}. Its tools cannot be used in this \
+                 session; go on without them."
+            ))
+        })
+    }
+
+    /// Starts a server that died, within its startup timeout.
+    async fn restart(&self) {
+        if tokio::time::timeout(self.config.startup_timeout, self.start())
+            .await
+            .is_err()
+        {
+            let mut inner = self.lock();
+            inner.last_error = Some(format!(
+                "it did not start again within {} s",
+                self.config.startup_timeout.as_secs_f64()
+            ));
+            self.set_state(&mut inner, ServerState::Failed);
+        }
+    }
+
+    /// Stops the server: closes the connection, then stops its process group.
+    pub(crate) async fn stop(&self) {
+        drop(
+            self.launched
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+        let live = self.lock().live.take();
+        if let Some(Live {
+            mut service,
+            process,
+        }) = live
+        {
+            let _ = tokio::time::timeout(Duration::from_millis(200), service.close()).await;
+            if let Some(mut process) = process {
+                process.stop().await;
+            }
+        }
+    }
+
+    /// Kills the server's process group at once (exit paths that cannot wait).
+    pub(crate) fn kill_now(&self) {
+        // A process started but not yet connected to dies as it is dropped.
+        drop(
+            self.launched
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+        if let Some(live) = self.lock().live.as_mut()
+            && let Some(process) = live.process.as_mut()
+        {
+            process.kill_now();
+        }
+    }
+}

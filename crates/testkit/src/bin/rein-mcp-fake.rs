@@ -1,0 +1,43 @@
+//! `rein-mcp-fake`: the fake MCP server of rein's tests, over stdio.
+//!
+//! `--start-delay-ms N` waits before answering anything (a slow start); `--exit-at-start`
+//! exits at once (a server that cannot start); `--pid-file PATH` records its pid and its
+//! helper child's.
+
+use std::io::Write;
+use std::time::Duration;
+
+use clap::Parser;
+use rein_testkit::mcp::{FakeOptions, FakeServer};
+
+#[derive(Debug, Parser)]
+#[command(name = "rein-mcp-fake")]
+struct Args {
+    /// Milliseconds to wait before serving.
+    #[arg(long, default_value_t = 0)]
+    start_delay_ms: u64,
+    /// Exit with status 2 before serving.
+    #[arg(long)]
+    exit_at_start: bool,
+    /// Where to write the pids.
+    #[arg(long)]
+    pid_file: Option<std::path::PathBuf>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if args.exit_at_start {
+        let _ = writeln!(std::io::stderr(), "fake: exiting at start on purpose");
+        std::process::exit(2);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        tokio::time::sleep(Duration::from_millis(args.start_delay_ms)).await;
+        rein_testkit::mcp::serve_stdio(FakeServer::new(FakeOptions {
+            pid_file: args.pid_file,
+        }))
+        .await
+    })
+}

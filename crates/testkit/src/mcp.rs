@@ -1,0 +1,283 @@
+//! A fake MCP server for rein's MCP tests, built on rmcp's server side: tools that answer,
+//! fail, sleep, crash the server and change the tool list, a slow start, and a pid file to
+//! check that rein stops it. It serves over stdio (the `rein-mcp-fake` binary) or over
+//! streamable HTTP on 127.0.0.1 ([`serve_http`]).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
+    ContentBlock, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+/// How the fake behaves.
+#[derive(Debug, Clone, Default)]
+pub struct FakeOptions {
+    /// Where the server writes its pid (and, after a space, its helper child's) once started.
+    pub pid_file: Option<PathBuf>,
+}
+
+/// The fake server's handler.
+#[derive(Debug, Clone, Default)]
+pub struct FakeServer {
+    options: FakeOptions,
+    /// `change_tools` was called: `late_tool` is listed.
+    grown: Arc<AtomicBool>,
+    /// Calls under way, so that the server finishes them (and logs their end) before it
+    /// exits when its input closes.
+    in_flight: Arc<tokio::sync::watch::Sender<usize>>,
+}
+
+/// Counts a call as under way while it lives.
+struct InFlight(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl InFlight {
+    fn start(count: &Arc<tokio::sync::watch::Sender<usize>>) -> Self {
+        count.send_modify(|n| *n += 1);
+        InFlight(Arc::clone(count))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+impl FakeServer {
+    /// A server with `options`.
+    pub fn new(options: FakeOptions) -> Self {
+        FakeServer {
+            options,
+            grown: Arc::new(AtomicBool::new(false)),
+            in_flight: Arc::new(tokio::sync::watch::channel(0).0),
+        }
+    }
+
+    fn tools(&self) -> Vec<Tool> {
+        let text_arg = schema(json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"]
+        }));
+        let ms_arg = schema(json!({
+            "type": "object",
+            "properties": {"ms": {"type": "integer"}},
+            "required": ["ms"]
+        }));
+        let none = schema(json!({"type": "object"}));
+        let read_only = ToolAnnotations::new().read_only(true);
+        let mut tools = vec![
+            Tool::new("echo", "Echoes the text back.", text_arg.clone())
+                .annotate(read_only.clone()),
+            Tool::new(
+                "note",
+                "Keeps a note (changes state: not read-only).",
+                text_arg,
+            ),
+            Tool::new(
+                "structured",
+                "Answers with structured content.",
+                none.clone(),
+            )
+            .annotate(read_only.clone()),
+            Tool::new("fail", "Always fails with isError.", none.clone())
+                .annotate(read_only.clone()),
+            Tool::new("sleep", "Sleeps for `ms` milliseconds.", ms_arg).annotate(read_only.clone()),
+            Tool::new(
+                "crash",
+                "Kills the server in the middle of the call.",
+                none.clone(),
+            ),
+            Tool::new(
+                "change_tools",
+                "Adds `late_tool` and says the list changed.",
+                none.clone(),
+            ),
+            Tool::new("do.it", "A name with a dot.", none.clone()).annotate(read_only.clone()),
+            Tool::new("do/it", "The same name once sanitised.", none.clone())
+                .annotate(read_only.clone()),
+        ];
+        if self.grown.load(Ordering::SeqCst) {
+            tools.push(Tool::new("late_tool", "Listed after a change.", none).annotate(read_only));
+        }
+        tools
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        args: &JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let text = || {
+            args.get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        Ok(match name {
+            "echo" => {
+                CallToolResult::success(vec![ContentBlock::text(format!("echo: {}", text()))])
+            }
+            "note" => {
+                CallToolResult::success(vec![ContentBlock::text(format!("noted: {}", text()))])
+            }
+            "structured" => CallToolResult::structured(json!({"sum": 42, "items": ["a", "b"]})),
+            "fail" => {
+                CallToolResult::error(vec![ContentBlock::text("the fake tool failed on purpose")])
+            }
+            "sleep" => {
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                let _ = writeln!(std::io::stderr(), "fake: sleeping {ms} ms");
+                tokio::select! {
+                    () = context.ct.cancelled() => {
+                        // Seen by the test through the server's stderr log.
+                        let _ = writeln!(std::io::stderr(), "fake: sleep cancelled");
+                        return Err(McpError::internal_error("cancelled", None));
+                    }
+                    () = tokio::time::sleep(Duration::from_millis(ms)) => {}
+                }
+                CallToolResult::success(vec![ContentBlock::text(format!("slept {ms} ms"))])
+            }
+            "crash" => {
+                let _ = writeln!(std::io::stderr(), "fake: crashing on purpose");
+                std::process::exit(3);
+            }
+            "change_tools" => {
+                self.grown.store(true, Ordering::SeqCst);
+                let _ = context.peer.notify_tool_list_changed().await;
+                CallToolResult::success(vec![ContentBlock::text("late_tool added")])
+            }
+            "late_tool" => CallToolResult::success(vec![ContentBlock::text("late tool ran")]),
+            "do.it" => CallToolResult::success(vec![ContentBlock::text("dot")]),
+            "do/it" => CallToolResult::success(vec![ContentBlock::text("slash")]),
+            other => return Err(McpError::invalid_params(format!("no tool {other}"), None)),
+        })
+    }
+}
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+impl ServerHandler for FakeServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+    }
+
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        // Logged as it arrives: the call it cancels may not get to log before the server
+        // exits (rein closes its input right after).
+        let reason = notification.reason.unwrap_or_default();
+        let _ = writeln!(std::io::stderr(), "fake: cancellation received ({reason})");
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let _counted = InFlight::start(&self.in_flight);
+        let args = request.arguments.clone().unwrap_or_default();
+        self.call(&request.name, &args, &context)
+            .await
+            .map(Into::into)
+    }
+}
+
+/// Serves `server` over stdin and stdout until the client goes away.
+pub async fn serve_stdio(server: FakeServer) -> anyhow::Result<()> {
+    use rmcp::ServiceExt;
+    if let Some(path) = &server.options.pid_file {
+        // A helper in the same process group, which rein must stop with the server.
+        let helper = std::process::Command::new("sleep").arg("600").spawn()?;
+        std::fs::write(path, format!("{} {}", std::process::id(), helper.id()))?;
+    }
+    let mut in_flight = server.in_flight.subscribe();
+    let running = server
+        .serve((tokio::io::stdin(), tokio::io::stdout()))
+        .await?;
+    running.waiting().await?;
+    // Calls cancelled as the input closed get to say so before the process ends.
+    let _ = tokio::time::timeout(Duration::from_secs(2), in_flight.wait_for(|n| *n == 0)).await;
+    Ok(())
+}
+
+/// A fake server on streamable HTTP at `http://127.0.0.1:PORT/mcp`, on a thread of its own
+/// until the process ends; returns the URL.
+pub fn serve_http() -> anyhow::Result<String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    listener.set_nonblocking(true)?;
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    std::thread::Builder::new()
+        .name("fake-mcp-http".into())
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(accept(listener));
+        })?;
+    Ok(url)
+}
+
+async fn accept(listener: std::net::TcpListener) {
+    use hyper_util::rt::TokioIo;
+    use hyper_util::service::TowerToHyperService;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    let service = StreamableHttpService::new(
+        || Ok(FakeServer::new(FakeOptions::default())),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let service = TowerToHyperService::new(service.clone());
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
