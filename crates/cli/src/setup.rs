@@ -127,7 +127,14 @@ pub(crate) fn repl_mode(args: &Args) -> ReplMode {
     if auto.auto_refusal().is_some() {
         return ReplMode::Default;
     }
-    ReplMode::Offer(config.rein_home.join("config.toml"))
+    let file = config.rein_home.join("config.toml");
+    // A `[repl]` table without the mode: the person set it up; rein does not add to it.
+    match std::fs::read_to_string(&file) {
+        Ok(text) if config::has_repl_table(&text) => ReplMode::Default,
+        Ok(_) => ReplMode::Offer(file),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => ReplMode::Offer(file),
+        Err(_) => ReplMode::Default,
+    }
 }
 
 /// Records `mode` as the REPL's in rein's config file `path` (a `[repl]` table appended to
@@ -144,6 +151,8 @@ pub(crate) fn record_repl_mode(
     if config::has_repl_table(&text) {
         return Ok(false);
     }
+    // A config that links into a dotfiles repository is written there, the link kept.
+    let path = &std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let temp = dir.join(format!(".config.toml.{}.tmp", std::process::id()));

@@ -54,6 +54,12 @@ fn yes_makes_auto_the_repl_default_and_it_is_asked_once() {
     );
     let mut pty = Pty::first_start(&env, &server.openai_base_url(), &[], 120);
     pty.wait_for(QUESTION);
+    assert!(
+        pty.transcript()
+            .contains("inside this workspace run without asking, sandboxed: the rest"),
+        "{}",
+        pty.transcript()
+    );
     pty.send("y\r");
     pty.wait_for("The REPL now starts in auto");
     pty.wait_for("permissions: auto");
@@ -183,4 +189,65 @@ fn a_project_cannot_choose_a_mode_that_asks_less() {
     pty.wait_for("a project may only choose a mode that asks");
     pty.send("/exit\r");
     assert_eq!(pty.wait_exit(), 0);
+}
+
+#[test]
+fn no_answer_is_not_recorded_and_a_table_of_the_persons_own_is_left_alone() {
+    let env = Env::new();
+    if !sandbox_enforced(
+        &env,
+        "no_answer_is_not_recorded_and_a_table_of_the_persons_own_is_left_alone",
+    ) {
+        return;
+    }
+    let server = MockServer::start(Script::new());
+    // Ctrl+D at the question: nothing recorded, asked again next time.
+    let mut pty = Pty::first_start(&env, &server.openai_base_url(), &[], 120);
+    pty.wait_for(QUESTION);
+    pty.send("\u{4}");
+    pty.wait_for("permissions: default");
+    pty.send("/exit\r");
+    assert_eq!(pty.wait_exit(), 0);
+    assert!(!config(&env).contains("[repl]"), "{}", config(&env));
+    let mut again = Pty::first_start(&env, &server.openai_base_url(), &[], 120);
+    again.wait_for(QUESTION);
+    again.send("n\r");
+    again.wait_for("permissions: default");
+    again.send("/exit\r");
+    assert_eq!(again.wait_exit(), 0);
+
+    // An empty [repl] table of the person's own: no question, and the file is untouched.
+    let own = "[repl]\n# to decide later\n";
+    std::fs::write(env.rein_home.join("config.toml"), own).unwrap();
+    let mut own_table = Pty::first_start(&env, &server.openai_base_url(), &[], 120);
+    own_table.wait_for("permissions: default");
+    own_table.wait_ready();
+    own_table.send("/exit\r");
+    assert_eq!(own_table.wait_exit(), 0);
+    assert!(!own_table.transcript().contains(QUESTION));
+    assert_eq!(config(&env), own);
+}
+
+#[test]
+fn a_config_that_is_a_link_is_written_through_the_link() {
+    let env = Env::new();
+    if !sandbox_enforced(&env, "a_config_that_is_a_link_is_written_through_the_link") {
+        return;
+    }
+    let dotfiles = env.home.join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::write(dotfiles.join("rein.toml"), "max_rounds = 40\n").unwrap();
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    let link = env.rein_home.join("config.toml");
+    std::os::unix::fs::symlink(dotfiles.join("rein.toml"), &link).unwrap();
+    let server = MockServer::start(Script::new());
+    let mut pty = Pty::first_start(&env, &server.openai_base_url(), &[], 120);
+    pty.wait_for(QUESTION);
+    pty.send("y\r");
+    pty.wait_for("permissions: auto");
+    pty.send("/exit\r");
+    assert_eq!(pty.wait_exit(), 0);
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    let target = std::fs::read_to_string(dotfiles.join("rein.toml")).unwrap();
+    assert!(target.contains("permission_mode = \"auto\""), "{target}");
 }

@@ -127,6 +127,7 @@ pub(super) fn ask_trust_once(args: &Args, s: Style) -> Result<(), Exit> {
 /// one, else (where the sandbox is enforced, once per machine) the person is offered auto, and
 /// the answer is recorded in rein's config.
 pub(super) fn settle_mode(args: &mut Args, s: Style) {
+    use rein_core::permissions::PermissionMode;
     if args.permission_mode.is_some() {
         return;
     }
@@ -144,48 +145,46 @@ pub(super) fn settle_mode(args: &mut Args, s: Style) {
     let mut out = std::io::stdout();
     let _ = writeln!(
         out,
-        "{}
-{}
-{}",
+        "{}\n{}\n{}",
         s.bold("Commands can run in an OS sandbox on this machine."),
         s.dim(
-            "In the auto permission mode, edits and commands inside this workspace run without              asking, sandboxed: the rest of the machine stays read-only. rein asks only when              something must leave the sandbox, and the list of destructive commands still holds."
+            "In the auto permission mode, edits and commands inside this workspace run without \
+             asking, sandboxed: the rest of the machine stays read-only. rein asks only when \
+             something must leave the sandbox, and the list of destructive commands still holds."
         ),
         s.dim("Make auto the REPL's default? [y/N] ")
     );
     let _ = out.flush();
     let mut answer = String::new();
-    if std::io::stdin().read_line(&mut answer).is_err() {
+    // Ctrl+D or a read error is no answer: nothing is recorded, and the question comes again.
+    if !matches!(std::io::stdin().read_line(&mut answer), Ok(n) if n > 0) {
+        let _ = writeln!(out);
         return;
     }
     let mode = if matches!(answer.trim(), "y" | "Y" | "yes") {
-        rein_core::permissions::PermissionMode::Auto
+        PermissionMode::Auto
     } else {
-        rein_core::permissions::PermissionMode::Default
+        PermissionMode::Default
     };
     let shown = path.display().to_string();
     let shown = render::neutralize(&shown);
-    match setup::record_repl_mode(&path, mode) {
-        Ok(_) => {
-            let said = if mode == rein_core::permissions::PermissionMode::Auto {
-                format!("The REPL now starts in auto ([repl] permission_mode in {shown}).")
-            } else {
-                format!(
-                    "The REPL keeps the default mode; `/permissions auto` switches,                      [repl] permission_mode in {shown} changes the default."
-                )
-            };
-            let _ = writeln!(out, "{}", s.dim(&said));
-        }
-        Err(e) => {
-            let _ = writeln!(
-                out,
-                "{}",
-                s.warn(&format!(
-                    "cannot record the answer in {shown}: {e}; this session uses {mode}"
-                ))
-            );
-        }
-    }
+    let said = match setup::record_repl_mode(&path, mode) {
+        Ok(true) if mode == PermissionMode::Auto => s.dim(&format!(
+            "The REPL now starts in auto ([repl] permission_mode in {shown})."
+        )),
+        Ok(true) => s.dim(&format!(
+            "The REPL keeps the default mode; `/permissions auto` switches, and [repl] \
+             permission_mode in {shown} changes the default."
+        )),
+        Ok(false) => s.warn(&format!(
+            "{shown} already has a [repl] table: set permission_mode there; this session uses \
+             {mode}"
+        )),
+        Err(e) => s.warn(&format!(
+            "cannot record the answer in {shown}: {e}; this session uses {mode}"
+        )),
+    };
+    let _ = writeln!(out, "{said}");
     args.permission_mode = Some(mode.into());
 }
 

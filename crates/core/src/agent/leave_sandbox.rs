@@ -36,8 +36,11 @@ impl CallEnv {
             () = self.cancel.cancelled() => return Outside::Cancelled,
             waited = self.runner.asking.lock() => waited,
         };
+        // rein knows the refusal from the command's error lines, which the command wrote
+        // itself: the question says so, and what a second run means.
         let reason = format!(
-            "{refused}; run this command again, once, outside the sandbox (with your rights)?"
+            "{refused} (as its error output tells); run the whole command again, once, outside \
+             the sandbox, with your rights?"
         );
         self.events.emit(AgentEvent::ApprovalRequested {
             id: call.id.clone(),

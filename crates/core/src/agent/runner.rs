@@ -277,7 +277,10 @@ impl CallEnv {
                     ));
                 }
                 match self.ask(call, &checked, &reason).await {
-                    Asked::Allowed => leave_sandbox = refused_write.is_some(),
+                    Asked::Answered => leave_sandbox = refused_write.is_some(),
+                    // Covered by an answer about another call: that one's question, not this
+                    // one's, said it would leave the sandbox.
+                    Asked::Covered => {}
                     Asked::Refused(refusal) => return done(self.denied(call, refusal), None),
                     Asked::Cancelled => {
                         let message = "Cancelled: the person interrupted the turn while asked \
@@ -419,7 +422,7 @@ impl CallEnv {
                 };
                 // An answer given while this call waited ("yes for the session") may cover it.
                 if self.runner.policy.decide(&view) == Decision::Allow {
-                    return Asked::Allowed;
+                    return Asked::Covered;
                 }
                 waited
             }
@@ -445,10 +448,10 @@ impl CallEnv {
             answer = self.runner.interaction.approve(request) => answer,
         };
         match answer {
-            Approval::Yes => Asked::Allowed,
+            Approval::Yes => Asked::Answered,
             Approval::YesForSession => {
                 self.runner.policy.allow_for_session(session_rule);
-                Asked::Allowed
+                Asked::Answered
             }
             Approval::No => Asked::Refused(Refusal {
                 message: "The person declined this call; it did not run. Do not retry it \
@@ -651,7 +654,10 @@ fn json_arguments(call: &ToolCall) -> &Value {
 
 /// The result of step 4.
 enum Asked {
-    Allowed,
+    /// The person said yes to this call.
+    Answered,
+    /// An answer given while it waited (yes for the session) covers it.
+    Covered,
     Refused(Refusal),
     Cancelled,
 }

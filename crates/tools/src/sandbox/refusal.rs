@@ -33,6 +33,7 @@ pub fn refusal(output: &str, policy: &SandboxPolicy, cwd: &Path) -> Option<Strin
         if let Some(path) = refused_path(line, cwd)
             && !policy.may_write(&path)
             && !refused.contains(&path)
+            && !refused_without_sandbox(&path)
         {
             refused.push(path);
         } else if SOCKET_REFUSALS.iter().any(|t| line.contains(t)) {
@@ -61,6 +62,21 @@ pub fn refusal(output: &str, policy: &SandboxPolicy, cwd: &Path) -> Option<Strin
         parts.push("the sandbox has the network off, and the command tried to use it".to_owned());
     }
     (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// Whether rein itself, outside the sandbox, may not write `path` either (`/etc/shadow` for a
+/// person who is not root): then the sandbox did not cause the refusal, and leaving it would
+/// not help. Known only for a path or a directory that exists.
+fn refused_without_sandbox(path: &Path) -> bool {
+    let probe = if path.exists() {
+        path
+    } else {
+        match path.parent() {
+            Some(parent) if parent.is_dir() => parent,
+            _ => return false,
+        }
+    };
+    rustix::fs::access(probe, rustix::fs::Access::WRITE_OK).is_err()
 }
 
 /// Whether an output is about a connection or a socket.
@@ -233,5 +249,22 @@ mod tests {
             refusal("bash: /etc/x: Permission denied", &off, Path::new("/")),
             None
         );
+    }
+
+    #[test]
+    fn a_file_rein_could_not_write_either_is_not_blamed_on_the_sandbox() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let locked = dir.path().join("locked");
+        std::fs::write(&locked, "x").unwrap_or_else(|e| panic!("{e}"));
+        let line = format!("cat: {}: Permission denied", locked.display());
+        let said = judge(&line);
+        let writable = rustix::fs::access(&locked, rustix::fs::Access::WRITE_OK).is_ok();
+        assert_eq!(said.is_some(), writable, "{said:?}");
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o444))
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Root writes it anyway: only another user sees the refusal as the file's own.
+        let root = rustix::process::geteuid().is_root();
+        assert_eq!(judge(&line).is_some(), root);
     }
 }
