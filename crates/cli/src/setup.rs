@@ -10,7 +10,7 @@ use rein_core::build::{AgentBuilder, BuildError};
 use rein_core::config::{self, ApiKey, ConfigInputs, Overrides};
 use rein_core::interaction::Interaction;
 use rein_core::session::{LoadedSession, NewSession, Session, SessionError, SessionStore};
-use rein_core::trust::TrustStore;
+use rein_core::trust::{Trust, TrustStore};
 use rein_llm::Provider;
 use rein_llm::replay::{RecordingProvider, ReplayProvider};
 
@@ -175,6 +175,8 @@ pub(crate) struct Untrusted {
     pub(crate) files: Vec<String>,
     /// What they configure: "hooks", "MCP servers" or both.
     pub(crate) what: &'static str,
+    /// It was trusted, but its files changed since.
+    pub(crate) changed: bool,
 }
 
 /// The project of this directory, when it has hooks or MCP servers and is not trusted yet.
@@ -206,10 +208,12 @@ pub(crate) fn untrusted_project(args: &Args) -> Option<Untrusted> {
         servers = true;
         add(&mcp_json);
     }
-    if files.is_empty() || TrustStore::new(&config.rein_home).is_trusted(&config.project_root) {
+    let trust = TrustStore::new(&config.rein_home).status(&config.project_root);
+    if files.is_empty() || trust == Trust::Trusted {
         return None;
     }
     Some(Untrusted {
+        changed: trust == Trust::Changed,
         project: config.project_root,
         files,
         what: match (hooks, servers) {

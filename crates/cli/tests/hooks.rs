@@ -723,6 +723,45 @@ fn a_projects_hooks_run_only_once_the_project_is_trusted() {
 }
 
 #[test]
+fn a_hook_a_command_adds_to_a_trusted_project_does_not_run_until_trusted_again() {
+    let env = Env::new();
+    env.write(".rein/config.toml", "max_rounds = 20\n");
+    let out = run(env.rein().arg("trust"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A command (here the model's, in yolo) plants a hook in the trusted project's config.
+    let marker = home_file(&env, "planted-hook-ran");
+    let planted = format!(
+        "printf '[[hooks.PreToolUse]]\\ncommand = \"touch {}\"\\n' >> .rein/config.toml",
+        marker.display()
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(bash_call("b1", &planted))
+            .reply(Turn::text("ok")),
+    );
+    let out = headless(
+        &env,
+        &server,
+        &["--permission-mode", "yolo", "--sandbox", "off"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(env.read(".rein/config.toml").contains("planted-hook-ran"));
+    let server = MockServer::start(
+        Script::new()
+            .reply(bash_call("b2", "echo hi"))
+            .reply(Turn::text("ok")),
+    );
+    let out = headless(&env, &server, &["--permission-mode", "yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!marker.exists(), "a hook planted after the trust ran");
+    let warned = warnings(&final_json(&out));
+    assert!(
+        warned.iter().any(|w| w.contains("changed since it was")),
+        "{warned:?}"
+    );
+}
+
+#[test]
 fn what_a_hook_prints_is_masked_like_tool_output() {
     let env = Env::new();
     let secret = "sk_live_hookleak12345";

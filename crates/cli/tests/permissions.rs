@@ -148,11 +148,11 @@ fn accept_edits_still_refuses_commands_and_plan_offers_only_reading_tools() {
 #[test]
 fn explain_permission_names_the_rule_that_decides() {
     let env = Env::new();
-    env.trust();
     env.write(
         ".rein/config.toml",
         "[permissions]\ndeny = [\"bash(git push:*)\"]\nallow = [\"Bash(npm test:*)\"]\n",
     );
+    env.trust();
     let explain = |call: &str, extra: &[&str]| {
         let out = run(env.rein().arg("explain-permission").arg(call).args(extra));
         assert!(out.status.success(), "{}", stderr(&out));

@@ -124,12 +124,11 @@ fn secrets_are_masked_in_the_text_output_too() {
 #[test]
 fn a_passed_through_variable_reaches_commands_but_is_still_masked() {
     let env = leaky_env();
-    std::fs::create_dir_all(env.work.join(".rein")).unwrap();
-    env.trust();
     env.write(
         ".rein/config.toml",
         "[secrets]\npass_env = [\"GITHUB_TOKEN\"]\n",
     );
+    env.trust();
     let server = MockServer::start(
         Script::new()
             .reply(

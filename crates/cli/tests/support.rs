@@ -39,14 +39,12 @@ impl Env {
         path
     }
 
-    /// Trusts the project (its config file applies whole), as `rein trust` would.
+    /// Trusts the project with its config files as they are now (its config file applies
+    /// whole), as `rein trust` would.
     pub(crate) fn trust(&self) {
-        std::fs::create_dir_all(&self.rein_home).unwrap();
-        std::fs::write(
-            self.rein_home.join("trusted-projects"),
-            format!("{}\n", self.work.display()),
-        )
-        .unwrap();
+        rein_core::trust::TrustStore::new(&self.rein_home)
+            .trust(&self.work)
+            .unwrap();
     }
 
     pub(crate) fn read(&self, name: &str) -> String {

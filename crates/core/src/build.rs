@@ -827,8 +827,8 @@ impl AgentBuilder {
 /// Says what an untrusted project's config file set that rein ignored, and how to trust it.
 pub fn untrusted_warning(config: &Config) -> String {
     format!(
-        "{} in {} ignored: this project is not trusted. If you trust its config, run `rein \
-         trust` in {}",
+        "{} in {} ignored: this project is not trusted (or its config changed since it was). \
+         If you trust its config, run `rein trust` in {}",
         config.untrusted_ignored.join(", "),
         config
             .project_root

@@ -50,7 +50,7 @@ pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
     {
         let names: Vec<&str> = untrusted.iter().map(|e| e.name.as_str()).collect();
         plan.warnings.push(format!(
-            "MCP server{} {} of this project did not start: this project is not trusted. If you \
+            "MCP server{} {} of this project did not start: this project is not trusted (or its config changed since it was). If you \
              trust its servers, run `rein trust` in {}",
             if names.len() == 1 { "" } else { "s" },
             names.join(", "),

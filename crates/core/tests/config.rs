@@ -64,10 +64,11 @@ impl Fixture {
     /// Writes the project's config file and trusts the project (an untrusted project's file
     /// loses what could be used against the person: see `untrusted_project_file`).
     fn project_file(&self, text: &str) -> PathBuf {
+        let path = self.untrusted_project_file(text);
         rein_core::trust::TrustStore::new(&self.rein_home)
             .trust(&self.project)
             .unwrap();
-        self.untrusted_project_file(text)
+        path
     }
 
     fn untrusted_project_file(&self, text: &str) -> PathBuf {

@@ -88,10 +88,15 @@ pub(super) fn ask_trust_once(args: &Args, s: Style) -> Result<(), Exit> {
         out,
         "{}\n{}",
         s.warn(&format!(
-            "This project ({}) has {} in {} that run programs on your machine.",
+            "This project ({}) has {} in {} that run programs on your machine{}.",
             render::neutralize(&untrusted.project.display().to_string()),
             untrusted.what,
-            render::neutralize(&untrusted.files.join(", "))
+            render::neutralize(&untrusted.files.join(", ")),
+            if untrusted.changed {
+                ", and these files changed since you trusted it"
+            } else {
+                ""
+            }
         )),
         s.dim("They run only once you trust the project. Trust it? [y/N] ")
     );

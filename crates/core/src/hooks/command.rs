@@ -226,8 +226,8 @@ pub fn runnable_hooks(
             files
         });
     let warning = format!(
-        "{} hook{} in {} did not run: this project is not trusted. If you trust its hooks, run \
-         `rein trust` in {} (or `rein trust {}`)",
+        "{} hook{} in {} did not run: this project is not trusted (or its config changed \
+         since it was). If you trust its hooks, run `rein trust` in {} (or `rein trust {}`)",
         project.len(),
         if project.len() == 1 { "" } else { "s" },
         files.join(", "),
