@@ -83,6 +83,7 @@ fn decide_bash(bencher: divan::Bencher, command: &str) {
                 arguments: &arguments,
                 path: None,
                 shell: facts.as_ref(),
+                confined: true,
             })
             .decision
     });

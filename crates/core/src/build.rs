@@ -623,6 +623,10 @@ impl AgentBuilder {
         let kind = registry
             .get(tool)
             .map_or(rein_tools::ToolKind::Execute, |t| t.kind());
+        // An MCP tool is not listed until its server runs: judged as one outside the sandbox.
+        let confined = registry
+            .get(tool)
+            .map_or(!tool.starts_with("mcp__"), |t| t.confined());
         let ctx = ToolContext::new(self.tool_config.clone());
         let path = crate::permissions::facts::path_target(&ctx, arguments)?;
         let shell = crate::permissions::facts::shell_facts(&ctx, tool, arguments);
@@ -633,6 +637,7 @@ impl AgentBuilder {
             arguments,
             path: path.as_ref(),
             shell: shell.as_ref(),
+            confined,
         }))
     }
 

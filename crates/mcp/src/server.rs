@@ -161,6 +161,11 @@ impl Server {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether its process runs in an enforced OS sandbox (so its tools' effects stay there).
+    pub(crate) fn confined(&self) -> bool {
+        self.sandbox.as_ref().is_some_and(Sandbox::is_enforced)
+    }
+
     /// The server's status now.
     pub(crate) fn status(&self) -> ServerStatus {
         let inner = self.lock();
@@ -170,7 +175,7 @@ impl Server {
             tools: inner.tools.len(),
             last_error: inner.last_error.clone(),
             log: self.log.clone(),
-            sandboxed: self.sandbox.as_ref().is_some_and(Sandbox::is_enforced),
+            sandboxed: self.confined(),
         }
     }
 

@@ -74,6 +74,10 @@ impl DynTool for McpTool {
         self.kind
     }
 
+    fn confined(&self) -> bool {
+        self.server.confined()
+    }
+
     fn prepare(self: Arc<Self>, args: &Value) -> Result<Box<dyn PreparedCall>, String> {
         // The server checks the arguments against its schema; rein only needs an object.
         let arguments = match args {

@@ -171,6 +171,11 @@ pub trait DynTool: Send + Sync {
     fn parameters(&self) -> serde_json::Value;
     /// What kind of effect the tool has.
     fn kind(&self) -> ToolKind;
+    /// Whether what it does stays inside rein's OS sandbox when one is enforced: rein's own
+    /// tools do; an MCP server's run in their server, and do only when it runs sandboxed.
+    fn confined(&self) -> bool {
+        true
+    }
     /// Checks the arguments, giving the call ready to preview or run; the error is the
     /// message for the model.
     fn prepare(self: Arc<Self>, args: &serde_json::Value) -> Result<Box<dyn PreparedCall>, String>;

@@ -53,6 +53,7 @@ impl CallEnv {
             arguments,
             path: None,
             shell: None,
+            confined: true,
         };
         let request = ApprovalRequest {
             call_id: call.id.clone(),

@@ -111,6 +111,8 @@ impl ToolRunner {
 /// A call whose arguments passed step 1, ready to run.
 struct Checked {
     kind: ToolKind,
+    /// The tool's effects stay inside the OS sandbox (see [`rein_tools::DynTool::confined`]).
+    confined: bool,
     call: Box<dyn PreparedCall>,
     path: Option<PathTarget>,
     /// For a shell call, what the parser found.
@@ -134,6 +136,7 @@ impl Checked {
             arguments: json_arguments(call),
             path: self.path.as_ref(),
             shell: self.shell.as_ref(),
+            confined: self.confined,
         }
     }
 }
@@ -385,10 +388,12 @@ impl CallEnv {
         };
         let prepared = Arc::clone(tool).prepare(arguments)?;
         let kind = tool.kind();
+        let confined = tool.confined();
         let path = facts::path_target(&self.ctx, arguments)?;
         let shell = facts::shell_facts(&self.ctx, &call.name, arguments);
         Ok(Checked {
             kind,
+            confined,
             call: prepared,
             path,
             shell,

@@ -33,6 +33,9 @@ pub struct CallView<'a> {
     pub path: Option<&'a PathTarget>,
     /// For a shell call, what is known of its command line.
     pub shell: Option<&'a ShellFacts>,
+    /// Whether its effects stay inside rein's OS sandbox when one is enforced (false for an
+    /// MCP server's tool whose server runs outside it).
+    pub confined: bool,
 }
 
 /// What the shell parser found in a command line.

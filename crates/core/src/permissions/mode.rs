@@ -88,7 +88,17 @@ impl PermissionMode {
                 firm: false,
             },
             // The sandbox keeps the command to the workspace; what it refuses asks after.
-            (PermissionMode::Auto, ToolKind::Execute) => Decision::Allow,
+            (PermissionMode::Auto, ToolKind::Execute) if call.confined => Decision::Allow,
+            // An MCP server's tool runs in its server: no sandbox holds it back unless the
+            // server runs in one.
+            (PermissionMode::Auto, ToolKind::Execute) => Decision::Ask {
+                reason: format!(
+                    "`{}` runs in its MCP server, outside the OS sandbox, and may change \
+                     anything the server can reach",
+                    call.tool
+                ),
+                firm: false,
+            },
             (PermissionMode::Default | PermissionMode::AcceptEdits, ToolKind::Execute) => {
                 match call.shell.map(|s| &s.read_only) {
                     Some(Ok(())) => Decision::Allow,
@@ -106,6 +116,13 @@ impl PermissionMode {
     }
 
     pub(super) fn how_to_allow(self, call: &CallView<'_>) -> String {
+        if call.kind == ToolKind::Execute && !call.confined {
+            return format!(
+                "allow it with `--allow '{}'` (or the whole server's tools with \
+                 `--allow 'mcp__SERVER__*'`), or run rein with `--permission-mode yolo`",
+                call.tool
+            );
+        }
         match call.kind {
             ToolKind::Edit => {
                 "run rein with `--permission-mode accept-edits` (edits inside the workspace) or \
@@ -150,6 +167,7 @@ mod tests {
             arguments: &args,
             path: Some(&target),
             shell: None,
+            confined: true,
         })
     }
 
@@ -180,6 +198,24 @@ mod tests {
         assert!(allow(decide(Yolo, Edit, false)) && allow(decide(Yolo, Execute, true)));
         assert!(allow(decide(Auto, Edit, true)) && allow(decide(Auto, Execute, true)));
         assert!(ask(decide(Auto, Edit, false)), "auto: an edit outside asks");
+        let args = json!({});
+        let unconfined = CallView {
+            tool: "mcp__github__delete_repo",
+            kind: Execute,
+            arguments: &args,
+            path: None,
+            shell: None,
+            confined: false,
+        };
+        assert!(
+            ask(Auto.decide(&unconfined)),
+            "auto: a tool the sandbox does not hold asks"
+        );
+        assert!(
+            Auto.how_to_allow(&unconfined)
+                .contains("--allow 'mcp__github__delete_repo'")
+        );
+        assert!(allow(Yolo.decide(&unconfined)));
         assert!(
             ask(decide(Auto, ReadOnly, false)),
             "auto: a read outside asks"

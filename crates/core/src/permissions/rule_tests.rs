@@ -18,6 +18,7 @@ fn view<'a>(
         arguments: args,
         path,
         shell,
+        confined: true,
     }
 }
 
