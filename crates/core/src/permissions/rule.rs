@@ -168,6 +168,10 @@ impl Rule {
     /// Whether this rule is about `tool` at all.
     pub fn names_tool(&self, tool: &str) -> bool {
         match self.tool.find('*') {
+            // `mcp__github`, Claude Code's form for every tool of a server.
+            None if is_mcp_server(&self.tool) => tool
+                .strip_prefix(self.tool.as_str())
+                .is_some_and(|rest| rest.starts_with("__")),
             None => self.tool == tool,
             Some(_) => Glob::new(&self.tool)
                 .map(|g| g.compile_matcher().is_match(tool))
@@ -278,6 +282,13 @@ impl fmt::Display for Rule {
             None => f.write_str(&self.tool),
         }
     }
+}
+
+/// Whether a rule's tool names a whole MCP server (`mcp__github`), not one of its tools
+/// (`mcp__github__create_issue`).
+fn is_mcp_server(tool: &str) -> bool {
+    tool.strip_prefix("mcp__")
+        .is_some_and(|server| !server.is_empty() && !server.contains("__"))
 }
 
 #[cfg(test)]

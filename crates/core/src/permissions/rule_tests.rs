@@ -106,6 +106,13 @@ fn tool_names_can_be_globs_for_mcp_servers() {
     assert!(all.names_tool("mcp__github__create_issue"));
     assert!(!all.names_tool("mcp__gitlab__create_issue"));
     assert!(!rule("bash").names_tool("bash2"));
+    // Claude Code's form for a whole server.
+    let server = rule("mcp__github");
+    assert!(server.names_tool("mcp__github__create_issue"));
+    assert!(!server.names_tool("mcp__github2__create_issue"));
+    assert!(!server.names_tool("mcp__gitlab__create_issue"));
+    assert!(rule("mcp__github__create_issue").names_tool("mcp__github__create_issue"));
+    assert!(!rule("mcp__github__create_issue").names_tool("mcp__github__create_issue_2"));
 }
 
 #[test]
