@@ -8,7 +8,8 @@ use rein_tools::sandbox::{
     DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy, support,
 };
 
-use crate::config::{Config, SandboxSettings};
+use crate::config::{Config, SandboxSettings, USER_CONFIG_FILE};
+use crate::trust::TRUST_FILE;
 
 /// What the sandbox of the agent's commands is made from.
 #[derive(Debug, Clone, Default)]
@@ -105,6 +106,11 @@ impl SandboxPlan {
             std::process::id(),
             fastrand::u32(..)
         ));
+        let rein_files: Vec<PathBuf> = places
+            .rein_home
+            .map(|home| vec![home.join(USER_CONFIG_FILE), home.join(TRUST_FILE)])
+            .unwrap_or_default();
+        let git_dirs = repository_git_dirs(places.workspace);
         SandboxPolicy::resolve(&PolicyInputs {
             level: self.level_wanted(),
             network: settings.network.map(|on| {
@@ -117,6 +123,8 @@ impl SandboxPlan {
             workspace: places.workspace,
             home_dir: home,
             rein_home: places.rein_home,
+            rein_files: &rein_files,
+            git_dirs: &git_dirs,
             caches: &caches,
             extra_writable: &writable,
             not_writable: &not_writable,
@@ -125,6 +133,48 @@ impl SandboxPlan {
             probe: self.probe(),
         })
     }
+}
+
+/// The git directories a sandboxed `git commit` in `workspace` writes, when `workspace` is
+/// not the top of a repository with a `.git` directory (that one is inside the workspace and
+/// protected by rein-tools): the nearest enclosing repository's `.git` directory, or for a
+/// `.git` file (a linked worktree, a submodule) the directory its `gitdir:` line names and
+/// that one's `commondir`. Read from the files, as git does; git itself is not run.
+pub(crate) fn repository_git_dirs(workspace: &Path) -> Vec<PathBuf> {
+    for dir in workspace.ancestors() {
+        let dot_git = dir.join(".git");
+        let Ok(meta) = std::fs::metadata(&dot_git) else {
+            continue;
+        };
+        if meta.is_dir() {
+            return if dir == workspace {
+                Vec::new()
+            } else {
+                canonical_dir(&dot_git).into_iter().collect()
+            };
+        }
+        let Some(git_dir) = read_link_file(&dot_git, "gitdir:", dir) else {
+            return Vec::new();
+        };
+        let common = read_link_file(&git_dir.join("commondir"), "", &git_dir);
+        return std::iter::once(git_dir).chain(common).collect();
+    }
+    Vec::new()
+}
+
+/// The directory a one-line file names (after `prefix`), relative to `base`; `None` unless
+/// it is an existing directory.
+fn read_link_file(file: &Path, prefix: &str, base: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let target = text.lines().next()?.strip_prefix(prefix)?.trim();
+    if target.is_empty() {
+        return None;
+    }
+    canonical_dir(&base.join(target))
+}
+
+fn canonical_dir(path: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(path).ok().filter(|p| p.is_dir())
 }
 
 #[cfg(test)]

@@ -42,6 +42,8 @@ fn fixture(level: SandboxLevel, network: Option<Network>, probe: KernelProbe) ->
         workspace: &ws,
         home_dir: Some(&home),
         rein_home: None,
+        rein_files: &[],
+        git_dirs: &[],
         caches: &caches,
         extra_writable: &[],
         not_writable: &[],

@@ -59,6 +59,7 @@ pub(crate) async fn run(args: &Args, explain: bool, command: &[OsString]) -> Exi
         render::error(&format!("cannot put the sandbox on the command: {err}"));
         return Exit::Runtime;
     }
+    let plants = sandbox.policy().watch();
     let tracker = ProcessTracker::new();
     let mut running = match spawn_tracked(&mut child, &tracker) {
         Ok(running) => running,
@@ -75,6 +76,9 @@ pub(crate) async fn run(args: &Args, explain: bool, command: &[OsString]) -> Exi
         }
     };
     tracker.kill_all().await;
+    for removed in plants.sweep() {
+        render::notice(&removed);
+    }
     match status {
         Ok(status) => match (status.code(), status.signal()) {
             (Some(code), _) => Exit::Child(u8::try_from(code).unwrap_or(1)),

@@ -44,6 +44,20 @@ pub fn profile(policy: &SandboxPolicy) -> String {
             let _ = write!(deny, " (subpath {})", quoted(path));
         }
         let _ = writeln!(out, "(deny file-write*{deny})");
+        // A writable root inside a read-only path (rein's output directory inside its home).
+        let mut again = String::new();
+        for root in policy.writable.iter().chain(policy.tmp_dir.iter()) {
+            if policy
+                .read_only
+                .iter()
+                .any(|p| root.starts_with(p) && root != p)
+            {
+                let _ = write!(again, " (subpath {})", quoted(root));
+            }
+        }
+        if !again.is_empty() {
+            let _ = writeln!(out, "(allow file-write*{again})");
+        }
     }
     match policy.network {
         Network::Allowed => out.push_str("(allow network*)\n"),
@@ -103,6 +117,8 @@ mod tests {
             network,
             writable: vec![PathBuf::from("/src/app"), PathBuf::from("/tmp")],
             read_only: vec![PathBuf::from("/src/app/.git/hooks")],
+            pinned: Vec::new(),
+            watched: Vec::new(),
             tmp_dir: Some(PathBuf::from("/var/folders/x/rein-1")),
             probe: KernelProbe::Detect,
         }
