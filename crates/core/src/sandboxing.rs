@@ -206,6 +206,80 @@ mod tests {
     }
 
     #[test]
+    fn rein_s_own_files_are_named_here_and_its_home_is_read_only() {
+        let plan = SandboxPlan::default();
+        let policy = plan.policy(&Places {
+            workspace: Path::new("/src/app"),
+            home_dir: Some(Path::new("/home/u")),
+            rein_home: Some(Path::new("/home/u/.rein")),
+            offload_dir: Path::new("/home/u/.rein/tool-output/s1"),
+        });
+        for name in [
+            USER_CONFIG_FILE,
+            TRUST_FILE,
+            "skills/x/SKILL.md",
+            "anything-new",
+        ] {
+            let path = Path::new("/home/u/.rein").join(name);
+            assert!(!policy.may_write(&path), "{name}");
+        }
+        assert!(policy.may_write(Path::new("/home/u/.rein/tool-output/s1/cwd")));
+    }
+
+    #[test]
+    fn the_git_dirs_of_the_enclosing_repository_are_found_from_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let repo = base.join("repo");
+        let git = repo.join(".git");
+        std::fs::create_dir_all(repo.join("a/b")).unwrap();
+        std::fs::create_dir_all(git.join("worktrees/wt")).unwrap();
+        // The top of a repository: its .git is inside the workspace already.
+        assert_eq!(repository_git_dirs(&repo), Vec::<PathBuf>::new());
+        assert_eq!(repository_git_dirs(&repo.join("a/b")), [git.clone()]);
+        // A linked worktree: its .git file, then the common directory.
+        let wt = base.join("wt");
+        std::fs::create_dir_all(wt.join("src")).unwrap();
+        std::fs::write(
+            wt.join(".git"),
+            format!("gitdir: {}\n", git.join("worktrees/wt").display()),
+        )
+        .unwrap();
+        std::fs::write(git.join("worktrees/wt/commondir"), "../..\n").unwrap();
+        let expected = [git.join("worktrees/wt"), git.clone()];
+        assert_eq!(repository_git_dirs(&wt), expected);
+        assert_eq!(repository_git_dirs(&wt.join("src")), expected);
+        // A relative gitdir (submodules write them so).
+        std::fs::write(wt.join(".git"), "gitdir: ../repo/.git/worktrees/wt\n").unwrap();
+        assert_eq!(repository_git_dirs(&wt), expected);
+        // Not in a repository, or a .git file naming nothing: nothing.
+        std::fs::write(wt.join(".git"), "gitdir: /nonexistent\n").unwrap();
+        assert_eq!(repository_git_dirs(&wt), Vec::<PathBuf>::new());
+        assert_eq!(repository_git_dirs(&base), Vec::<PathBuf>::new());
+    }
+
+    #[test]
+    fn a_workspace_in_a_repository_subdirectory_may_write_its_git_dir_but_not_hooks() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().canonicalize().unwrap().join("repo");
+        std::fs::create_dir_all(repo.join(".git/hooks")).unwrap();
+        std::fs::write(repo.join(".git/config"), "").unwrap();
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        let policy = SandboxPlan::default().policy(&Places {
+            workspace: &repo.join("sub"),
+            home_dir: None,
+            rein_home: None,
+            offload_dir: &repo.join("sub/.out"),
+        });
+        assert!(policy.may_write(&repo.join(".git/index.lock")));
+        assert!(!policy.may_write(&repo.join(".git/hooks/pre-commit")));
+        assert!(!policy.may_write(&repo.join(".git/config")));
+        assert!(policy.pinned.contains(&repo.join(".git")));
+        assert!(policy.watched.contains(&repo.join(".git/commondir")));
+        assert!(!policy.may_write(&repo.join("other.txt")));
+    }
+
+    #[test]
     fn auto_is_refused_with_the_sandbox_off_or_missing() {
         let mut plan = SandboxPlan {
             level: Some(SandboxLevel::Off),

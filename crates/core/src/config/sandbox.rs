@@ -290,6 +290,61 @@ mod tests {
     }
 
     #[test]
+    fn a_project_cannot_loosen_the_person_s_level_when_layers_stack() {
+        let user = Source::UserFile(PathBuf::from("/h/.rein/config.toml"));
+        let project = Source::ProjectFile(PathBuf::from("/src/app/.rein/config.toml"));
+        let mut below = SandboxSettings::default();
+        assert_eq!(
+            read(&mut below, &table("mode = \"read-only\""), &user),
+            Ok(())
+        );
+        let mut above = SandboxSettings::default();
+        assert_eq!(
+            read(&mut above, &table("mode = \"workspace-write\""), &project),
+            Ok(())
+        );
+        below.stack(above);
+        assert_eq!(below.level, Some(SandboxLevel::ReadOnly));
+        assert!(
+            below.ignored.iter().any(|w| w.contains("left out")),
+            "{:?}",
+            below.ignored
+        );
+        // Tighter still is taken; a user layer above may loosen.
+        let mut above = SandboxSettings::default();
+        let _ = read(&mut above, &table("mode = \"read-only\""), &project);
+        below.stack(above);
+        assert_eq!(below.level, Some(SandboxLevel::ReadOnly));
+        let mut user_above = SandboxSettings::default();
+        let _ = read(&mut user_above, &table("mode = \"off\""), &user);
+        below.stack(user_above);
+        assert_eq!(below.level, Some(SandboxLevel::Off));
+    }
+
+    #[test]
+    fn a_project_s_writable_path_that_links_outside_it_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let project_dir = base.join("app");
+        let home = base.join("home");
+        std::fs::create_dir_all(project_dir.join("build")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::os::unix::fs::symlink(&home, project_dir.join("homelink")).unwrap();
+        std::os::unix::fs::symlink(&home, project_dir.join("build/out")).unwrap();
+        let project = Source::ProjectFile(project_dir.join(".rein/config.toml"));
+        let mut settings = SandboxSettings::default();
+        let read_result = read(
+            &mut settings,
+            &table("writable = [\"homelink\", \"build/out/x\", \"build\", \"new\"]"),
+            &project,
+        );
+        assert_eq!(read_result, Ok(()));
+        assert_eq!(settings.writable, ["build", "new"]);
+        assert_eq!(settings.ignored.len(), 2, "{:?}", settings.ignored);
+        assert!(settings.ignored[0].contains("left out"));
+    }
+
+    #[test]
     fn mistakes_are_explained() {
         let mut settings = SandboxSettings::default();
         let user = Source::UserFile(PathBuf::from("/h/.rein/config.toml"));

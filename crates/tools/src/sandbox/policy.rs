@@ -437,6 +437,80 @@ mod tests {
     }
 
     #[test]
+    fn rein_s_home_under_tmp_keeps_tmp_and_the_home_read_only() {
+        let mut under = inputs(Path::new("/src/app"), Path::new("/home/u"), &[]);
+        under.rein_home = Some(Path::new("/tmp/rh"));
+        let offload = [PathBuf::from("/tmp/rh/tool-output/s1")];
+        under.rein_dirs = &offload;
+        let policy = SandboxPolicy::resolve(&under);
+        assert!(!policy.writable.contains(&PathBuf::from("/tmp")));
+        assert!(!policy.may_write(Path::new("/tmp/rh/config.toml")));
+        assert!(!policy.may_write(Path::new("/tmp/rh/trusted-projects")));
+        assert!(policy.may_write(Path::new("/tmp/rh/tool-output/s1/x")));
+        // Not in a writable tree: Landlock keeps it, no mount needed.
+        assert!(
+            policy
+                .mounts()
+                .iter()
+                .all(|(p, _)| !p.starts_with("/tmp/rh")),
+            "{:?}",
+            policy.mounts()
+        );
+        // Inside the workspace: read-only, and the offload directory writable again inside.
+        let mut inside = inputs(Path::new("/src/app"), Path::new("/home/u"), &[]);
+        inside.rein_home = Some(Path::new("/src/app/rh"));
+        let offload = [PathBuf::from("/src/app/rh/tool-output/s1")];
+        inside.rein_dirs = &offload;
+        let policy = SandboxPolicy::resolve(&inside);
+        assert_eq!(
+            policy.mounts(),
+            [
+                (PathBuf::from("/src/app/.rein"), MountAccess::ReadOnly),
+                (PathBuf::from("/src/app/rh"), MountAccess::ReadOnly),
+                (PathBuf::from("/src/app/.git/config"), MountAccess::ReadOnly),
+                (PathBuf::from("/src/app/.git/hooks"), MountAccess::ReadOnly),
+                (
+                    PathBuf::from("/src/app/rh/tool-output/s1"),
+                    MountAccess::Writable
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn rein_s_files_come_from_the_caller() {
+        let files = [PathBuf::from("/etc/rein/trusted-projects")];
+        let mut named = inputs(Path::new("/src/app"), Path::new("/home/u"), &[]);
+        named.rein_files = &files;
+        named.extra_writable = &[];
+        let policy = SandboxPolicy::resolve(&named);
+        assert!(policy.read_only.contains(&files[0]));
+    }
+
+    #[test]
+    fn a_writable_root_replaced_by_a_link_is_not_granted() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        let home = base.join("home");
+        std::fs::create_dir_all(ws.join("build")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let extra = [ws.join("build"), ws.join("later")];
+        let mut with = inputs(&ws, &home, &[]);
+        with.extra_writable = &extra;
+        let policy = SandboxPolicy::resolve(&with);
+        let granted =
+            |policy: &SandboxPolicy| -> Vec<PathBuf> { policy.writable_now().cloned().collect() };
+        assert!(granted(&policy).contains(&ws.join("build")));
+        std::fs::remove_dir(ws.join("build")).unwrap();
+        std::os::unix::fs::symlink(&home, ws.join("build")).unwrap();
+        std::os::unix::fs::symlink(&home, ws.join("later")).unwrap();
+        assert!(!granted(&policy).contains(&ws.join("build")));
+        assert!(!granted(&policy).contains(&ws.join("later")));
+        assert!(granted(&policy).contains(&ws));
+    }
+
+    #[test]
     fn read_only_grants_nothing_but_the_private_temp_and_devices() {
         let mut read_only = inputs(Path::new("/src/app"), Path::new("/home/u"), &[]);
         read_only.level = SandboxLevel::ReadOnly;
