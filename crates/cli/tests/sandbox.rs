@@ -510,6 +510,9 @@ fn without_landlock_rein_says_so_once_and_never_pretends() {
         text.contains("NOTHING is enforced") && text.contains("no Landlock"),
         "{text}"
     );
+    // The setting is named: the kernel is not blamed for it.
+    assert!(text.contains("`[sandbox] landlock = false`"), "{text}");
+    assert!(!text.contains("Linux 5.13"), "{text}");
     assert!(text.contains("auto: unavailable"), "{text}");
 
     let server = MockServer::start(Script::new().reply(Turn::text("Done.")));
