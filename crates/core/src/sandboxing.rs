@@ -236,7 +236,10 @@ mod tests {
         std::fs::create_dir_all(git.join("worktrees/wt")).unwrap();
         // The top of a repository: its .git is inside the workspace already.
         assert_eq!(repository_git_dirs(&repo), Vec::<PathBuf>::new());
-        assert_eq!(repository_git_dirs(&repo.join("a/b")), [git.clone()]);
+        assert_eq!(
+            repository_git_dirs(&repo.join("a/b")),
+            std::slice::from_ref(&git)
+        );
         // A linked worktree: its .git file, then the common directory.
         let wt = base.join("wt");
         std::fs::create_dir_all(wt.join("src")).unwrap();
