@@ -262,6 +262,11 @@ async fn git_cannot_be_made_to_run_code_outside_the_sandbox() -> Result<()> {
         "echo 'rm -rf ~' > .git/modules/lib/hooks/pre-commit",
         "echo '[core] fsmonitor = x' >> .git/modules/lib/config",
         "echo /tmp/evil > .git/worktrees/w/commondir",
+        // The directories between .git and a protected path cannot be moved either.
+        "printf 'mv .git/modules .git/m2 && cp -a .git/m2 .git/modules && \
+         echo x > .git/modules/lib/hooks/pre-commit' > m.sh && bash m.sh",
+        "printf 'mv .git/hooks .git/h2; mkdir -p .git/hooks && echo x > .git/hooks/pre-commit' \
+         > m.sh && bash m.sh",
     ];
     for attempt in attempts {
         let out = bash(&fx.ctx, &format!("{GIT_ENV}{attempt}")).await?;
@@ -270,7 +275,9 @@ async fn git_cannot_be_made_to_run_code_outside_the_sandbox() -> Result<()> {
             "{attempt}: {}",
             out.content
         );
-        ensure!(!fx.ws.join(".git-old").exists(), "{attempt}: .git moved");
+        for moved in [".git-old", ".git/m2", ".git/h2"] {
+            ensure!(!fx.ws.join(moved).exists(), "{attempt}: {moved}");
+        }
         ensure!(
             std::fs::read_to_string(fx.ws.join(".git/config"))? == config,
             "{attempt}: {}",
@@ -320,6 +327,47 @@ async fn git_cannot_be_made_to_run_code_outside_the_sandbox() -> Result<()> {
     .await?;
     ensure!(!fx.ws.join(".git/hooks").exists(), "{}", out.content);
     ensure!(out.content.contains("rein removed"), "{}", out.content);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_background_command_s_planted_redirect_is_removed_when_it_ends() -> Result<()> {
+    let fx = fixture_with(
+        SandboxLevel::WorkspaceWrite,
+        None,
+        KernelProbe::Detect,
+        &repository,
+    )?;
+    if !enforced(&fx, "a_background_command_s_planted_redirect_is_removed") {
+        return Ok(());
+    }
+    let args = BashArgs {
+        command: "echo /tmp/evil > .git/commondir".to_owned(),
+        timeout: None,
+        run_in_background: Some(true),
+    };
+    let started = BashTool
+        .run(args, &fx.ctx)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    ensure!(!started.is_error, "{}", started.content);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let notices = loop {
+        let notices = fx.ctx.background().take_finish_notices();
+        if !notices.is_empty() {
+            break notices;
+        }
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "the background command never finished"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    ensure!(!fx.ws.join(".git/commondir").exists(), "{notices:?}");
+    ensure!(
+        notices[0].contains("rein removed") && notices[0].contains(".git/commondir"),
+        "{notices:?}"
+    );
     Ok(())
 }
 

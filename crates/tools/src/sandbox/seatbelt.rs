@@ -141,6 +141,21 @@ mod tests {
     }
 
     #[test]
+    fn a_writable_root_inside_a_read_only_path_is_allowed_again_after_it() {
+        let mut inside = policy(SandboxLevel::WorkspaceWrite, Network::Allowed);
+        inside.read_only.push(PathBuf::from("/home/u/.rein"));
+        inside
+            .writable
+            .push(PathBuf::from("/home/u/.rein/tool-output/s1"));
+        let text = profile(&inside);
+        let deny = text
+            .find("(subpath \"/home/u/.rein\")")
+            .unwrap_or(usize::MAX);
+        let again = text.rfind("(allow file-write* (subpath \"/home/u/.rein/tool-output/s1\"))");
+        assert!(again.is_some_and(|a| a > deny), "{text}");
+    }
+
+    #[test]
     fn network_off_leaves_unix_sockets_only() {
         let text = profile(&policy(SandboxLevel::ReadOnly, Network::Blocked));
         assert!(
