@@ -17,8 +17,10 @@ use super::policy::MountAccess;
 #[derive(Debug)]
 struct ReadOnlyMount {
     path: CString,
-    /// Read-only, or only pinned in place (and writable again inside a read-only one).
-    access: MountAccess,
+    /// The read-only flag of the remount: read-only, or writable (only pinned in place, or
+    /// writable again inside a read-only one); `None`: no remount (a writable path on a
+    /// read-only file system, which a user namespace could not make writable anyway).
+    read_only: Option<libc::c_ulong>,
     /// The flags of the mount it lies on that a user namespace may not clear (`nosuid`,
     /// `nodev`, `noexec`, ...): they must be repeated in the read-only remount.
     locked: libc::c_ulong,
@@ -97,7 +99,15 @@ impl Protection {
             mounts.push(ReadOnlyMount {
                 path: CString::new(real.as_os_str().as_bytes())
                     .map_err(|_| io::Error::other("a path with a NUL byte"))?,
-                access: *access,
+                read_only: match access {
+                    MountAccess::ReadOnly => Some(libc::MS_RDONLY),
+                    MountAccess::Writable
+                        if flags.contains(rustix::fs::StatVfsMountFlags::RDONLY) =>
+                    {
+                        None
+                    }
+                    MountAccess::Writable => Some(0),
+                },
                 locked,
             });
         }
@@ -157,9 +167,8 @@ impl Protection {
                 ))?;
                 // A bind copies the flags of the mount it comes from: a writable path inside
                 // a read-only one is remounted writable.
-                let read_only = match mount.access {
-                    MountAccess::ReadOnly => libc::MS_RDONLY,
-                    MountAccess::Writable => 0,
+                let Some(read_only) = mount.read_only else {
+                    continue;
                 };
                 check(libc::mount(
                     std::ptr::null(),
