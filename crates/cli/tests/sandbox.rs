@@ -752,4 +752,12 @@ fn explain_runs_nothing_and_makes_nothing() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("enforced"), "{}", stdout(&out));
     assert_eq!(listing(lab.base()), before);
+    // In a repository, it says what keeps git from being redirected.
+    git_in(&lab.work, &["init", "-q"]);
+    let out = run(lab.rein().args(["sandbox", "--explain"]));
+    let text = stdout(&out);
+    assert!(
+        text.contains("kept in place") && text.contains(".git/commondir"),
+        "{text}"
+    );
 }
