@@ -510,6 +510,9 @@ fn without_landlock_rein_says_so_once_and_never_pretends() {
         text.contains("NOTHING is enforced") && text.contains("no Landlock"),
         "{text}"
     );
+    // The setting is named: the kernel is not blamed for it.
+    assert!(text.contains("`[sandbox] landlock = false`"), "{text}");
+    assert!(!text.contains("Linux 5.13"), "{text}");
     assert!(text.contains("auto: unavailable"), "{text}");
 
     let server = MockServer::start(Script::new().reply(Turn::text("Done.")));
@@ -642,5 +645,119 @@ fn an_mcp_server_without_landlock_runs_unsandboxed_and_rein_says_so() {
     assert_eq!(
         std::fs::read_to_string(lab.home.join(".bashrc")).unwrap(),
         "mcp\n"
+    );
+}
+
+/// `git ARGS` in `dir`, outside the sandbox, with an identity and no user config.
+fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = run(Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1"));
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    stdout(&out)
+}
+
+/// A workspace that is not the top of its repository: its git directory lies outside it.
+#[test]
+fn git_commit_runs_from_a_repository_subdirectory_and_a_linked_worktree() {
+    if !can_run("git_commit_runs_from_a_repository_subdirectory_and_a_linked_worktree") {
+        return;
+    }
+    let lab = Lab::new();
+    git_in(&lab.work, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(lab.work.join("sub")).unwrap();
+    std::fs::write(lab.work.join("sub/a"), "a\n").unwrap();
+    git_in(&lab.work, &["add", "."]);
+    git_in(&lab.work, &["commit", "-qm", "one"]);
+    let worktree = lab.base().join("wt");
+    git_in(
+        &lab.work,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            &worktree.to_string_lossy(),
+            "-b",
+            "w",
+        ],
+    );
+    let git_dir = lab.work.join(".git");
+    for (dir, name) in [(lab.work.join("sub"), "sub"), (worktree.clone(), "wt")] {
+        let script = format!(
+            "echo {name} > {name}.txt && git add {name}.txt && git commit -qm {name} && \
+             git checkout -qb {name}-branch && echo committed; \
+             echo 'rm -rf ~' > {hooks}/pre-commit; git config core.fsmonitor x",
+            hooks = git_dir.join("hooks").display(),
+        );
+        let out = run(lab
+            .rein()
+            .current_dir(&dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .args(["sandbox", "--", "bash", "-c", &script]));
+        assert!(
+            stdout(&out).contains("committed"),
+            "{name}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(
+            git_in(&dir, &["log", "--format=%s"]).starts_with(&format!("{name}\n")),
+            "{name}"
+        );
+        assert!(!git_dir.join("hooks/pre-commit").exists(), "{name}");
+        assert!(
+            !std::fs::read_to_string(git_dir.join("config"))
+                .unwrap()
+                .contains("fsmonitor"),
+            "{name}"
+        );
+    }
+    assert_eq!(lab.damaged(), Vec::<&str>::new());
+}
+
+/// Every path under `dir`, sorted.
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(next) = todo.pop() {
+        for entry in std::fs::read_dir(&next).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() && !path.is_symlink() {
+                todo.push(path.clone());
+            }
+            found.push(path);
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn explain_runs_nothing_and_makes_nothing() {
+    if !can_run("explain_runs_nothing_and_makes_nothing") {
+        return;
+    }
+    let lab = Lab::new();
+    // With ~/.cargo there, a command would get ~/.cargo/git and ~/.cargo/registry made.
+    std::fs::create_dir_all(lab.home.join(".cargo")).unwrap();
+    let before = listing(lab.base());
+    let out = run(lab.rein().args(["sandbox", "--explain"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("enforced"), "{}", stdout(&out));
+    assert_eq!(listing(lab.base()), before);
+    // In a repository, it says what keeps git from being redirected.
+    git_in(&lab.work, &["init", "-q"]);
+    let out = run(lab.rein().args(["sandbox", "--explain"]));
+    let text = stdout(&out);
+    assert!(
+        text.contains("kept in place") && text.contains(".git/commondir"),
+        "{text}"
     );
 }

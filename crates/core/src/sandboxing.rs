@@ -8,7 +8,8 @@ use rein_tools::sandbox::{
     DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy, support,
 };
 
-use crate::config::{Config, SandboxSettings};
+use crate::config::{Config, SandboxSettings, USER_CONFIG_FILE};
+use crate::trust::TRUST_FILE;
 
 /// What the sandbox of the agent's commands is made from.
 #[derive(Debug, Clone, Default)]
@@ -105,6 +106,11 @@ impl SandboxPlan {
             std::process::id(),
             fastrand::u32(..)
         ));
+        let rein_files: Vec<PathBuf> = places
+            .rein_home
+            .map(|home| vec![home.join(USER_CONFIG_FILE), home.join(TRUST_FILE)])
+            .unwrap_or_default();
+        let git_dirs = repository_git_dirs(places.workspace);
         SandboxPolicy::resolve(&PolicyInputs {
             level: self.level_wanted(),
             network: settings.network.map(|on| {
@@ -117,6 +123,8 @@ impl SandboxPlan {
             workspace: places.workspace,
             home_dir: home,
             rein_home: places.rein_home,
+            rein_files: &rein_files,
+            git_dirs: &git_dirs,
             caches: &caches,
             extra_writable: &writable,
             not_writable: &not_writable,
@@ -125,6 +133,48 @@ impl SandboxPlan {
             probe: self.probe(),
         })
     }
+}
+
+/// The git directories a sandboxed `git commit` in `workspace` writes, when `workspace` is
+/// not the top of a repository with a `.git` directory (that one is inside the workspace and
+/// protected by rein-tools): the nearest enclosing repository's `.git` directory, or for a
+/// `.git` file (a linked worktree, a submodule) the directory its `gitdir:` line names and
+/// that one's `commondir`. Read from the files, as git does; git itself is not run.
+pub(crate) fn repository_git_dirs(workspace: &Path) -> Vec<PathBuf> {
+    for dir in workspace.ancestors() {
+        let dot_git = dir.join(".git");
+        let Ok(meta) = std::fs::metadata(&dot_git) else {
+            continue;
+        };
+        if meta.is_dir() {
+            return if dir == workspace {
+                Vec::new()
+            } else {
+                canonical_dir(&dot_git).into_iter().collect()
+            };
+        }
+        let Some(git_dir) = read_link_file(&dot_git, "gitdir:", dir) else {
+            return Vec::new();
+        };
+        let common = read_link_file(&git_dir.join("commondir"), "", &git_dir);
+        return std::iter::once(git_dir).chain(common).collect();
+    }
+    Vec::new()
+}
+
+/// The directory a one-line file names (after `prefix`), relative to `base`; `None` unless
+/// it is an existing directory.
+fn read_link_file(file: &Path, prefix: &str, base: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let target = text.lines().next()?.strip_prefix(prefix)?.trim();
+    if target.is_empty() {
+        return None;
+    }
+    canonical_dir(&base.join(target))
+}
+
+fn canonical_dir(path: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(path).ok().filter(|p| p.is_dir())
 }
 
 #[cfg(test)]
@@ -153,6 +203,83 @@ mod tests {
         assert!(!policy.may_write(Path::new("/src/app/secrets/key")));
         assert!(policy.may_write(Path::new("/home/u/.rein/tool-output/s1/x")));
         assert!(!policy.may_write(Path::new("/home/u/.bashrc")));
+    }
+
+    #[test]
+    fn rein_s_own_files_are_named_here_and_its_home_is_read_only() {
+        let plan = SandboxPlan::default();
+        let policy = plan.policy(&Places {
+            workspace: Path::new("/src/app"),
+            home_dir: Some(Path::new("/home/u")),
+            rein_home: Some(Path::new("/home/u/.rein")),
+            offload_dir: Path::new("/home/u/.rein/tool-output/s1"),
+        });
+        for name in [
+            USER_CONFIG_FILE,
+            TRUST_FILE,
+            "skills/x/SKILL.md",
+            "anything-new",
+        ] {
+            let path = Path::new("/home/u/.rein").join(name);
+            assert!(!policy.may_write(&path), "{name}");
+        }
+        assert!(policy.may_write(Path::new("/home/u/.rein/tool-output/s1/cwd")));
+    }
+
+    #[test]
+    fn the_git_dirs_of_the_enclosing_repository_are_found_from_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let repo = base.join("repo");
+        let git = repo.join(".git");
+        std::fs::create_dir_all(repo.join("a/b")).unwrap();
+        std::fs::create_dir_all(git.join("worktrees/wt")).unwrap();
+        // The top of a repository: its .git is inside the workspace already.
+        assert_eq!(repository_git_dirs(&repo), Vec::<PathBuf>::new());
+        assert_eq!(
+            repository_git_dirs(&repo.join("a/b")),
+            std::slice::from_ref(&git)
+        );
+        // A linked worktree: its .git file, then the common directory.
+        let wt = base.join("wt");
+        std::fs::create_dir_all(wt.join("src")).unwrap();
+        std::fs::write(
+            wt.join(".git"),
+            format!("gitdir: {}\n", git.join("worktrees/wt").display()),
+        )
+        .unwrap();
+        std::fs::write(git.join("worktrees/wt/commondir"), "../..\n").unwrap();
+        let expected = [git.join("worktrees/wt"), git.clone()];
+        assert_eq!(repository_git_dirs(&wt), expected);
+        assert_eq!(repository_git_dirs(&wt.join("src")), expected);
+        // A relative gitdir (submodules write them so).
+        std::fs::write(wt.join(".git"), "gitdir: ../repo/.git/worktrees/wt\n").unwrap();
+        assert_eq!(repository_git_dirs(&wt), expected);
+        // Not in a repository, or a .git file naming nothing: nothing.
+        std::fs::write(wt.join(".git"), "gitdir: /nonexistent\n").unwrap();
+        assert_eq!(repository_git_dirs(&wt), Vec::<PathBuf>::new());
+        assert_eq!(repository_git_dirs(&base), Vec::<PathBuf>::new());
+    }
+
+    #[test]
+    fn a_workspace_in_a_repository_subdirectory_may_write_its_git_dir_but_not_hooks() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().canonicalize().unwrap().join("repo");
+        std::fs::create_dir_all(repo.join(".git/hooks")).unwrap();
+        std::fs::write(repo.join(".git/config"), "").unwrap();
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        let policy = SandboxPlan::default().policy(&Places {
+            workspace: &repo.join("sub"),
+            home_dir: None,
+            rein_home: None,
+            offload_dir: &repo.join("sub/.out"),
+        });
+        assert!(policy.may_write(&repo.join(".git/index.lock")));
+        assert!(!policy.may_write(&repo.join(".git/hooks/pre-commit")));
+        assert!(!policy.may_write(&repo.join(".git/config")));
+        assert!(policy.pinned.contains(&repo.join(".git")));
+        assert!(policy.watched.contains(&repo.join(".git/commondir")));
+        assert!(!policy.may_write(&repo.join("other.txt")));
     }
 
     #[test]

@@ -48,6 +48,8 @@ fn lab(with_git: bool) -> Lab {
         workspace: &ws,
         home_dir: Some(&home),
         rein_home: None,
+        rein_files: &[],
+        git_dirs: &[],
         caches: &caches,
         extra_writable: &[],
         not_writable: &[],

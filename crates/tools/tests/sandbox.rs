@@ -24,6 +24,16 @@ struct Fixture {
 }
 
 fn fixture(level: SandboxLevel, network: Option<Network>, probe: KernelProbe) -> Result<Fixture> {
+    fixture_with(level, network, probe, &|_| Ok(()))
+}
+
+/// A fixture whose workspace `prepare` fills before the sandbox is made.
+fn fixture_with(
+    level: SandboxLevel,
+    network: Option<Network>,
+    probe: KernelProbe,
+    prepare: &dyn Fn(&Path) -> Result<()>,
+) -> Result<Fixture> {
     let dir = tempfile::tempdir()?;
     let base = dir.path().canonicalize()?;
     let ws = base.join("ws");
@@ -32,6 +42,7 @@ fn fixture(level: SandboxLevel, network: Option<Network>, probe: KernelProbe) ->
     for d in [&ws, &home, &outside] {
         std::fs::create_dir_all(d)?;
     }
+    prepare(&ws)?;
     std::fs::write(home.join(".bashrc"), "canary\n")?;
     std::fs::write(outside.join("secret.txt"), "canary\n")?;
     let offload = base.join("offload");
@@ -42,6 +53,8 @@ fn fixture(level: SandboxLevel, network: Option<Network>, probe: KernelProbe) ->
         workspace: &ws,
         home_dir: Some(&home),
         rein_home: None,
+        rein_files: &[],
+        git_dirs: &[],
         caches: &caches,
         extra_writable: &[],
         not_writable: &[],
@@ -186,6 +199,201 @@ async fn git_hooks_and_project_config_stay_read_only() -> Result<()> {
         fx.ws.join(".git/HEAD2").exists(),
         "the rest of .git stays writable"
     );
+    Ok(())
+}
+
+/// `git ARGS` in `dir`, outside the sandbox, with an identity and no user config.
+fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()?;
+    ensure!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A repository with one commit, a submodule's git directory and a linked worktree's.
+fn repository(ws: &Path) -> Result<()> {
+    git(ws, &["init", "-q", "-b", "main"])?;
+    std::fs::write(ws.join("f"), "one\n")?;
+    git(ws, &["add", "f"])?;
+    git(ws, &["commit", "-qm", "one"])?;
+    let module = ws.join(".git/modules/lib");
+    git(ws, &["init", "-q", "--bare", &module.to_string_lossy()])?;
+    std::fs::create_dir_all(ws.join(".git/worktrees/w"))?;
+    std::fs::write(ws.join(".git/worktrees/w/commondir"), "../..\n")?;
+    Ok(())
+}
+
+/// The environment a sandboxed git command gets here: no user config, an identity.
+const GIT_ENV: &str = "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 \
+    GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t \
+    GIT_COMMITTER_EMAIL=t@example.com; ";
+
+#[tokio::test]
+async fn git_cannot_be_made_to_run_code_outside_the_sandbox() -> Result<()> {
+    let fx = fixture_with(
+        SandboxLevel::WorkspaceWrite,
+        None,
+        KernelProbe::Detect,
+        &repository,
+    )?;
+    if !enforced(&fx, "git_cannot_be_made_to_run_code_outside_the_sandbox")
+        || !fx.ctx.config().sandbox.support().mount_namespace
+    {
+        return Ok(());
+    }
+    let config = std::fs::read_to_string(fx.ws.join(".git/config"))?;
+    // Each of these planted code that the person's next git command would run.
+    let attempts = [
+        // (The name is hidden from rein's command checks, which refuse `mv .git`.)
+        "printf 'mv .git .git-old && cp -a .git-old .git && echo x > .git/hooks/pre-commit' > m.sh \
+         && bash m.sh",
+        "git config core.fsmonitor 'rm -rf ~'",
+        "echo /tmp/evil > .git/commondir",
+        "printf '[core]\\n\\tfsmonitor = rm -rf ~\\n' > .git/config.worktree",
+        "echo 'rm -rf ~' > .git/modules/lib/hooks/pre-commit",
+        "echo '[core] fsmonitor = x' >> .git/modules/lib/config",
+        "echo /tmp/evil > .git/worktrees/w/commondir",
+        // The directories between .git and a protected path cannot be moved either.
+        "printf 'mv .git/modules .git/m2 && cp -a .git/m2 .git/modules && \
+         echo x > .git/modules/lib/hooks/pre-commit' > m.sh && bash m.sh",
+        "printf 'mv .git/hooks .git/h2; mkdir -p .git/hooks && echo x > .git/hooks/pre-commit' \
+         > m.sh && bash m.sh",
+    ];
+    for attempt in attempts {
+        let out = bash(&fx.ctx, &format!("{GIT_ENV}{attempt}")).await?;
+        ensure!(
+            fx.ws.join(".git/HEAD").is_file(),
+            "{attempt}: {}",
+            out.content
+        );
+        for moved in [".git-old", ".git/m2", ".git/h2"] {
+            ensure!(!fx.ws.join(moved).exists(), "{attempt}: {moved}");
+        }
+        ensure!(
+            std::fs::read_to_string(fx.ws.join(".git/config"))? == config,
+            "{attempt}: {}",
+            out.content
+        );
+        for planted in [
+            ".git/hooks/pre-commit",
+            ".git/commondir",
+            ".git/config.worktree",
+            ".git/modules/lib/hooks/pre-commit",
+        ] {
+            ensure!(
+                !fx.ws.join(planted).exists(),
+                "{attempt}: {planted} planted: {}",
+                out.content
+            );
+        }
+        ensure!(
+            std::fs::read_to_string(fx.ws.join(".git/worktrees/w/commondir"))? == "../..\n",
+            "{attempt}: {}",
+            out.content
+        );
+        ensure!(
+            !std::fs::read_to_string(fx.ws.join(".git/modules/lib/config"))?.contains("fsmonitor"),
+            "{attempt}"
+        );
+    }
+    // What could not be bind-mounted is removed, and the result says so.
+    let out = bash(&fx.ctx, "echo /tmp/evil > .git/commondir").await?;
+    ensure!(
+        out.content.contains("rein removed")
+            && out
+                .content
+                .contains(".git/commondir that the command created")
+            && out
+                .content
+                .contains("it would make git run code from elsewhere"),
+        "{}",
+        out.content
+    );
+    // A missing hooks directory may not be made either.
+    std::fs::remove_dir_all(fx.ws.join(".git/hooks"))?;
+    let out = bash(
+        &fx.ctx,
+        "mkdir .git/hooks && echo 'rm -rf ~' > .git/hooks/pre-commit",
+    )
+    .await?;
+    ensure!(!fx.ws.join(".git/hooks").exists(), "{}", out.content);
+    ensure!(out.content.contains("rein removed"), "{}", out.content);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_background_command_s_planted_redirect_is_removed_when_it_ends() -> Result<()> {
+    let fx = fixture_with(
+        SandboxLevel::WorkspaceWrite,
+        None,
+        KernelProbe::Detect,
+        &repository,
+    )?;
+    if !enforced(&fx, "a_background_command_s_planted_redirect_is_removed") {
+        return Ok(());
+    }
+    let args = BashArgs {
+        command: "echo /tmp/evil > .git/commondir".to_owned(),
+        timeout: None,
+        run_in_background: Some(true),
+    };
+    let started = BashTool
+        .run(args, &fx.ctx)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    ensure!(!started.is_error, "{}", started.content);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let notices = loop {
+        let notices = fx.ctx.background().take_finish_notices();
+        if !notices.is_empty() {
+            break notices;
+        }
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "the background command never finished"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    ensure!(!fx.ws.join(".git/commondir").exists(), "{notices:?}");
+    ensure!(
+        notices[0].contains("rein removed") && notices[0].contains(".git/commondir"),
+        "{notices:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn everyday_git_runs_in_the_sandbox() -> Result<()> {
+    let fx = fixture_with(
+        SandboxLevel::WorkspaceWrite,
+        None,
+        KernelProbe::Detect,
+        &repository,
+    )?;
+    if !enforced(&fx, "everyday_git_runs_in_the_sandbox") {
+        return Ok(());
+    }
+    let script = "echo two > f && git commit -qam two && git checkout -qb x && echo three > f \
+         && git stash -q && git stash pop -q && git commit -qam three && git checkout -q main \
+         && echo other > g && git add g && git commit -qm other && git checkout -q x \
+         && git rebase -q main && git log --format=%s | tr '\\n' ' '";
+    let out = bash(&fx.ctx, &format!("{GIT_ENV}{script}")).await?;
+    ensure!(!out.is_error, "{}", out.content);
+    ensure!(
+        out.content.starts_with("three other two one"),
+        "{}",
+        out.content
+    );
+    ensure!(!out.content.contains("rein removed"), "{}", out.content);
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 
 use rein_tools::bash::{ProcessTracker, spawn_tracked};
-use rein_tools::sandbox::Enforcement;
+use rein_tools::sandbox::{Enforcement, SandboxPolicy};
 
 use crate::args::Args;
 use crate::exit::Exit;
@@ -29,6 +29,9 @@ pub(crate) async fn run(args: &Args, explain: bool, command: &[OsString]) -> Exi
     let sandbox = builder.sandbox();
     if explain {
         let mut text = sandbox.describe();
+        if sandbox.is_enforced() {
+            text.push_str(&git_lines(sandbox.policy()));
+        }
         text.push_str(match sandbox.enforcement() {
             Enforcement::Enforced => "permission mode auto: available",
             Enforcement::Off => "permission mode auto: unavailable while the sandbox is off",
@@ -59,6 +62,7 @@ pub(crate) async fn run(args: &Args, explain: bool, command: &[OsString]) -> Exi
         render::error(&format!("cannot put the sandbox on the command: {err}"));
         return Exit::Runtime;
     }
+    let plants = sandbox.policy().watch();
     let tracker = ProcessTracker::new();
     let mut running = match spawn_tracked(&mut child, &tracker) {
         Ok(running) => running,
@@ -75,6 +79,9 @@ pub(crate) async fn run(args: &Args, explain: bool, command: &[OsString]) -> Exi
         }
     };
     tracker.kill_all().await;
+    for removed in plants.sweep() {
+        render::notice(&removed);
+    }
     match status {
         Ok(status) => match (status.code(), status.signal()) {
             (Some(code), _) => Exit::Child(u8::try_from(code).unwrap_or(1)),
@@ -86,4 +93,28 @@ pub(crate) async fn run(args: &Args, explain: bool, command: &[OsString]) -> Exi
             Exit::Runtime
         }
     }
+}
+
+/// What `--explain` adds about git: the directories kept in place, and what rein removes
+/// after a command that creates it.
+fn git_lines(policy: &SandboxPolicy) -> String {
+    let mut out = String::new();
+    if !policy.pinned.is_empty() {
+        out.push_str("  kept in place (cannot be renamed or replaced):\n");
+        for dir in &policy.pinned {
+            out.push_str(&format!("    {}\n", dir.display()));
+        }
+    }
+    let absent: Vec<_> = policy
+        .watched
+        .iter()
+        .filter(|p| p.symlink_metadata().is_err())
+        .collect();
+    if !absent.is_empty() {
+        out.push_str("  absent, and removed after a command that creates them:\n");
+        for path in absent {
+            out.push_str(&format!("    {}\n", path.display()));
+        }
+    }
+    out
 }

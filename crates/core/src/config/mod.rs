@@ -33,6 +33,9 @@ pub use mcp_servers::{McpServerEntry, McpTransportEntry};
 pub use project::{ProjectRoot, find_project_root};
 pub use repl::{ReplSettings, has_repl_table, with_repl_mode};
 pub use sandbox::SandboxSettings;
+
+/// The person's config file, under rein's home.
+pub const USER_CONFIG_FILE: &str = "config.toml";
 pub use setting::{Setting, Source};
 pub use tables::{ConfiguredRule, DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, RuleLists};
 

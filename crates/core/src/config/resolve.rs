@@ -207,7 +207,7 @@ fn read_files(
     let mut files = Vec::new();
     let mut layer = Layer::default();
     let mut ignored = Vec::new();
-    let user = rein_home.join("config.toml");
+    let user = rein_home.join(super::USER_CONFIG_FILE);
     if let Some(found) = read_layer(&user, Source::UserFile(user.clone()))? {
         layer.stack(found);
         files.push(user.clone());

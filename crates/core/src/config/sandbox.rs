@@ -6,7 +6,7 @@
 //! may only tighten (a stricter level, the network off, more read-only paths, writable
 //! paths inside the project); what would loosen is left out with a warning.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rein_tools::sandbox::SandboxLevel;
 use toml::Value;
@@ -36,6 +36,9 @@ pub struct SandboxSettings {
     pub assume_no_landlock: bool,
     /// What a project file tried to loosen, for warnings.
     pub ignored: Vec<String>,
+    /// The project file this layer was read from, when it was one: its level may only
+    /// tighten the levels below it, which are known when the layers are stacked.
+    project_file: Option<String>,
 }
 
 /// The keys `[sandbox]` takes.
@@ -48,6 +51,14 @@ pub(crate) fn read(
     source: &Source,
 ) -> Result<(), String> {
     let project = matches!(source, Source::ProjectFile(_)).then_some(());
+    // The project's directory: the file is its `.rein/config.toml`.
+    let project_dir = match source {
+        Source::ProjectFile(file) => file.parent().and_then(Path::parent),
+        _ => None,
+    };
+    if project.is_some() {
+        settings.project_file = Some(source.to_string());
+    }
     for (key, value) in table {
         match key.as_str() {
             "mode" => {
@@ -85,12 +96,14 @@ pub(crate) fn read(
             }
             "writable" => {
                 for path in strings(value, "sandbox.writable")? {
-                    // A project's paths are relative to it and stay inside it.
+                    // A project's paths are relative to it and stay inside it, links
+                    // followed (`homelink -> ~` would grant the home).
                     let inside = project.is_none()
                         || !path.starts_with('~')
                             && PathBuf::from(&path)
                                 .components()
-                                .all(|c| matches!(c, std::path::Component::Normal(_)));
+                                .all(|c| matches!(c, std::path::Component::Normal(_)))
+                            && project_dir.is_none_or(|dir| resolves_inside(dir, &path));
                     if inside {
                         settings.writable.push(path);
                     } else {
@@ -158,8 +171,17 @@ pub(crate) fn read(
 impl SandboxSettings {
     /// Adds what `above` sets on top of this layer's settings (lists accumulate).
     pub(crate) fn stack(&mut self, above: SandboxSettings) {
-        if above.level.is_some() {
-            self.level = above.level;
+        if let Some(level) = above.level {
+            let below = self.level.unwrap_or_default();
+            match &above.project_file {
+                Some(file) if level.strictness() < below.strictness() => {
+                    self.ignored.push(format!(
+                        "sandbox.mode = \"{level}\" in {file} is left out: a project may only \
+                         make the sandbox stricter (the person's config says \"{below}\")"
+                    ));
+                }
+                _ => self.level = Some(level),
+            }
         }
         if above.network.is_some() {
             self.network = above.network;
@@ -174,6 +196,19 @@ impl SandboxSettings {
         self.assume_no_landlock |= above.assume_no_landlock;
         self.ignored.extend(above.ignored);
     }
+}
+
+/// Whether `path` (relative) names a place inside `dir` once links are followed; a path
+/// that does not exist yet is judged by its deepest existing ancestor.
+fn resolves_inside(dir: &Path, path: &str) -> bool {
+    let Ok(root) = std::fs::canonicalize(dir) else {
+        return true;
+    };
+    let target = dir.join(path);
+    let existing = target.ancestors().find(|a| a.symlink_metadata().is_ok());
+    existing
+        .and_then(|a| std::fs::canonicalize(a).ok())
+        .is_none_or(|real| real.starts_with(&root))
 }
 
 fn strings(value: &Value, at: &str) -> Result<Vec<String>, String> {
@@ -252,6 +287,61 @@ mod tests {
         settings.mcp = false;
         assert_eq!(read(&mut settings, &table("mcp = true"), &project), Ok(()));
         assert!(settings.mcp);
+    }
+
+    #[test]
+    fn a_project_cannot_loosen_the_person_s_level_when_layers_stack() {
+        let user = Source::UserFile(PathBuf::from("/h/.rein/config.toml"));
+        let project = Source::ProjectFile(PathBuf::from("/src/app/.rein/config.toml"));
+        let mut below = SandboxSettings::default();
+        assert_eq!(
+            read(&mut below, &table("mode = \"read-only\""), &user),
+            Ok(())
+        );
+        let mut above = SandboxSettings::default();
+        assert_eq!(
+            read(&mut above, &table("mode = \"workspace-write\""), &project),
+            Ok(())
+        );
+        below.stack(above);
+        assert_eq!(below.level, Some(SandboxLevel::ReadOnly));
+        assert!(
+            below.ignored.iter().any(|w| w.contains("left out")),
+            "{:?}",
+            below.ignored
+        );
+        // Tighter still is taken; a user layer above may loosen.
+        let mut above = SandboxSettings::default();
+        let _ = read(&mut above, &table("mode = \"read-only\""), &project);
+        below.stack(above);
+        assert_eq!(below.level, Some(SandboxLevel::ReadOnly));
+        let mut user_above = SandboxSettings::default();
+        let _ = read(&mut user_above, &table("mode = \"off\""), &user);
+        below.stack(user_above);
+        assert_eq!(below.level, Some(SandboxLevel::Off));
+    }
+
+    #[test]
+    fn a_project_s_writable_path_that_links_outside_it_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let project_dir = base.join("app");
+        let home = base.join("home");
+        std::fs::create_dir_all(project_dir.join("build")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::os::unix::fs::symlink(&home, project_dir.join("homelink")).unwrap();
+        std::os::unix::fs::symlink(&home, project_dir.join("build/out")).unwrap();
+        let project = Source::ProjectFile(project_dir.join(".rein/config.toml"));
+        let mut settings = SandboxSettings::default();
+        let read_result = read(
+            &mut settings,
+            &table("writable = [\"homelink\", \"build/out/x\", \"build\", \"new\"]"),
+            &project,
+        );
+        assert_eq!(read_result, Ok(()));
+        assert_eq!(settings.writable, ["build", "new"]);
+        assert_eq!(settings.ignored.len(), 2, "{:?}", settings.ignored);
+        assert!(settings.ignored[0].contains("left out"));
     }
 
     #[test]

@@ -84,12 +84,14 @@ struct Shell {
 }
 
 /// How a background command ended.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct End {
     status: Option<ExitStatus>,
     after: Duration,
     timed_out: bool,
     killed: bool,
+    /// What the sandbox's watch removed that the command created (`.git/commondir`).
+    removed: Vec<String>,
 }
 
 /// What `start` needs to know.
@@ -198,23 +200,29 @@ impl BackgroundShells {
         let inner = Arc::clone(&self.inner);
         let watched = name.clone();
         let timeout = spec.timeout;
+        let plants = spec.sandbox.map(|s| s.policy().watch());
         tokio::spawn(async move {
             let (status, timed_out) = watch_child(child, id, timeout).await;
+            let removed: Vec<String> = plants.iter().flat_map(|p| p.sweep()).collect();
             // The command ended: the watchdog, seeing its pipe close, stops what it left.
             drop(guard);
             // Its end is told once its output is saved whole: the pipe closes when what it
             // left is stopped (a process that escaped its group may hold it open: not long).
             let _ = tokio::time::timeout(OUTPUT_DRAIN_WAIT, copied).await;
             let mut state = inner.state.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(shell) = state.shells.get_mut(&watched)
-                && shell.end.is_none()
-            {
-                shell.end = Some(End {
-                    status,
-                    after: shell.started.elapsed(),
-                    timed_out,
-                    killed: false,
-                });
+            if let Some(shell) = state.shells.get_mut(&watched) {
+                match &mut shell.end {
+                    Some(end) => end.removed.extend(removed),
+                    None => {
+                        shell.end = Some(End {
+                            status,
+                            after: shell.started.elapsed(),
+                            timed_out,
+                            killed: false,
+                            removed,
+                        });
+                    }
+                }
             }
         });
         Ok((name, output))
@@ -287,6 +295,7 @@ impl BackgroundShells {
             after,
             timed_out: false,
             killed: true,
+            removed: Vec::new(),
         });
         end.killed = true;
         Ok(format!(
@@ -301,7 +310,7 @@ impl BackgroundShells {
         let mut state = self.lock();
         let mut notices = Vec::new();
         for (name, shell) in &mut state.shells {
-            let Some(end) = shell.end.filter(|_| !shell.told) else {
+            let Some(end) = shell.end.clone().filter(|_| !shell.told) else {
                 continue;
             };
             shell.told = true;
@@ -342,6 +351,7 @@ impl BackgroundShells {
                     after: shell.started.elapsed(),
                     timed_out: false,
                     killed: true,
+                    removed: Vec::new(),
                 });
             }
         }
@@ -439,6 +449,14 @@ fn describe(end: Option<&End>) -> String {
     let Some(end) = end else {
         return "is running".to_owned();
     };
+    let ended = describe_end(end);
+    if end.removed.is_empty() {
+        return ended;
+    }
+    format!("{ended} ({})", end.removed.join("; "))
+}
+
+fn describe_end(end: &End) -> String {
     let after = format!("after {:.1} s", end.after.as_secs_f64());
     if end.killed {
         return format!("was stopped {after}");

@@ -187,6 +187,8 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             cap_bytes: ctx.config().offload_max_bytes,
         },
     };
+    // What a sandboxed command must not create (`.git/commondir`) is removed after it.
+    let plants = spec.sandbox.map(|s| s.policy().watch());
     let started = std::time::Instant::now();
     let report = |progress: crate::Progress| ctx.report(progress);
     let report: Option<&(dyn Fn(crate::Progress) + Send + Sync)> =
@@ -196,6 +198,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         .map_err(|err| {
             ToolError::Model(format!("could not start bash in {}: {err}", cwd.display()))
         })?;
+    notices.extend(plants.iter().flat_map(crate::sandbox::PlantWatch::sweep));
 
     // Judged whatever the exit status: `python3 -c 'os.system("rm -rf ~")'` exits 0 after
     // the refusals it printed.

@@ -93,7 +93,7 @@ pub(crate) fn ruleset(policy: &SandboxPolicy, version: u32) -> Result<OwnedFd, S
             .add_rule(PathBeneath::new(fd, device_rights))
             .map_err(|e| fail(&e))?;
     }
-    for root in policy.writable.iter().chain(policy.tmp_dir.iter()) {
+    for root in policy.writable_now().chain(policy.tmp_dir.iter()) {
         // A root that does not exist (a cache never used) grants nothing; it cannot be
         // created from inside either.
         if !Path::new(root).exists() {

@@ -19,6 +19,7 @@
 //! [`Sandbox::apply`] puts the sandbox on any `tokio::process::Command` (the bash tool's
 //! commands and background commands; hooks and MCP servers when their configuration asks).
 
+mod git;
 #[cfg(target_os = "linux")]
 mod landlock;
 mod policy;
@@ -34,7 +35,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use policy::{DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy};
+pub use git::PlantWatch;
+pub use policy::{
+    DEFAULT_CACHES, KernelProbe, MountAccess, Network, PolicyInputs, SandboxLevel, SandboxPolicy,
+};
 pub use refusal::refusal;
 pub use support::{Platform, Support, support};
 
@@ -78,6 +82,8 @@ struct Inner {
     filters: Vec<seccompiler::BpfProgram>,
     /// The private temporary directory was made here: it goes with the last clone.
     made_tmp: bool,
+    /// The missing writable roots were made, at the first command (never for `--explain`).
+    roots_made: std::sync::Once,
 }
 
 impl Drop for Inner {
@@ -105,15 +111,6 @@ impl Sandbox {
             (_, Some(why)) => Enforcement::Unavailable(why),
             (_, None) => Enforcement::Enforced,
         };
-        if enforcement == Enforcement::Enforced {
-            // Landlock grants only existing trees: a cache a build would make on first use
-            // (`~/.cargo/registry` when `~/.cargo` exists) is made now, one level deep.
-            for root in &policy.writable {
-                if !root.exists() && root.parent().is_some_and(Path::is_dir) {
-                    let _ = std::fs::create_dir(root);
-                }
-            }
-        }
         let mut made_tmp = false;
         if enforcement == Enforcement::Enforced
             && let Some(dir) = &policy.tmp_dir
@@ -147,6 +144,7 @@ impl Sandbox {
                 #[cfg(target_os = "linux")]
                 filters,
                 made_tmp,
+                roots_made: std::sync::Once::new(),
             }),
         }
     }
@@ -178,6 +176,16 @@ impl Sandbox {
         if !self.is_enforced() {
             return Ok(());
         }
+        // Landlock grants only existing trees: a cache a build would make on first use
+        // (`~/.cargo/registry` when `~/.cargo` exists) is made before the first command, one
+        // level deep.
+        self.inner.roots_made.call_once(|| {
+            for root in &self.inner.policy.writable {
+                if !root.exists() && root.parent().is_some_and(Path::is_dir) {
+                    let _ = std::fs::create_dir(root);
+                }
+            }
+        });
         if let Some(dir) = &self.inner.policy.tmp_dir {
             command.env("TMPDIR", dir);
         }
@@ -193,21 +201,9 @@ impl Sandbox {
             .landlock_abi
             .ok_or_else(|| SandboxError::Landlock("no Landlock".to_owned()))?;
         let ruleset = landlock::ruleset(policy, abi)?;
-        // Only what Landlock would otherwise grant needs a mount namespace.
-        let inside: Vec<std::path::PathBuf> = policy
-            .read_only
-            .iter()
-            .filter(|p| {
-                policy
-                    .writable
-                    .iter()
-                    .chain(policy.tmp_dir.iter())
-                    .any(|root| p.starts_with(root))
-            })
-            .cloned()
-            .collect();
         let protection = if self.inner.support.mount_namespace {
-            protect::Protection::new(&inside).map_err(|e| SandboxError::Protect(e.to_string()))?
+            protect::Protection::new(&policy.mounts())
+                .map_err(|e| SandboxError::Protect(e.to_string()))?
         } else {
             None
         };

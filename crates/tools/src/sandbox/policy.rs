@@ -3,12 +3,20 @@
 //!
 //! Landlock grants whole trees, never "this tree but not that part of it", so two rules
 //! follow: `/tmp` is writable only when neither the workspace nor the home directory lies
-//! under it (granting it would grant them), and the paths inside a writable root that must
-//! stay read-only (`.git/hooks`, rein's own config) are protected separately, by read-only
-//! bind mounts in a private mount namespace (`protect.rs`).
+//! under it (granting it would grant them, and rein's home), and the paths inside a writable
+//! root that must stay read-only (`.git/hooks`, `.git/config`, rein's home) are protected
+//! separately, by read-only bind mounts in a private mount namespace (`protect.rs`).
+//!
+//! A read-only path is only as safe as the directories above it: a command that may rename
+//! `.git` can copy it back with a writable `hooks/`. So the git directories are "pinned"
+//! (bound onto themselves: a mount point cannot be renamed), and the files that would
+//! redirect git elsewhere but do not exist yet (`.git/commondir`) cannot be bind-mounted:
+//! they are "watched" and removed when a command creates them (`git.rs`).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use super::git::{self, PlantWatch};
 
 /// How much a sandboxed command may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -110,6 +118,14 @@ pub struct SandboxPolicy {
     pub writable: Vec<PathBuf>,
     /// Paths inside writable trees that stay read-only (when they exist).
     pub read_only: Vec<PathBuf>,
+    /// Writable directories that must stay where they are (the git directories above
+    /// protected paths): bound onto themselves, so they cannot be renamed or replaced.
+    pub pinned: Vec<PathBuf>,
+    /// Read-only paths that must not be created either (they would point git elsewhere, or
+    /// configure the next session): absent when a command starts, they cannot be
+    /// bind-mounted, so they are removed after a command that creates them
+    /// ([`SandboxPolicy::watch`]).
+    pub watched: Vec<PathBuf>,
     /// The private temporary directory, exported as `TMPDIR`.
     pub tmp_dir: Option<PathBuf>,
     /// Whether to look for Landlock or behave as if it were missing.
@@ -124,6 +140,8 @@ impl SandboxPolicy {
             network: Network::Allowed,
             writable: Vec::new(),
             read_only: Vec::new(),
+            pinned: Vec::new(),
+            watched: Vec::new(),
             tmp_dir: None,
             probe: KernelProbe::Detect,
         }
@@ -135,22 +153,90 @@ impl SandboxPolicy {
     }
 
     /// Whether a command may write `path` (absolute, links resolved) under this policy, as
-    /// far as the file system rules go.
+    /// far as the file system rules go. The deepest rule that holds `path` decides, as the
+    /// deepest mount does: a writable root inside a read-only one (rein's output directory
+    /// inside its home) is writable.
     pub fn may_write(&self, path: &Path) -> bool {
         match self.level {
             SandboxLevel::Off => true,
             SandboxLevel::ReadOnly | SandboxLevel::WorkspaceWrite => {
-                let protected = self.read_only.iter().any(|p| path.starts_with(p));
-                let granted = self
-                    .writable
-                    .iter()
-                    .chain(self.tmp_dir.iter())
-                    .any(|root| path.starts_with(root))
-                    || WRITABLE_DEVICES.iter().any(|d| path == Path::new(d));
-                granted && !protected
+                if WRITABLE_DEVICES.iter().any(|d| path == Path::new(d)) {
+                    return true;
+                }
+                let depth = |roots: &mut dyn Iterator<Item = &PathBuf>| {
+                    roots
+                        .filter(|root| path.starts_with(root))
+                        .map(|root| root.components().count())
+                        .max()
+                };
+                let granted = depth(&mut self.writable.iter().chain(self.tmp_dir.iter()));
+                let protected = depth(&mut self.read_only.iter());
+                match (granted, protected) {
+                    (Some(granted), Some(protected)) => granted > protected,
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                }
             }
         }
     }
+
+    /// The bind mounts of a command's private mount namespace, parents first: the
+    /// read-only paths and the pinned directories inside the writable trees (Landlock
+    /// grants the rest), and the writable roots inside read-only paths (which would
+    /// otherwise be read-only there).
+    pub fn mounts(&self) -> Vec<(PathBuf, MountAccess)> {
+        let roots: Vec<&PathBuf> = self.writable.iter().chain(self.tmp_dir.iter()).collect();
+        let inside = |p: &PathBuf, list: &[&PathBuf]| list.iter().any(|r| p.starts_with(r));
+        let mut mounts: Vec<(PathBuf, MountAccess)> = Vec::new();
+        let read_only: Vec<&PathBuf> = self
+            .read_only
+            .iter()
+            .filter(|p| inside(p, &roots))
+            .collect();
+        for path in &self.pinned {
+            if inside(path, &roots) && !inside(path, &read_only) {
+                mounts.push((path.clone(), MountAccess::Writable));
+            }
+        }
+        mounts.extend(
+            read_only
+                .iter()
+                .map(|p| ((*p).clone(), MountAccess::ReadOnly)),
+        );
+        for root in &roots {
+            if read_only.iter().any(|p| root.starts_with(p) && *root != *p) {
+                mounts.push(((*root).clone(), MountAccess::Writable));
+            }
+        }
+        mounts.sort_by_key(|(p, _)| p.components().count());
+        mounts.dedup_by(|a, b| a.0 == b.0);
+        mounts
+    }
+
+    /// The writable trees to grant to a command starting now: those that still resolve to
+    /// where they did when the policy was made. A tree a command replaced by a link (a
+    /// project's `writable = ["build"]`, then `ln -s ~ build`) is not granted: Landlock
+    /// would follow the link.
+    pub fn writable_now(&self) -> impl Iterator<Item = &PathBuf> {
+        self.writable
+            .iter()
+            .filter(|root| canonical_root(root) == **root)
+    }
+
+    /// Notes which watched paths are absent now, before a command runs; [`PlantWatch::sweep`]
+    /// after it removes those it created.
+    pub fn watch(&self) -> PlantWatch {
+        PlantWatch::before(&self.watched)
+    }
+}
+
+/// How a path is bound onto itself in a command's private mount namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MountAccess {
+    /// Nothing under it can be written.
+    ReadOnly,
+    /// As writable as Landlock lets it be; it cannot be renamed or replaced.
+    Writable,
 }
 
 /// Device files every level may write (and open for ioctl), so that `> /dev/null` and
@@ -174,8 +260,16 @@ pub struct PolicyInputs<'a> {
     pub workspace: &'a Path,
     /// The home directory, for the caches and the `/tmp` rule.
     pub home_dir: Option<&'a Path>,
-    /// rein's home (its config must stay read-only).
+    /// rein's home (config, trusted projects, sessions, skills): read-only as a whole, but
+    /// for [`PolicyInputs::rein_dirs`].
     pub rein_home: Option<&'a Path>,
+    /// rein's own files that stay read-only wherever they are (its config file, its list of
+    /// trusted projects: rein-core knows their names).
+    pub rein_files: &'a [PathBuf],
+    /// The git directories of the repository the workspace lies in, when they are outside
+    /// it (a workspace in a subdirectory of a repository, or a linked worktree), or a
+    /// `.git` file's targets: writable, with their hooks and config protected.
+    pub git_dirs: &'a [PathBuf],
     /// The tool caches, relative to the home directory (or absolute).
     pub caches: &'a [PathBuf],
     /// More writable trees (configured).
@@ -199,6 +293,8 @@ impl SandboxPolicy {
         let network = inputs.network.unwrap_or(level.default_network());
         let mut writable = Vec::new();
         let mut read_only = Vec::new();
+        let mut pinned = Vec::new();
+        let mut watched = Vec::new();
         if level == SandboxLevel::WorkspaceWrite {
             writable.push(inputs.workspace.to_path_buf());
             if let Some(home) = inputs.home_dir {
@@ -206,39 +302,61 @@ impl SandboxPolicy {
             }
             let tmp = Path::new("/tmp");
             let under_tmp = |p: &Path| p.starts_with(tmp) || canonical(p).starts_with(tmp);
-            if !under_tmp(inputs.workspace) && !inputs.home_dir.is_some_and(under_tmp) {
+            if !under_tmp(inputs.workspace)
+                && !inputs.home_dir.is_some_and(under_tmp)
+                && !inputs.rein_home.is_some_and(under_tmp)
+            {
                 writable.push(tmp.to_path_buf());
             }
             writable.push(PathBuf::from("/dev/shm"));
             writable.extend(inputs.extra_writable.iter().cloned());
-            let git = inputs.workspace.join(".git");
-            read_only.push(git.join("hooks"));
-            read_only.push(git.join("config"));
-            read_only.push(inputs.workspace.join(".rein"));
+            writable.extend(inputs.git_dirs.iter().cloned());
+            let guards = git::guards(inputs.workspace, inputs.git_dirs);
+            read_only.extend(guards.read_only);
+            pinned.extend(guards.pinned);
+            watched.extend(guards.watched);
+            let project = inputs.workspace.join(".rein");
+            read_only.push(project.clone());
+            watched.push(project);
         }
         if level != SandboxLevel::Off {
             writable.extend(inputs.rein_dirs.iter().cloned());
-            if let Some(home) = inputs.rein_home {
-                read_only.push(home.join("config.toml"));
-                read_only.push(home.join("trusted.json"));
-            }
+            read_only.extend(inputs.rein_home.map(Path::to_path_buf));
+            read_only.extend(inputs.rein_files.iter().cloned());
         }
-        writable.retain(|root| {
-            !inputs
-                .not_writable
-                .iter()
-                .any(|gone| root.starts_with(gone))
-        });
-        read_only.extend(inputs.not_writable.iter().cloned());
+        // Resolved now, so that a link put in their place later is seen
+        // ([`SandboxPolicy::writable_now`]).
+        let mut writable: Vec<PathBuf> = writable.iter().map(|p| canonical_root(p)).collect();
+        let mut read_only: Vec<PathBuf> = read_only.iter().map(|p| canonical_root(p)).collect();
+        let not_writable: Vec<PathBuf> = inputs
+            .not_writable
+            .iter()
+            .map(|p| canonical_root(p))
+            .collect();
+        writable.retain(|root| !not_writable.iter().any(|gone| root.starts_with(gone)));
+        read_only.extend(not_writable);
         writable.sort();
         writable.dedup();
         read_only.sort();
         read_only.dedup();
+        // A read-only path inside another is protected already (sorted: parents first).
+        let mut kept: Vec<PathBuf> = Vec::with_capacity(read_only.len());
+        for path in read_only {
+            if !kept.iter().any(|k| path.starts_with(k)) {
+                kept.push(path);
+            }
+        }
+        pinned.sort();
+        pinned.dedup();
+        watched.sort();
+        watched.dedup();
         SandboxPolicy {
             level,
             network,
             writable,
-            read_only,
+            read_only: kept,
+            pinned,
+            watched,
             tmp_dir: (level != SandboxLevel::Off)
                 .then(|| inputs.tmp_dir.map(Path::to_path_buf))
                 .flatten(),
@@ -252,6 +370,19 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
+/// `path` with the links of its deepest existing ancestor resolved, the rest appended.
+fn canonical_root(path: &Path) -> PathBuf {
+    for ancestor in path.ancestors() {
+        if let Ok(real) = std::fs::canonicalize(ancestor) {
+            return match path.strip_prefix(ancestor) {
+                Ok(rest) if !rest.as_os_str().is_empty() => real.join(rest),
+                _ => real,
+            };
+        }
+    }
+    path.to_path_buf()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,6 +394,8 @@ mod tests {
             workspace,
             home_dir: Some(home),
             rein_home: Some(Path::new("/home/u/.rein")),
+            rein_files: &[],
+            git_dirs: &[],
             caches,
             extra_writable: &[],
             not_writable: &[],
@@ -301,6 +434,80 @@ mod tests {
         assert!(!ws.may_write(Path::new("/tmp/other")));
         let home = SandboxPolicy::resolve(&inputs(Path::new("/src"), Path::new("/tmp/h"), &[]));
         assert!(!home.writable.contains(&PathBuf::from("/tmp")));
+    }
+
+    #[test]
+    fn rein_s_home_under_tmp_keeps_tmp_and_the_home_read_only() {
+        let mut under = inputs(Path::new("/src/app"), Path::new("/home/u"), &[]);
+        under.rein_home = Some(Path::new("/tmp/rh"));
+        let offload = [PathBuf::from("/tmp/rh/tool-output/s1")];
+        under.rein_dirs = &offload;
+        let policy = SandboxPolicy::resolve(&under);
+        assert!(!policy.writable.contains(&PathBuf::from("/tmp")));
+        assert!(!policy.may_write(Path::new("/tmp/rh/config.toml")));
+        assert!(!policy.may_write(Path::new("/tmp/rh/trusted-projects")));
+        assert!(policy.may_write(Path::new("/tmp/rh/tool-output/s1/x")));
+        // Not in a writable tree: Landlock keeps it, no mount needed.
+        assert!(
+            policy
+                .mounts()
+                .iter()
+                .all(|(p, _)| !p.starts_with("/tmp/rh")),
+            "{:?}",
+            policy.mounts()
+        );
+        // Inside the workspace: read-only, and the offload directory writable again inside.
+        let mut inside = inputs(Path::new("/src/app"), Path::new("/home/u"), &[]);
+        inside.rein_home = Some(Path::new("/src/app/rh"));
+        let offload = [PathBuf::from("/src/app/rh/tool-output/s1")];
+        inside.rein_dirs = &offload;
+        let policy = SandboxPolicy::resolve(&inside);
+        assert_eq!(
+            policy.mounts(),
+            [
+                (PathBuf::from("/src/app/.rein"), MountAccess::ReadOnly),
+                (PathBuf::from("/src/app/rh"), MountAccess::ReadOnly),
+                (PathBuf::from("/src/app/.git/config"), MountAccess::ReadOnly),
+                (PathBuf::from("/src/app/.git/hooks"), MountAccess::ReadOnly),
+                (
+                    PathBuf::from("/src/app/rh/tool-output/s1"),
+                    MountAccess::Writable
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn rein_s_files_come_from_the_caller() {
+        let files = [PathBuf::from("/etc/rein/trusted-projects")];
+        let mut named = inputs(Path::new("/src/app"), Path::new("/home/u"), &[]);
+        named.rein_files = &files;
+        named.extra_writable = &[];
+        let policy = SandboxPolicy::resolve(&named);
+        assert!(policy.read_only.contains(&files[0]));
+    }
+
+    #[test]
+    fn a_writable_root_replaced_by_a_link_is_not_granted() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        let home = base.join("home");
+        std::fs::create_dir_all(ws.join("build")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let extra = [ws.join("build"), ws.join("later")];
+        let mut with = inputs(&ws, &home, &[]);
+        with.extra_writable = &extra;
+        let policy = SandboxPolicy::resolve(&with);
+        let granted =
+            |policy: &SandboxPolicy| -> Vec<PathBuf> { policy.writable_now().cloned().collect() };
+        assert!(granted(&policy).contains(&ws.join("build")));
+        std::fs::remove_dir(ws.join("build")).unwrap();
+        std::os::unix::fs::symlink(&home, ws.join("build")).unwrap();
+        std::os::unix::fs::symlink(&home, ws.join("later")).unwrap();
+        assert!(!granted(&policy).contains(&ws.join("build")));
+        assert!(!granted(&policy).contains(&ws.join("later")));
+        assert!(granted(&policy).contains(&ws));
     }
 
     #[test]

@@ -11,10 +11,16 @@ use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 
-/// One read-only bind mount.
+use super::policy::MountAccess;
+
+/// One bind mount of a path onto itself.
 #[derive(Debug)]
 struct ReadOnlyMount {
     path: CString,
+    /// The read-only flag of the remount: read-only, or writable (only pinned in place, or
+    /// writable again inside a read-only one); `None`: no remount (a writable path on a
+    /// read-only file system, which a user namespace could not make writable anyway).
+    read_only: Option<libc::c_ulong>,
     /// The flags of the mount it lies on that a user namespace may not clear (`nosuid`,
     /// `nodev`, `noexec`, ...): they must be repeated in the read-only remount.
     locked: libc::c_ulong,
@@ -62,10 +68,13 @@ fn has_cap_sys_admin() -> bool {
 }
 
 impl Protection {
-    /// The protection of those of `paths` that exist; `None` when none does.
-    pub(crate) fn new(paths: &[std::path::PathBuf]) -> io::Result<Option<Protection>> {
+    /// The protection of those of `paths` that exist (parents first); `None` when none
+    /// does. Those that do not are the policy's watched paths, or were never there.
+    pub(crate) fn new(
+        paths: &[(std::path::PathBuf, MountAccess)],
+    ) -> io::Result<Option<Protection>> {
         let mut mounts = Vec::new();
-        for path in paths {
+        for (path, access) in paths {
             let Ok(real) = std::fs::canonicalize(path) else {
                 continue;
             };
@@ -90,6 +99,15 @@ impl Protection {
             mounts.push(ReadOnlyMount {
                 path: CString::new(real.as_os_str().as_bytes())
                     .map_err(|_| io::Error::other("a path with a NUL byte"))?,
+                read_only: match access {
+                    MountAccess::ReadOnly => Some(libc::MS_RDONLY),
+                    MountAccess::Writable
+                        if flags.contains(rustix::fs::StatVfsMountFlags::RDONLY) =>
+                    {
+                        None
+                    }
+                    MountAccess::Writable => Some(0),
+                },
                 locked,
             });
         }
@@ -147,11 +165,16 @@ impl Protection {
                     libc::MS_BIND | libc::MS_REC,
                     std::ptr::null(),
                 ))?;
+                // A bind copies the flags of the mount it comes from: a writable path inside
+                // a read-only one is remounted writable.
+                let Some(read_only) = mount.read_only else {
+                    continue;
+                };
                 check(libc::mount(
                     std::ptr::null(),
                     mount.path.as_ptr(),
                     std::ptr::null(),
-                    libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | mount.locked,
+                    libc::MS_BIND | libc::MS_REMOUNT | read_only | mount.locked,
                     std::ptr::null(),
                 ))?;
             }

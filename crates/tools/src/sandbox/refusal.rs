@@ -175,6 +175,8 @@ mod tests {
             network: Network::Blocked,
             writable: vec![PathBuf::from("/nonexistent-ws")],
             read_only: vec![PathBuf::from("/nonexistent-ws/.git/hooks")],
+            pinned: Vec::new(),
+            watched: Vec::new(),
             tmp_dir: None,
             probe: KernelProbe::Detect,
         }

@@ -44,6 +44,20 @@ pub fn profile(policy: &SandboxPolicy) -> String {
             let _ = write!(deny, " (subpath {})", quoted(path));
         }
         let _ = writeln!(out, "(deny file-write*{deny})");
+        // A writable root inside a read-only path (rein's output directory inside its home).
+        let mut again = String::new();
+        for root in policy.writable.iter().chain(policy.tmp_dir.iter()) {
+            if policy
+                .read_only
+                .iter()
+                .any(|p| root.starts_with(p) && root != p)
+            {
+                let _ = write!(again, " (subpath {})", quoted(root));
+            }
+        }
+        if !again.is_empty() {
+            let _ = writeln!(out, "(allow file-write*{again})");
+        }
     }
     match policy.network {
         Network::Allowed => out.push_str("(allow network*)\n"),
@@ -103,6 +117,8 @@ mod tests {
             network,
             writable: vec![PathBuf::from("/src/app"), PathBuf::from("/tmp")],
             read_only: vec![PathBuf::from("/src/app/.git/hooks")],
+            pinned: Vec::new(),
+            watched: Vec::new(),
             tmp_dir: Some(PathBuf::from("/var/folders/x/rein-1")),
             probe: KernelProbe::Detect,
         }
@@ -122,6 +138,21 @@ mod tests {
         assert!(text.contains("(literal \"/dev/null\")"), "{text}");
         assert!(deny.is_some_and(|d| d > allow), "{text}");
         assert!(text.contains("(allow network*)\n"), "{text}");
+    }
+
+    #[test]
+    fn a_writable_root_inside_a_read_only_path_is_allowed_again_after_it() {
+        let mut inside = policy(SandboxLevel::WorkspaceWrite, Network::Allowed);
+        inside.read_only.push(PathBuf::from("/home/u/.rein"));
+        inside
+            .writable
+            .push(PathBuf::from("/home/u/.rein/tool-output/s1"));
+        let text = profile(&inside);
+        let deny = text
+            .find("(subpath \"/home/u/.rein\")")
+            .unwrap_or(usize::MAX);
+        let again = text.rfind("(allow file-write* (subpath \"/home/u/.rein/tool-output/s1\"))");
+        assert!(again.is_some_and(|a| a > deny), "{text}");
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub struct Support {
     pub mount_namespace: bool,
     /// Which sandbox this platform uses.
     pub platform: Platform,
+    /// Landlock is left out because the configuration says `landlock = false`, not because
+    /// the kernel lacks it.
+    pub landlock_off_by_config: bool,
 }
 
 /// The sandbox technique of this platform.
@@ -45,6 +48,11 @@ impl Support {
         match self.platform {
             Platform::Linux => match (self.landlock_abi, self.seccomp) {
                 (Some(_), true) => None,
+                (None, _) if self.landlock_off_by_config => Some(
+                    "Landlock is turned off by the setting `[sandbox] landlock = false` (rein \
+                     behaves as if the kernel had no Landlock); remove it to use the sandbox"
+                        .to_owned(),
+                ),
                 (None, _) => Some(
                     "the kernel has no Landlock (Linux 5.13 or later, with landlock in the lsm= \
                      boot list)"
@@ -72,6 +80,7 @@ pub fn support(probe: KernelProbe) -> Support {
         KernelProbe::Detect => real,
         KernelProbe::AssumeNoLandlock => Support {
             landlock_abi: None,
+            landlock_off_by_config: true,
             ..real
         },
     }
@@ -84,6 +93,7 @@ fn ask_kernel() -> Support {
         seccomp: seccomp_available(),
         mount_namespace: super::protect::available(),
         platform: Platform::Linux,
+        landlock_off_by_config: false,
     }
 }
 
@@ -95,6 +105,7 @@ fn ask_kernel() -> Support {
         seccomp: std::path::Path::new(super::seatbelt::SANDBOX_EXEC).exists(),
         mount_namespace: false,
         platform: Platform::MacOs,
+        landlock_off_by_config: false,
     }
 }
 
@@ -105,6 +116,7 @@ fn ask_kernel() -> Support {
         seccomp: false,
         mount_namespace: false,
         platform: Platform::Other,
+        landlock_off_by_config: false,
     }
 }
 
