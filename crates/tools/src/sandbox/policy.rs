@@ -114,6 +114,9 @@ pub struct SandboxPolicy {
     pub tmp_dir: Option<PathBuf>,
     /// Whether to look for Landlock or behave as if it were missing.
     pub probe: KernelProbe,
+    /// Directories and sockets of daemons outside the sandbox, hidden from commands
+    /// (`hide.rs`): existing ones, links resolved, none holding a writable tree.
+    pub hidden: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -126,6 +129,7 @@ impl SandboxPolicy {
             read_only: Vec::new(),
             tmp_dir: None,
             probe: KernelProbe::Detect,
+            hidden: Vec::new(),
         }
     }
 
@@ -234,6 +238,19 @@ impl SandboxPolicy {
         writable.dedup();
         read_only.sort();
         read_only.dedup();
+        let hidden = if level == SandboxLevel::Off {
+            Vec::new()
+        } else {
+            let keep: Vec<&Path> = std::iter::once(inputs.workspace)
+                .chain(writable.iter().map(PathBuf::as_path))
+                .chain(inputs.tmp_dir)
+                .collect();
+            super::hide::hidden_paths(
+                rustix::process::getuid().as_raw(),
+                super::hide::runtime_dir().as_deref(),
+                &keep,
+            )
+        };
         SandboxPolicy {
             level,
             network,
@@ -243,6 +260,7 @@ impl SandboxPolicy {
                 .then(|| inputs.tmp_dir.map(Path::to_path_buf))
                 .flatten(),
             probe: inputs.probe,
+            hidden,
         }
     }
 }

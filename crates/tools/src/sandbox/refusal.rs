@@ -161,6 +161,7 @@ mod tests {
             read_only: vec![PathBuf::from("/nonexistent-ws/.git/hooks")],
             tmp_dir: None,
             probe: KernelProbe::Detect,
+            hidden: Vec::new(),
         }
     }
 

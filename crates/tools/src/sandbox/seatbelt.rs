@@ -105,6 +105,7 @@ mod tests {
             read_only: vec![PathBuf::from("/src/app/.git/hooks")],
             tmp_dir: Some(PathBuf::from("/var/folders/x/rein-1")),
             probe: KernelProbe::Detect,
+            hidden: Vec::new(),
         }
     }
 
