@@ -31,8 +31,10 @@ const SOCKETS: [&str; 7] = [
 ];
 
 /// The paths to hide for user `uid` whose runtime directory (`XDG_RUNTIME_DIR`) is
-/// `runtime_dir`, among those that exist, links resolved, leaving out any that holds one of
-/// `keep` (the workspace, a writable tree: hiding it would hide them too).
+/// `runtime_dir`, links resolved where they exist, leaving out any that holds one of `keep`
+/// (the workspace, a writable tree: hiding it would hide them too). Absent ones stay in the
+/// list: a daemon started after the session (a first `tmux`) makes its directory later, and
+/// each command hides what exists when it starts.
 pub(crate) fn hidden_paths(uid: u32, runtime_dir: Option<&Path>, keep: &[&Path]) -> Vec<PathBuf> {
     let uid = uid.to_string();
     let mut paths: Vec<PathBuf> = runtime_dir
@@ -45,7 +47,7 @@ pub(crate) fn hidden_paths(uid: u32, runtime_dir: Option<&Path>, keep: &[&Path])
                 .chain(SOCKETS.iter())
                 .map(|p| PathBuf::from(p.replace("{uid}", &uid))),
         )
-        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
         .filter(|p| {
             !keep.iter().any(|kept| {
                 kept.starts_with(p)
@@ -85,9 +87,13 @@ mod tests {
 
         let hidden = hidden_paths(4_000_000, Some(&runtime), &[&workspace]);
         assert!(hidden.contains(&runtime), "{hidden:?}");
-        // Nested paths go with their directory; absent ones are left out.
+        // Nested paths go with their directory; absent ones stay, for a daemon started
+        // later.
         assert!(!hidden.contains(&runtime.join("bus-dir")));
-        assert!(!hidden.iter().any(|p| p.ends_with("tmux-4000000")));
+        assert!(
+            hidden.contains(&PathBuf::from("/tmp/tmux-4000000")),
+            "{hidden:?}"
+        );
 
         // A runtime directory holding the workspace (or the workspace itself) stays.
         let around = hidden_paths(4_000_000, Some(&base), &[&workspace]);

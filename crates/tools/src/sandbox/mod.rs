@@ -214,8 +214,14 @@ impl Sandbox {
             })
             .cloned()
             .collect();
+        let keep: Vec<&Path> = policy
+            .writable
+            .iter()
+            .chain(policy.tmp_dir.iter())
+            .map(std::path::PathBuf::as_path)
+            .collect();
         let protection = if self.inner.support.mount_namespace {
-            protect::Protection::new(&inside, &policy.hidden)
+            protect::Protection::new(&inside, &policy.hidden, &keep)
                 .map_err(|e| SandboxError::Protect(e.to_string()))?
         } else {
             None

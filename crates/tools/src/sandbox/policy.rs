@@ -115,7 +115,7 @@ pub struct SandboxPolicy {
     /// Whether to look for Landlock or behave as if it were missing.
     pub probe: KernelProbe,
     /// Directories and sockets of daemons outside the sandbox, hidden from commands
-    /// (`hide.rs`): existing ones, links resolved, none holding a writable tree.
+    /// (`hide.rs`) when they exist as a command starts; none holds a writable tree.
     pub hidden: Vec<PathBuf>,
 }
 

@@ -69,11 +69,13 @@ fn has_cap_sys_admin() -> bool {
 }
 
 impl Protection {
-    /// The protection of those of `read_only` and `hidden` that exist; `None` when none
-    /// does.
+    /// The protection of those of `read_only` and `hidden` that exist (a hidden one never
+    /// over one of `keep`, wherever a link made since the session started points); `None`
+    /// when none does.
     pub(crate) fn new(
         read_only: &[std::path::PathBuf],
         hidden: &[std::path::PathBuf],
+        keep: &[&std::path::Path],
     ) -> io::Result<Option<Protection>> {
         let mut mounts = Vec::new();
         for path in read_only {
@@ -109,6 +111,9 @@ impl Protection {
             let Ok(real) = std::fs::canonicalize(path) else {
                 continue;
             };
+            if keep.iter().any(|kept| kept.starts_with(&real)) {
+                continue;
+            }
             let c_path = c_string(&real)?;
             if real.is_dir() {
                 hidden_dirs.push(c_path);
