@@ -28,6 +28,7 @@ mod permissions;
 mod repl;
 mod rounds;
 mod sandbox;
+mod sandbox_process;
 mod secrets;
 mod sessions;
 mod skills;

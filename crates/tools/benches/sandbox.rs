@@ -66,20 +66,25 @@ fn lab(with_git: bool) -> Lab {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
+thread_local! {
+    /// One runtime for every sample: building one per iteration would be measured too.
+    static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("runtime: {e}"))
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
 }
 
-fn spawn_true(sandbox: Option<&Sandbox>) {
-    let rt = runtime();
-    rt.block_on(async {
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    RUNTIME.with(|rt| rt.block_on(future))
+}
+
+/// Spawns `true` in `lab`'s workspace, in `lab`'s sandbox or bare, and waits for it.
+fn spawn_true(lab: &Lab, sandboxed: bool) {
+    block_on(async {
         let mut command = tokio::process::Command::new("true");
-        command.current_dir(&LAB.ws);
-        if let Some(sandbox) = sandbox {
-            sandbox
+        command.current_dir(&lab.ws);
+        if sandboxed {
+            lab.sandbox
                 .apply(&mut command)
                 .unwrap_or_else(|e| panic!("{e}"));
         }
@@ -91,26 +96,25 @@ fn spawn_true(sandbox: Option<&Sandbox>) {
 /// `true`, bare.
 #[divan::bench(sample_count = 200)]
 fn true_bare() {
-    spawn_true(None);
+    spawn_true(&LAB, false);
 }
 
 /// `true` in the workspace-write sandbox, `.git/hooks` and `.rein` kept read-only (a mount
 /// namespace).
 #[divan::bench(sample_count = 200)]
 fn true_sandboxed() {
-    spawn_true(Some(&LAB.sandbox));
+    spawn_true(&LAB, true);
 }
 
-/// `true` in the workspace-write sandbox of a workspace with nothing to keep read-only (no
-/// mount namespace).
+/// `true` in the workspace-write sandbox of a workspace with nothing to keep read-only (a
+/// mount namespace only when this machine has daemon sockets to hide).
 #[divan::bench(sample_count = 200)]
 fn true_sandboxed_no_git() {
-    spawn_true(Some(&PLAIN_LAB.sandbox));
+    spawn_true(&PLAIN_LAB, true);
 }
 
 fn bash_true(ctx: &ToolContext) {
-    let rt = runtime();
-    rt.block_on(async {
+    block_on(async {
         let args = BashArgs {
             command: "true".to_owned(),
             timeout: None,

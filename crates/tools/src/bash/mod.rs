@@ -318,7 +318,9 @@ fn current_dir(ctx: &ToolContext, notices: &mut Vec<String>) -> PathBuf {
 /// Keeps the commands rein runs from reading rein's own memory and environment (which holds
 /// the API key) through `/proc/<rein's pid>/environ` or `mem`: a process that is not
 /// dumpable can only be inspected by one with `CAP_SYS_PTRACE`. Commands exec other
-/// programs, which are dumpable again: nothing changes for them.
+/// programs, which are dumpable again: nothing changes for them. (The fork inherits it until
+/// exec; a sandboxed child that makes a user namespace turns it back on just long enough to
+/// write its own maps: `sandbox/protect.rs`.)
 pub fn hide_from_commands() {
     #[cfg(target_os = "linux")]
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);

@@ -10,11 +10,12 @@ use std::path::Path;
 
 use landlock::{
     ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreatedAttr,
+    RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
 use super::SandboxError;
-use super::policy::{SandboxPolicy, WRITABLE_DEVICES};
+use super::policy::{Network, SandboxPolicy, WRITABLE_DEVICES};
+use super::support::SCOPES_ABI;
 
 /// `LANDLOCK_CREATE_RULESET_VERSION`: asks for the ABI version instead of a ruleset.
 const CREATE_RULESET_VERSION: libc::c_uint = 1;
@@ -59,19 +60,36 @@ fn handled(version: u32) -> BitFlags<AccessFs> {
     AccessFs::from_all(abi(version))
 }
 
+/// The scopes the ruleset sets at ABI `version` (none before ABI 6): signals only to
+/// processes inside the sandbox, always; with the network off, no abstract Unix socket made
+/// outside it either (with it on, those stay reachable like any local TCP port).
+pub(crate) fn scopes(version: u32, network: Network) -> BitFlags<Scope> {
+    if version < SCOPES_ABI {
+        return BitFlags::EMPTY;
+    }
+    match network {
+        Network::Allowed => Scope::Signal.into(),
+        Network::Blocked => Scope::Signal | Scope::AbstractUnixSocket,
+    }
+}
+
 /// Builds the ruleset for `policy` at ABI `version`: read and execute everywhere, every
-/// right in the writable trees, writing (not creating) in the device files.
+/// right in the writable trees, writing (not creating) in the device files, and the
+/// [`scopes`].
 pub(crate) fn ruleset(policy: &SandboxPolicy, version: u32) -> Result<OwnedFd, SandboxError> {
     let abi = abi(version);
     let all = handled(version);
     let read = AccessFs::from_read(abi);
     let fail = |err: &dyn std::fmt::Display| SandboxError::Landlock(err.to_string());
-    let mut ruleset = Ruleset::default()
+    let mut attr = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(all)
-        .map_err(|e| fail(&e))?
-        .create()
         .map_err(|e| fail(&e))?;
+    let scopes = scopes(version, policy.network);
+    if !scopes.is_empty() {
+        attr = attr.scope(scopes).map_err(|e| fail(&e))?;
+    }
+    let mut ruleset = attr.create().map_err(|e| fail(&e))?;
     ruleset = ruleset
         .add_rule(PathBeneath::new(
             PathFd::new("/").map_err(|e| fail(&e))?,
@@ -106,4 +124,29 @@ pub(crate) fn ruleset(policy: &SandboxPolicy, version: u32) -> Result<OwnedFd, S
     }
     let fd: Option<OwnedFd> = ruleset.into();
     fd.ok_or_else(|| SandboxError::Landlock("the kernel gave no ruleset".to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_start_at_abi_6_and_abstract_sockets_only_without_network() {
+        for version in 1..SCOPES_ABI {
+            assert!(
+                scopes(version, Network::Blocked).is_empty(),
+                "ABI {version}"
+            );
+        }
+        for version in [SCOPES_ABI, 7, 9] {
+            assert_eq!(
+                scopes(version, Network::Allowed),
+                BitFlags::from(Scope::Signal)
+            );
+            assert_eq!(
+                scopes(version, Network::Blocked),
+                Scope::Signal | Scope::AbstractUnixSocket
+            );
+        }
+    }
 }

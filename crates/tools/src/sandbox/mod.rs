@@ -4,13 +4,16 @@
 //! kernel can. On Linux each sandboxed command gets, between fork and exec and never in
 //! rein itself:
 //! - a private mount namespace where the read-only paths inside writable trees
-//!   (`.git/hooks`, `.git/config`, `.rein/`, rein's config) are bind-mounted read-only
-//!   (`protect.rs`), when there are such paths;
+//!   (`.git/hooks`, `.git/config`, `.rein/`, rein's config) are bind-mounted read-only and
+//!   the sockets of daemons that would run commands outside the sandbox are hidden
+//!   (`protect.rs`, `hide.rs`), when there are such paths;
+//! - no capabilities, even as root (`caps.rs`);
 //! - `PR_SET_NO_NEW_PRIVS` (no setuid way out);
-//! - a Landlock ruleset: read and run everything, write only the policy's trees
-//!   (`landlock.rs`);
-//! - seccomp filters: no ptrace, mounts, namespaces, kernel modules or bpf, and with the
-//!   network off no socket but a Unix one (`seccomp.rs`).
+//! - a Landlock ruleset: read and run everything, write only the policy's trees, and from
+//!   ABI 6 signal only processes inside the sandbox (`landlock.rs`);
+//! - seccomp filters: no ptrace, mounts, namespaces, kernel modules, bpf, clock or host
+//!   name changes, terminal injection, and with the network off no socket but a Unix one
+//!   (`seccomp.rs`).
 //!
 //! On macOS the same policy becomes a Seatbelt profile for `sandbox-exec` (`seatbelt.rs`).
 //! Where the kernel cannot enforce it, [`Sandbox::enforcement`] says so and nothing is
@@ -19,7 +22,10 @@
 //! [`Sandbox::apply`] puts the sandbox on any `tokio::process::Command` (the bash tool's
 //! commands and background commands; hooks and MCP servers when their configuration asks).
 
+#[cfg(target_os = "linux")]
+mod caps;
 mod git;
+mod hide;
 #[cfg(target_os = "linux")]
 mod landlock;
 mod policy;
@@ -127,13 +133,15 @@ impl Sandbox {
         }
         #[cfg(target_os = "linux")]
         let filters = match &enforcement {
-            Enforcement::Enforced => match seccomp::filters(policy.network) {
-                Ok(filters) => filters,
-                Err(err) => {
-                    enforcement = Enforcement::Unavailable(err.to_string());
-                    Vec::new()
+            Enforcement::Enforced => {
+                match seccomp::filters(policy.network, support.landlock_abi.unwrap_or_default()) {
+                    Ok(filters) => filters,
+                    Err(err) => {
+                        enforcement = Enforcement::Unavailable(err.to_string());
+                        Vec::new()
+                    }
                 }
-            },
+            }
             Enforcement::Off | Enforcement::Unavailable(_) => Vec::new(),
         };
         Sandbox {
@@ -201,8 +209,14 @@ impl Sandbox {
             .landlock_abi
             .ok_or_else(|| SandboxError::Landlock("no Landlock".to_owned()))?;
         let ruleset = landlock::ruleset(policy, abi)?;
+        let keep: Vec<&Path> = policy
+            .writable
+            .iter()
+            .chain(policy.tmp_dir.iter())
+            .map(std::path::PathBuf::as_path)
+            .collect();
         let protection = if self.inner.support.mount_namespace {
-            protect::Protection::new(&policy.mounts())
+            protect::Protection::new(&policy.mounts(), &policy.hidden, &keep)
                 .map_err(|e| SandboxError::Protect(e.to_string()))?
         } else {
             None
@@ -247,12 +261,13 @@ impl Sandbox {
         let _ = writeln!(out, "sandbox: {}, enforced", policy.level);
         match support.platform {
             Platform::Linux => {
+                let abi = support.landlock_abi.unwrap_or_default();
                 let _ = writeln!(
                     out,
-                    "  file system: Landlock ABI {} (reading and running programs everywhere; \
-                     writing only below)",
-                    support.landlock_abi.unwrap_or_default()
+                    "  file system: Landlock ABI {abi} (reading and running programs everywhere; \
+                     writing only below)"
                 );
+                out.push_str(&abi_limits(abi));
             }
             Platform::MacOs => {
                 out.push_str("  file system: Seatbelt (sandbox-exec with a generated profile)\n");
@@ -300,6 +315,9 @@ impl Sandbox {
                 let _ = writeln!(out, "    {}", path.display());
             }
         }
+        if support.platform == Platform::Linux {
+            out.push_str(&hidden_lines(policy, support));
+        }
         let network = match (policy.network, support.platform) {
             (Network::Allowed, _) => "on",
             (Network::Blocked, Platform::Linux) => "off (seccomp: no socket but a Unix one)",
@@ -307,15 +325,110 @@ impl Sandbox {
         };
         let _ = writeln!(out, "  network: {network}");
         if support.platform == Platform::Linux {
-            out.push_str(
-                "  refused system calls (seccomp): ptrace and process_vm_*, mount and the new \
-                 mount API, pivot_root, chroot, unshare, setns and namespace clones, \
-                 open_by_handle_at, kernel modules, kexec, bpf, keyctl\n  no_new_privs: set \
-                 (setuid programs gain nothing)\n",
-            );
+            out.push_str(&process_lines(
+                support.landlock_abi.unwrap_or_default(),
+                policy.network,
+            ));
         }
+        out.push_str(
+            "  still reachable: Unix sockets elsewhere (a `tmux -S PATH` server, an ssh-agent, \
+             any daemon listening on a path or, with the network on, an abstract name or a \
+             local port) can run what they are asked outside the sandbox; what a command \
+             leaves in a writable tree (tool caches, /tmp, the workspace) can be run later by \
+             something outside it\n",
+        );
         out
     }
+}
+
+/// What Landlock ABI `abi` leaves to seccomp or cannot allow, in words (nothing from ABI 3).
+fn abi_limits(abi: u32) -> String {
+    let mut out = String::new();
+    if abi < support::TRUNCATE_ABI {
+        let _ = writeln!(
+            out,
+            "    truncate(2) is refused everywhere by seccomp, even in the writable trees: \
+             Landlock guards truncation only from ABI {} (Linux 6.2); opening with O_TRUNC \
+             and ftruncate(2) work where writing does",
+            support::TRUNCATE_ABI
+        );
+    }
+    if abi < support::REFER_ABI {
+        let _ = writeln!(
+            out,
+            "    renaming or linking a file into another directory fails with EXDEV (\"Invalid \
+             cross-device link\"), even inside the writable trees: Landlock allows it only \
+             from ABI {} (Linux 5.19); mv copies instead",
+            support::REFER_ABI
+        );
+    }
+    out
+}
+
+/// The hidden sockets and directories, in words.
+fn hidden_lines(policy: &SandboxPolicy, support: Support) -> String {
+    let mut out = String::new();
+    let hidden: Vec<&Path> = policy
+        .hidden
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|p: &&Path| p.exists())
+        .collect();
+    if hidden.is_empty() {
+        return out;
+    }
+    let how = if support.mount_namespace {
+        "hidden (sockets of daemons that would run commands outside the sandbox)"
+    } else {
+        "NOT hidden (this system gives no private mount namespace), though their daemons \
+         run commands outside the sandbox"
+    };
+    let _ = writeln!(out, "  {how}:");
+    for path in hidden {
+        let what = if !support.mount_namespace {
+            ""
+        } else if path.is_dir() {
+            " (an empty read-only directory in its place)"
+        } else {
+            " (/dev/null in its place)"
+        };
+        let _ = writeln!(out, "    {}{what}", path.display());
+    }
+    out
+}
+
+/// Capabilities, signals, abstract sockets and the refused system calls on Linux at
+/// Landlock ABI `abi`, in words.
+fn process_lines(abi: u32, network: Network) -> String {
+    let mut out = String::from(
+        "  capabilities: none (all dropped, even as root; securebits locked, so running a \
+         root-owned or setuid program gives none back)\n",
+    );
+    let scoped = abi >= support::SCOPES_ABI;
+    out.push_str(if scoped {
+        "  signals: only to processes started inside the same command (Landlock scope)\n"
+    } else {
+        "  signals: NOT restricted (Landlock scopes need ABI 6, Linux 6.12): a command can \
+         signal any process of the same user\n"
+    });
+    out.push_str(match (network, scoped) {
+        (Network::Blocked, true) => {
+            "  abstract Unix sockets made outside the sandbox: refused (Landlock scope)\n"
+        }
+        (Network::Blocked, false) => {
+            "  abstract Unix sockets made outside the sandbox: reachable (Landlock scopes \
+             need ABI 6)\n"
+        }
+        (Network::Allowed, _) => "  abstract Unix sockets made outside the sandbox: reachable\n",
+    });
+    out.push_str(
+        "  refused system calls (seccomp): ptrace and process_vm_*, mount and the new mount \
+         API, pivot_root, chroot, unshare, setns and namespace clones, open_by_handle_at, \
+         kernel modules, kexec, bpf, keyctl, reboot, swap, acct, quotactl, syslog, setting the \
+         clock, the host or domain name, port I/O, and the TIOCSTI and TIOCLINUX ioctls \
+         (typing into a terminal)\n  no_new_privs: set (setuid programs gain nothing)\n",
+    );
+    out
 }
 
 /// Makes `dir` (mode 0700) unless it exists; whether it was made here.
@@ -331,8 +444,9 @@ fn create_private_dir(dir: &Path) -> std::io::Result<bool> {
     Ok(true)
 }
 
-/// Registers the child's half: protection, no_new_privs, Landlock, seccomp, in that order
-/// (each later step forbids what an earlier one needs: mounts, then new filters).
+/// Registers the child's half: the mount namespace, dropping capabilities, no_new_privs,
+/// Landlock, seccomp, in that order (each later step forbids what an earlier one needs:
+/// the mounts and map writes need capabilities, seccomp refuses mounts).
 #[cfg(target_os = "linux")]
 #[expect(
     unsafe_code,
@@ -350,6 +464,7 @@ fn install(
         if let Some(protection) = &protection {
             protection.enter()?;
         }
+        caps::drop_all()?;
         // SAFETY: prctl and the Landlock call take integers only; the descriptor is open.
         unsafe {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
@@ -370,5 +485,67 @@ fn install(
     // SAFETY: see the reason above; nothing in the closure allocates or takes a lock.
     unsafe {
         command.pre_exec(child_half);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The explanation at Landlock ABI `abi`, with the network as given.
+    fn explain(abi: u32, network: Network) -> String {
+        let mut policy = SandboxPolicy::off();
+        policy.level = SandboxLevel::WorkspaceWrite;
+        policy.network = network;
+        let sandbox = Sandbox {
+            inner: Arc::new(Inner {
+                policy,
+                support: Support {
+                    landlock_abi: Some(abi),
+                    seccomp: true,
+                    mount_namespace: true,
+                    platform: Platform::Linux,
+                    landlock_off_by_config: false,
+                },
+                enforcement: Enforcement::Enforced,
+                #[cfg(target_os = "linux")]
+                filters: Vec::new(),
+                made_tmp: false,
+                roots_made: std::sync::Once::new(),
+            }),
+        };
+        sandbox.describe()
+    }
+
+    #[test]
+    fn the_explanation_says_what_each_landlock_abi_leaves_out() {
+        let v1 = explain(1, Network::Allowed);
+        assert!(
+            v1.contains("truncate(2) is refused everywhere by seccomp"),
+            "{v1}"
+        );
+        assert!(v1.contains("fails with EXDEV"), "{v1}");
+        assert!(v1.contains("signals: NOT restricted"), "{v1}");
+
+        let v2 = explain(2, Network::Blocked);
+        assert!(v2.contains("truncate(2) is refused"), "{v2}");
+        assert!(!v2.contains("EXDEV"), "{v2}");
+        assert!(v2.contains(
+            "abstract Unix sockets made outside the sandbox: reachable (Landlock scopes need ABI 6)"
+        ));
+
+        let v3 = explain(3, Network::Allowed);
+        assert!(!v3.contains("truncate(2)") && !v3.contains("EXDEV"), "{v3}");
+
+        let v6 = explain(6, Network::Blocked);
+        assert!(
+            v6.contains("signals: only to processes started inside"),
+            "{v6}"
+        );
+        assert!(v6.contains("abstract Unix sockets made outside the sandbox: refused"));
+        for text in [&v1, &v2, &v3, &v6] {
+            assert!(text.contains("capabilities: none"), "{text}");
+            assert!(text.contains("still reachable"), "{text}");
+        }
     }
 }

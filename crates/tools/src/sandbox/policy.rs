@@ -130,6 +130,9 @@ pub struct SandboxPolicy {
     pub tmp_dir: Option<PathBuf>,
     /// Whether to look for Landlock or behave as if it were missing.
     pub probe: KernelProbe,
+    /// Directories and sockets of daemons outside the sandbox, hidden from commands
+    /// (`hide.rs`) when they exist as a command starts; none holds a writable tree.
+    pub hidden: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -144,6 +147,7 @@ impl SandboxPolicy {
             watched: Vec::new(),
             tmp_dir: None,
             probe: KernelProbe::Detect,
+            hidden: Vec::new(),
         }
     }
 
@@ -350,6 +354,19 @@ impl SandboxPolicy {
         pinned.dedup();
         watched.sort();
         watched.dedup();
+        let hidden = if level == SandboxLevel::Off {
+            Vec::new()
+        } else {
+            let keep: Vec<&Path> = std::iter::once(inputs.workspace)
+                .chain(writable.iter().map(PathBuf::as_path))
+                .chain(inputs.tmp_dir)
+                .collect();
+            super::hide::hidden_paths(
+                rustix::process::getuid().as_raw(),
+                super::hide::runtime_dir().as_deref(),
+                &keep,
+            )
+        };
         SandboxPolicy {
             level,
             network,
@@ -361,6 +378,7 @@ impl SandboxPolicy {
                 .then(|| inputs.tmp_dir.map(Path::to_path_buf))
                 .flatten(),
             probe: inputs.probe,
+            hidden,
         }
     }
 }

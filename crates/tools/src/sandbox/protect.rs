@@ -1,11 +1,14 @@
-//! Read-only paths inside writable trees (`.git/hooks`, `.git/config`, `.rein/`, rein's
-//! config). Landlock cannot take a subtree back from a tree it granted, so the child gets a
-//! private mount namespace (inside a user namespace of its own when rein is not root) in
-//! which each such path is bind-mounted read-only onto itself. Writes there fail with
-//! "read-only file system"; the rest of the machine sees no change.
+//! The child's private mount namespace (inside a user namespace of its own when rein is not
+//! root), for two jobs:
+//! - read-only paths inside writable trees (`.git/hooks`, `.git/config`, `.rein/`, rein's
+//!   config): Landlock cannot take a subtree back from a tree it granted, so each is
+//!   bind-mounted read-only onto itself and writes there fail with "read-only file system";
+//! - the sockets of daemons outside the sandbox (`hide.rs`): an empty read-only tmpfs over
+//!   each directory of them, `/dev/null` over each single one.
 //!
-//! Everything the child needs is prepared here, in rein: the child, between fork and exec,
-//! only makes system calls on memory prepared beforehand.
+//! The rest of the machine sees no change. Everything the child needs is prepared here, in
+//! rein: the child, between fork and exec, only makes system calls on memory prepared
+//! beforehand.
 
 use std::ffi::CString;
 use std::io;
@@ -26,7 +29,7 @@ struct ReadOnlyMount {
     locked: libc::c_ulong,
 }
 
-/// What the child does to protect the read-only paths.
+/// What the child does in its mount namespace.
 #[derive(Debug)]
 pub(crate) struct Protection {
     /// rein runs as root: a mount namespace needs no user namespace.
@@ -34,6 +37,10 @@ pub(crate) struct Protection {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     mounts: Vec<ReadOnlyMount>,
+    /// Directories an empty read-only tmpfs hides.
+    hidden_dirs: Vec<CString>,
+    /// Sockets (or other files) `/dev/null` hides.
+    hidden_files: Vec<CString>,
 }
 
 /// Whether a command can get a private mount namespace here: as root with
@@ -68,10 +75,14 @@ fn has_cap_sys_admin() -> bool {
 }
 
 impl Protection {
-    /// The protection of those of `paths` that exist (parents first); `None` when none
-    /// does. Those that do not are the policy's watched paths, or were never there.
+    /// The protection of those of `paths` (parents first; absent ones are the policy's
+    /// watched paths, or were never there) and `hidden` that exist (a hidden one never
+    /// over one of `keep`, wherever a link made since the session started points); `None`
+    /// when none does.
     pub(crate) fn new(
         paths: &[(std::path::PathBuf, MountAccess)],
+        hidden: &[std::path::PathBuf],
+        keep: &[&std::path::Path],
     ) -> io::Result<Option<Protection>> {
         let mut mounts = Vec::new();
         for (path, access) in paths {
@@ -97,8 +108,7 @@ impl Protection {
                 }
             }
             mounts.push(ReadOnlyMount {
-                path: CString::new(real.as_os_str().as_bytes())
-                    .map_err(|_| io::Error::other("a path with a NUL byte"))?,
+                path: c_string(&real)?,
                 read_only: match access {
                     MountAccess::ReadOnly => Some(libc::MS_RDONLY),
                     MountAccess::Writable
@@ -111,7 +121,23 @@ impl Protection {
                 locked,
             });
         }
-        if mounts.is_empty() {
+        let mut hidden_dirs = Vec::new();
+        let mut hidden_files = Vec::new();
+        for path in hidden {
+            let Ok(real) = std::fs::canonicalize(path) else {
+                continue;
+            };
+            if keep.iter().any(|kept| kept.starts_with(&real)) {
+                continue;
+            }
+            let c_path = c_string(&real)?;
+            if real.is_dir() {
+                hidden_dirs.push(c_path);
+            } else {
+                hidden_files.push(c_path);
+            }
+        }
+        if mounts.is_empty() && hidden_dirs.is_empty() && hidden_files.is_empty() {
             return Ok(None);
         }
         let uid = rustix::process::getuid().as_raw();
@@ -121,11 +147,13 @@ impl Protection {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             mounts,
+            hidden_dirs,
+            hidden_files,
         }))
     }
 
     /// In the child, between fork and exec: a private mount namespace with the read-only
-    /// binds. Only system calls on prepared memory.
+    /// binds and the hidden paths. Only system calls on prepared memory.
     #[expect(
         unsafe_code,
         reason = "unshare, open, write and mount have no safe wrappers usable after fork; every \
@@ -144,10 +172,15 @@ impl Protection {
             if self.as_root {
                 check(libc::unshare(libc::CLONE_NEWNS))?;
             } else {
+                // rein is not dumpable (`hide_from_commands`) and the fork inherits that,
+                // which makes the child's /proc/self files root's: it could not write its
+                // own maps. Dumpable just long enough to write them; exec sets it anew.
+                set_dumpable(true)?;
                 check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
                 write_proc(c"/proc/self/setgroups", b"deny")?;
                 write_proc(c"/proc/self/uid_map", &self.uid_map)?;
                 write_proc(c"/proc/self/gid_map", &self.gid_map)?;
+                set_dumpable(false)?;
             }
             // Nothing done here may reach the mounts of the rest of the machine.
             check(libc::mount(
@@ -178,8 +211,55 @@ impl Protection {
                     std::ptr::null(),
                 ))?;
             }
+            for dir in &self.hidden_dirs {
+                check(libc::mount(
+                    c"tmpfs".as_ptr(),
+                    dir.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"mode=0555,size=4k".as_ptr().cast(),
+                ))?;
+            }
+            for file in &self.hidden_files {
+                check(libc::mount(
+                    c"/dev/null".as_ptr(),
+                    file.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ))?;
+            }
         }
         Ok(())
+    }
+}
+
+/// `path` for a system call.
+fn c_string(path: &std::path::Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::other("a path with a NUL byte"))
+}
+
+/// Sets whether this process is dumpable (`PR_SET_DUMPABLE`).
+#[expect(
+    unsafe_code,
+    reason = "prctl with integer arguments, allowed after fork"
+)]
+fn set_dumpable(dumpable: bool) -> io::Result<()> {
+    // SAFETY: integers only.
+    let result = unsafe {
+        libc::prctl(
+            libc::PR_SET_DUMPABLE,
+            libc::c_ulong::from(dumpable),
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        )
+    };
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 

@@ -179,6 +179,7 @@ mod tests {
             watched: Vec::new(),
             tmp_dir: None,
             probe: KernelProbe::Detect,
+            hidden: Vec::new(),
         }
     }
 

@@ -121,6 +121,7 @@ mod tests {
             watched: Vec::new(),
             tmp_dir: Some(PathBuf::from("/var/folders/x/rein-1")),
             probe: KernelProbe::Detect,
+            hidden: Vec::new(),
         }
     }
 

@@ -11,11 +11,14 @@ use seccompiler::{
 
 use super::SandboxError;
 use super::policy::Network;
+use super::support::TRUNCATE_ABI;
 
 /// Calls refused in every sandbox: debugging or reading other processes, changing the mount
-/// table or entering namespaces, loading code into the kernel, and opening files by handle
-/// (which skips path checks).
-const ESCAPES: [i64; 24] = [
+/// table or entering namespaces, loading code into the kernel, opening files by handle
+/// (which skips path checks), and what changes the machine for everyone (the clock, the
+/// host name, swap, accounting, rebooting). Capabilities are dropped too (`caps.rs`); this
+/// holds even where they could not be.
+const ESCAPES: [i64; 37] = [
     libc::SYS_ptrace,
     libc::SYS_process_vm_readv,
     libc::SYS_process_vm_writev,
@@ -38,9 +41,33 @@ const ESCAPES: [i64; 24] = [
     libc::SYS_finit_module,
     libc::SYS_delete_module,
     libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
     libc::SYS_bpf,
     libc::SYS_keyctl,
+    libc::SYS_reboot,
+    libc::SYS_sethostname,
+    libc::SYS_setdomainname,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_acct,
+    libc::SYS_quotactl,
+    libc::SYS_syslog,
 ];
+
+/// Port I/O, on the architectures that have it.
+#[cfg(target_arch = "x86_64")]
+const PORT_IO: [i64; 2] = [libc::SYS_iopl, libc::SYS_ioperm];
+#[cfg(not(target_arch = "x86_64"))]
+const PORT_IO: [i64; 0] = [];
+
+/// Terminal `ioctl`s that type into, or drive, a terminal the command shares with others:
+/// `TIOCSTI` pushes keystrokes into its input (run after the sandboxed command exits, by the
+/// shell that reads them), `TIOCLINUX` does the same through the console's selection.
+const TERMINAL_INJECTION: [libc::Ioctl; 2] = [libc::TIOCSTI, libc::TIOCLINUX];
 
 /// `clone` flags that would make a new namespace (the raw `unshare`).
 const NAMESPACE_FLAGS: [libc::c_int; 6] = [
@@ -52,15 +79,44 @@ const NAMESPACE_FLAGS: [libc::c_int; 6] = [
     libc::CLONE_NEWUTS,
 ];
 
-/// The filters for `network`, in the order to install them: the refusals (`EPERM`), and
-/// `clone3` answered with `ENOSYS` (its flags live in memory a filter cannot read), so that
-/// libc falls back to `clone`, whose flags it can.
-pub(crate) fn filters(network: Network) -> Result<Vec<BpfProgram>, SandboxError> {
+/// The filters for `network` under Landlock ABI `abi`, in the order to install them: the
+/// refusals (`EPERM`, [`refusals`]), and `clone3` answered with `ENOSYS` (its flags live in
+/// memory a filter cannot read), so that libc falls back to `clone`, whose flags it can.
+pub(crate) fn filters(network: Network, abi: u32) -> Result<Vec<BpfProgram>, SandboxError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| SandboxError::Seccomp(format!("{}: {e}", std::env::consts::ARCH)))?;
+    let errno = |code: libc::c_int| SeccompAction::Errno(code.unsigned_abs());
+    let refused = SeccompFilter::new(
+        refusals(network, abi)?,
+        SeccompAction::Allow,
+        errno(libc::EPERM),
+        arch,
+    )
+    .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
+    let clone3 = SeccompFilter::new(
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        SeccompAction::Allow,
+        errno(libc::ENOSYS),
+        arch,
+    )
+    .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
+    [refused, clone3]
+        .into_iter()
+        .map(|filter| {
+            BpfProgram::try_from(filter).map_err(|e| SandboxError::Seccomp(e.to_string()))
+        })
+        .collect()
+}
+
+/// The system calls refused with `EPERM` for `network` under Landlock ABI `abi`: an empty
+/// rule list refuses the call always, others when one rule matches its arguments.
+fn refusals(network: Network, abi: u32) -> Result<BTreeMap<i64, Vec<SeccompRule>>, SandboxError> {
     let fail = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
-        ESCAPES.iter().map(|&call| (call, Vec::new())).collect();
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = ESCAPES
+        .iter()
+        .chain(PORT_IO.iter())
+        .map(|&call| (call, Vec::new()))
+        .collect();
     let clone_rules = NAMESPACE_FLAGS
         .iter()
         .map(|&flag| {
@@ -76,6 +132,27 @@ pub(crate) fn filters(network: Network) -> Result<Vec<BpfProgram>, SandboxError>
         .collect::<Result<Vec<_>, _>>()
         .map_err(fail)?;
     rules.insert(libc::SYS_clone, clone_rules);
+    let ioctl_rules = TERMINAL_INJECTION
+        .iter()
+        .map(|&request| {
+            // The kernel reads the request as 32 bits: compare those, whatever lies above.
+            SeccompCondition::new(
+                1,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Eq,
+                // Its type differs between libcs; its value fits 32 bits.
+                u64::from(request as u32),
+            )
+            .and_then(|c| SeccompRule::new(vec![c]))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(fail)?;
+    rules.insert(libc::SYS_ioctl, ioctl_rules);
+    // Landlock before ABI 3 does not see truncate(2), which needs no open descriptor
+    // (ftruncate needs one opened for writing, which Landlock does see).
+    if abi < TRUNCATE_ABI {
+        rules.insert(libc::SYS_truncate, Vec::new());
+    }
     match network {
         Network::Allowed => {}
         Network::Blocked => {
@@ -94,22 +171,7 @@ pub(crate) fn filters(network: Network) -> Result<Vec<BpfProgram>, SandboxError>
             rules.insert(libc::SYS_io_uring_setup, Vec::new());
         }
     }
-    let errno = |code: libc::c_int| SeccompAction::Errno(code.unsigned_abs());
-    let refusals = SeccompFilter::new(rules, SeccompAction::Allow, errno(libc::EPERM), arch)
-        .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
-    let clone3 = SeccompFilter::new(
-        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
-        SeccompAction::Allow,
-        errno(libc::ENOSYS),
-        arch,
-    )
-    .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
-    [refusals, clone3]
-        .into_iter()
-        .map(|filter| {
-            BpfProgram::try_from(filter).map_err(|e| SandboxError::Seccomp(e.to_string()))
-        })
-        .collect()
+    Ok(rules)
 }
 
 #[cfg(test)]
@@ -117,11 +179,59 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_network_settings_compile() {
+    fn both_network_settings_compile_at_every_abi() {
         for network in [Network::Allowed, Network::Blocked] {
-            let programs = filters(network).unwrap_or_default();
-            assert_eq!(programs.len(), 2, "{network:?}");
-            assert!(programs.iter().all(|p| !p.is_empty()));
+            for abi in 1..=7 {
+                let programs = filters(network, abi).unwrap_or_default();
+                assert_eq!(programs.len(), 2, "{network:?} ABI {abi}");
+                assert!(programs.iter().all(|p| !p.is_empty()));
+            }
         }
+    }
+
+    /// Landlock guards truncate(2) from ABI 3 on; below it seccomp must.
+    #[test]
+    fn truncate_is_refused_below_landlock_abi_3_only() -> Result<(), SandboxError> {
+        for abi in [1, 2] {
+            let rules = refusals(Network::Allowed, abi)?;
+            assert_eq!(
+                rules.get(&libc::SYS_truncate).map(Vec::len),
+                Some(0),
+                "ABI {abi}: truncate(2) refused always"
+            );
+            assert!(!rules.contains_key(&libc::SYS_ftruncate), "ABI {abi}");
+        }
+        for abi in [3, 6, 7] {
+            assert!(!refusals(Network::Allowed, abi)?.contains_key(&libc::SYS_truncate));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn machine_wide_calls_and_terminal_injection_are_refused() -> Result<(), SandboxError> {
+        let rules = refusals(Network::Allowed, 7)?;
+        for call in [
+            libc::SYS_reboot,
+            libc::SYS_sethostname,
+            libc::SYS_setdomainname,
+            libc::SYS_settimeofday,
+            libc::SYS_clock_settime,
+            libc::SYS_adjtimex,
+            libc::SYS_init_module,
+            libc::SYS_swapon,
+            libc::SYS_acct,
+            libc::SYS_pivot_root,
+            libc::SYS_chroot,
+        ] {
+            assert_eq!(rules.get(&call).map(Vec::len), Some(0), "call {call}");
+        }
+        #[cfg(target_arch = "x86_64")]
+        assert!(rules.contains_key(&libc::SYS_iopl) && rules.contains_key(&libc::SYS_ioperm));
+        // ioctl is refused only for TIOCSTI and TIOCLINUX, not everywhere.
+        assert_eq!(
+            rules.get(&libc::SYS_ioctl).map(Vec::len),
+            Some(TERMINAL_INJECTION.len())
+        );
+        Ok(())
     }
 }

@@ -5,6 +5,17 @@ use std::sync::OnceLock;
 
 use super::policy::KernelProbe;
 
+/// The Landlock ABI that guards truncation (`LANDLOCK_ACCESS_FS_TRUNCATE`, Linux 6.2);
+/// below it seccomp refuses `truncate(2)` instead.
+pub(crate) const TRUNCATE_ABI: u32 = 3;
+
+/// The Landlock ABI that lets a file be renamed or linked into another directory
+/// (`LANDLOCK_ACCESS_FS_REFER`, Linux 5.19); at ABI 1 every such move fails with `EXDEV`.
+pub(crate) const REFER_ABI: u32 = 2;
+
+/// The Landlock ABI with scopes (signals, abstract Unix sockets; Linux 6.12).
+pub(crate) const SCOPES_ABI: u32 = 6;
+
 /// What the kernel offers the sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Support {
