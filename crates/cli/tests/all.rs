@@ -20,6 +20,7 @@ mod hooks;
 mod interrupt;
 mod lose_nothing;
 mod mcp;
+mod mcp_config;
 mod mcp_npm;
 mod orphans;
 mod parallel;
