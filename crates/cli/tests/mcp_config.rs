@@ -86,3 +86,64 @@ fn an_untrusted_project_cannot_replace_the_persons_own_server() {
     let tools = offered(&server.requests()[0]);
     assert!(tools.iter().any(|t| t == "mcp__fake__echo"), "{tools:?}");
 }
+
+/// An HTTP server that answers 401: the warning says how to give credentials, in words,
+/// not in rmcp's type names.
+#[test]
+fn an_http_server_that_wants_credentials_says_how_to_give_them() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 8192];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"mcp\"\r\n\
+                  Content-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let env = Env::new();
+    configure(&env, &format!("[mcp_servers.web]\nurl = \"{url}\"\n"));
+    let server = MockServer::start(Script::new().reply(Turn::text("done")));
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "go", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let warned = warnings(&final_json(&out));
+    assert!(
+        warned.contains("`web` could not be started")
+            && warned.contains("HTTP 401")
+            && warned.contains("headers")
+            && warned.contains("Authorization"),
+        "{warned}"
+    );
+    assert!(
+        !warned.contains("rmcp::") && !warned.contains("WorkerTransport"),
+        "{warned}"
+    );
+}
+
+/// A `cwd` that does not exist is named as such, with no pointer to a log the server never
+/// wrote to.
+#[test]
+fn a_missing_working_directory_is_named() {
+    let env = Env::new();
+    configure(
+        &env,
+        "[mcp_servers.fake]\ncommand = \"FAKE\"\ncwd = \"/nonexistent/rein-test-dir\"\n",
+    );
+    let server = MockServer::start(Script::new().reply(Turn::text("done")));
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "go", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let warned = warnings(&final_json(&out));
+    assert!(
+        warned.contains("working directory /nonexistent/rein-test-dir does not exist"),
+        "{warned}"
+    );
+    assert!(!warned.contains("its stderr is in"), "{warned}");
+}

@@ -146,7 +146,7 @@ pub(crate) async fn connect(
             let service = listener
                 .serve(transport)
                 .await
-                .map_err(|e| format!("cannot reach {url}: {e}"))?;
+                .map_err(|e| http_error(url, &e))?;
             finish(service, None).await
         }
     }
@@ -154,13 +154,60 @@ pub(crate) async fn connect(
 
 /// rmcp's handshake error without the transport's type name it carries.
 fn handshake_error(error: &rmcp::service::ClientInitializeError) -> String {
-    let text = error.to_string();
+    without_transport_name(error.to_string())
+}
+
+/// `text` without the ` Transport [<rust type>] error` rmcp puts in its errors: a person
+/// has no use for `rmcp::transport::worker::WorkerTransport<…>`.
+pub(crate) fn without_transport_name(text: String) -> String {
     match (text.find(" Transport ["), text.rfind("] error: ")) {
         (Some(start), Some(end)) if start < end => {
             format!("{}:{}", &text[..start], &text[end + "] error".len()..])
         }
         _ => text,
     }
+}
+
+/// Why an HTTP server could not be reached, for a person: rmcp's error cleaned, and for a
+/// server that wants credentials, how to give them.
+fn http_error(url: &str, error: &rmcp::service::ClientInitializeError) -> String {
+    let text = format!("cannot reach {url}: {}", handshake_error(error));
+    match refused_status(error) {
+        Some(status) => format!(
+            "{text}. It answered HTTP {status}: it wants credentials. Give them in the server's \
+             `headers`, e.g. Authorization = \"Bearer ${{TOKEN}}\" (rein does not do MCP's OAuth \
+             sign-in)"
+        ),
+        None => text,
+    }
+}
+
+/// 401 or 403, when that is what the server answered.
+fn refused_status(error: &rmcp::service::ClientInitializeError) -> Option<u16> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else {
+        return None;
+    };
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    while let Some(e) = cause {
+        if let Some(http) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            match http {
+                StreamableHttpError::AuthRequired(_) => return Some(401),
+                StreamableHttpError::InsufficientScope(_) => return Some(403),
+                _ => {}
+            }
+        }
+        if let Some(status) = e
+            .downcast_ref::<reqwest::Error>()
+            .and_then(reqwest::Error::status)
+            .map(|s| s.as_u16())
+            .filter(|s| matches!(s, 401 | 403))
+        {
+            return Some(status);
+        }
+        cause = e.source();
+    }
+    None
 }
 
 async fn finish(

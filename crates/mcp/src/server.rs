@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
 use crate::connect::{self, Connection, Listener, Surroundings};
-use crate::process::ServerProcess;
+use crate::process::{Group, ServerProcess};
 use rein_tools::sandbox::Sandbox;
 
 /// How long telling a server that a call is cancelled may take.
@@ -110,6 +110,9 @@ pub(crate) struct Server {
     inner: Mutex<Inner>,
     /// The process started with the hub, for the first start to shake hands with.
     launched: Mutex<Option<Result<Option<connect::Launched>, String>>>,
+    /// The process group of the process last started, reachable while its handshake is under
+    /// way (the process itself is then inside the handshake's future).
+    group: Mutex<Group>,
     /// Serialises (re)starts: two calls after a death restart it once.
     starting: tokio::sync::Mutex<()>,
     /// Changes whenever the state does; the first request waits on it.
@@ -151,6 +154,7 @@ impl Server {
                 restarts: 0,
             }),
             launched: Mutex::new(None),
+            group: Mutex::new(Group::default()),
             starting: tokio::sync::Mutex::new(()),
             changed,
             generation,
@@ -161,8 +165,10 @@ impl Server {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The server's status now.
+    /// The server's status now: one whose connection closed since is `Exited` (or `Failed`
+    /// after its restart), not `Ready`.
     pub(crate) fn status(&self) -> ServerStatus {
+        self.died();
         let inner = self.lock();
         ServerStatus {
             name: self.config.name.clone(),
@@ -201,8 +207,20 @@ impl Server {
     /// Starts the server's process now (stdio servers), for [`Server::start`] to connect to.
     pub(crate) fn launch(&self) {
         let log = self.log.clone().unwrap_or_default();
-        let launched = connect::launch(&self.config, &self.surroundings(&log));
+        let launched = self.launch_process(&self.surroundings(&log));
         *self.launched.lock().unwrap_or_else(PoisonError::into_inner) = Some(launched);
+    }
+
+    /// Starts the process, noting its group for [`Server::kill_now`].
+    fn launch_process(
+        &self,
+        around: &Surroundings<'_>,
+    ) -> Result<Option<connect::Launched>, String> {
+        let launched = connect::launch(&self.config, around);
+        if let Ok(Some((process, _, _))) = &launched {
+            *self.group.lock().unwrap_or_else(PoisonError::into_inner) = process.group();
+        }
+        launched
     }
 
     /// Starts the server (again); the state says how it went.
@@ -223,11 +241,14 @@ impl Server {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
-            .unwrap_or_else(|| connect::launch(&self.config, &around));
+            .unwrap_or_else(|| self.launch_process(&around));
         let connected = match launched {
             Ok(launched) => {
-                connect::connect(&self.config, &around, self.listener.clone(), launched).await
+                connect::connect(&self.config, &around, self.listener.clone(), launched)
+                    .await
+                    .map_err(|error| self.with_log_hint(error))
             }
+            // It never ran: its log has nothing to add.
             Err(error) => Err(error),
         };
         let mut inner = self.lock();
@@ -246,7 +267,7 @@ impl Server {
                 }
             }
             Err(error) => {
-                inner.last_error = Some(self.with_log_hint(error));
+                inner.last_error = Some(error);
                 self.set_state(&mut inner, ServerState::Failed);
             }
         }
@@ -357,11 +378,13 @@ impl Server {
                     "it had been restarted already, so its tools stay unavailable for this session"
                 };
                 Err(CallFailure::Message(self.with_log_hint(format!(
-                    "MCP server `{name}` stopped during this call ({error}); {restart}."
+                    "MCP server `{name}` stopped during this call ({}); {restart}.",
+                    connect::without_transport_name(error.to_string())
                 ))))
             }
             Ok(Err(error)) => Err(CallFailure::Message(format!(
-                "The call to MCP server `{name}` failed: {error}"
+                "The call to MCP server `{name}` failed: {}",
+                connect::without_transport_name(error.to_string())
             ))),
         }
     }
@@ -388,7 +411,13 @@ impl Server {
         } else {
             ServerState::Failed
         };
-        inner.last_error = Some("the server stopped (its connection closed)".to_owned());
+        let said = self
+            .log
+            .as_deref()
+            .and_then(crate::process::last_log_line)
+            .map(|line| format!(": \"{line}\""))
+            .unwrap_or_default();
+        inner.last_error = Some(format!("the server stopped (its connection closed){said}"));
         self.set_state(&mut inner, state);
         true
     }
@@ -471,6 +500,11 @@ impl Server {
                 process.stop().await;
             }
         }
+        // A process whose handshake is still under way has nothing to close politely.
+        self.group
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .kill_now();
     }
 
     /// Kills the server's process group at once (exit paths that cannot wait).
@@ -487,5 +521,10 @@ impl Server {
         {
             process.kill_now();
         }
+        // A process in a handshake still under way is out of reach but for its group.
+        self.group
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .kill_now();
     }
 }
