@@ -182,7 +182,7 @@ fn a_slow_server_does_not_hold_up_the_first_request_and_joins_later() {
     configure(
         &env,
         "[mcp_servers.fake]\ncommand = \"FAKE\"\n\
-         [mcp_servers.slow]\ncommand = \"FAKE\"\nargs = [\"--start-delay-ms\", \"1500\"]\nstartup_timeout = 0.2\n\
+         [mcp_servers.slow]\ncommand = \"FAKE\"\nargs = [\"--start-delay-ms\", \"2500\"]\nstartup_timeout = 0.2\n\
          [mcp_servers.stuck]\ncommand = \"FAKE\"\nargs = [\"--start-delay-ms\", \"600000\"]\nstartup_timeout = 0.2\n",
     );
     let server = MockServer::start(
@@ -209,6 +209,13 @@ fn a_slow_server_does_not_hold_up_the_first_request_and_joins_later() {
         "{warned}"
     );
     let requests = server.requests();
+    // The first request waited at most `startup_timeout` (0.2 s) for `slow` and `stuck`,
+    // not for `slow`'s 2.5 s start: 2 s leaves rein's own start-up room on a loaded machine.
+    let waited = requests[0].received_at.duration_since(started);
+    assert!(
+        waited < Duration::from_secs(2),
+        "the first request went {waited:?} after rein started"
+    );
     let first = offered(&requests[0]);
     assert!(first.iter().any(|t| t == "mcp__fake__echo"), "{first:?}");
     assert!(
