@@ -12,7 +12,8 @@ use rein_tools::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ServerConfig, TransportConfig};
-use crate::server::{Server, ServerState, ServerStatus};
+use crate::server::Server;
+use crate::status::{ServerState, ServerStatus};
 use crate::tool::McpTool;
 
 /// How long listing a server's changed tools may hold up the next round.

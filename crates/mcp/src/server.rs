@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ServerConfig;
 use crate::connect::{self, Connection, Listener, Surroundings};
 use crate::process::{Group, ServerProcess};
+use crate::status::{ServerState, ServerStatus};
 use rein_tools::sandbox::Sandbox;
 
 /// How long telling a server that a call is cancelled may take.
@@ -32,49 +33,6 @@ async fn tell_cancelled(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
 
 /// How many times a server that died is started again.
 const RESTARTS: u32 = 1;
-
-/// Where a server is, as `rein mcp list` and the agent see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerState {
-    /// Being started (or restarted).
-    Starting,
-    /// Answering; its tools are offered.
-    Ready,
-    /// It stopped; it is started again on the next call (once).
-    Exited,
-    /// It could not be started, or died again after its restart; its tools answer with an
-    /// error.
-    Failed,
-}
-
-impl ServerState {
-    /// The state as one word.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ServerState::Starting => "starting",
-            ServerState::Ready => "ready",
-            ServerState::Exited => "exited",
-            ServerState::Failed => "failed",
-        }
-    }
-}
-
-/// What is known of a server now.
-#[derive(Debug, Clone)]
-pub struct ServerStatus {
-    /// Its configured name.
-    pub name: String,
-    /// Its state.
-    pub state: ServerState,
-    /// How many tools it offers (0 until it is ready).
-    pub tools: usize,
-    /// The last thing that went wrong with it.
-    pub last_error: Option<String>,
-    /// Where its stderr goes (stdio servers).
-    pub log: Option<PathBuf>,
-    /// Its process runs in the OS sandbox, enforced.
-    pub sandboxed: bool,
-}
 
 /// A call's failure, for the model.
 #[derive(Debug)]
