@@ -147,3 +147,38 @@ fn tool_names_stay_put_when_a_colliding_server_joins_later() {
     let other = std::fs::read_to_string(other).unwrap();
     assert!(!other.contains("fake: echo"), "{other}");
 }
+
+/// The same in a headless run: SIGTERM while the model answers stops the server that is
+/// still starting.
+#[test]
+fn sigterm_in_a_headless_run_stops_a_server_still_starting() {
+    let env = Env::new();
+    let pids = env.home.join("pids");
+    configure(
+        &env,
+        &format!(
+            "[mcp_servers.stuck]\ncommand = \"FAKE\"\nstartup_timeout = 0.2\n\
+             args = [\"--start-delay-ms\", \"600000\", \"--pid-file\", \"{}\"]\n",
+            pids.display()
+        ),
+    );
+    let server = MockServer::start(
+        Script::new().reply(Turn::text("late").response_delay(Duration::from_secs(60))),
+    );
+    let child = env
+        .rein_openai(&server)
+        .args(["-p", "go"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pids = read_pids(&pids);
+    // Past the startup timeout: the request is under way and the server still starting.
+    server
+        .wait_for_requests(1, Duration::from_secs(30))
+        .expect("a request reached the model");
+    signal(child.id(), "TERM");
+    let out = crate::support::wait_output(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    wait_gone(&pids);
+}
