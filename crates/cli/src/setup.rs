@@ -204,7 +204,7 @@ pub(crate) fn untrusted_project(args: &Args) -> Option<Untrusted> {
         }
     }
     let mcp_json = config.project_root.join(rein_core::mcp::MCP_JSON);
-    if rein_core::mcp::read_mcp_json(&mcp_json).is_ok_and(|found| !found.is_empty()) {
+    if !rein_core::mcp::read_mcp_json(&mcp_json).servers.is_empty() {
         servers = true;
         add(&mcp_json);
     }

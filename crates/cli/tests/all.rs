@@ -21,6 +21,8 @@ mod interrupt;
 mod lose_nothing;
 mod mcp;
 mod mcp_auto;
+mod mcp_config;
+mod mcp_lifecycle;
 mod mcp_npm;
 mod orphans;
 mod parallel;

@@ -13,7 +13,7 @@ use crate::support::{
 };
 
 /// The fake server, built beside `rein` by `cargo nextest run --workspace`.
-fn fake() -> PathBuf {
+pub(crate) fn fake() -> PathBuf {
     let rein = PathBuf::from(env!("CARGO_BIN_EXE_rein"));
     let fake = rein.with_file_name("rein-mcp-fake");
     assert!(
@@ -27,7 +27,7 @@ fn fake() -> PathBuf {
 
 /// `config.toml` in rein's home with these `[mcp_servers]` entries (TOML, `FAKE` replaced
 /// by the fake server's path).
-fn configure(env: &Env, servers: &str) {
+pub(crate) fn configure(env: &Env, servers: &str) {
     std::fs::create_dir_all(&env.rein_home).unwrap();
     let fake = fake().display().to_string();
     std::fs::write(
@@ -37,12 +37,12 @@ fn configure(env: &Env, servers: &str) {
     .unwrap();
 }
 
-fn call(id: &str, tool: &str, args: Value) -> MockToolCall {
+pub(crate) fn call(id: &str, tool: &str, args: Value) -> MockToolCall {
     MockToolCall::new(id, tool, args.to_string())
 }
 
 /// The tool names offered in a request.
-fn offered(request: &rein_testkit::CapturedRequest) -> Vec<String> {
+pub(crate) fn offered(request: &rein_testkit::CapturedRequest) -> Vec<String> {
     request.body["tools"]
         .as_array()
         .map(|tools| {
@@ -55,7 +55,7 @@ fn offered(request: &rein_testkit::CapturedRequest) -> Vec<String> {
 }
 
 /// The content of the tool result answering `id` in a request.
-fn result_of(request: &rein_testkit::CapturedRequest, id: &str) -> String {
+pub(crate) fn result_of(request: &rein_testkit::CapturedRequest, id: &str) -> String {
     request.body["messages"]
         .as_array()
         .unwrap()
@@ -66,7 +66,7 @@ fn result_of(request: &rein_testkit::CapturedRequest, id: &str) -> String {
         .to_owned()
 }
 
-fn warnings(report: &Value) -> String {
+pub(crate) fn warnings(report: &Value) -> String {
     report["warnings"].to_string()
 }
 
@@ -182,7 +182,7 @@ fn a_slow_server_does_not_hold_up_the_first_request_and_joins_later() {
     configure(
         &env,
         "[mcp_servers.fake]\ncommand = \"FAKE\"\n\
-         [mcp_servers.slow]\ncommand = \"FAKE\"\nargs = [\"--start-delay-ms\", \"1500\"]\nstartup_timeout = 0.2\n\
+         [mcp_servers.slow]\ncommand = \"FAKE\"\nargs = [\"--start-delay-ms\", \"2500\"]\nstartup_timeout = 0.2\n\
          [mcp_servers.stuck]\ncommand = \"FAKE\"\nargs = [\"--start-delay-ms\", \"600000\"]\nstartup_timeout = 0.2\n",
     );
     let server = MockServer::start(
@@ -209,6 +209,13 @@ fn a_slow_server_does_not_hold_up_the_first_request_and_joins_later() {
         "{warned}"
     );
     let requests = server.requests();
+    // The first request waited at most `startup_timeout` (0.2 s) for `slow` and `stuck`,
+    // not for `slow`'s 2.5 s start: 2 s leaves rein's own start-up room on a loaded machine.
+    let waited = requests[0].received_at.duration_since(started);
+    assert!(
+        waited < Duration::from_secs(2),
+        "the first request went {waited:?} after rein started"
+    );
     let first = offered(&requests[0]);
     assert!(first.iter().any(|t| t == "mcp__fake__echo"), "{first:?}");
     assert!(
@@ -504,7 +511,7 @@ fn mcp_list_shows_each_servers_state_tools_and_error() {
 }
 
 /// Waits until the server's log holds `text`.
-fn wait_for_log(env: &Env, server: &str, text: &str) {
+pub(crate) fn wait_for_log(env: &Env, server: &str, text: &str) {
     let log = env.rein_home.join(format!("mcp-logs/{server}.log"));
     let deadline = Instant::now() + Duration::from_secs(30);
     while !std::fs::read_to_string(&log)

@@ -1,7 +1,8 @@
 //! Against the MCP reference servers from npm (`@modelcontextprotocol/server-everything` and
 //! `server-filesystem`, versions pinned in `tests/mcp-npm/package-lock.json`). The first test
 //! to need them installs them with `npm ci` under the target directory; without node they
-//! are skipped with a message saying so (.ci/run installs node, so CI runs them).
+//! are skipped with a message saying so, unless `REIN_REQUIRE_NODE=1` (set by .ci/run, which
+//! installs node), where a missing node fails them.
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -23,6 +24,12 @@ fn reference_servers() -> Option<PathBuf> {
             .is_ok_and(|o| o.status.success())
     };
     if !found("node") || !found("npm") {
+        // CI has node: there a missing one is a broken setup, not a reason to skip.
+        assert!(
+            std::env::var_os("REIN_REQUIRE_NODE").is_none_or(|v| v != "1"),
+            "REIN_REQUIRE_NODE=1 but node or npm is not on PATH: the MCP reference-server \
+             tests cannot run"
+        );
         let mut err = std::io::stderr();
         let _ = std::io::Write::write_all(
             &mut err,

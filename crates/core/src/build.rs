@@ -475,7 +475,7 @@ impl AgentBuilder {
     /// The sandbox level and the settings it depends on are to be set first.
     pub fn start_mcp(mut self) -> Self {
         if self.mcp_hub.is_none() && tokio::runtime::Handle::try_current().is_ok() {
-            let sandbox = (!self.mcp_sandboxed.is_empty()).then(|| self.sandbox());
+            let sandbox = self.mcp_sandbox(|| self.sandbox());
             self.mcp_hub = start_mcp(
                 std::mem::take(&mut self.mcp_plan),
                 &self.workspace,
@@ -485,6 +485,12 @@ impl AgentBuilder {
             );
         }
         self
+    }
+
+    /// The sandbox for the stdio servers configured `sandboxed` (none: `None`): the one the
+    /// agent's commands run in ([`AgentBuilder::sandbox`]), wherever the servers start.
+    fn mcp_sandbox(&self, sandbox: impl FnOnce() -> Sandbox) -> Option<Sandbox> {
+        (!self.mcp_sandboxed.is_empty()).then(sandbox)
     }
 
     /// These MCP servers (started already) instead of the configured ones.
@@ -690,6 +696,7 @@ impl AgentBuilder {
             return Err(BuildError::SandboxUnavailable(why.clone()));
         }
         let hook_sandbox = self.sandbox.settings.hooks.then(|| sandbox.clone());
+        let mcp_sandbox = self.mcp_sandbox(|| sandbox.clone());
         let mut registry = self.tools_offered();
         let compact_requests = Arc::new(CompactRequests::default());
         registry.register_arc(Arc::new(CompactTool::new(Arc::clone(&compact_requests))));
@@ -713,13 +720,12 @@ impl AgentBuilder {
         let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
         let tool_ctx = ToolContext::new(tool_config);
         let mcp = self.mcp_hub.or_else(|| {
-            let sandboxed = !self.mcp_sandboxed.is_empty();
             start_mcp(
                 self.mcp_plan,
                 &self.workspace,
                 self.mcp_log_dir,
                 self.secrets.env_remove(),
-                sandboxed.then(|| tool_ctx.config().sandbox.clone()),
+                mcp_sandbox,
             )
         });
         let secrets = Arc::new(self.secrets);
@@ -885,10 +891,12 @@ fn start_mcp(
     if servers.is_empty() || tokio::runtime::Handle::try_current().is_err() {
         return None;
     }
+    // Servers are planned from a configuration, which always has a home for their logs.
+    let log_dir = log_dir?;
     Some(rein_mcp::McpHub::start(rein_mcp::McpSetup {
         servers,
         cwd: workspace.to_path_buf(),
-        log_dir: log_dir.unwrap_or_else(|| workspace.join(".rein-mcp-logs")),
+        log_dir,
         env_remove: env_remove.to_vec(),
         sandbox,
     }))

@@ -32,30 +32,49 @@ pub struct McpPlan {
 pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
     let mut plan = McpPlan::default();
     let mut entries = config.mcp_servers.clone();
-    let json_path = config.project_root.join(MCP_JSON);
-    match read_mcp_json(&json_path) {
-        Ok(from_json) => {
-            for entry in from_json {
-                // rein's own configuration wins over the shared file.
-                if !entries.iter().any(|e| e.name == entry.name) {
-                    entries.push(entry);
-                }
-            }
+    let from_json = read_mcp_json(&config.project_root.join(MCP_JSON));
+    plan.warnings.extend(from_json.warnings);
+    for entry in from_json.servers {
+        // rein's own configuration wins over the shared file.
+        if !entries.iter().any(|e| e.name == entry.name) {
+            entries.push(entry);
         }
-        Err(warning) => plan.warnings.push(warning),
     }
     let from_project = |e: &McpServerEntry| matches!(e.source, Source::ProjectFile(_));
-    let untrusted: Vec<&McpServerEntry> = entries.iter().filter(|e| from_project(e)).collect();
-    if !untrusted.is_empty() && !TrustStore::new(&config.rein_home).is_trusted(&config.project_root)
+    if entries.iter().any(from_project)
+        && !TrustStore::new(&config.rein_home).is_trusted(&config.project_root)
     {
-        let names: Vec<&str> = untrusted.iter().map(|e| e.name.as_str()).collect();
-        plan.warnings.push(format!(
-            "MCP server{} {} of this project did not start: this project is not trusted (or its config changed since it was). If you \
-             trust its servers, run `rein trust` in {}",
-            if names.len() == 1 { "" } else { "s" },
-            names.join(", "),
-            config.project_root.display()
-        ));
+        let mut not_started = Vec::new();
+        for entry in &mut entries {
+            if !from_project(entry) {
+                continue;
+            }
+            // A project may not switch off the person's own server by reusing its name.
+            let own = config
+                .mcp_servers_replaced
+                .iter()
+                .rev()
+                .find(|r| r.name == entry.name && !from_project(r));
+            match own {
+                Some(own) => {
+                    plan.warnings.push(format!(
+                        "MCP server `{}` of this project ({}) is not used: this project is not                          trusted; yours ({}) starts instead",
+                        entry.name, entry.source, own.source
+                    ));
+                    *entry = own.clone();
+                }
+                None => not_started.push(entry.name.clone()),
+            }
+        }
+        if !not_started.is_empty() {
+            plan.warnings.push(format!(
+                "MCP server{} {} of this project did not start: this project is not trusted (or \
+                 its config changed since it was). If you trust its servers, run `rein trust` in {}",
+                if not_started.len() == 1 { "" } else { "s" },
+                not_started.join(", "),
+                config.project_root.display()
+            ));
+        }
         entries.retain(|e| !from_project(e));
     }
     for entry in entries {
@@ -177,65 +196,117 @@ struct McpJsonServer {
     kind: Option<String>,
     command: Option<String>,
     #[serde(default)]
-    args: Vec<String>,
+    args: Vec<Scalar>,
     #[serde(default)]
-    env: std::collections::BTreeMap<String, String>,
+    env: std::collections::BTreeMap<String, Scalar>,
     cwd: Option<String>,
     url: Option<String>,
     #[serde(default)]
-    headers: std::collections::BTreeMap<String, String>,
+    headers: std::collections::BTreeMap<String, Scalar>,
 }
 
-/// The servers of the project's `.mcp.json` (none when there is no such file); the error is
-/// a warning naming the file and what is wrong.
-pub fn read_mcp_json(path: &Path) -> Result<Vec<McpServerEntry>, String> {
+/// A value that stands for a string: `"3000"`, or `3000` and `true` written without quotes
+/// (Claude Code takes those too).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Text(String),
+    Number(serde_json::Number),
+    Bool(bool),
+}
+
+impl From<Scalar> for String {
+    fn from(value: Scalar) -> String {
+        match value {
+            Scalar::Text(text) => text,
+            Scalar::Number(n) => n.to_string(),
+            Scalar::Bool(b) => b.to_string(),
+        }
+    }
+}
+
+/// What `.mcp.json` holds: the servers rein can start, and a warning for each it cannot
+/// (or for the whole file when it is not read).
+#[derive(Debug, Default)]
+pub struct McpJsonServers {
+    /// The usable servers, in the file's order.
+    pub servers: Vec<McpServerEntry>,
+    /// One line per server left out, naming the file, the server and what is wrong.
+    pub warnings: Vec<String>,
+}
+
+/// The servers of the project's `.mcp.json` (none when there is no such file). A server
+/// rein cannot use is left out with a warning; the others still count.
+pub fn read_mcp_json(path: &Path) -> McpJsonServers {
+    let mut read = McpJsonServers::default();
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("{} was not read: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return read,
+        Err(e) => {
+            read.warnings
+                .push(format!("{} was not read: {e}", path.display()));
+            return read;
+        }
     };
-    let skipped =
-        |why: String| format!("the MCP servers of {} were not read: {why}", path.display());
-    let file: McpJson = serde_json::from_str(&text).map_err(|e| skipped(e.to_string()))?;
+    let file: McpJson = match serde_json::from_str(&text) {
+        Ok(file) => file,
+        Err(e) => {
+            read.warnings.push(format!(
+                "the MCP servers of {} were not read: {e}",
+                path.display()
+            ));
+            return read;
+        }
+    };
     let source = Source::ProjectFile(PathBuf::from(path));
-    let mut entries = Vec::new();
     for (name, value) in file.mcp_servers {
-        let server: McpJsonServer =
-            serde_json::from_value(value).map_err(|e| skipped(format!("server `{name}`: {e}")))?;
-        let transport = match (server.command, server.url, server.kind.as_deref()) {
-            (Some(command), None, None | Some("stdio")) => McpTransportEntry::Stdio {
-                command,
-                args: server.args,
-                env: server.env.into_iter().collect(),
-                cwd: server.cwd,
-                // Claude Code's format has no such key: `[sandbox] mcp` decides.
-                sandbox: None,
-            },
-            (None, Some(url), None | Some("http" | "streamable-http")) => McpTransportEntry::Http {
-                url,
-                headers: server.headers.into_iter().collect(),
-            },
-            (_, _, Some("sse")) => {
-                return Err(skipped(format!(
-                    "server `{name}` uses the legacy SSE transport, which rein does not speak; \
-                     most servers also serve streamable HTTP (\"type\": \"http\")"
-                )));
-            }
-            _ => {
-                return Err(skipped(format!(
-                    "server `{name}` needs either \"command\" or \"url\" (with \"type\" stdio or http)"
-                )));
-            }
-        };
-        entries.push(McpServerEntry {
-            name,
-            transport,
-            startup_timeout: None,
-            call_timeout: None,
-            source: source.clone(),
-        });
+        match json_server(&name, value) {
+            Ok(transport) => read.servers.push(McpServerEntry {
+                name,
+                transport,
+                startup_timeout: None,
+                call_timeout: None,
+                source: source.clone(),
+            }),
+            Err(why) => read.warnings.push(format!(
+                "MCP server `{name}` of {} is left out: {why}",
+                path.display()
+            )),
+        }
     }
-    Ok(entries)
+    read
+}
+
+/// How one server of `.mcp.json` is reached; the error says what is wrong with it.
+fn json_server(name: &str, value: serde_json::Value) -> Result<McpTransportEntry, String> {
+    if name.trim().is_empty() {
+        return Err("a server needs a name".to_owned());
+    }
+    let server: McpJsonServer = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    let strings = |map: std::collections::BTreeMap<String, Scalar>| {
+        map.into_iter().map(|(k, v)| (k, v.into())).collect()
+    };
+    match (server.command, server.url, server.kind.as_deref()) {
+        (Some(command), None, None | Some("stdio")) => Ok(McpTransportEntry::Stdio {
+            command,
+            args: server.args.into_iter().map(String::from).collect(),
+            env: strings(server.env),
+            cwd: server.cwd,
+            // Claude Code's format has no such key: `[sandbox] mcp` decides.
+            sandbox: None,
+        }),
+        (None, Some(url), None | Some("http" | "streamable-http")) => Ok(McpTransportEntry::Http {
+            url,
+            headers: strings(server.headers),
+        }),
+        (_, _, Some("sse")) => Err("it uses the legacy SSE transport, which rein does not \
+             speak; most servers also serve streamable HTTP (\"type\": \"http\")"
+            .to_owned()),
+        (_, _, Some(other)) if !matches!(other, "stdio" | "http" | "streamable-http") => Err(
+            format!("rein does not speak the \"{other}\" transport (only stdio and http)"),
+        ),
+        _ => Err("it needs either \"command\" or \"url\" (with \"type\" stdio or http)".to_owned()),
+    }
 }
 
 #[cfg(test)]
@@ -254,7 +325,7 @@ mod tests {
             }}"#,
         )
         .unwrap();
-        let entries = read_mcp_json(&path).unwrap();
+        let entries = read_mcp_json(&path).servers;
         assert_eq!(entries.len(), 2);
         assert!(
             matches!(&entries[0].transport, McpTransportEntry::Stdio { command, .. } if command == "npx")
@@ -267,8 +338,44 @@ mod tests {
             r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x"}}}"#,
         )
         .unwrap();
-        assert!(read_mcp_json(&path).unwrap_err().contains("legacy SSE"));
-        assert!(read_mcp_json(&dir.path().join("none")).unwrap().is_empty());
+        assert!(read_mcp_json(&path).warnings[0].contains("legacy SSE"));
+        let none = read_mcp_json(&dir.path().join("none"));
+        assert!(none.servers.is_empty() && none.warnings.is_empty());
+    }
+
+    #[test]
+    fn one_unusable_server_leaves_the_others_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(MCP_JSON);
+        std::fs::write(
+            &path,
+            r#"{"mcpServers": {
+                "a": {"command": "x", "env": {"PORT": 3000, "DEBUG": true}, "args": ["-p", 8]},
+                "old": {"type": "sse", "url": "http://x"},
+                "": {"command": "y"},
+                "broken": {"command": 5},
+                "ws": {"type": "ws", "url": "ws://x"},
+                "b": {"type": "http", "url": "http://127.0.0.1:9/mcp"}
+            }}"#,
+        )
+        .unwrap();
+        let read = read_mcp_json(&path);
+        let names: Vec<&str> = read.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert!(matches!(
+            &read.servers[0].transport,
+            McpTransportEntry::Stdio { env, args, .. }
+                if env == &[("DEBUG".to_owned(), "true".to_owned()), ("PORT".to_owned(), "3000".to_owned())]
+                    && args == &["-p", "8"]
+        ));
+        assert_eq!(read.warnings.len(), 4, "{:?}", read.warnings);
+        for name in ["``", "`broken`", "`old`", "`ws`"] {
+            assert!(
+                read.warnings.iter().any(|w| w.contains(name)),
+                "{name}: {:?}",
+                read.warnings
+            );
+        }
     }
 
     #[test]

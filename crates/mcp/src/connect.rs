@@ -146,21 +146,88 @@ pub(crate) async fn connect(
             let service = listener
                 .serve(transport)
                 .await
-                .map_err(|e| format!("cannot reach {url}: {e}"))?;
+                .map_err(|e| http_error(url, &e))?;
             finish(service, None).await
         }
     }
 }
 
-/// rmcp's handshake error without the transport's type name it carries.
+/// rmcp's handshake error for a person: a transport's failure as what went wrong and when,
+/// without the Rust type of the transport it carries.
 fn handshake_error(error: &rmcp::service::ClientInitializeError) -> String {
-    let text = error.to_string();
+    match error {
+        rmcp::service::ClientInitializeError::TransportError { error, context } => {
+            let what = error.error.to_string();
+            // rmcp ends some with the response body, often empty: "HTTP 401 Unauthorized: ".
+            let what = what.trim_end().trim_end_matches(':');
+            format!("{what}, when it was to {context}")
+        }
+        other => without_transport_name(other.to_string()),
+    }
+}
+
+/// `text` without the ` Transport [<rust type>] error` rmcp puts in its errors: a person
+/// has no use for `rmcp::transport::worker::WorkerTransport<…>`.
+pub(crate) fn without_transport_name(text: String) -> String {
     match (text.find(" Transport ["), text.rfind("] error: ")) {
         (Some(start), Some(end)) if start < end => {
-            format!("{}:{}", &text[..start], &text[end + "] error".len()..])
+            format!("{}{}", &text[..start], &text[end + "] error".len()..])
         }
         _ => text,
     }
+}
+
+/// Why an HTTP server could not be reached, for a person: rmcp's error cleaned, and for a
+/// server that wants credentials, how to give them.
+fn http_error(url: &str, error: &rmcp::service::ClientInitializeError) -> String {
+    let text = format!("cannot reach {url}: {}", handshake_error(error));
+    match refused_status(error) {
+        Some(status) => format!(
+            "{text}. It answered HTTP {status}: it wants credentials. Give them in the server's \
+             `headers`, e.g. Authorization = \"Bearer ${{TOKEN}}\" (rein does not do MCP's OAuth \
+             sign-in)"
+        ),
+        None => text,
+    }
+}
+
+/// 401 or 403, when that is what the server answered.
+fn refused_status(error: &rmcp::service::ClientInitializeError) -> Option<u16> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else {
+        return None;
+    };
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    while let Some(e) = cause {
+        if let Some(http) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            match http {
+                StreamableHttpError::AuthRequired(_) => return Some(401),
+                StreamableHttpError::InsufficientScope(_) => return Some(403),
+                // Without a WWW-Authenticate header rmcp has no variant for it.
+                StreamableHttpError::UnexpectedServerResponse(said)
+                    if said.starts_with("HTTP 401") =>
+                {
+                    return Some(401);
+                }
+                StreamableHttpError::UnexpectedServerResponse(said)
+                    if said.starts_with("HTTP 403") =>
+                {
+                    return Some(403);
+                }
+                _ => {}
+            }
+        }
+        if let Some(status) = e
+            .downcast_ref::<reqwest::Error>()
+            .and_then(reqwest::Error::status)
+            .map(|s| s.as_u16())
+            .filter(|s| matches!(s, 401 | 403))
+        {
+            return Some(status);
+        }
+        cause = e.source();
+    }
+    None
 }
 
 async fn finish(
@@ -189,4 +256,58 @@ fn http_client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::DynamicTransportError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+
+    use super::*;
+
+    fn refused(said: &'static str) -> ClientInitializeError {
+        let error: StreamableHttpError<reqwest::Error> =
+            StreamableHttpError::UnexpectedServerResponse(said.into());
+        ClientInitializeError::TransportError {
+            error: DynamicTransportError::from_parts(
+                "rmcp::transport::worker::WorkerTransport<X>",
+                std::any::TypeId::of::<()>(),
+                Box::new(error),
+            ),
+            context: "send initialize request".into(),
+        }
+    }
+
+    #[test]
+    fn http_errors_read_as_words_and_a_refusal_says_how_to_sign_in() {
+        let text = http_error("http://h/mcp", &refused("HTTP 401 Unauthorized: "));
+        assert!(
+            text.starts_with(
+                "cannot reach http://h/mcp: unexpected server response: HTTP 401 Unauthorized, \
+                 when it was to send initialize request. It answered HTTP 401"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("Authorization = \"Bearer ${TOKEN}\""),
+            "{text}"
+        );
+        assert!(!text.contains("WorkerTransport"), "{text}");
+        let text = http_error("http://h/mcp", &refused("HTTP 403 Forbidden: "));
+        assert!(text.contains("It answered HTTP 403"), "{text}");
+        let text = http_error("http://h/mcp", &refused("HTTP 502 Bad Gateway: "));
+        assert!(!text.contains("credentials"), "{text}");
+    }
+
+    #[test]
+    fn transport_type_names_are_left_out() {
+        assert_eq!(
+            without_transport_name(
+                "Send message error Transport [rmcp::X<Y>] error: it broke, when send".to_owned()
+            ),
+            "Send message error: it broke, when send"
+        );
+        assert_eq!(without_transport_name("plain".to_owned()), "plain");
+    }
 }

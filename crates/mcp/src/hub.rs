@@ -1,10 +1,10 @@
 //! Every configured server of a session: started in the background, in parallel, as soon as
 //! the hub is; their tools named and offered once they are ready; stopped together.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rein_tools::DynTool;
@@ -12,7 +12,8 @@ use rein_tools::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ServerConfig, TransportConfig};
-use crate::server::{Server, ServerState, ServerStatus};
+use crate::server::Server;
+use crate::status::{ServerState, ServerStatus};
 use crate::tool::McpTool;
 
 /// How long listing a server's changed tools may hold up the next round.
@@ -41,6 +42,17 @@ pub struct McpHub {
     started: Instant,
     generation: Arc<AtomicU64>,
     stopped: CancellationToken,
+    names: Mutex<Names>,
+}
+
+/// The names given to tools so far: a tool keeps its name for the session, and a name once
+/// given is never given to another tool (first come, first served), so a server that
+/// becomes ready late, or a changed tool list, cannot move a name the model has used.
+#[derive(Debug, Default)]
+struct Names {
+    taken: HashSet<String>,
+    /// By server (its index) and the tool's own name.
+    given: HashMap<(usize, String), String>,
 }
 
 /// What the first request learns of the servers it waited for.
@@ -58,8 +70,13 @@ impl StartReport {
         let mut warnings = Vec::new();
         if !self.still_starting.is_empty() {
             warnings.push(format!(
-                "MCP servers still starting, not in this request (their tools join once they \
-                 are ready): {}",
+                "MCP server{} {}: still starting, not in this request (their tools join once \
+                 ready)",
+                if self.still_starting.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
                 self.still_starting.join(", ")
             ));
         }
@@ -126,12 +143,8 @@ impl McpHub {
             started: Instant::now(),
             generation,
             stopped,
+            names: Mutex::new(Names::default()),
         })
-    }
-
-    /// Whether no server is configured.
-    pub fn is_empty(&self) -> bool {
-        self.servers.is_empty()
     }
 
     /// Waits for the servers still starting, each up to its `startup_timeout` from the
@@ -177,13 +190,20 @@ impl McpHub {
         self.generation.load(Ordering::SeqCst)
     }
 
-    /// The tools of every server that has listed its tools, named `mcp__<server>__<tool>`.
+    /// The tools of every server that has listed its tools, named `mcp__<server>__<tool>`
+    /// (a collision gets a numbered suffix; names stay as first given for the session).
     pub fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        let mut taken = HashSet::new();
+        let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        let Names { taken, given } = &mut *names;
         let mut tools: Vec<Arc<dyn DynTool>> = Vec::new();
-        for server in &self.servers {
+        for (index, server) in self.servers.iter().enumerate() {
             for tool in server.tools() {
-                let name = crate::naming::tool_name(&server.config.name, &tool.name, &mut taken);
+                let name = given
+                    .entry((index, tool.name.to_string()))
+                    .or_insert_with(|| {
+                        crate::naming::tool_name(&server.config.name, &tool.name, taken)
+                    })
+                    .clone();
                 tools.push(Arc::new(McpTool::new(name, &tool, Arc::clone(server))));
             }
         }

@@ -11,6 +11,7 @@ pub mod naming;
 mod process;
 mod schema;
 mod server;
+mod status;
 mod tool;
 
 pub use config::{
@@ -18,4 +19,4 @@ pub use config::{
 };
 pub use hub::{McpHub, McpSetup, StartReport};
 pub use schema::clean_schema;
-pub use server::{ServerState, ServerStatus};
+pub use status::{ServerState, ServerStatus};

@@ -17,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
 use crate::connect::{self, Connection, Listener, Surroundings};
-use crate::process::ServerProcess;
+use crate::process::{Group, ServerProcess};
+use crate::status::{ServerState, ServerStatus};
 use rein_tools::sandbox::Sandbox;
 
 /// How long telling a server that a call is cancelled may take.
@@ -32,49 +33,6 @@ async fn tell_cancelled(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
 
 /// How many times a server that died is started again.
 const RESTARTS: u32 = 1;
-
-/// Where a server is, as `rein mcp list` and the agent see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerState {
-    /// Being started (or restarted).
-    Starting,
-    /// Answering; its tools are offered.
-    Ready,
-    /// It stopped; it is started again on the next call (once).
-    Exited,
-    /// It could not be started, or died again after its restart; its tools answer with an
-    /// error.
-    Failed,
-}
-
-impl ServerState {
-    /// The state as one word.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ServerState::Starting => "starting",
-            ServerState::Ready => "ready",
-            ServerState::Exited => "exited",
-            ServerState::Failed => "failed",
-        }
-    }
-}
-
-/// What is known of a server now.
-#[derive(Debug, Clone)]
-pub struct ServerStatus {
-    /// Its configured name.
-    pub name: String,
-    /// Its state.
-    pub state: ServerState,
-    /// How many tools it offers (0 until it is ready).
-    pub tools: usize,
-    /// The last thing that went wrong with it.
-    pub last_error: Option<String>,
-    /// Where its stderr goes (stdio servers).
-    pub log: Option<PathBuf>,
-    /// Its process runs in the OS sandbox, enforced.
-    pub sandboxed: bool,
-}
 
 /// A call's failure, for the model.
 #[derive(Debug)]
@@ -110,6 +68,9 @@ pub(crate) struct Server {
     inner: Mutex<Inner>,
     /// The process started with the hub, for the first start to shake hands with.
     launched: Mutex<Option<Result<Option<connect::Launched>, String>>>,
+    /// The process group of the process last started, reachable while its handshake is under
+    /// way (the process itself is then inside the handshake's future).
+    group: Mutex<Group>,
     /// Serialises (re)starts: two calls after a death restart it once.
     starting: tokio::sync::Mutex<()>,
     /// Changes whenever the state does; the first request waits on it.
@@ -151,6 +112,7 @@ impl Server {
                 restarts: 0,
             }),
             launched: Mutex::new(None),
+            group: Mutex::new(Group::default()),
             starting: tokio::sync::Mutex::new(()),
             changed,
             generation,
@@ -166,8 +128,10 @@ impl Server {
         self.sandbox.as_ref().is_some_and(Sandbox::is_enforced)
     }
 
-    /// The server's status now.
+    /// The server's status now: one whose connection closed since is `Exited` (or `Failed`
+    /// after its restart), not `Ready`.
     pub(crate) fn status(&self) -> ServerStatus {
+        self.died();
         let inner = self.lock();
         ServerStatus {
             name: self.config.name.clone(),
@@ -206,8 +170,20 @@ impl Server {
     /// Starts the server's process now (stdio servers), for [`Server::start`] to connect to.
     pub(crate) fn launch(&self) {
         let log = self.log.clone().unwrap_or_default();
-        let launched = connect::launch(&self.config, &self.surroundings(&log));
+        let launched = self.launch_process(&self.surroundings(&log));
         *self.launched.lock().unwrap_or_else(PoisonError::into_inner) = Some(launched);
+    }
+
+    /// Starts the process, noting its group for [`Server::kill_now`].
+    fn launch_process(
+        &self,
+        around: &Surroundings<'_>,
+    ) -> Result<Option<connect::Launched>, String> {
+        let launched = connect::launch(&self.config, around);
+        if let Ok(Some((process, _, _))) = &launched {
+            *self.group.lock().unwrap_or_else(PoisonError::into_inner) = process.group();
+        }
+        launched
     }
 
     /// Starts the server (again); the state says how it went.
@@ -228,11 +204,14 @@ impl Server {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
-            .unwrap_or_else(|| connect::launch(&self.config, &around));
+            .unwrap_or_else(|| self.launch_process(&around));
         let connected = match launched {
             Ok(launched) => {
-                connect::connect(&self.config, &around, self.listener.clone(), launched).await
+                connect::connect(&self.config, &around, self.listener.clone(), launched)
+                    .await
+                    .map_err(|error| self.with_log_hint(error))
             }
+            // It never ran: its log has nothing to add.
             Err(error) => Err(error),
         };
         let mut inner = self.lock();
@@ -251,7 +230,7 @@ impl Server {
                 }
             }
             Err(error) => {
-                inner.last_error = Some(self.with_log_hint(error));
+                inner.last_error = Some(error);
                 self.set_state(&mut inner, ServerState::Failed);
             }
         }
@@ -362,11 +341,13 @@ impl Server {
                     "it had been restarted already, so its tools stay unavailable for this session"
                 };
                 Err(CallFailure::Message(self.with_log_hint(format!(
-                    "MCP server `{name}` stopped during this call ({error}); {restart}."
+                    "MCP server `{name}` stopped during this call ({}); {restart}.",
+                    connect::without_transport_name(error.to_string())
                 ))))
             }
             Ok(Err(error)) => Err(CallFailure::Message(format!(
-                "The call to MCP server `{name}` failed: {error}"
+                "The call to MCP server `{name}` failed: {}",
+                connect::without_transport_name(error.to_string())
             ))),
         }
     }
@@ -393,7 +374,13 @@ impl Server {
         } else {
             ServerState::Failed
         };
-        inner.last_error = Some("the server stopped (its connection closed)".to_owned());
+        let said = self
+            .log
+            .as_deref()
+            .and_then(crate::process::last_log_line)
+            .map(|line| format!(": \"{line}\""))
+            .unwrap_or_default();
+        inner.last_error = Some(format!("the server stopped (its connection closed){said}"));
         self.set_state(&mut inner, state);
         true
     }
@@ -476,6 +463,11 @@ impl Server {
                 process.stop().await;
             }
         }
+        // A process whose handshake is still under way has nothing to close politely.
+        self.group
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .kill_now();
     }
 
     /// Kills the server's process group at once (exit paths that cannot wait).
@@ -492,5 +484,10 @@ impl Server {
         {
             process.kill_now();
         }
+        // A process in a handshake still under way is out of reach but for its group.
+        self.group
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .kill_now();
     }
 }

@@ -4,7 +4,6 @@
 //! streamable HTTP on 127.0.0.1 ([`serve_http`]).
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -18,17 +17,9 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-/// How the fake behaves.
-#[derive(Debug, Clone, Default)]
-pub struct FakeOptions {
-    /// Where the server writes its pid (and, after a space, its helper child's) once started.
-    pub pid_file: Option<PathBuf>,
-}
-
 /// The fake server's handler.
 #[derive(Debug, Clone, Default)]
 pub struct FakeServer {
-    options: FakeOptions,
     /// `change_tools` was called: `late_tool` is listed.
     grown: Arc<AtomicBool>,
     /// Calls under way, so that the server finishes them (and logs their end) before it
@@ -53,10 +44,9 @@ impl Drop for InFlight {
 }
 
 impl FakeServer {
-    /// A server with `options`.
-    pub fn new(options: FakeOptions) -> Self {
+    /// A fresh server.
+    pub fn new() -> Self {
         FakeServer {
-            options,
             grown: Arc::new(AtomicBool::new(false)),
             in_flight: Arc::new(tokio::sync::watch::channel(0).0),
         }
@@ -127,6 +117,8 @@ impl FakeServer {
         };
         Ok(match name {
             "echo" => {
+                // In the log too: which server answered.
+                let _ = writeln!(std::io::stderr(), "fake: echo {}", text());
                 CallToolResult::success(vec![ContentBlock::text(format!("echo: {}", text()))])
             }
             "note" => {
@@ -215,14 +207,17 @@ impl ServerHandler for FakeServer {
     }
 }
 
+/// Starts a helper in this process's group, which rein must stop with the server, and
+/// writes this process's pid and the helper's to `path`.
+pub fn write_pid_file(path: &std::path::Path) -> anyhow::Result<()> {
+    let helper = std::process::Command::new("sleep").arg("600").spawn()?;
+    std::fs::write(path, format!("{} {}", std::process::id(), helper.id()))?;
+    Ok(())
+}
+
 /// Serves `server` over stdin and stdout until the client goes away.
 pub async fn serve_stdio(server: FakeServer) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
-    if let Some(path) = &server.options.pid_file {
-        // A helper in the same process group, which rein must stop with the server.
-        let helper = std::process::Command::new("sleep").arg("600").spawn()?;
-        std::fs::write(path, format!("{} {}", std::process::id(), helper.id()))?;
-    }
     let mut in_flight = server.in_flight.subscribe();
     let running = server
         .serve((tokio::io::stdin(), tokio::io::stdout()))
@@ -265,7 +260,7 @@ async fn accept(listener: std::net::TcpListener) {
         return;
     };
     let service = StreamableHttpService::new(
-        || Ok(FakeServer::new(FakeOptions::default())),
+        || Ok(FakeServer::new()),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );

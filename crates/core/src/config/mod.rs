@@ -198,6 +198,9 @@ pub struct Config {
     /// The MCP servers of every file, a later file's replacing a same-named one (a
     /// project's start only once the project is trusted).
     pub mcp_servers: Vec<McpServerEntry>,
+    /// The servers a later file replaced with a same-named one, in the order they were
+    /// replaced: when the replacing file is an untrusted project's, the replaced one starts.
+    pub mcp_servers_replaced: Vec<McpServerEntry>,
     /// The `[sandbox]` settings of every file.
     pub sandbox: SandboxSettings,
     /// The `[repl]` settings of every file.

@@ -166,6 +166,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         hooks: stacked.tables.hooks,
         pass_env: stacked.tables.pass_env,
         mcp_servers: stacked.tables.mcp_servers,
+        mcp_servers_replaced: stacked.tables.mcp_replaced,
         sandbox: stacked.tables.sandbox,
         repl: stacked.tables.repl,
         dotenv_secrets: env.dotenv_secrets(),

@@ -115,6 +115,9 @@ pub(crate) struct Tables {
     pub(crate) hooks: Vec<HookCommand>,
     pub(crate) pass_env: Vec<String>,
     pub(crate) mcp_servers: Vec<super::McpServerEntry>,
+    /// Servers a later layer replaced with a same-named one, kept for when that layer is an
+    /// untrusted project's (its server does not start, the one it replaced does).
+    pub(crate) mcp_replaced: Vec<super::McpServerEntry>,
     pub(crate) sandbox: super::sandbox::SandboxSettings,
     pub(crate) repl: super::repl::ReplSettings,
 }
@@ -126,8 +129,11 @@ impl Tables {
         self.rules.ask.extend(above.rules.ask);
         self.rules.deny.extend(above.rules.deny);
         self.hooks.extend(above.hooks);
+        self.mcp_replaced.extend(above.mcp_replaced);
         for server in above.mcp_servers {
-            self.mcp_servers.retain(|s| s.name != server.name);
+            if let Some(at) = self.mcp_servers.iter().position(|s| s.name == server.name) {
+                self.mcp_replaced.push(self.mcp_servers.remove(at));
+            }
             self.mcp_servers.push(server);
         }
         self.sandbox.stack(above.sandbox);

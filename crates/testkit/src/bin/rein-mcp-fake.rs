@@ -8,7 +8,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use clap::Parser;
-use rein_testkit::mcp::{FakeOptions, FakeServer};
+use rein_testkit::mcp::FakeServer;
 
 #[derive(Debug, Parser)]
 #[command(name = "rein-mcp-fake")]
@@ -33,11 +33,12 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    // Before the slow start: a server still starting is one rein must stop too.
+    if let Some(path) = &args.pid_file {
+        rein_testkit::mcp::write_pid_file(path)?;
+    }
     runtime.block_on(async {
         tokio::time::sleep(Duration::from_millis(args.start_delay_ms)).await;
-        rein_testkit::mcp::serve_stdio(FakeServer::new(FakeOptions {
-            pid_file: args.pid_file,
-        }))
-        .await
+        rein_testkit::mcp::serve_stdio(FakeServer::new()).await
     })
 }

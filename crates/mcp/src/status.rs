@@ -1,0 +1,46 @@
+//! What is known of a server, as `rein mcp list`, `/mcp` and the agent see it.
+
+use std::path::PathBuf;
+
+/// Where a server is, as `rein mcp list` and the agent see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// Being started (or restarted).
+    Starting,
+    /// Answering; its tools are offered.
+    Ready,
+    /// It stopped; it is started again on the next call (once).
+    Exited,
+    /// It could not be started, or died again after its restart; its tools answer with an
+    /// error.
+    Failed,
+}
+
+impl ServerState {
+    /// The state as one word.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ServerState::Starting => "starting",
+            ServerState::Ready => "ready",
+            ServerState::Exited => "exited",
+            ServerState::Failed => "failed",
+        }
+    }
+}
+
+/// What is known of a server now.
+#[derive(Debug, Clone)]
+pub struct ServerStatus {
+    /// Its configured name.
+    pub name: String,
+    /// Its state.
+    pub state: ServerState,
+    /// How many tools it offers (0 until it is ready).
+    pub tools: usize,
+    /// The last thing that went wrong with it.
+    pub last_error: Option<String>,
+    /// Where its stderr goes (stdio servers).
+    pub log: Option<PathBuf>,
+    /// Its process runs in the OS sandbox, enforced.
+    pub sandboxed: bool,
+}
