@@ -37,6 +37,11 @@ const SOCKETS: [&str; 7] = [
 /// each command hides what exists when it starts.
 pub(crate) fn hidden_paths(uid: u32, runtime_dir: Option<&Path>, keep: &[&Path]) -> Vec<PathBuf> {
     let uid = uid.to_string();
+    // Resolved once: this runs as the session starts, for every candidate.
+    let real_keep: Vec<PathBuf> = keep
+        .iter()
+        .filter_map(|kept| std::fs::canonicalize(kept).ok())
+        .collect();
     let mut paths: Vec<PathBuf> = runtime_dir
         .filter(|dir| dir.is_absolute())
         .map(Path::to_path_buf)
@@ -47,12 +52,17 @@ pub(crate) fn hidden_paths(uid: u32, runtime_dir: Option<&Path>, keep: &[&Path])
                 .chain(SOCKETS.iter())
                 .map(|p| PathBuf::from(p.replace("{uid}", &uid))),
         )
-        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+        // Most do not exist: one stat each, not a readlink per component.
+        .map(|p| {
+            if p.exists() {
+                std::fs::canonicalize(&p).unwrap_or(p)
+            } else {
+                p
+            }
+        })
         .filter(|p| {
-            !keep.iter().any(|kept| {
-                kept.starts_with(p)
-                    || std::fs::canonicalize(kept).is_ok_and(|real| real.starts_with(p))
-            })
+            !keep.iter().any(|kept| kept.starts_with(p))
+                && !real_keep.iter().any(|real| real.starts_with(p))
         })
         .collect();
     paths.sort();

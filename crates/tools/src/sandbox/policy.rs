@@ -390,7 +390,9 @@ fn canonical(path: &Path) -> PathBuf {
 
 /// `path` with the links of its deepest existing ancestor resolved, the rest appended.
 fn canonical_root(path: &Path) -> PathBuf {
-    for ancestor in path.ancestors() {
+    // `exists` (one stat) before `canonicalize` (a readlink per component): most cache
+    // directories do not exist, and this runs for each of them as every session starts.
+    for ancestor in path.ancestors().filter(|a| a.exists()) {
         if let Ok(real) = std::fs::canonicalize(ancestor) {
             return match path.strip_prefix(ancestor) {
                 Ok(rest) if !rest.as_os_str().is_empty() => real.join(rest),
