@@ -215,6 +215,9 @@ impl AgentBuilder {
         builder.tool_config.bash_default_timeout = config.bash_default_timeout;
         builder.tool_config.home_dir = home_dir.map(Path::to_path_buf);
         builder.rein_home = Some(config.rein_home.clone());
+        // Outside any session (`rein sandbox -- CMD`): under rein's home, never in the
+        // person's workspace.
+        builder.tool_config.offload_dir = config.rein_home.join("tool-output");
         builder.is_git_repo = config.is_git_repo;
         builder.rules = rule_set(&config.rules, home_dir, &mut builder.warnings);
         builder.sandbox = SandboxPlan::from_config(config, env);
