@@ -5,23 +5,9 @@ use rein_testkit::{MockServer, MockToolCall, Script, Turn};
 use serde_json::json;
 
 use crate::pty::Pty;
-use crate::support::Env;
+use crate::support::{Env, sandbox_enforced};
 
 const QUESTION: &str = "Make auto the REPL's default?";
-
-/// Whether `rein sandbox --explain` says the sandbox is enforced here; says why not.
-fn sandbox_enforced(env: &Env, test: &str) -> bool {
-    let explain = env.rein().args(["sandbox", "--explain"]).output().unwrap();
-    let text = String::from_utf8_lossy(&explain.stdout).into_owned();
-    if text.contains(", enforced") {
-        return true;
-    }
-    #[expect(clippy::print_stderr, reason = "a skipped test must say so")]
-    {
-        eprintln!("SKIPPED {test}: the sandbox is not enforced here: {text}");
-    }
-    false
-}
 
 fn config(env: &Env) -> String {
     std::fs::read_to_string(env.rein_home.join("config.toml")).unwrap_or_default()

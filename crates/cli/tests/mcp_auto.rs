@@ -2,29 +2,11 @@
 //! server's tools, so those ask in auto (and are refused headless) unless their server runs
 //! in the sandbox itself.
 
-use std::path::PathBuf;
-
 use rein_testkit::{MockServer, MockToolCall, Script, Turn};
 use serde_json::json;
 
-use crate::support::{Env, final_json, run, stderr};
-
-fn fake() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_rein")).with_file_name("rein-mcp-fake")
-}
-
-fn sandbox_enforced(env: &Env, test: &str) -> bool {
-    let out = run(env.rein().args(["sandbox", "--explain"]));
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    if text.contains(", enforced") {
-        return true;
-    }
-    #[expect(clippy::print_stderr, reason = "a skipped test must say so")]
-    {
-        eprintln!("SKIPPED {test}: the sandbox is not enforced here: {text}");
-    }
-    false
-}
+use crate::mcp::fake;
+use crate::support::{Env, final_json, run, sandbox_enforced, stderr};
 
 fn note_once(env: &Env, server_config: &str) -> (serde_json::Value, MockServer) {
     std::fs::create_dir_all(&env.rein_home).unwrap();

@@ -220,3 +220,18 @@ pub(crate) fn require_python3() {
         "this test runs python3, which is not on PATH: install Python 3 (see the README's prerequisites)"
     );
 }
+
+/// Whether `rein sandbox --explain` says the OS sandbox is enforced here; says on stderr why
+/// `test` is skipped when not.
+pub(crate) fn sandbox_enforced(env: &Env, test: &str) -> bool {
+    let explain = env.rein().args(["sandbox", "--explain"]).output().unwrap();
+    let text = String::from_utf8_lossy(&explain.stdout).into_owned();
+    if text.contains(", enforced") {
+        return true;
+    }
+    #[expect(clippy::print_stderr, reason = "a skipped test must say so")]
+    {
+        eprintln!("SKIPPED {test}: the sandbox is not enforced here: {text}");
+    }
+    false
+}
