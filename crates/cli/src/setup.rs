@@ -173,8 +173,12 @@ pub(crate) struct Untrusted {
     pub(crate) project: PathBuf,
     /// The files that configure them.
     pub(crate) files: Vec<String>,
-    /// What they configure: "hooks", "MCP servers" or both.
+    /// What they configure: "hooks", "MCP servers", both, or "endpoint settings".
     pub(crate) what: &'static str,
+    /// What that does, in words.
+    pub(crate) effect: &'static str,
+    /// What they do once trusted: "run" or "apply".
+    pub(crate) verb: &'static str,
     /// It was trusted, but its files changed since.
     pub(crate) changed: bool,
 }
@@ -208,7 +212,12 @@ pub(crate) fn untrusted_project(args: &Args) -> Option<Untrusted> {
         servers = true;
         add(&mcp_json);
     }
-    let trust = TrustStore::new(&config.rein_home).status(&config.project_root);
+    // Endpoint settings in its `.env` (where requests, with your key, would go).
+    let endpoints = !config.untrusted_dotenv.is_empty() || config.keyless_endpoint.is_some();
+    if endpoints && let Some(file) = &config.dotenv_file {
+        add(file);
+    }
+    let trust = config.trust_store().status(&config.project_root);
     if files.is_empty() || trust == Trust::Trusted {
         return None;
     }
@@ -216,20 +225,30 @@ pub(crate) fn untrusted_project(args: &Args) -> Option<Untrusted> {
         changed: trust == Trust::Changed,
         project: config.project_root,
         files,
-        what: match (hooks, servers) {
-            (true, true) => "hooks and MCP servers",
-            (false, true) => "MCP servers",
-            (true, false) | (false, false) => "hooks",
+        what: match (hooks, servers, endpoints) {
+            (true, true, _) => "hooks and MCP servers",
+            (false, true, _) => "MCP servers",
+            (true, false, _) => "hooks",
+            (false, false, _) => "endpoint settings",
         },
+        effect: if hooks || servers {
+            "that run programs on your machine"
+        } else {
+            "that say where your requests and your API key go"
+        },
+        verb: if hooks || servers { "run" } else { "apply" },
     })
 }
 
 /// Trusts `project` (as `rein trust` does).
 pub(crate) fn trust(project: &Path) -> std::io::Result<()> {
     let env: &dyn Fn(&str) -> Option<String> = &process_env;
-    let rein_home = config::default_rein_home(env, std::env::home_dir().as_deref())
+    let home = std::env::home_dir();
+    let rein_home = config::default_rein_home(env, home.as_deref())
         .ok_or_else(|| std::io::Error::other("cannot find rein's home"))?;
-    TrustStore::new(&rein_home).trust(project).map(|_| ())
+    TrustStore::new(&rein_home, home.as_deref())
+        .trust(project)
+        .map(|_| ())
 }
 
 /// Builds the agent for this run; `interaction` answers its questions (a one-shot run

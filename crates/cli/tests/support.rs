@@ -42,7 +42,7 @@ impl Env {
     /// Trusts the project with its config files as they are now (its config file applies
     /// whole), as `rein trust` would.
     pub(crate) fn trust(&self) {
-        rein_core::trust::TrustStore::new(&self.rein_home)
+        rein_core::trust::TrustStore::new(&self.rein_home, Some(&self.home))
             .trust(&self.work)
             .unwrap();
     }

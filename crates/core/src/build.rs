@@ -29,7 +29,6 @@ use crate::tools::skill::{Skill, SkillTool, load as load_skills, prompt_section,
 use crate::tools::subagent::types::agent_dirs;
 use crate::tools::subagent::{AgentTool, AgentType, EXPLORE, SubagentSetup, SubagentUsage};
 use crate::tools::{TODO_TOOL, TodoItem, TodoList, TodoWriteTool};
-use crate::trust::TrustStore;
 
 /// Why an agent could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -255,7 +254,14 @@ impl AgentBuilder {
             api_key: config
                 .api_key()
                 .zip(config.api_key_variable())
-                .map(|(key, var)| (var.to_owned(), key.to_owned())),
+                .map(|(key, var)| (var.to_owned(), key.to_owned()))
+                .or_else(|| {
+                    // A key not sent is masked all the same.
+                    config
+                        .withheld_api_key
+                        .as_ref()
+                        .map(|(var, key)| (var.clone(), key.expose().to_owned()))
+                }),
             pass_env: config.pass_env.clone(),
         };
         // Commands and hooks inherit rein's own environment: its secrets are what to keep
@@ -716,8 +722,13 @@ impl AgentBuilder {
         let subagent_tools = registry.without(&[COMPACT_TOOL, TODO_TOOL]);
         let offer_subagents = self.agent_name.is_none();
         let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
+        let secrets = Arc::new(self.secrets);
         let mut tool_config = self.tool_config;
-        tool_config.env_remove = self.secrets.env_remove().to_vec();
+        tool_config.env_remove = secrets.env_remove().to_vec();
+        // Background commands' outputs reach the disk masked.
+        tool_config.output_mask = secrets.any().then(|| {
+            rein_tools::SharedMask(Arc::new(crate::secrets::SecretsMask(Arc::clone(&secrets))))
+        });
         tool_config.sandbox = sandbox;
         tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
         let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
@@ -727,11 +738,10 @@ impl AgentBuilder {
                 self.mcp_plan,
                 &self.workspace,
                 self.mcp_log_dir,
-                self.secrets.env_remove(),
+                secrets.env_remove(),
                 mcp_sandbox,
             )
         });
-        let secrets = Arc::new(self.secrets);
         let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
             (Some(hooks), _) => hooks,
             (None, Some(plan)) => {
@@ -821,10 +831,13 @@ impl AgentBuilder {
     /// Keeps the configured hooks that may run: the user's, and the project's once the
     /// project is trusted (a warning says how, when they are skipped).
     fn plan_hooks(&mut self, config: &Config) {
-        if !config.untrusted_ignored.is_empty() {
+        if !config.untrusted_ignored.is_empty() || !config.untrusted_dotenv.is_empty() {
             self.warnings.push(untrusted_warning(config));
         }
-        let trust = TrustStore::new(&config.rein_home);
+        if let Some(note) = &config.keyless_endpoint {
+            self.warnings.push(note.clone());
+        }
+        let trust = config.trust_store();
         let (hooks, skipped) =
             crate::hooks::runnable_hooks(&config.hooks, &config.project_root, &trust);
         self.warnings.extend(skipped);
@@ -838,17 +851,26 @@ impl AgentBuilder {
     }
 }
 
-/// Says what an untrusted project's config file set that rein ignored, and how to trust it.
+/// Says what an untrusted project's config file and `.env` set that rein ignored, and how
+/// to trust it.
 pub fn untrusted_warning(config: &Config) -> String {
+    let mut ignored = Vec::new();
+    if !config.untrusted_ignored.is_empty() {
+        ignored.push(format!(
+            "{} in {}",
+            config.untrusted_ignored.join(", "),
+            config
+                .project_root
+                .join(".rein")
+                .join("config.toml")
+                .display()
+        ));
+    }
+    ignored.extend(config.untrusted_dotenv.iter().cloned());
     format!(
-        "{} in {} ignored: this project is not trusted (or its config changed since it was). \
-         If you trust its config, run `rein trust` in {}",
-        config.untrusted_ignored.join(", "),
-        config
-            .project_root
-            .join(".rein")
-            .join("config.toml")
-            .display(),
+        "{} ignored: this project is not trusted (or its config or .env changed since it \
+         was), so rein uses your own settings. If you trust them, run `rein trust` in {}",
+        ignored.join("; "),
         config.project_root.display()
     )
 }

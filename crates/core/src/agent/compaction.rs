@@ -365,7 +365,26 @@ impl Agent {
         record.tokens_after = after;
         info.tokens_after = after;
         if let Some(t) = self.transcript.as_mut() {
-            let recorded = t.record_compaction(&record);
+            // A summary is the model's writing: the file gets it masked.
+            let secrets = &self.runner.secrets;
+            let masked: Vec<Option<Message>> = record
+                .with
+                .iter()
+                .map(|m| {
+                    crate::secrets::masked_message(secrets, m, crate::secrets::Reasoning::Mask)
+                })
+                .collect();
+            let recorded = if masked.iter().any(Option::is_some) {
+                let mut copy = record.clone();
+                for (message, masked) in copy.with.iter_mut().zip(masked) {
+                    if let Some(masked) = masked {
+                        *message = masked;
+                    }
+                }
+                t.record_compaction(&copy)
+            } else {
+                t.record_compaction(&record)
+            };
             self.note_recording(recorded, events);
         }
         if !record.with.is_empty() {

@@ -256,6 +256,8 @@ impl Agent {
         events: &Events,
         cancel: CancellationToken,
     ) -> TurnOutcome {
+        // Everything the front-end gets is masked: the model's text as it streams too.
+        let events = &crate::secrets::EventMasker::wrap(&self.runner.secrets, events);
         // A new request from the person: repeats are counted within one turn.
         self.guard = LoopGuard::default();
         self.context.reactive_streak = 0;
@@ -268,6 +270,7 @@ impl Agent {
             }
             Err(end) => outcome.end = end,
         }
+        self.mask_outcome(&mut outcome);
         let stop = outcome.stop();
         if stop == TurnStop::Cancelled {
             // Background processes of this turn's commands end with it.
@@ -586,10 +589,34 @@ impl Agent {
         self.todos.items()
     }
 
-    /// Appends a finished message to the history and the transcript.
+    /// The answer and the error the front-end prints, masked (a server's message can quote
+    /// the key).
+    fn mask_outcome(&self, outcome: &mut TurnOutcome) {
+        let secrets = &self.runner.secrets;
+        secrets.redact_in_place(&mut outcome.text);
+        if let TurnEnd::Failed(error) = &mut outcome.end {
+            let masked = match std::mem::replace(error, TurnError::Tool(String::new())) {
+                TurnError::Model(e) => {
+                    TurnError::Model(e.map_messages(|m| secrets.redact(&m).into_owned()))
+                }
+                TurnError::Tool(m) => TurnError::Tool(secrets.redact(&m).into_owned()),
+            };
+            *error = masked;
+        }
+    }
+
+    /// Appends a finished message to the history and the transcript, with its secrets masked
+    /// (the model may have written one: its calls run with what it wrote, its history and the
+    /// session file keep it masked).
     fn push(&mut self, message: Message, events: &Events) {
+        use crate::secrets::{Reasoning, masked_message};
+        let secrets = &self.runner.secrets;
+        let message = masked_message(secrets, &message, Reasoning::Keep).unwrap_or(message);
         if let Some(t) = self.transcript.as_mut() {
-            let recorded = t.record_message(&message);
+            let recorded = match masked_message(secrets, &message, Reasoning::Mask) {
+                Some(masked) => t.record_message(&masked),
+                None => t.record_message(&message),
+            };
             self.note_recording(recorded, events);
         }
         self.context.ledger.push(&message);

@@ -6,7 +6,7 @@
 //! every setting came from. The reference for users is `docs/config.md`.
 
 mod defaults;
-mod dotenv;
+pub(crate) mod dotenv;
 mod error;
 mod file;
 mod layer;
@@ -19,6 +19,7 @@ mod resolve;
 mod sandbox;
 mod setting;
 mod tables;
+mod untrusted;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -144,8 +145,14 @@ pub struct Config {
     pub model: String,
     /// The API's base URL (OpenAI: up to `/v1`; Anthropic: without `/v1`).
     pub base_url: String,
-    /// The API key, when one was found; a local server may need none.
+    /// The API key, when one was found and may be sent; a local server may need none.
     pub api_key: Option<ApiKey>,
+    /// The key found but not sent, under the variable it came from: the base URL in use came
+    /// from an untrusted project (its value is masked all the same).
+    pub withheld_api_key: Option<(String, ApiKey)>,
+    /// When the base URL in use is a server on this machine that an untrusted project named:
+    /// what to tell the person (the person's key is not sent there).
+    pub keyless_endpoint: Option<String>,
     /// The variable the key is read from, when configured (otherwise the default order).
     pub api_key_env: Option<String>,
     /// Sampling temperature; `None` leaves it to the provider.
@@ -210,6 +217,12 @@ pub struct Config {
     /// What the project's config file set that was ignored because the project is not
     /// trusted (allow rules, `pass_env`, `base_url`, `api_key_env`, `ca_file`).
     pub untrusted_ignored: Vec<String>,
+    /// What a project's `.env` set that was ignored because the project is not trusted (or
+    /// the trust does not cover that file), each with its file: `REIN_BASE_URL in /p/.env`.
+    pub untrusted_dotenv: Vec<String>,
+    /// The home directory: the upper bound of the `.env` search and of what the trust in a
+    /// project covers.
+    pub home_dir: Option<PathBuf>,
     sources: BTreeMap<Setting, Source>,
 }
 
@@ -260,6 +273,11 @@ impl Config {
     /// The variables searched for the API key, in order (for a "no API key" message).
     pub fn api_key_variables(&self) -> Vec<String> {
         resolve::key_variables(self.provider, self.api_key_env.as_deref())
+    }
+
+    /// The trusted projects of this rein home.
+    pub fn trust_store(&self) -> crate::trust::TrustStore {
+        crate::trust::TrustStore::new(&self.rein_home, self.home_dir.as_deref())
     }
 
     /// Where session files live.

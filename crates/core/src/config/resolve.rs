@@ -18,6 +18,7 @@ use super::layer::{
     Layer, Sourced, check_base_url, check_model, check_network_timeout, check_thinking_budget,
 };
 use super::setting::known_flag;
+use super::untrusted::Withheld;
 use super::{
     ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Setting, Source, Timeouts,
     find_project_root,
@@ -34,8 +35,10 @@ const ANTHROPIC_KEY_PREFIX: &str = "sk-ant-";
 /// Reads every layer and resolves the result.
 pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     let project = find_project_root(inputs.cwd);
-    let env = Env::load(inputs.env, inputs.cwd, inputs.home_dir, &project.dir)?;
-    let (files, from_files, untrusted_ignored) = read_files(inputs.rein_home, &project.dir)?;
+    let trusted = TrustStore::new(inputs.rein_home, inputs.home_dir).is_trusted(&project.dir);
+    let mut env = Env::load(inputs.env, inputs.cwd, inputs.home_dir, &project.dir)?;
+    let mut withheld = Withheld::from_dotenv(&mut env, trusted);
+    let (files, from_files) = read_files(inputs.rein_home, &project.dir, trusted, &mut withheld)?;
     let from_env = env_layer(&env)?;
     let (from_flags, flag_key) = Layer::from_overrides(inputs.overrides)?;
 
@@ -51,7 +54,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     let mut stacked = from_files;
     stacked.stack(from_env);
     stacked.stack(from_flags);
-    let endpoint = resolve_endpoint(&stacked, base_urls, flag_key, &env)?;
+    let endpoint = resolve_endpoint(&stacked, base_urls, flag_key, &env, &mut withheld)?;
 
     // Only Anthropic thinks within `max_tokens`; other providers ignore the budget. An unset
     // limit stays unset: the client knows each model's default and makes room for thinking.
@@ -138,6 +141,8 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         model: endpoint.model.value,
         base_url: endpoint.base_url.value,
         api_key: endpoint.key.map(|(key, _)| key),
+        withheld_api_key: endpoint.withheld_key,
+        keyless_endpoint: endpoint.keyless_note,
         api_key_env: stacked.api_key_env.map(|s| s.value),
         temperature: stacked.temperature.map(|s| s.value),
         max_tokens: stacked.max_tokens.map(|s| s.value),
@@ -170,7 +175,9 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         sandbox: stacked.tables.sandbox,
         repl: stacked.tables.repl,
         dotenv_secrets: env.dotenv_secrets(),
-        untrusted_ignored,
+        untrusted_ignored: withheld.config_items,
+        untrusted_dotenv: withheld.dotenv_items,
+        home_dir: inputs.home_dir.map(Path::to_path_buf),
         sources,
     })
 }
@@ -199,15 +206,16 @@ fn or_default<T>(value: Option<Sourced<T>>, default: T) -> Sourced<T> {
     value.unwrap_or_else(|| Sourced::new(default, Source::Default))
 }
 
-/// The user's and the project's config files (the ones that exist), their stacked layer,
-/// and what an untrusted project's file set that was ignored.
+/// The user's and the project's config files (the ones that exist) and their stacked
+/// layer; what an untrusted project's file may not set goes to `withheld`.
 fn read_files(
     rein_home: &Path,
     project_root: &Path,
-) -> Result<(Vec<PathBuf>, Layer, Vec<String>), ConfigError> {
+    trusted: bool,
+    withheld: &mut Withheld,
+) -> Result<(Vec<PathBuf>, Layer), ConfigError> {
     let mut files = Vec::new();
     let mut layer = Layer::default();
-    let mut ignored = Vec::new();
     let user = rein_home.join(super::USER_CONFIG_FILE);
     if let Some(found) = read_layer(&user, Source::UserFile(user.clone()))? {
         layer.stack(found);
@@ -218,47 +226,13 @@ fn read_files(
     if project != user
         && let Some(mut found) = read_layer(&project, Source::ProjectFile(project.clone()))?
     {
-        if !TrustStore::new(rein_home).is_trusted(project_root) {
-            ignored = withhold_from_untrusted(&mut found);
+        if !trusted {
+            withheld.withhold_from_config_file(&mut found);
         }
         layer.stack(found);
         files.push(project);
     }
-    Ok((files, layer, ignored))
-}
-
-/// Takes out of an untrusted project's layer what a cloned repository could use against the
-/// person: rules that let calls run without asking, secrets passed to commands, and where
-/// requests (with the API key) go, unless to a server on this machine. Its deny and ask rules stay: they only add caution.
-/// Returns what was taken, for a warning.
-fn withhold_from_untrusted(layer: &mut Layer) -> Vec<String> {
-    let mut ignored = Vec::new();
-    let allow = std::mem::take(&mut layer.tables.rules.allow);
-    if !allow.is_empty() {
-        let rules: Vec<&str> = allow.iter().map(|rule| rule.text.as_str()).collect();
-        ignored.push(format!("allow rules ({})", rules.join(", ")));
-    }
-    if !layer.tables.pass_env.is_empty() {
-        ignored.push(format!(
-            "[secrets] pass_env ({})",
-            std::mem::take(&mut layer.tables.pass_env).join(", ")
-        ));
-    }
-    // A server on this machine gets nothing the person's machine does not already hold.
-    let remote_url = layer
-        .base_url
-        .as_ref()
-        .is_some_and(|url| !rein_llm::is_loopback_url(&url.value));
-    for (key, taken) in [
-        ("base_url", remote_url && layer.base_url.take().is_some()),
-        ("api_key_env", layer.api_key_env.take().is_some()),
-        ("ca_file", layer.ca_file.take().is_some()),
-    ] {
-        if taken {
-            ignored.push(key.to_owned());
-        }
-    }
-    ignored
+    Ok((files, layer))
 }
 
 /// Base URLs set explicitly, before `OPENAI_BASE_URL` is placed between them.
@@ -275,6 +249,10 @@ struct Endpoint {
     model: Sourced<String>,
     base_url: Sourced<String>,
     key: Option<(ApiKey, Source)>,
+    /// The key found but not sent: the base URL came from an untrusted project.
+    withheld_key: Option<(String, ApiKey)>,
+    /// Why the key is not sent, for the person.
+    keyless_note: Option<String>,
 }
 
 fn resolve_endpoint(
@@ -282,6 +260,7 @@ fn resolve_endpoint(
     base_urls: BaseUrls,
     flag_key: Option<ApiKey>,
     env: &Env<'_>,
+    withheld: &mut Withheld,
 ) -> Result<Endpoint, ConfigError> {
     let provider = match &stacked.provider {
         Some(provider) => provider.clone(),
@@ -290,15 +269,41 @@ fn resolve_endpoint(
             Source::Default,
         ),
     };
-    let key = find_key(provider.value, stacked.api_key_env.as_ref(), flag_key, env);
+    let mut key = find_key(provider.value, stacked.api_key_env.as_ref(), flag_key, env);
     let openai_base_url = match provider.value {
         ProviderKind::OpenAi => checked_base_url(env.get(OPENAI_BASE_URL_VAR))?,
         ProviderKind::Anthropic => None,
     };
-    let explicit_base_url = base_urls
+    let mut explicit_base_url = base_urls
         .above_files
         .or(openai_base_url)
         .or(base_urls.from_files);
+    // An untrusted project's server on this machine, when the person named none: never
+    // with the person's key.
+    let local = match &explicit_base_url {
+        Some(_) => None,
+        None => withheld.local_fallback(provider.value).cloned(),
+    };
+    withheld.unused_local_urls(local.as_ref());
+    let mut withheld_key = None;
+    let mut keyless_note = None;
+    if let Some(url) = local {
+        if let Some((found, source)) =
+            key.take_if(|(_, source)| !super::untrusted::key_may_follow(source, &url.source))
+        {
+            let name = match &source {
+                Source::Env(var) | Source::DotEnv { var, .. } => var.clone(),
+                _ => "api_key".to_owned(),
+            };
+            withheld_key = Some((name, found));
+        }
+        keyless_note = Some(super::untrusted::keyless_note(
+            &url,
+            withheld_key.is_some(),
+            key.is_some(),
+        ));
+        explicit_base_url = Some(url);
+    }
     let key_from_deepseek_var = key.as_ref().is_some_and(|(_, source)| {
         matches!(source, Source::Env(var) | Source::DotEnv { var, .. } if var == DEEPSEEK_API_KEY)
     });
@@ -317,6 +322,8 @@ fn resolve_endpoint(
         model: or_default(stacked.model.clone(), default_model.to_owned()),
         provider,
         key,
+        withheld_key,
+        keyless_note,
     })
 }
 

@@ -58,6 +58,7 @@ impl AnthropicProvider {
             url: url.clone(),
             key_sent: headers.contains_key("x-api-key"),
             key_origin: config.api_key_origin.clone(),
+            key: config.api_key.as_deref().map(|k| k.trim().to_owned()),
         };
         let http = HttpClient::new(&config.network)?;
         let settings = CallSettings::new(

@@ -60,6 +60,7 @@ impl OpenAiProvider {
             url: url.clone(),
             key_sent: headers.contains_key(AUTHORIZATION),
             key_origin: config.api_key_origin.clone(),
+            key: config.api_key.as_deref().map(|k| k.trim().to_owned()),
         };
         // OpenAI's own reasoning models refuse `max_tokens`; most other servers only know it.
         let max_field = if crate::url::is_on_domain(&base, "api.openai.com") {
