@@ -98,7 +98,15 @@ pub(crate) async fn run(task: &Task, attempt: u32, place: &Place, shared: &Share
     if let Some(setup) = &task.setup {
         let step = step(setup, &place.workspace, &env, &place.home);
         let log = place.logs.join("setup.log");
-        match run_step(step, &log, Stdout::Log, task.settings.setup_timeout(), &mut groups).await {
+        match run_step(
+            step,
+            &log,
+            Stdout::Log,
+            task.settings.setup_timeout(),
+            &mut groups,
+        )
+        .await
+        {
             Ok(done) => match done.status {
                 Some(status) if status.success() => {}
                 Some(status) => {
@@ -176,7 +184,11 @@ pub(crate) async fn run(task: &Task, attempt: u32, place: &Place, shared: &Share
             Some(status) if status.success() => (Reason::Passed, None),
             Some(status) => (
                 Reason::ValidateFailed,
-                Some(format!("validation {}; see {}", describe(status), log.display())),
+                Some(format!(
+                    "validation {}; see {}",
+                    describe(status),
+                    log.display()
+                )),
             ),
             None => (
                 Reason::ValidateFailed,

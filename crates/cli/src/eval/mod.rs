@@ -99,11 +99,9 @@ async fn run_checked(args: &Args, eval: &EvalArgs) -> Result<Exit, Failure> {
         ));
     }
     let interrupted = match &eval.ray {
-        Some(address) => {
-            ray::run(address, eval, &suite, &plan, &todo, &mut results)
-                .await
-                .map_err(Failure::Runtime)?
-        }
+        Some(address) => ray::run(address, eval, &suite, &plan, &todo, &mut results)
+            .await
+            .map_err(Failure::Runtime)?,
         None => run_local(&plan, &out, todo, &mut results).await?,
     };
     let records = results::read(results.path())
@@ -133,7 +131,9 @@ impl Plan {
             None => std::thread::available_parallelism().map_or(1, usize::from),
         };
         if eval.repeat == 0 {
-            return Err(Failure::Usage("--repeat 0: run each task at least once".into()));
+            return Err(Failure::Usage(
+                "--repeat 0: run each task at least once".into(),
+            ));
         }
         if let Some(rate) = eval.fail_under
             && !(0.0..=1.0).contains(&rate)
@@ -145,7 +145,9 @@ impl Plan {
         let tasks: Vec<Task> = suite
             .tasks
             .iter()
-            .filter(|task| eval.filter.is_empty() || eval.filter.iter().any(|p| matches(p, &task.id)))
+            .filter(|task| {
+                eval.filter.is_empty() || eval.filter.iter().any(|p| matches(p, &task.id))
+            })
             .cloned()
             .collect();
         if tasks.is_empty() {
@@ -341,15 +343,18 @@ async fn run_local(
 }
 
 /// `--attempt ID:N`: one attempt here, its record on stdout (what a Ray worker runs).
-async fn one_attempt(suite: &Suite, which: &str, eval: &EvalArgs, shared: &Shared) -> Result<Exit, Failure> {
+async fn one_attempt(
+    suite: &Suite,
+    which: &str,
+    eval: &EvalArgs,
+    shared: &Shared,
+) -> Result<Exit, Failure> {
     let bad = || Failure::Usage(format!("--attempt {which}: expected TASK:N"));
     let (id, n) = which.rsplit_once(':').ok_or_else(bad)?;
     let n: u32 = n.parse().map_err(|_| bad())?;
-    let task = suite
-        .tasks
-        .iter()
-        .find(|t| t.id == id)
-        .ok_or_else(|| Failure::Usage(format!("--attempt {which}: no task \"{id}\" in the suite")))?;
+    let task = suite.tasks.iter().find(|t| t.id == id).ok_or_else(|| {
+        Failure::Usage(format!("--attempt {which}: no task \"{id}\" in the suite"))
+    })?;
     let root = match &eval.out {
         Some(dir) => dir.clone(),
         None => tempfile::Builder::new()
@@ -373,7 +378,8 @@ fn finish(
     path: &Path,
     interrupted: bool,
 ) -> Result<Exit, Failure> {
-    let wanted: std::collections::BTreeSet<&str> = plan.tasks.iter().map(|t| t.id.as_str()).collect();
+    let wanted: std::collections::BTreeSet<&str> =
+        plan.tasks.iter().map(|t| t.id.as_str()).collect();
     let mine: Vec<Record> = records
         .iter()
         .filter(|r| wanted.contains(r.task.as_str()))
@@ -388,7 +394,9 @@ fn finish(
             .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", report.display())))?;
     }
     if interrupted {
-        render::notice("rein eval: interrupted; `rein eval SUITE --resume --out DIR` runs what is left");
+        render::notice(
+            "rein eval: interrupted; `rein eval SUITE --resume --out DIR` runs what is left",
+        );
         return Ok(Exit::Interrupted);
     }
     if let Some(rate) = eval.fail_under
@@ -408,7 +416,10 @@ fn finish(
 fn compare(a: &Path, b: &Path) -> Result<Exit, Failure> {
     let read = |path: &Path| {
         if !path.is_file() {
-            return Err(Failure::Usage(format!("--compare: no results file at {}", path.display())));
+            return Err(Failure::Usage(format!(
+                "--compare: no results file at {}",
+                path.display()
+            )));
         }
         results::read(path)
             .map(|records| Summary::of(&records))

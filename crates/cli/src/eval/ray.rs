@@ -8,12 +8,12 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
+use super::Plan;
 use super::attempt::Cassettes;
 use super::progress::Progress;
 use super::record::Record;
 use super::results::Results;
 use super::suite::{Suite, Task};
-use super::Plan;
 use crate::args::EvalArgs;
 use crate::render;
 
@@ -34,9 +34,11 @@ pub(super) async fn run(
     results: &mut Results,
 ) -> Result<bool, String> {
     if matches!(plan.shared.cassettes, Cassettes::Record(_)) {
-        return Err("--record with --ray: record on this machine (without --ray), then replay \
+        return Err(
+            "--record with --ray: record on this machine (without --ray), then replay \
                     the recordings on the cluster with --replay"
-            .into());
+                .into(),
+        );
     }
     let replay_dir = match &plan.shared.cassettes {
         Cassettes::Replay(dir) => Some(dir.display().to_string()),
@@ -71,7 +73,12 @@ pub(super) async fn run(
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("cannot run {}: {e} (--python names the Python that has Ray)", python.display()))?;
+        .map_err(|e| {
+            format!(
+                "cannot run {}: {e} (--python names the Python that has Ray)",
+                python.display()
+            )
+        })?;
     render::notice(&format!(
         "rein eval: {} attempts on the Ray cluster at {address}",
         todo.len()

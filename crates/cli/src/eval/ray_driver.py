@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -66,6 +67,7 @@ def materialise(cache, name, digest, ref_box, unpack):
         os.rename(path, target)
     except OSError:
         pass  # another task on this worker got there first
+    shutil.rmtree(staging, ignore_errors=True)
     return target
 
 

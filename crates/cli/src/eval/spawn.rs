@@ -73,7 +73,9 @@ pub(crate) async fn run_step(
     die_with_parent(&mut command);
     let mut child = command.spawn()?;
     let Some(pid) = child.id().and_then(|id| Pid::from_raw(id as i32)) else {
-        return Err(std::io::Error::other("the step exited before it could be watched"));
+        return Err(std::io::Error::other(
+            "the step exited before it could be watched",
+        ));
     };
     groups.0.push(pid);
     let mut captured = Vec::new();
@@ -92,7 +94,10 @@ pub(crate) async fn run_step(
         Ok(status) => Some(status?),
         Err(_elapsed) => {
             let _ = rustix::process::kill_process_group(pid, Signal::TERM);
-            if tokio::time::timeout(STOP_GRACE, child.wait()).await.is_err() {
+            if tokio::time::timeout(STOP_GRACE, child.wait())
+                .await
+                .is_err()
+            {
                 let _ = rustix::process::kill_process_group(pid, Signal::KILL);
                 let _ = child.wait().await;
             }

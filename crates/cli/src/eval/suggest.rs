@@ -2,7 +2,10 @@
 
 /// `; did you mean "X"?` for the known name closest to `typed`, when one is close enough;
 /// otherwise `; known: A, B, ...`.
-pub(crate) fn did_you_mean<'a>(typed: &str, known: impl Iterator<Item = &'a str> + Clone) -> String {
+pub(crate) fn did_you_mean<'a>(
+    typed: &str,
+    known: impl Iterator<Item = &'a str> + Clone,
+) -> String {
     let closest = known
         .clone()
         .map(|name| (edit_distance(typed, name), name))

@@ -254,7 +254,12 @@ pub(crate) fn parse(text: &str, file: &Path, dir: &Path) -> Result<Suite, String
     let mut seen = BTreeSet::new();
     let mut tasks = Vec::with_capacity(raw_tasks.len());
     for (index, value) in raw_tasks.into_iter().enumerate() {
-        let task = task(&format!("{shown}: task {}", index + 1), value, &defaults, dir)?;
+        let task = task(
+            &format!("{shown}: task {}", index + 1),
+            value,
+            &defaults,
+            dir,
+        )?;
         if !seen.insert(task.id.clone()) {
             return Err(format!(
                 "{shown}: task {}: the id \"{}\" is used twice",
@@ -429,8 +434,11 @@ mod tests {
         .unwrap_err();
         assert!(err.contains("unknown key \"promt\""), "{err}");
         assert!(err.contains("did you mean \"prompt\"?"), "{err}");
-        let err = parse_in(dir.path(), "[defaults]\ntimeout = 3\n[[task]]\nid=\"a\"\nprompt=\"p\"\nvalidate=\"true\"\n")
-            .unwrap_err();
+        let err = parse_in(
+            dir.path(),
+            "[defaults]\ntimeout = 3\n[[task]]\nid=\"a\"\nprompt=\"p\"\nvalidate=\"true\"\n",
+        )
+        .unwrap_err();
         assert!(err.contains("[defaults]: unknown key \"timeout\""), "{err}");
     }
 
@@ -485,7 +493,10 @@ mod tests {
             ("timeout_secs = 0", "timeout_secs must be at least 1"),
             ("max_cost = -1.0", "max_cost must be"),
             ("files = \"nope\"", "is not a directory"),
-            ("env = { \"1X\" = \"a\" }", "not a valid environment variable name"),
+            (
+                "env = { \"1X\" = \"a\" }",
+                "not a valid environment variable name",
+            ),
             ("id2 = 3", "did you mean \"id\"?"),
         ] {
             let text =

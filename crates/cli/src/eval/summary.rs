@@ -213,7 +213,12 @@ fn seconds(ms: u64) -> String {
 /// Per-task differences between two runs, `a` then `b`.
 pub(crate) fn compare(a: &Summary, b: &Summary, a_name: &str, b_name: &str) -> String {
     let ids: std::collections::BTreeSet<&String> = a.tasks.keys().chain(b.tasks.keys()).collect();
-    let width = ids.iter().map(|id| id.chars().count()).max().unwrap_or(4).max(4);
+    let width = ids
+        .iter()
+        .map(|id| id.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let mut out = format!("A: {a_name}\nB: {b_name}\n\n");
     let _ = writeln!(
         out,
@@ -224,7 +229,10 @@ pub(crate) fn compare(a: &Summary, b: &Summary, a_name: &str, b_name: &str) -> S
     for id in ids {
         let (ra, rb) = (rate(a, id), rate(b, id));
         let cell = |r: Option<(f64, &TaskLine)>| {
-            r.map_or_else(|| "—".to_owned(), |(_, t)| format!("{}/{}", t.passed, t.attempts))
+            r.map_or_else(
+                || "—".to_owned(),
+                |(_, t)| format!("{}/{}", t.passed, t.attempts),
+            )
         };
         let change = match (ra, rb) {
             (Some((x, _)), Some((y, _))) if y > x => {
@@ -298,7 +306,11 @@ mod tests {
         assert!((summary.pass_at_1() - (2.0 / 3.0) / 2.0).abs() < 1e-12);
         assert!((summary.pass_at_k() - 0.5).abs() < 1e-12);
         let table = summary.table();
-        assert!(table.contains("timeout ×2, agent error ×1") || table.contains("agent error ×1, timeout ×2"), "{table}");
+        assert!(
+            table.contains("timeout ×2, agent error ×1")
+                || table.contains("agent error ×1, timeout ×2"),
+            "{table}"
+        );
         assert!(table.contains("pass@3 50.0%"), "{table}");
         let md = summary.markdown("smoke");
         assert!(md.contains("| a | 2/3 |"), "{md}");
@@ -306,8 +318,14 @@ mod tests {
 
     #[test]
     fn compare_names_what_got_better_and_worse() {
-        let a = Summary::of(&[record("x", 1, Reason::Passed), record("y", 1, Reason::Passed)]);
-        let b = Summary::of(&[record("x", 1, Reason::ValidateFailed), record("y", 1, Reason::Passed)]);
+        let a = Summary::of(&[
+            record("x", 1, Reason::Passed),
+            record("y", 1, Reason::Passed),
+        ]);
+        let b = Summary::of(&[
+            record("x", 1, Reason::ValidateFailed),
+            record("y", 1, Reason::Passed),
+        ]);
         let out = compare(&a, &b, "a.jsonl", "b.jsonl");
         assert!(out.contains("worse"), "{out}");
         assert!(out.contains("0 better, 1 worse"), "{out}");
