@@ -31,6 +31,7 @@ mod repl;
 mod rounds;
 mod sandbox;
 mod sandbox_process;
+mod sandbox_view;
 mod secrets;
 mod sessions;
 mod skills;
