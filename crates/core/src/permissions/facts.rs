@@ -4,8 +4,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use rein_shell::{CheckPlaces, SimpleCommand};
 use rein_tools::ToolContext;
-use rein_tools::bash::{CheckPlaces, SimpleCommand};
 use serde_json::Value;
 
 use super::{PathTarget, ShellFacts};
@@ -55,7 +55,7 @@ pub fn shell_facts(ctx: &ToolContext, tool: &str, arguments: &Value) -> Option<S
         home_dir: ctx.config().home_dir.clone(),
         cwd: Some(cwd.clone()),
     };
-    let analysis = rein_tools::bash::analyze(command, &places);
+    let analysis = rein_shell::analyze(command, &places);
     let mut named = Named::new(ctx, &cwd);
     for simple in &analysis.simple_commands {
         named.add_command(simple);

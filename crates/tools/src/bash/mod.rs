@@ -22,7 +22,6 @@
 //! - Dangerous commands are refused before they run ([`check_command`]); [`analyze`] tells
 //!   rein-core which commands are provably read-only and what rules should match.
 
-mod analysis;
 mod background;
 mod background_tools;
 mod child;
@@ -43,13 +42,13 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use analysis::{
-    CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze, check_command,
-};
 pub use background::{BackgroundShells, MAX_RUNNING as MAX_BACKGROUND, OutputRead};
 pub use background_tools::{BashOutputArgs, BashOutputTool, KillShellArgs, KillShellTool};
 pub use child::{TrackedChild, spawn_tracked};
 pub use reaper::{OrphanCare, adopt_orphans};
+pub use rein_shell::{
+    CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze, check_command,
+};
 pub use tracker::{KILL_GRACE, ProcessTracker};
 
 use crate::{Preview, Tool, ToolContext, ToolError, ToolKind, ToolOutput};

@@ -211,11 +211,11 @@ const STACK_PER_LEVEL_BYTES: usize = if cfg!(debug_assertions) {
 /// Stack for everything but the nesting.
 const STACK_BASE_BYTES: usize = 4 << 20;
 
-pub(super) const SHELLS: [&str; 10] = [
+pub(crate) const SHELLS: [&str; 10] = [
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
 ];
-pub(super) const INTERPRETERS: [&str; 6] = ["perl", "ruby", "node", "nodejs", "php", "lua"];
-pub(super) const FORMATTERS: [&str; 4] = ["mke2fs", "mkswap", "wipefs", "mkdosfs"];
+pub(crate) const INTERPRETERS: [&str; 6] = ["perl", "ruby", "node", "nodejs", "php", "lua"];
+pub(crate) const FORMATTERS: [&str; 4] = ["mke2fs", "mkswap", "wipefs", "mkdosfs"];
 
 /// Analyses `command` before it runs.
 pub fn analyze(command: &str, places: &CheckPlaces) -> CommandAnalysis {
