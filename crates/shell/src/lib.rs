@@ -63,6 +63,7 @@ mod lower_words;
 mod moves;
 mod named;
 mod nested;
+mod options;
 mod parse;
 mod paths;
 mod printed;
