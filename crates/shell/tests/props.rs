@@ -80,3 +80,17 @@ proptest! {
         prop_assert_eq!(analyze(&command, &places()), analyze(&command, &places()));
     }
 }
+
+/// An analysis is handed on only for the line and places it was made of.
+#[test]
+fn an_analysis_answers_only_for_its_own_line_and_places() {
+    let analyzed = rein_shell::Analyzed::new("rm -rf build", places());
+    assert_eq!(
+        analyzed.of("rm -rf build", &places()),
+        Some(&analyze("rm -rf build", &places()))
+    );
+    assert_eq!(analyzed.of("rm -rf /", &places()), None);
+    let mut elsewhere = places();
+    elsewhere.cwd = Some("/".into());
+    assert_eq!(analyzed.of("rm -rf build", &elsewhere), None);
+}

@@ -16,21 +16,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rein_llm::{ToolArguments, ToolCall, ToolResult};
+use rein_shell::Analyzed;
 use rein_tools::{
-    Display, FileChange, PreparedCall, Progress, ToolContext, ToolError, ToolKind, ToolOutput,
-    ToolRegistry,
+    CallScope, Display, FileChange, PreparedCall, Progress, ToolContext, ToolError, ToolKind,
+    ToolOutput, ToolRegistry,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::event::{AgentEvent, Events};
 use super::leave_sandbox::{Outside, sandbox_refusal};
+use super::subagents::AGENT_TOOL;
 use crate::hooks::{HookCall, HookDecision, Hooks};
 use crate::interaction::{Approval, ApprovalRequest, Interaction};
 use crate::permissions::facts;
 use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule, ShellFacts};
 use crate::secrets::Secrets;
-use crate::tools::subagent::{AGENT_TOOL, AgentCallScope};
 
 /// How long a cancelled tool may take to stop on its own: bash sends TERM, then KILL after
 /// its grace, and needs a moment more to collect what was printed.
@@ -117,6 +118,8 @@ struct Checked {
     path: Option<PathTarget>,
     /// For a shell call, what the parser found.
     shell: Option<ShellFacts>,
+    /// For a shell call, the analysis those facts came from, handed on to the tool.
+    analyzed: Option<Arc<Analyzed>>,
 }
 
 impl Checked {
@@ -258,70 +261,18 @@ impl CallEnv {
         };
 
         // 3. Decision (the hooks' and the policy's), and 4. approval.
-        let mut leave_sandbox = false;
-        match self.decide(call, &checked, pre.decision) {
-            Decision::Allow => {}
-            Decision::Deny { reason } => {
-                let refusal = Refusal {
-                    message: format!("rein did not run this call: {reason}."),
-                    reason,
-                };
-                return done(self.denied(call, refusal), None);
-            }
-            Decision::Ask { mut reason, .. } => {
-                // A line that writes where the sandbox would refuse is asked about once: the
-                // person who allows it lets it out of the sandbox too.
-                let refused_write = self.sandbox_refused_write(&checked);
-                if let Some(path) = &refused_write {
-                    reason.push_str(&format!(
-                        "; the sandbox would refuse the write to {}, so if you allow it, it \
-                         runs outside the sandbox (with your rights)",
-                        path.display()
-                    ));
-                }
-                match self.ask(call, &checked, &reason).await {
-                    Asked::Answered => leave_sandbox = refused_write.is_some(),
-                    // Covered by an answer about another call: that one's question, not this
-                    // one's, said it would leave the sandbox.
-                    Asked::Covered => {}
-                    Asked::Refused(refusal) => return done(self.denied(call, refusal), None),
-                    Asked::Cancelled => {
-                        let message = "Cancelled: the person interrupted the turn while asked \
-                                       about this call; it did not run.";
-                        return done(ToolOutput::error(message), Some(Fatal::Cancelled));
-                    }
-                }
-            }
-        }
+        let leave_sandbox = match self.permit(call, &checked, pre.decision).await {
+            Ok(leave_sandbox) => leave_sandbox,
+            Err((output, fatal)) => return done(output, fatal),
+        };
 
         // 5. Run, with secrets masked before anyone (a hook, the model, the person, the
         // session file) sees the result.
-        let mut ctx = checked.ctx(&self.ctx);
-        if leave_sandbox {
-            ctx = ctx.outside_sandbox();
-        }
-        let view_args = json_arguments(call).clone();
-        let (mut output, mut fatal) = self.execute(call, &ctx, checked.call).await;
-        // 5b. What the sandbox refused asks the person, who may let it run once outside.
-        if fatal.is_none()
-            && let Some(refused) = sandbox_refusal(&output)
-        {
-            match self.ask_outside_sandbox(call, &refused, &view_args).await {
-                Outside::Rerun => match self.check(call) {
-                    Ok(again) => {
-                        let ctx = again.ctx(&self.ctx).outside_sandbox();
-                        (output, fatal) = self.execute(call, &ctx, again.call).await;
-                    }
-                    Err(message) => output = ToolOutput::error(message),
-                },
-                Outside::Keep => {}
-                Outside::Cancelled => fatal = Some(Fatal::Cancelled),
-            }
-        }
+        let (mut output, fatal) = self.run_checked(call, checked, leave_sandbox).await;
         mask_saved_output(
             &self.runner.secrets,
             &output.content,
-            &ctx.config().offload_dir,
+            &self.ctx.config().offload_dir,
         )
         .await;
         mask(&self.runner.secrets, &mut output);
@@ -345,6 +296,87 @@ impl CallEnv {
         output.content =
             rein_tools::apply_output_budget(output.content, self.ctx.config(), &call.name);
         done(output, fatal)
+    }
+
+    /// Steps 3 and 4: the decision, and the person's answer when it asks. Whether the call
+    /// runs outside the sandbox, or the result that ends it here.
+    async fn permit(
+        &self,
+        call: &ToolCall,
+        checked: &Checked,
+        hook: Option<HookDecision>,
+    ) -> Result<bool, (ToolOutput, Option<Fatal>)> {
+        match self.decide(call, checked, hook) {
+            Decision::Allow => {}
+            Decision::Deny { reason } => {
+                let refusal = Refusal {
+                    message: format!("rein did not run this call: {reason}."),
+                    reason,
+                };
+                return Err((self.denied(call, refusal), None));
+            }
+            Decision::Ask { mut reason, .. } => {
+                // A line that writes where the sandbox would refuse is asked about once: the
+                // person who allows it lets it out of the sandbox too.
+                let refused_write = self.sandbox_refused_write(checked);
+                if let Some(path) = &refused_write {
+                    reason.push_str(&format!(
+                        "; the sandbox would refuse the write to {}, so if you allow it, it \
+                         runs outside the sandbox (with your rights)",
+                        path.display()
+                    ));
+                }
+                match self.ask(call, checked, &reason).await {
+                    Asked::Answered => return Ok(refused_write.is_some()),
+                    // Covered by an answer about another call: that one's question, not this
+                    // one's, said it would leave the sandbox.
+                    Asked::Covered => {}
+                    Asked::Refused(refusal) => return Err((self.denied(call, refusal), None)),
+                    Asked::Cancelled => {
+                        let message = "Cancelled: the person interrupted the turn while asked \
+                                       about this call; it did not run.";
+                        return Err((ToolOutput::error(message), Some(Fatal::Cancelled)));
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Step 5: runs the checked call, and 5b: what the sandbox refused asks the person, who
+    /// may let it run once outside.
+    async fn run_checked(
+        &self,
+        call: &ToolCall,
+        checked: Checked,
+        leave_sandbox: bool,
+    ) -> (ToolOutput, Option<Fatal>) {
+        let mut ctx = checked.ctx(&self.ctx);
+        if leave_sandbox {
+            ctx = ctx.outside_sandbox();
+        }
+        let view_args = json_arguments(call).clone();
+        let (mut output, mut fatal) = self
+            .execute(call, &ctx, checked.call, checked.analyzed)
+            .await;
+        // 5b. What the sandbox refused asks the person, who may let it run once outside.
+        if fatal.is_none()
+            && let Some(refused) = sandbox_refusal(&output)
+        {
+            match self.ask_outside_sandbox(call, &refused, &view_args).await {
+                Outside::Rerun => match self.check(call) {
+                    Ok(again) => {
+                        let ctx = again.ctx(&self.ctx).outside_sandbox();
+                        (output, fatal) =
+                            self.execute(call, &ctx, again.call, again.analyzed).await;
+                    }
+                    Err(message) => output = ToolOutput::error(message),
+                },
+                Outside::Keep => {}
+                Outside::Cancelled => fatal = Some(Fatal::Cancelled),
+            }
+        }
+        (output, fatal)
     }
 
     /// Step 3: the policy's decision, with the hooks' say. A hook's deny or ask wins; its
@@ -390,13 +422,15 @@ impl CallEnv {
         let kind = tool.kind();
         let confined = tool.confined();
         let path = facts::path_target(&self.ctx, arguments)?;
-        let shell = facts::shell_facts(&self.ctx, &call.name, arguments);
+        let analyzed = facts::shell_analysis(&self.ctx, &call.name, arguments).map(Arc::new);
+        let shell = analyzed.as_deref().map(|a| facts::facts_of(&self.ctx, a));
         Ok(Checked {
             kind,
             confined,
             call: prepared,
             path,
             shell,
+            analyzed,
         })
     }
 
@@ -489,12 +523,14 @@ impl CallEnv {
         })
     }
 
-    /// Step 5: runs the tool; cancelling gives it a grace period to stop on its own.
+    /// Step 5: runs the tool, in the call's scope; cancelling gives it a grace period to
+    /// stop on its own.
     async fn execute(
         &self,
         call: &ToolCall,
         ctx: &ToolContext,
         prepared: Box<dyn PreparedCall>,
+        shell: Option<Arc<Analyzed>>,
     ) -> (ToolOutput, Option<Fatal>) {
         let name = &call.name;
         let events = self.events.clone();
@@ -520,15 +556,10 @@ impl CallEnv {
                 progress,
             });
         }));
-        // The `agent` tool runs a sub-agent: it needs the call's id and the events.
-        let ctx = if call.name == AGENT_TOOL {
-            ctx.with_scope(Arc::new(AgentCallScope {
-                call_id: call.id.clone(),
-                events: self.events.clone(),
-            }))
-        } else {
-            ctx
-        };
+        let ctx = ctx.with_scope(CallScope {
+            call_id: call.id.clone(),
+            shell,
+        });
         let mut run = std::pin::pin!(prepared.run(&ctx));
         let outcome = tokio::select! {
             biased;

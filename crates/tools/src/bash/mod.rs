@@ -47,7 +47,8 @@ pub use background_tools::{BashOutputArgs, BashOutputTool, KillShellArgs, KillSh
 pub use child::{TrackedChild, spawn_tracked};
 pub use reaper::{OrphanCare, adopt_orphans};
 pub use rein_shell::{
-    CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze, check_command,
+    Analyzed, CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze,
+    check_command,
 };
 pub use tracker::{KILL_GRACE, ProcessTracker};
 
@@ -137,8 +138,16 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     };
     // rein-core refuses these before asking anyone; refusing here too keeps the bash tool
     // safe on its own (another caller, a rule that slipped).
-    let analysis = analyze(&args.command, &places);
-    if let Some(danger) = analysis.danger {
+    let handed = ctx.scope().shell.as_deref();
+    let fresh;
+    let analysis = match handed.and_then(|a| a.of(&args.command, &places)) {
+        Some(analysis) => analysis,
+        None => {
+            fresh = analyze(&args.command, &places);
+            &fresh
+        }
+    };
+    if let Some(danger) = &analysis.danger {
         return Err(ToolError::Model(danger.refusal()));
     }
     // A line rein may run without asking must stay read-only whatever git config a
