@@ -2,6 +2,8 @@
 //! without calling a tool (and the Stop hooks let the turn end), a limit is reached, or the
 //! person interrupts.
 
+mod approval;
+mod call_args;
 mod calls;
 mod compaction;
 mod context;
@@ -11,6 +13,7 @@ mod event;
 mod guard;
 mod hook_points;
 mod leave_sandbox;
+mod masking;
 mod mcp_tools;
 mod outcome;
 mod runner;

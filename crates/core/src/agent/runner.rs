@@ -21,16 +21,17 @@ use rein_tools::{
     CallScope, Display, FileChange, PreparedCall, Progress, ToolContext, ToolError, ToolKind,
     ToolOutput, ToolRegistry,
 };
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::call_args::{arguments_value, hook_call, invalid_arguments_message, json_arguments};
 use super::event::{AgentEvent, Events};
 use super::leave_sandbox::{Outside, sandbox_refusal};
+use super::masking::{mask, mask_saved_output};
 use super::subagents::AGENT_TOOL;
-use crate::hooks::{HookCall, HookDecision, Hooks};
-use crate::interaction::{Approval, ApprovalRequest, Interaction};
+use crate::hooks::{HookDecision, Hooks};
+use crate::interaction::Interaction;
 use crate::permissions::facts;
-use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule, ShellFacts};
+use crate::permissions::{CallView, Decision, PathTarget, Policy, ShellFacts};
 use crate::secrets::Secrets;
 
 /// How long a cancelled tool may take to stop on its own: bash sends TERM, then KILL after
@@ -110,11 +111,11 @@ impl ToolRunner {
 }
 
 /// A call whose arguments passed step 1, ready to run.
-struct Checked {
+pub(super) struct Checked {
     kind: ToolKind,
     /// The tool's effects stay inside the OS sandbox (see [`rein_tools::DynTool::confined`]).
     confined: bool,
-    call: Box<dyn PreparedCall>,
+    pub(super) call: Box<dyn PreparedCall>,
     path: Option<PathTarget>,
     /// For a shell call, what the parser found.
     shell: Option<ShellFacts>,
@@ -125,14 +126,14 @@ struct Checked {
 impl Checked {
     /// The tool context for this call: one the call's file outside the workspace may be
     /// touched through, once the decision let it.
-    fn ctx(&self, ctx: &ToolContext) -> ToolContext {
+    pub(super) fn ctx(&self, ctx: &ToolContext) -> ToolContext {
         match &self.path {
             Some(target) if target.outside => ctx.with_approved_path(target.absolute.clone()),
             _ => ctx.clone(),
         }
     }
 
-    fn view<'b>(&'b self, call: &'b ToolCall) -> CallView<'b> {
+    pub(super) fn view<'b>(&'b self, call: &'b ToolCall) -> CallView<'b> {
         CallView {
             tool: &call.name,
             kind: self.kind,
@@ -434,80 +435,6 @@ impl CallEnv {
         })
     }
 
-    /// Step 4: asks the person, one question at a time.
-    async fn ask(&self, call: &ToolCall, checked: &Checked, reason: &str) -> Asked {
-        let view = checked.view(call);
-        if !self.runner.interaction.attended() {
-            let how = self.runner.policy.how_to_allow(&view);
-            return Asked::Refused(Refusal {
-                message: format!(
-                    "rein did not run this call: {reason}, and this run has no one to ask (a \
-                     one-shot or headless run). Do not retry it; finish what you can without it \
-                     and tell the person what you wanted to do. To allow it, the person can {how}."
-                ),
-                reason: format!(
-                    "{reason}, and no one can be asked in this run; to allow it, {how}"
-                ),
-            });
-        }
-        let _asking = match self.runner.asking.try_lock() {
-            Ok(free) => free,
-            Err(_) => {
-                // Queued behind another question: Ctrl+C meanwhile must not ask this one.
-                let waited = tokio::select! {
-                    biased;
-                    () = self.cancel.cancelled() => return Asked::Cancelled,
-                    waited = self.runner.asking.lock() => waited,
-                };
-                // An answer given while this call waited ("yes for the session") may cover it.
-                if self.runner.policy.decide(&view) == Decision::Allow {
-                    return Asked::Covered;
-                }
-                waited
-            }
-        };
-        self.events.emit(AgentEvent::ApprovalRequested {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            reason: reason.to_owned(),
-        });
-        let session_rule = Rule::for_session(&view);
-        let request = ApprovalRequest {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: json_arguments(call).clone(),
-            preview: checked.call.preview(&checked.ctx(&self.ctx)).await,
-            reason: reason.to_owned(),
-            session_rule: session_rule.clone(),
-            agent: self.runner.agent.clone(),
-        };
-        let answer = tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => Approval::Cancelled,
-            answer = self.runner.interaction.approve(request) => answer,
-        };
-        match answer {
-            Approval::Yes => Asked::Answered,
-            Approval::YesForSession => {
-                self.runner.policy.allow_for_session(session_rule);
-                Asked::Answered
-            }
-            Approval::No => Asked::Refused(Refusal {
-                message: "The person declined this call; it did not run. Do not retry it \
-                          unchanged: ask or take another way."
-                    .to_owned(),
-                reason: "declined".to_owned(),
-            }),
-            Approval::NoBecause(why) => Asked::Refused(Refusal {
-                message: format!(
-                    "The person declined this call; it did not run. Their reason: {why}"
-                ),
-                reason: format!("declined: {why}"),
-            }),
-            Approval::Cancelled => Asked::Cancelled,
-        }
-    }
-
     /// A file this shell line writes that its sandbox would refuse (outside the writable
     /// trees), when the sandbox is enforced.
     fn sandbox_refused_write(&self, checked: &Checked) -> Option<std::path::PathBuf> {
@@ -591,17 +518,6 @@ impl CallEnv {
         }
     }
 
-    /// Tells the front-end a call was refused; returns the result for the model.
-    fn denied(&self, call: &ToolCall, refusal: Refusal) -> ToolOutput {
-        self.events.emit(AgentEvent::PermissionDenied {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: json_arguments(call).clone(),
-            reason: refusal.reason,
-        });
-        ToolOutput::error(refusal.message)
-    }
-
     fn unknown_tool_message(&self, name: &str) -> String {
         let tools = self.runner.registry.names().join(", ");
         if name == AGENT_TOOL && self.runner.agent.is_some() {
@@ -617,79 +533,8 @@ impl CallEnv {
     }
 }
 
-/// Masks secret values in the file a result's whole output was saved to (secrets never
-/// reach the disk). Done before the result is masked: the path is read from its text.
-async fn mask_saved_output(secrets: &Arc<Secrets>, content: &str, offload_dir: &std::path::Path) {
-    if !secrets.any() {
-        return;
-    }
-    let Some(path) = rein_tools::saved_output_path(content) else {
-        return;
-    };
-    // Only rein's own files: a command can print a line that looks like the notice.
-    let offload_dir = std::path::absolute(offload_dir).unwrap_or_else(|_| offload_dir.into());
-    let path = std::path::PathBuf::from(path);
-    if !path.starts_with(&offload_dir)
-        || path
-            .components()
-            .any(|c| c == std::path::Component::ParentDir)
-        || std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file())
-    {
-        return;
-    }
-    let secrets = Arc::clone(secrets);
-    let masked = tokio::task::spawn_blocking(move || {
-        let result = secrets.redact_file(&path);
-        if result.is_err() {
-            // A file that cannot be masked must not keep the secrets: it goes.
-            let _ = std::fs::remove_file(&path);
-        }
-        result
-    })
-    .await;
-    debug_assert!(masked.is_ok(), "masking a saved output panicked");
-}
-
-/// Masks secret values in everything a result shows.
-fn mask(secrets: &Secrets, output: &mut ToolOutput) {
-    secrets.redact_in_place(&mut output.content);
-    match &mut output.display {
-        Display::FileEdit { diff, .. } => secrets.redact_in_place(diff),
-        Display::Command {
-            command,
-            output_tail,
-            ..
-        } => {
-            secrets.redact_in_place(command);
-            secrets.redact_in_place(output_tail);
-        }
-        Display::Text
-        | Display::FileRead { .. }
-        | Display::Search { .. }
-        | Display::Listing { .. } => {}
-    }
-}
-
-/// A call as hooks see it.
-fn hook_call(call: &ToolCall) -> HookCall<'_> {
-    HookCall {
-        id: &call.id,
-        tool: &call.name,
-        arguments: json_arguments(call),
-    }
-}
-
-/// The checked JSON arguments of a call (only calls that passed step 1 get here; others
-/// read as `null`).
-fn json_arguments(call: &ToolCall) -> &Value {
-    match &call.arguments {
-        ToolArguments::Json { value } => value,
-        ToolArguments::Invalid { .. } => &Value::Null,
-    }
-}
-
 /// The result of step 4.
-enum Asked {
+pub(super) enum Asked {
     /// The person said yes to this call.
     Answered,
     /// An answer given while it waited (yes for the session) covers it.
@@ -699,33 +544,9 @@ enum Asked {
 }
 
 /// Why a call did not run: said to the model (what to do instead) and to the person (short).
-struct Refusal {
+pub(super) struct Refusal {
     /// The call's result, for the model.
-    message: String,
+    pub(super) message: String,
     /// For the person and the final report.
-    reason: String,
-}
-
-/// The arguments as events show them: the JSON the model sent, or its raw text.
-pub(crate) fn arguments_value(call: &ToolCall) -> Value {
-    match &call.arguments {
-        ToolArguments::Json { value } => value.clone(),
-        ToolArguments::Invalid { raw, .. } => Value::String(raw.clone()),
-    }
-}
-
-/// What the model is told when its arguments were not JSON.
-fn invalid_arguments_message(tool: &str, raw: &str, error: &str) -> String {
-    const SHOWN_CHARS: usize = 2_000;
-    let shown: String = raw.chars().take(SHOWN_CHARS).collect();
-    let cut = if shown.len() < raw.len() {
-        " …(cut)"
-    } else {
-        ""
-    };
-    format!(
-        "The arguments for `{tool}` were not valid JSON ({error}), so the tool did not run.\n\
-         You sent: {shown}{cut}\n\
-         Send the call again with the arguments as one JSON object."
-    )
+    pub(super) reason: String,
 }
