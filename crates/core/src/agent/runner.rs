@@ -25,7 +25,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::call_args::{arguments_value, hook_call, invalid_arguments_message, json_arguments};
 use super::event::{AgentEvent, Events};
-use super::leave_sandbox::{Outside, sandbox_refusal};
 use super::masking::{mask, mask_saved_output};
 use super::subagents::AGENT_TOOL;
 use crate::hooks::{HookDecision, Hooks};
@@ -120,7 +119,7 @@ pub(super) struct Checked {
     /// For a shell call, what the parser found.
     shell: Option<ShellFacts>,
     /// For a shell call, the analysis those facts came from, handed on to the tool.
-    analyzed: Option<Arc<Analyzed>>,
+    pub(super) analyzed: Option<Arc<Analyzed>>,
 }
 
 impl Checked {
@@ -344,42 +343,6 @@ impl CallEnv {
         Ok(false)
     }
 
-    /// Step 5: runs the checked call, and 5b: what the sandbox refused asks the person, who
-    /// may let it run once outside.
-    async fn run_checked(
-        &self,
-        call: &ToolCall,
-        checked: Checked,
-        leave_sandbox: bool,
-    ) -> (ToolOutput, Option<Fatal>) {
-        let mut ctx = checked.ctx(&self.ctx);
-        if leave_sandbox {
-            ctx = ctx.outside_sandbox();
-        }
-        let view_args = json_arguments(call).clone();
-        let (mut output, mut fatal) = self
-            .execute(call, &ctx, checked.call, checked.analyzed)
-            .await;
-        // 5b. What the sandbox refused asks the person, who may let it run once outside.
-        if fatal.is_none()
-            && let Some(refused) = sandbox_refusal(&output)
-        {
-            match self.ask_outside_sandbox(call, &refused, &view_args).await {
-                Outside::Rerun => match self.check(call) {
-                    Ok(again) => {
-                        let ctx = again.ctx(&self.ctx).outside_sandbox();
-                        (output, fatal) =
-                            self.execute(call, &ctx, again.call, again.analyzed).await;
-                    }
-                    Err(message) => output = ToolOutput::error(message),
-                },
-                Outside::Keep => {}
-                Outside::Cancelled => fatal = Some(Fatal::Cancelled),
-            }
-        }
-        (output, fatal)
-    }
-
     /// Step 3: the policy's decision, with the hooks' say. A hook's deny or ask wins; its
     /// allow waves the mode's questions but never a deny (a rule, the hard deny list) nor a
     /// firm question (an ask rule, an edit outside the workspace).
@@ -409,7 +372,7 @@ impl CallEnv {
     }
 
     /// Step 1: the call names a tool, and its arguments are JSON the tool accepts.
-    fn check(&self, call: &ToolCall) -> Result<Checked, String> {
+    pub(super) fn check(&self, call: &ToolCall) -> Result<Checked, String> {
         let Some(tool) = self.runner.registry.get(&call.name) else {
             return Err(self.unknown_tool_message(&call.name));
         };
@@ -452,7 +415,7 @@ impl CallEnv {
 
     /// Step 5: runs the tool, in the call's scope; cancelling gives it a grace period to
     /// stop on its own.
-    async fn execute(
+    pub(super) async fn execute(
         &self,
         call: &ToolCall,
         ctx: &ToolContext,
