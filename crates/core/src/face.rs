@@ -12,15 +12,16 @@
 //!   confined.
 //!
 //! ```no_run
-//! use std::sync::Arc;
-//! use rein_core::face::{AgentBuilder, Events, ProviderConfig, ProviderKind, build_provider};
+//! use rein_core::face::{
+//!     AgentBuilder, AgentEvent, Events, ProviderConfig, ProviderKind, build_provider,
+//! };
 //! # async fn turn() -> Result<(), Box<dyn std::error::Error>> {
 //! let mut endpoint = ProviderConfig::new(ProviderKind::OpenAi);
 //! endpoint.base_url = Some("http://127.0.0.1:8080/v1".to_owned());
 //! let mut agent = AgentBuilder::new("/path/to/project", "my-model", ProviderKind::OpenAi)
 //!     .provider(build_provider(&endpoint)?)
 //!     .build()?;
-//! let events = Events::new(|event| println!("{event:?}"));
+//! let events = Events::new(|event: AgentEvent| println!("{event:?}"));
 //! let outcome = agent.run_turn("list the files", &events, Default::default()).await;
 //! println!("{}", outcome.text);
 //! # Ok(()) }
