@@ -54,20 +54,7 @@ impl AgentBuilder {
         let mcp = crate::mcp::plan(config, env);
         builder.warnings.extend(mcp.warnings.iter().cloned());
         builder.mcp_warnings = mcp.warnings;
-        builder.mcp_sandboxed = mcp
-            .servers
-            .iter()
-            .filter(|s| {
-                matches!(
-                    s.transport,
-                    rein_mcp::TransportConfig::Stdio {
-                        sandboxed: true,
-                        ..
-                    }
-                )
-            })
-            .map(|s| s.name.clone())
-            .collect();
+        builder.mcp_sandboxed = sandboxed_servers(&mcp.servers);
         builder.mcp_plan = mcp.servers;
         builder.mcp_log_dir = Some(config.rein_home.join(crate::mcp::MCP_LOG_DIR));
         builder.secret_sources = SecretSources {
@@ -214,4 +201,21 @@ pub(super) fn rule_set(
         ask: parse(&lists.ask),
         deny: parse(&lists.deny),
     }
+}
+
+/// The names of the stdio servers configured to run in the OS sandbox.
+fn sandboxed_servers(servers: &[rein_mcp::ServerConfig]) -> Vec<String> {
+    servers
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.transport,
+                rein_mcp::TransportConfig::Stdio {
+                    sandboxed: true,
+                    ..
+                }
+            )
+        })
+        .map(|s| s.name.clone())
+        .collect()
 }
