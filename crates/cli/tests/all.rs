@@ -36,6 +36,7 @@ mod sessions;
 mod skills;
 mod subagents;
 mod text_output;
+mod text_tool_calls;
 mod thinking;
 mod todos;
 mod tool_calls;

@@ -316,6 +316,8 @@ impl AgentBuilder {
                 ..RetryPolicy::default()
             },
             thinking_budget_tokens,
+            tool_format: config.tool_format,
+            ollama_num_ctx: config.ollama_num_ctx,
         });
         builder
     }

@@ -80,6 +80,11 @@ impl StreamDecoder {
         }
     }
 
+    /// Whether any of the body (beyond white space) has come.
+    pub fn has_body(&self) -> bool {
+        !matches!(self.body, Body::Unknown)
+    }
+
     /// Whether the body has said it is finished, so the rest need not be read.
     pub fn is_complete(&self) -> bool {
         match (&self.body, &self.format) {

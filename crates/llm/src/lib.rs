@@ -28,6 +28,7 @@ pub mod replay;
 mod retry;
 mod serde_util;
 pub mod sse;
+pub mod text_calls;
 mod tls;
 mod toolspec;
 mod url;
@@ -51,6 +52,7 @@ pub use pricing::{Price, cost_usd, price_for};
 pub use provider::{EventStream, Provider, Request, ToolSpec};
 pub use replay::{CassetteError, RecordingProvider, ReplayProvider};
 pub use retry::{DEFAULT_MAX_RETRIES, RetryPolicy};
+pub use text_calls::{ToolFormat, find_text_calls};
 pub use toolspec::{tool_to_wire, tools_to_wire};
 pub use url::{
     BaseUrlError, is_loopback_url, is_on_domain, normalize_base_url, redact_credentials, url_host,

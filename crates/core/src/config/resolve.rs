@@ -131,6 +131,14 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         ),
         (Setting::StreamIdleTimeout, stream_idle_timeout.source),
         (Setting::RequestTimeout, request_timeout.source),
+        (
+            Setting::ToolFormat,
+            source(stacked.tool_format.as_ref().map(|s| &s.source)),
+        ),
+        (
+            Setting::OllamaNumCtx,
+            source(stacked.ollama_num_ctx.as_ref().map(|s| &s.source)),
+        ),
     ]);
 
     Ok(Config {
@@ -142,6 +150,8 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         temperature: stacked.temperature.map(|s| s.value),
         max_tokens: stacked.max_tokens.map(|s| s.value),
         thinking_budget_tokens: stacked.thinking_budget.map(|s| s.value),
+        tool_format: stacked.tool_format.map(|s| s.value).unwrap_or_default(),
+        ollama_num_ctx: stacked.ollama_num_ctx.map(|s| s.value),
         context_window_tokens: stacked.context_window.map(|s| s.value),
         auto_compact: auto_compact.value,
         compact_threshold: compact_threshold.value,
