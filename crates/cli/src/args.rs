@@ -160,6 +160,8 @@ pub(crate) enum ProviderArg {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+    /// The OpenAI Responses API (models offered only there).
+    OpenaiResponses,
 }
 
 /// `--output-format`.

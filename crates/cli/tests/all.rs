@@ -29,6 +29,7 @@ mod orphans;
 mod parallel;
 mod permissions;
 mod repl;
+mod responses;
 mod rounds;
 mod sandbox;
 mod sandbox_process;

@@ -273,7 +273,7 @@ impl AgentBuilder {
         }
         let thinking_budget_tokens = match (config.thinking_budget_tokens, config.provider) {
             (Some(budget), ProviderKind::Anthropic) => Some(budget),
-            (Some(_), ProviderKind::OpenAi) => {
+            (Some(_), ProviderKind::OpenAi | ProviderKind::OpenAiResponses) => {
                 builder.warnings.push(format!(
                     "thinking_budget (from {}) applies to the Anthropic API only; it is not \
                      sent to this OpenAI-compatible endpoint",

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::text_calls::ToolFormat;
 use crate::{
     AnthropicProvider, BaseUrlError, NetworkConfig, OpenAiProvider, Provider, ProviderKind,
-    RetryPolicy,
+    ResponsesProvider, RetryPolicy,
 };
 
 /// Everything needed to talk to one model endpoint.
@@ -110,6 +110,7 @@ pub fn build_provider(config: &ProviderConfig) -> Result<Arc<dyn Provider>, Conf
     Ok(match config.kind {
         ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(config)?),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)?),
+        ProviderKind::OpenAiResponses => Arc::new(ResponsesProvider::new(config)?),
     })
 }
 

@@ -20,6 +20,7 @@ impl Repl {
         let provider = match agent.provider_kind() {
             rein_llm::ProviderKind::OpenAi => "openai",
             rein_llm::ProviderKind::Anthropic => "anthropic",
+            rein_llm::ProviderKind::OpenAiResponses => "openai-responses",
         };
         self.say(&format!(
             "{} {} · {} · {}",

@@ -311,6 +311,7 @@ fn provider_name(agent: &Agent) -> &'static str {
     match agent.provider_kind() {
         rein_llm::ProviderKind::OpenAi => "openai",
         rein_llm::ProviderKind::Anthropic => "anthropic",
+        rein_llm::ProviderKind::OpenAiResponses => "openai-responses",
     }
 }
 

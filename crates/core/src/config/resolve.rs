@@ -302,7 +302,9 @@ fn resolve_endpoint(
     };
     let key = find_key(provider.value, stacked.api_key_env.as_ref(), flag_key, env);
     let openai_base_url = match provider.value {
-        ProviderKind::OpenAi => checked_base_url(env.get(OPENAI_BASE_URL_VAR))?,
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
+            checked_base_url(env.get(OPENAI_BASE_URL_VAR))?
+        }
         ProviderKind::Anthropic => None,
     };
     let explicit_base_url = base_urls
@@ -319,7 +321,9 @@ fn resolve_endpoint(
         };
     let (default_url, default_model) = match provider.value {
         ProviderKind::OpenAi if deepseek => (DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL),
-        ProviderKind::OpenAi => (provider.value.default_base_url(), OPENAI_DEFAULT_MODEL),
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
+            (provider.value.default_base_url(), OPENAI_DEFAULT_MODEL)
+        }
         ProviderKind::Anthropic => (provider.value.default_base_url(), ANTHROPIC_DEFAULT_MODEL),
     };
     Ok(Endpoint {
@@ -453,6 +457,7 @@ pub(crate) fn key_variables(provider: ProviderKind, api_key_env: Option<&str>) -
     let order: &[&str] = match (api_key_env, provider) {
         (Some(var), _) => return vec![var.to_owned()],
         (None, ProviderKind::OpenAi) => &[REIN_API_KEY, OPENAI_API_KEY, DEEPSEEK_API_KEY],
+        (None, ProviderKind::OpenAiResponses) => &[REIN_API_KEY, OPENAI_API_KEY],
         (None, ProviderKind::Anthropic) => &[REIN_API_KEY, ANTHROPIC_API_KEY],
     };
     order.iter().map(|var| (*var).to_owned()).collect()
