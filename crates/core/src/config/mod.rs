@@ -70,7 +70,7 @@ impl fmt::Debug for ApiKey {
 pub struct Overrides {
     /// `-m/--model`.
     pub model: Option<String>,
-    /// `--provider openai|anthropic`.
+    /// `--provider openai|openai-responses|anthropic`.
     pub provider: Option<ProviderKind>,
     /// `--base-url`.
     pub base_url: Option<String>,
