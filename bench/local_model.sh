@@ -90,7 +90,7 @@ import json, sys
 calls = results = 0
 for line in open(sys.argv[1]):
     record = json.loads(line)
-    message = record.get("message") or {}
+    message = record if record.get("type") == "message" else {}
     for part in message.get("parts", []):
         if part.get("type") == "tool_call":
             calls += 1

@@ -233,6 +233,7 @@ impl ProviderArg {
         match self {
             ProviderArg::Openai => "openai",
             ProviderArg::Anthropic => "anthropic",
+            ProviderArg::OpenaiResponses => "openai-responses",
         }
     }
 }
