@@ -250,3 +250,35 @@ fn a_long_running_reference_call_is_cancelled_at_its_timeout() {
         "{result}"
     );
 }
+
+#[test]
+fn a_20_kb_file_read_through_server_filesystem_arrives_whole_and_once() {
+    let Some(bin) = reference_servers() else {
+        return;
+    };
+    let env = Env::new();
+    let text: String = (1..=450)
+        .map(|n| format!("line {n:03}: the quick brown fox jumps over the dog\n"))
+        .collect();
+    assert!(text.len() > 20_000);
+    env.write("big.txt", &text);
+    configure(&env, &bin, "");
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(call(
+                "r1",
+                "mcp__files__read_text_file",
+                json!({"path": env.work.join("big.txt")}),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "go", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = result_of(&server.requests()[1], "r1");
+    for n in 1..=450 {
+        let line = format!("line {n:03}: the quick brown fox");
+        assert_eq!(result.matches(&line).count(), 1, "{line} not there once");
+    }
+}
