@@ -12,7 +12,7 @@ use rein_tools::sandbox::{Enforcement, Sandbox, SandboxLevel};
 use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
-use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, SandboxSettings, Setting};
+use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, SandboxSettings};
 use crate::context::{
     COMPACT_TOOL, CompactRequests, CompactTool, ContextSettings, PinnedState, PromptAnchor,
 };
@@ -277,7 +277,7 @@ impl AgentBuilder {
                 builder.warnings.push(format!(
                     "thinking_budget (from {}) applies to the Anthropic API only; it is not \
                      sent to this OpenAI-compatible endpoint",
-                    config.source(Setting::ThinkingBudget)
+                    config.source("thinking_budget")
                 ));
                 None
             }
