@@ -107,7 +107,7 @@ pub(crate) async fn run(args: Args) -> Exit {
         live.begin("thinking");
         let live = Arc::clone(live);
         tokio::spawn(async move {
-            let mut every = tokio::time::interval(std::time::Duration::from_millis(100));
+            let mut every = tokio::time::interval(crate::render::SPINNER_TICK);
             loop {
                 every.tick().await;
                 live.tick();

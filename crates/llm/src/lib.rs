@@ -51,6 +51,7 @@ pub use pricing::{Price, cost_usd, price_for};
 pub use provider::{EventStream, Provider, Request, ToolSpec};
 pub use replay::{CassetteError, RecordingProvider, ReplayProvider};
 pub use retry::{DEFAULT_MAX_RETRIES, RetryPolicy};
+pub use tls::install_crypto_provider;
 pub use toolspec::{tool_to_wire, tools_to_wire};
 pub use url::{
     BaseUrlError, is_loopback_url, is_on_domain, normalize_base_url, redact_credentials, url_host,

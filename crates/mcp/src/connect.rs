@@ -246,13 +246,9 @@ async fn finish(
 }
 
 /// The HTTP client for streamable-HTTP servers; reqwest is built without a crypto provider,
-/// so ring is installed first (as rein-llm does for the model's client).
+/// so rein-llm's is installed first.
 fn http_client() -> Result<reqwest::Client, String> {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // Err means another provider was installed first, which serves as well.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
+    rein_llm::install_crypto_provider();
     reqwest::Client::builder()
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))

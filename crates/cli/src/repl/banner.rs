@@ -17,10 +17,7 @@ impl Repl {
     /// The banner: version, model, provider, directory, session, permission mode.
     pub(super) fn banner(&self, agent: &Agent) {
         let s = self.style;
-        let provider = match agent.provider_kind() {
-            rein_llm::ProviderKind::OpenAi => "openai",
-            rein_llm::ProviderKind::Anthropic => "anthropic",
-        };
+        let provider = agent.provider_kind().as_str();
         self.say(&format!(
             "{} {} · {} · {}",
             s.bold("rein"),

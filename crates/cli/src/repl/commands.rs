@@ -308,10 +308,7 @@ impl Repl {
 }
 
 fn provider_name(agent: &Agent) -> &'static str {
-    match agent.provider_kind() {
-        rein_llm::ProviderKind::OpenAi => "openai",
-        rein_llm::ProviderKind::Anthropic => "anthropic",
-    }
+    agent.provider_kind().as_str()
 }
 
 /// The model's todo list, one item a line with its state.
