@@ -18,6 +18,7 @@ mod gateways;
 mod headless;
 mod hooks;
 mod interrupt;
+mod log;
 mod lose_nothing;
 mod mcp;
 mod mcp_auto;
