@@ -5,7 +5,7 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::Path;
 
 use rein_core::agent::Agent;
-use rein_llm::{Part, Role};
+use rein_core::face::{Part, Role};
 
 use super::{Repl, editor};
 use crate::args::Args;

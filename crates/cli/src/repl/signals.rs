@@ -7,8 +7,7 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rein_mcp::McpHub;
-use rein_tools::bash::ProcessTracker;
+use rein_core::face::{McpHub, ProcessTracker};
 use tokio_util::sync::CancellationToken;
 
 use super::terminal::SavedModes;
