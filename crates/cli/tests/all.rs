@@ -21,6 +21,7 @@ mod headless;
 mod hooks;
 mod interrupt;
 mod local_servers;
+mod log;
 mod lose_nothing;
 mod mcp;
 mod mcp_auto;

@@ -206,16 +206,21 @@ impl CallEnv {
     /// Runs one call through the whole pipeline.
     async fn run(&self, call: &ToolCall, checked: Option<Checked>) -> CallOutcome {
         let started = Instant::now();
-        let done = |output: ToolOutput, fatal: Option<Fatal>| CallOutcome {
-            result: ToolResult {
-                call_id: call.id.clone(),
-                content: output.content,
-                is_error: output.is_error,
-            },
-            display: output.display,
-            changes: output.changes,
-            duration: started.elapsed(),
-            fatal,
+        tracing::debug!(tool = %call.name, id = %call.id, "tool start");
+        let done = |output: ToolOutput, fatal: Option<Fatal>| {
+            let duration = started.elapsed();
+            tracing::debug!(tool = %call.name, id = %call.id, ?duration, is_error = output.is_error, "tool end");
+            CallOutcome {
+                result: ToolResult {
+                    call_id: call.id.clone(),
+                    content: output.content,
+                    is_error: output.is_error,
+                },
+                display: output.display,
+                changes: output.changes,
+                duration,
+                fatal,
+            }
         };
 
         // 1. Arguments.

@@ -44,7 +44,7 @@ use serde::Deserialize;
 
 pub use background::{BackgroundShells, MAX_RUNNING as MAX_BACKGROUND, OutputRead};
 pub use background_tools::{BashOutputArgs, BashOutputTool, KillShellArgs, KillShellTool};
-pub use child::{TrackedChild, spawn_tracked};
+pub use child::{BashCommand, TrackedChild, spawn_tracked};
 pub use reaper::{OrphanCare, adopt_orphans};
 pub use rein_shell::{
     Analyzed, CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze,

@@ -4,6 +4,7 @@
 //! stdout and stderr share one pipe, as with `2>&1`: the kernel keeps the order in which the
 //! writes happened, which two pipes read concurrently cannot guarantee.
 
+use std::ffi::OsStr;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -15,11 +16,11 @@ use tokio::net::unix::pipe;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::child::{BashCommand, spawn_marked};
 use super::cwd::WRAPPER_SCRIPT;
 use super::output::{CappedOutput, OUTPUT_HEAD_BYTES};
-use super::procs::{self, CommandId, MARKER_VAR, marker_value, next_serial};
+use super::procs::{self, CommandId};
 use super::reaper;
-use super::signals::start_new_session;
 use super::spool::{Spool, SpoolSpec, Spooled};
 use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
 use crate::Progress;
@@ -240,43 +241,27 @@ pub(crate) fn launch(
     spec: Launch<'_>,
     tracker: &ProcessTracker,
 ) -> io::Result<(tokio::process::Child, CommandId)> {
-    let mut command = tokio::process::Command::new("bash");
-    command
-        .arg("-c")
-        .arg(spec.script)
-        .arg("bash")
-        .arg(spec.cwd_file)
-        .arg(spec.command)
-        .current_dir(spec.cwd);
-    // Before the pipes are set: on macOS the command is rebuilt around sandbox-exec.
-    if let Some(sandbox) = spec.sandbox {
-        sandbox.apply(&mut command).map_err(io::Error::other)?;
+    let mut command = BashCommand {
+        script: spec.script,
+        args: &[
+            OsStr::new("bash"),
+            spec.cwd_file.as_os_str(),
+            OsStr::new(spec.command),
+        ],
+        cwd: spec.cwd,
+        sandbox: spec.sandbox,
+        stdio: [spec.stdin, spec.stdout, spec.stderr],
+        env_remove: spec.env_remove,
     }
-    command
-        .stdin(spec.stdin)
-        .stdout(spec.stdout)
-        .stderr(spec.stderr)
-        .envs(CHILD_ENV);
-    for name in spec.env_remove {
-        command.env_remove(name);
-    }
+    .build()?;
+    command.envs(CHILD_ENV);
     if spec.git_guard {
         guard_git(&mut command);
     }
-    // Every process the command starts inherits the marker, even one that leaves the
-    // session: that is how it is found later (procs.rs).
-    let serial = next_serial();
-    command.env(MARKER_VAR, marker_value(serial));
-    start_new_session(&mut command);
-    let child = reaper::spawn(&mut command)?;
+    let started = spawn_marked(&mut command, tracker);
     // The command holds our copies of the pipes' write ends: drop it, or they never end.
     drop(command);
-    let pgid = child
-        .id()
-        .ok_or_else(|| io::Error::other("bash exited before rein could track it"))?;
-    let id = CommandId { pgid, serial };
-    tracker.register(id);
-    Ok((child, id))
+    started
 }
 
 /// Whether the command still has live processes, allowing those that are exiting a moment to
