@@ -370,7 +370,9 @@ impl AgentBuilder {
     pub fn sandbox(&self) -> Sandbox {
         let offload = std::path::absolute(&self.tool_config.offload_dir)
             .unwrap_or_else(|_| self.tool_config.offload_dir.clone());
-        Sandbox::new(self.sandbox.policy(&Places {
+        let mut plan = self.sandbox.clone();
+        plan.auto = self.mode == PermissionMode::Auto;
+        Sandbox::new(plan.policy(&Places {
             workspace: &self.workspace,
             home_dir: self.tool_config.home_dir.as_deref(),
             rein_home: self.rein_home.as_deref(),
@@ -697,6 +699,12 @@ impl AgentBuilder {
             && let Enforcement::Unavailable(why) = sandbox.enforcement()
         {
             return Err(BuildError::SandboxUnavailable(why.clone()));
+        }
+        // Hosts the proxy does not list are asked about when someone can answer.
+        if self.interaction.attended() {
+            sandbox.set_host_gate(Arc::new(crate::network_gate::AskingGate {
+                interaction: Arc::clone(&self.interaction),
+            }));
         }
         let hook_sandbox = self.sandbox.settings.hooks.then(|| sandbox.clone());
         let mcp_sandbox = self.mcp_sandbox(|| sandbox.clone());

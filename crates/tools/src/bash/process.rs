@@ -116,6 +116,8 @@ pub(crate) struct RunOutcome {
     pub(crate) status: Option<ExitStatus>,
     /// Background processes still running.
     pub(crate) leftovers: Leftovers,
+    /// What the sandbox's proxy refused it.
+    pub(crate) net: crate::sandbox::NetUse,
 }
 
 /// Characters of the latest line a progress report carries.
@@ -132,7 +134,7 @@ pub(crate) async fn run(
     report: Option<&(dyn Fn(Progress) + Send + Sync)>,
 ) -> io::Result<RunOutcome> {
     let (reader, writer) = io::pipe()?;
-    let (mut child, id) = launch(
+    let (mut child, id, net) = launch(
         Launch {
             script: WRAPPER_SCRIPT,
             command: spec.command,
@@ -211,6 +213,7 @@ pub(crate) async fn run(
         stop,
         status,
         leftovers,
+        net,
     })
 }
 
@@ -235,11 +238,12 @@ pub(crate) struct Launch<'a> {
 
 /// Starts bash the one way every command starts (the bash tool's, in the foreground or in the
 /// background): its own session and process group, an environment in which nothing waits for
-/// a person, rein's marker, forked through the reaper and registered with `tracker`.
+/// a person, rein's marker, forked through the reaper and registered with `tracker`. It dies
+/// with rein, even when rein is killed with SIGKILL (`watchdog.rs`).
 pub(crate) fn launch(
     spec: Launch<'_>,
     tracker: &ProcessTracker,
-) -> io::Result<(tokio::process::Child, CommandId)> {
+) -> io::Result<(tokio::process::Child, CommandId, crate::sandbox::NetUse)> {
     let mut command = tokio::process::Command::new("bash");
     command
         .arg("-c")
@@ -249,9 +253,12 @@ pub(crate) fn launch(
         .arg(spec.command)
         .current_dir(spec.cwd);
     // Before the pipes are set: on macOS the command is rebuilt around sandbox-exec.
-    if let Some(sandbox) = spec.sandbox {
-        sandbox.apply(&mut command).map_err(io::Error::other)?;
-    }
+    let net = match spec.sandbox {
+        Some(sandbox) => sandbox
+            .apply_watched(&mut command)
+            .map_err(io::Error::other)?,
+        None => crate::sandbox::NetUse::default(),
+    };
     command
         .stdin(spec.stdin)
         .stdout(spec.stdout)
@@ -268,6 +275,7 @@ pub(crate) fn launch(
     let serial = next_serial();
     command.env(MARKER_VAR, marker_value(serial));
     start_new_session(&mut command);
+    super::watchdog::die_with_rein(&mut command);
     let child = reaper::spawn(&mut command)?;
     // The command holds our copies of the pipes' write ends: drop it, or they never end.
     drop(command);
@@ -276,7 +284,7 @@ pub(crate) fn launch(
         .ok_or_else(|| io::Error::other("bash exited before rein could track it"))?;
     let id = CommandId { pgid, serial };
     tracker.register(id);
-    Ok((child, id))
+    Ok((child, id, net))
 }
 
 /// Whether the command still has live processes, allowing those that are exiting a moment to
