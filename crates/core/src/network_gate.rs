@@ -62,3 +62,32 @@ impl HostGate for AskingGate {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interaction::{ScriptedInteraction, Unattended};
+
+    #[tokio::test]
+    async fn the_person_is_asked_about_a_host_and_no_one_means_no() {
+        let interaction = Arc::new(ScriptedInteraction::new([Approval::Yes, Approval::No]));
+        let gate = AskingGate {
+            interaction: interaction.clone(),
+        };
+        assert!(gate.allow("pypi.org", 443).await);
+        assert!(!gate.allow("evil.example.com", 443).await);
+        let asked = interaction.asked();
+        assert_eq!(asked.len(), 2);
+        assert_eq!(asked[0].tool, NETWORK_QUESTION);
+        assert_eq!(asked[0].arguments, json!({"host": "pypi.org", "port": 443}));
+        assert!(
+            asked[1].reason.contains("evil.example.com"),
+            "{}",
+            asked[1].reason
+        );
+        let nobody = AskingGate {
+            interaction: Arc::new(Unattended),
+        };
+        assert!(!nobody.allow("pypi.org", 443).await);
+    }
+}
