@@ -13,6 +13,8 @@ mod demo;
 mod deny_modes;
 mod endpoint_errors;
 mod env;
+mod eval;
+mod eval_ray;
 mod first_start;
 mod fix_import;
 mod gateways;
