@@ -257,7 +257,7 @@ pub(crate) enum SandboxArg {
     Off,
 }
 
-impl From<SandboxArg> for rein_tools::sandbox::SandboxLevel {
+impl From<SandboxArg> for rein_core::face::SandboxLevel {
     fn from(level: SandboxArg) -> Self {
         match level {
             SandboxArg::ReadOnly => Self::ReadOnly,

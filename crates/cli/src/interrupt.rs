@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use rein_tools::bash::ProcessTracker;
+use rein_core::face::ProcessTracker;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
@@ -31,7 +31,7 @@ impl Interrupts {
 pub(crate) fn install(
     turn: CancellationToken,
     processes: ProcessTracker,
-    mcp: Option<Arc<rein_mcp::McpHub>>,
+    mcp: Option<Arc<rein_core::face::McpHub>>,
 ) -> Interrupts {
     let interrupts = Interrupts::default();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Exit>();

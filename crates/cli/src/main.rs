@@ -37,9 +37,9 @@ fn main() -> ExitCode {
     };
     render::set_color_choice(args.color);
     // Before any command runs: commands cannot read rein's environment (the API key) ...
-    rein_tools::bash::hide_from_commands();
+    rein_core::face::hide_from_commands();
     // ... and orphans of rein's commands become rein's to reap and stop.
-    rein_tools::bash::adopt_orphans();
+    rein_core::face::adopt_orphans();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

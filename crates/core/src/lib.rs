@@ -4,6 +4,7 @@ pub mod agent;
 pub mod build;
 pub mod config;
 pub mod context;
+pub mod face;
 pub mod frontmatter;
 pub mod hooks;
 pub mod interaction;

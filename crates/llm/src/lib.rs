@@ -12,6 +12,7 @@ mod classify;
 mod config;
 mod decode;
 mod driver;
+mod emit;
 pub mod error;
 pub mod event;
 mod explain;

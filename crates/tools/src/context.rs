@@ -126,14 +126,20 @@ pub struct ToolContext {
     background: BackgroundShells,
     progress: Option<ProgressSink>,
     approved: Option<Arc<PathBuf>>,
-    scope: Option<CallScope>,
+    scope: Arc<CallScope>,
     /// The person let this one call run outside the sandbox.
     outside_sandbox: bool,
 }
 
-/// What the agent attaches to one call for its own tools (a sub-agent needs the call's id
-/// and where the agent's events go); rein-tools never looks inside.
-pub type CallScope = Arc<dyn std::any::Any + Send + Sync>;
+/// What the agent hands one call: who it is, and what was already worked out about it.
+#[derive(Debug, Clone, Default)]
+pub struct CallScope {
+    /// The call's id, as the model gave it (a sub-agent's events name it).
+    pub call_id: String,
+    /// A `bash` call's command line as the permission decision analysed it: the tool uses
+    /// it rather than analysing the line a second time.
+    pub shell: Option<Arc<rein_shell::Analyzed>>,
+}
 
 impl std::fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -158,7 +164,7 @@ impl ToolContext {
             background: BackgroundShells::new(),
             progress: None,
             approved: None,
-            scope: None,
+            scope: Arc::default(),
             outside_sandbox: false,
         }
     }
@@ -173,22 +179,22 @@ impl ToolContext {
             reads: Arc::default(),
             progress: None,
             approved: None,
-            scope: None,
+            scope: Arc::default(),
             ..self.clone()
         }
     }
 
-    /// The same shared state, for one call that carries `scope`.
+    /// The same shared state, for the one call that `scope` describes.
     pub fn with_scope(&self, scope: CallScope) -> Self {
         ToolContext {
-            scope: Some(scope),
+            scope: Arc::new(scope),
             ..self.clone()
         }
     }
 
-    /// What the agent attached to this call, if anything.
-    pub fn scope(&self) -> Option<&CallScope> {
-        self.scope.as_ref()
+    /// What the agent handed this call (empty outside a call).
+    pub fn scope(&self) -> &CallScope {
+        &self.scope
     }
 
     /// The same shared state with another cancellation token (one per turn).

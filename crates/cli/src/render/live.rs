@@ -11,7 +11,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use rein_core::agent::{AgentEvent, EventSink};
-use rein_tools::Display;
+use rein_core::face::Display;
 
 use super::markdown::MarkdownStream;
 use super::text::State as Lines;

@@ -5,7 +5,7 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::Path;
 
 use rein_core::agent::Agent;
-use rein_llm::{Part, Role};
+use rein_core::face::{Part, Role};
 
 use super::{Repl, editor};
 use crate::args::Args;
@@ -18,8 +18,8 @@ impl Repl {
     pub(super) fn banner(&self, agent: &Agent) {
         let s = self.style;
         let provider = match agent.provider_kind() {
-            rein_llm::ProviderKind::OpenAi => "openai",
-            rein_llm::ProviderKind::Anthropic => "anthropic",
+            rein_core::face::ProviderKind::OpenAi => "openai",
+            rein_core::face::ProviderKind::Anthropic => "anthropic",
         };
         self.say(&format!(
             "{} {} · {} · {}",

@@ -69,7 +69,7 @@ struct Repl {
     /// Direct calls so far, for their ids.
     direct_calls: u32,
     /// Tokens the session used before the agent now open (an earlier run, another model).
-    earlier_usage: rein_llm::Usage,
+    earlier_usage: rein_core::face::Usage,
     /// What was said at start about the MCP servers (those left out), for `/mcp`.
     mcp_warnings: Vec<String>,
 }

@@ -7,8 +7,8 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rein_mcp::McpHub;
-use rein_tools::bash::ProcessTracker;
+use rein_core::face::McpHub;
+use rein_core::face::ProcessTracker;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 

@@ -118,7 +118,7 @@ impl Repl {
             )
             .await;
         let typed = self.end(running);
-        if !outcome.cancelled && outcome.display != rein_tools::Display::Text {
+        if !outcome.cancelled && outcome.display != rein_core::face::Display::Text {
             self.shell_notes
                 .push(attach::shell_note(command, &outcome.content));
             self.say(&self.style.dim("(the output goes with your next request)"));

@@ -22,7 +22,6 @@
 //! - Dangerous commands are refused before they run ([`check_command`]); [`analyze`] tells
 //!   rein-core which commands are provably read-only and what rules should match.
 
-mod analysis;
 mod background;
 mod background_tools;
 mod child;
@@ -44,13 +43,14 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use analysis::{
-    CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze, check_command,
-};
 pub use background::{BackgroundShells, MAX_RUNNING as MAX_BACKGROUND, OutputRead};
 pub use background_tools::{BashOutputArgs, BashOutputTool, KillShellArgs, KillShellTool};
 pub use child::{TrackedChild, spawn_tracked};
 pub use reaper::{OrphanCare, adopt_orphans};
+pub use rein_shell::{
+    Analyzed, CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze,
+    check_command,
+};
 pub use tracker::{KILL_GRACE, ProcessTracker};
 
 use crate::{Preview, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
@@ -139,8 +139,16 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     };
     // rein-core refuses these before asking anyone; refusing here too keeps the bash tool
     // safe on its own (another caller, a rule that slipped).
-    let analysis = analyze(&args.command, &places);
-    if let Some(danger) = analysis.danger {
+    let handed = ctx.scope().shell.as_deref();
+    let fresh;
+    let analysis = match handed.and_then(|a| a.of(&args.command, &places)) {
+        Some(analysis) => analysis,
+        None => {
+            fresh = analyze(&args.command, &places);
+            &fresh
+        }
+    };
+    if let Some(danger) = &analysis.danger {
         return Err(ToolError::Model(danger.refusal()));
     }
     // A line rein may run without asking must stay read-only whatever git config a

@@ -8,17 +8,13 @@
 //! tokenizer and every run of words between operators is judged as a command: coarser than
 //! a parse, but it misses no command name that bash could run.
 
-use std::sync::LazyLock;
-
-use brush_parser::{ParseError, Parser, ParserOptions, SourceInfo, Token, TokenizerError};
+use brush_parser::{ParseError, Parser, SourceInfo, Token, TokenizerError};
 
 use super::lower;
 use super::lower_words::{lower_one, lower_word};
+use super::options::OPTIONS;
 use super::tree::{Command, Item, Pipeline, Script, Simple};
 use super::words::{HereDoc, Redirect, RedirectKind};
-
-/// bash's defaults, with extended globs on (as `shopt -s extglob` allows).
-pub(crate) static OPTIONS: LazyLock<ParserOptions> = LazyLock::new(ParserOptions::default);
 
 /// How many times a failed parse is retried with one more closing quote or bracket.
 const MAX_REPAIRS: usize = 8;

@@ -11,7 +11,7 @@ use brush_parser::word::{
 };
 
 use super::braces::expand_braces;
-use super::parse::OPTIONS;
+use super::options::OPTIONS;
 use super::words::{Part, Var, VarOp, Word};
 
 /// The words bash makes of the raw word `raw`: several when it has a brace expansion

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use rein_tools::bash::{CheckPlaces, DangerKind, check_command};
+use rein_shell::{CheckPlaces, DangerKind, check_command};
 
 const HOME: &str = "/home/tester";
 const WORKSPACE: &str = "/home/tester/proj";

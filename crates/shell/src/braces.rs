@@ -3,7 +3,7 @@
 
 use brush_parser::word::{self, BraceExpressionMember, BraceExpressionOrText};
 
-use super::parse::OPTIONS;
+use super::options::OPTIONS;
 
 /// Most words one brace expansion may become; past it the word is left as written.
 const MAX_BRACE_WORDS: usize = 64;

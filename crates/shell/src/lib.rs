@@ -63,6 +63,7 @@ mod lower_words;
 mod moves;
 mod named;
 mod nested;
+mod options;
 mod parse;
 mod paths;
 mod printed;
@@ -79,7 +80,7 @@ use paths::{AbsPath, HOME_MARK};
 use walker::{Findings, Stdin, Walker};
 
 /// Where a command would run, for judging the paths it names.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckPlaces {
     /// The workspace root: deleting it (or a directory containing it) is refused.
     pub workspace_root: PathBuf,
@@ -211,11 +212,11 @@ const STACK_PER_LEVEL_BYTES: usize = if cfg!(debug_assertions) {
 /// Stack for everything but the nesting.
 const STACK_BASE_BYTES: usize = 4 << 20;
 
-pub(super) const SHELLS: [&str; 10] = [
+pub(crate) const SHELLS: [&str; 10] = [
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
 ];
-pub(super) const INTERPRETERS: [&str; 6] = ["perl", "ruby", "node", "nodejs", "php", "lua"];
-pub(super) const FORMATTERS: [&str; 4] = ["mke2fs", "mkswap", "wipefs", "mkdosfs"];
+pub(crate) const INTERPRETERS: [&str; 6] = ["perl", "ruby", "node", "nodejs", "php", "lua"];
+pub(crate) const FORMATTERS: [&str; 4] = ["mke2fs", "mkswap", "wipefs", "mkdosfs"];
 
 /// Analyses `command` before it runs.
 pub fn analyze(command: &str, places: &CheckPlaces) -> CommandAnalysis {
@@ -236,6 +237,43 @@ pub fn analyze(command: &str, places: &CheckPlaces) -> CommandAnalysis {
             .and_then(|thread| thread.join().ok())
     })
     .unwrap_or_else(too_complex)
+}
+
+/// A command line's analysis with what it was made from, so that a later step (the bash tool
+/// after the permission decision) uses it instead of analysing the line again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Analyzed {
+    command: String,
+    places: CheckPlaces,
+    analysis: CommandAnalysis,
+}
+
+impl Analyzed {
+    /// Analyses `command` in `places`.
+    pub fn new(command: &str, places: CheckPlaces) -> Self {
+        let analysis = analyze(command, &places);
+        Analyzed {
+            command: command.to_owned(),
+            places,
+            analysis,
+        }
+    }
+
+    /// The analysis.
+    pub fn analysis(&self) -> &CommandAnalysis {
+        &self.analysis
+    }
+
+    /// Where the line was analysed as running.
+    pub fn places(&self) -> &CheckPlaces {
+        &self.places
+    }
+
+    /// The analysis, when it was made of `command` in `places`; `None` when either differs
+    /// (a hook changed the line, a `cd` moved the directory since).
+    pub fn of(&self, command: &str, places: &CheckPlaces) -> Option<&CommandAnalysis> {
+        (self.command == command && &self.places == places).then_some(&self.analysis)
+    }
 }
 
 /// Checks `command` against the hard deny list only; `Err` says why it must not run.

@@ -286,7 +286,7 @@ pub(crate) fn split_assignment(word: &Word) -> Option<(String, Word)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bash::analysis::parse::parse;
+    use crate::parse::parse;
 
     fn resolved(src: &str) -> Option<(String, Vec<String>)> {
         let parsed = parse(src);

@@ -2,12 +2,12 @@
 //! typical commands an agent runs. Target: under 50 µs median each, so that it never shows in
 //! the time of a round.
 //!
-//! Run: `cargo bench -p rein-tools --bench analysis`
+//! Run: `cargo bench -p rein-shell --bench analysis`
 
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use rein_tools::bash::{CheckPlaces, analyze};
+use rein_shell::{CheckPlaces, analyze};
 
 static PLACES: LazyLock<CheckPlaces> = LazyLock::new(|| CheckPlaces {
     workspace_root: PathBuf::from("/home/dev/project"),

@@ -3,7 +3,7 @@
 //! has seen or run programs rein has not checked, which must ask. Nothing here runs a
 //! command.
 
-use rein_tools::bash::analyze;
+use rein_shell::analyze;
 
 use crate::analysis::Verdict::{self, Asks, ReadOnly};
 use crate::analysis::{places, verdict};

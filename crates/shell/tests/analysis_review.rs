@@ -2,7 +2,7 @@
 //! in yolo mode), each proven closed, and the near misses that must not be refused. Nothing here runs a command (a few cases plant a
 //! symlink in a temporary directory for the analysis to look at).
 
-use rein_tools::bash::{CheckPlaces, analyze};
+use rein_shell::{CheckPlaces, analyze};
 
 use crate::analysis::Verdict::{self, Asks, Denied, ReadOnly};
 use crate::analysis::{places, verdict};

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use rein_tools::bash::{CheckPlaces, DangerKind, analyze};
+use rein_shell::{CheckPlaces, DangerKind, analyze};
 
 use Verdict::{Asks, Denied, ReadOnly};
 
