@@ -36,6 +36,7 @@ mod rounds;
 mod sandbox;
 mod sandbox_network;
 mod sandbox_process;
+mod sandbox_view;
 mod secrets;
 mod sessions;
 mod skills;

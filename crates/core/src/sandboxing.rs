@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use rein_tools::sandbox::{
-    DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy, support,
+    DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy, SshAgent,
+    support,
 };
 
 use crate::config::{Config, SandboxSettings, USER_CONFIG_FILE};
@@ -22,6 +23,8 @@ pub(crate) struct SandboxPlan {
     temp_root: Option<PathBuf>,
     /// The permission mode is auto: the network is off unless configured.
     pub(crate) auto: bool,
+    /// The ssh-agent's socket (`SSH_AUTH_SOCK`).
+    ssh_auth_sock: Option<PathBuf>,
 }
 
 /// Where the agent works.
@@ -42,6 +45,9 @@ impl SandboxPlan {
             level: None,
             temp_root: env("TMPDIR").filter(|t| !t.is_empty()).map(PathBuf::from),
             auto: false,
+            ssh_auth_sock: env("SSH_AUTH_SOCK")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
         }
     }
 
@@ -100,6 +106,8 @@ impl SandboxPlan {
         };
         let writable: Vec<PathBuf> = settings.writable.iter().map(expand).collect();
         let not_writable: Vec<PathBuf> = settings.read_only.iter().map(expand).collect();
+        let hide: Vec<PathBuf> = settings.hide.iter().map(expand).collect();
+        let expose: Vec<PathBuf> = settings.expose.iter().map(expand).collect();
         let temp_root = self
             .temp_root
             .clone()
@@ -136,6 +144,14 @@ impl SandboxPlan {
             tmp_dir: Some(&tmp_dir),
             rein_dirs: &[places.offload_dir.to_path_buf()],
             probe: self.probe(),
+            hide: &hide,
+            expose: &expose,
+            ssh_agent: if settings.ssh_agent == Some(true) {
+                SshAgent::Reachable
+            } else {
+                SshAgent::Hidden
+            },
+            ssh_auth_sock: self.ssh_auth_sock.as_deref(),
         });
         policy.allow_domains.clone_from(&settings.allow_domains);
         policy
