@@ -36,6 +36,7 @@ pub use mcp_servers::{McpServerEntry, McpTransportEntry};
 pub use project::{ProjectRoot, find_project_root};
 pub use repl::{ReplSettings, has_repl_table, with_repl_mode};
 pub use sandbox::SandboxSettings;
+pub(crate) use sandbox::stricter as sandbox_stricter;
 
 /// The person's config file, under rein's home.
 pub const USER_CONFIG_FILE: &str = "config.toml";

@@ -45,6 +45,12 @@ impl BashCommand<'_> {
     /// The command, to start with [`spawn_tracked`]; an error when the sandbox cannot be
     /// applied.
     pub fn build(self) -> io::Result<tokio::process::Command> {
+        self.build_watched().map(|(command, _)| command)
+    }
+
+    /// [`BashCommand::build`], with what rein's network proxy refuses the command gathered in
+    /// the returned [`crate::sandbox::NetUse`].
+    pub fn build_watched(self) -> io::Result<(tokio::process::Command, crate::sandbox::NetUse)> {
         let mut command = tokio::process::Command::new("bash");
         command
             .arg("-c")
@@ -52,15 +58,18 @@ impl BashCommand<'_> {
             .args(self.args)
             .current_dir(self.cwd);
         // Before the pipes are set: on macOS the command is rebuilt around sandbox-exec.
-        if let Some(sandbox) = self.sandbox {
-            sandbox.apply(&mut command).map_err(io::Error::other)?;
-        }
+        let net = match self.sandbox {
+            Some(sandbox) => sandbox
+                .apply_watched(&mut command)
+                .map_err(io::Error::other)?,
+            None => crate::sandbox::NetUse::default(),
+        };
         let [stdin, stdout, stderr] = self.stdio;
         command.stdin(stdin).stdout(stdout).stderr(stderr);
         for name in self.env_remove {
             command.env_remove(name);
         }
-        Ok(command)
+        Ok((command, net))
     }
 }
 
@@ -98,6 +107,8 @@ pub(crate) fn spawn_marked(
     let serial = next_serial();
     command.env(MARKER_VAR, marker_value(serial));
     start_new_session(command);
+    // Dies with rein, even by SIGKILL (the watchdog gets what leaves the session).
+    super::watchdog::die_with_rein(command);
     let child = reaper::spawn(command)?;
     let Some(pgid) = child.id() else {
         return Err(io::Error::other(

@@ -117,6 +117,8 @@ pub(crate) struct RunOutcome {
     pub(crate) status: Option<ExitStatus>,
     /// Background processes still running.
     pub(crate) leftovers: Leftovers,
+    /// What the sandbox's proxy refused it.
+    pub(crate) net: crate::sandbox::NetUse,
 }
 
 /// Characters of the latest line a progress report carries.
@@ -133,7 +135,7 @@ pub(crate) async fn run(
     report: Option<&(dyn Fn(Progress) + Send + Sync)>,
 ) -> io::Result<RunOutcome> {
     let (reader, writer) = io::pipe()?;
-    let (mut child, id) = launch(
+    let (mut child, id, net) = launch(
         Launch {
             script: WRAPPER_SCRIPT,
             command: spec.command,
@@ -212,6 +214,7 @@ pub(crate) async fn run(
         stop,
         status,
         leftovers,
+        net,
     })
 }
 
@@ -236,12 +239,13 @@ pub(crate) struct Launch<'a> {
 
 /// Starts bash the one way every command starts (the bash tool's, in the foreground or in the
 /// background): its own session and process group, an environment in which nothing waits for
-/// a person, rein's marker, forked through the reaper and registered with `tracker`.
+/// a person, rein's marker, forked through the reaper and registered with `tracker`. It dies
+/// with rein, even when rein is killed with SIGKILL (`watchdog.rs`).
 pub(crate) fn launch(
     spec: Launch<'_>,
     tracker: &ProcessTracker,
-) -> io::Result<(tokio::process::Child, CommandId)> {
-    let mut command = BashCommand {
+) -> io::Result<(tokio::process::Child, CommandId, crate::sandbox::NetUse)> {
+    let (mut command, net) = BashCommand {
         script: spec.script,
         args: &[
             OsStr::new("bash"),
@@ -253,15 +257,15 @@ pub(crate) fn launch(
         stdio: [spec.stdin, spec.stdout, spec.stderr],
         env_remove: spec.env_remove,
     }
-    .build()?;
+    .build_watched()?;
     command.envs(CHILD_ENV);
     if spec.git_guard {
         guard_git(&mut command);
     }
-    let started = spawn_marked(&mut command, tracker);
+    let (child, id) = spawn_marked(&mut command, tracker)?;
     // The command holds our copies of the pipes' write ends: drop it, or they never end.
     drop(command);
-    started
+    Ok((child, id, net))
 }
 
 /// Whether the command still has live processes, allowing those that are exiting a moment to
