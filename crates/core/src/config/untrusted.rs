@@ -14,8 +14,9 @@
 //! none themselves, but never with the person's API key. The only key sent there is one from
 //! that same `.env` file (the project's own, which tells it nothing new).
 
+use super::check::check_base_url;
 use super::dotenv::{DotEnvOwner, ENDPOINT_VARS, Env};
-use super::layer::{Layer, Sourced, check_base_url};
+use super::layer::{Layer, Sourced};
 use super::{ProviderKind, Source};
 
 const BASE_URL_VARS: [&str; 2] = ["REIN_BASE_URL", "OPENAI_BASE_URL"];
@@ -78,18 +79,19 @@ impl Withheld {
                 std::mem::take(&mut layer.tables.pass_env).join(", ")
             ));
         }
-        if let Some(url) = layer.base_url.take() {
-            if rein_llm::is_loopback_url(&url.value) {
-                self.local_urls.push(url);
-            } else {
-                self.config_items.push("base_url".to_owned());
+        if let Some(url) = layer.values.remove("base_url") {
+            // A server on this machine gets nothing the person's machine does not already
+            // hold, and is used without the person's key.
+            let local = (url.value.as_str())
+                .and_then(|text| check_base_url(text).ok())
+                .filter(|checked| rein_llm::is_loopback_url(checked));
+            match local {
+                Some(checked) => self.local_urls.push(Sourced::new(checked, url.source)),
+                None => self.config_items.push("base_url".to_owned()),
             }
         }
-        for (key, taken) in [
-            ("api_key_env", layer.api_key_env.take().is_some()),
-            ("ca_file", layer.ca_file.take().is_some()),
-        ] {
-            if taken {
+        for key in ["api_key_env", "ca_file"] {
+            if layer.values.remove(key).is_some() {
                 self.config_items.push(key.to_owned());
             }
         }
@@ -100,7 +102,10 @@ impl Withheld {
     pub(crate) fn local_fallback(&self, provider: ProviderKind) -> Option<&Sourced<String>> {
         self.local_urls.iter().find(|url| match &url.source {
             Source::DotEnv { var, .. } if var == "OPENAI_BASE_URL" => {
-                provider == ProviderKind::OpenAi
+                matches!(
+                    provider,
+                    ProviderKind::OpenAi | ProviderKind::OpenAiResponses
+                )
             }
             _ => true,
         })

@@ -128,6 +128,11 @@ pub(crate) fn mask_event(secrets: &Secrets, event: &mut AgentEvent) {
         }
         AgentEvent::ToolProgress { progress, .. } => match progress {
             Progress::Output { last_line, .. } => secrets.redact_in_place(last_line),
+            Progress::Steps { message, .. } => {
+                if let Some(message) = message {
+                    secrets.redact_in_place(message);
+                }
+            }
         },
         AgentEvent::ToolResult {
             summary,
