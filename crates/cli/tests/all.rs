@@ -30,6 +30,7 @@ mod orphans;
 mod parallel;
 mod permissions;
 mod repl;
+mod repl_round_two;
 mod rounds;
 mod sandbox;
 mod sandbox_process;
