@@ -408,3 +408,42 @@ fn narrowing_the_window_mid_turn_leaves_no_stale_spinner_rows() {
     pty.send("/exit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
+
+#[test]
+fn at_60_columns_the_saved_output_path_wraps_whole_instead_of_being_cut() {
+    let env = Env::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(bash("c1", "seq 1 200000; exit 3")))
+            .reply(Turn::text("seen")),
+    );
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "yolo"],
+        60,
+    );
+    pty.wait_ready();
+    pty.send("count\r");
+    pty.wait_for("seen");
+    pty.wait_for("↑ ");
+    // Rows put end to end, each without its indentation: a wrapped path reads whole.
+    let history = pty.history();
+    let text: String = history.iter().map(|row| row.trim()).collect();
+    let at = text
+        .find("whole output saved to")
+        .unwrap_or_else(|| panic!("no saved output named:\n{}", history.join("\n")));
+    let path: String = text[at + "whole output saved to".len()..]
+        .trim_start()
+        .chars()
+        .take_while(|c| !c.is_whitespace() && *c != '…')
+        .collect();
+    let path = path.split("seen").next().unwrap().trim_end_matches('.');
+    assert!(
+        std::path::Path::new(path).is_file(),
+        "the path shown ({path:?}) is not the saved file:\n{}",
+        history.join("\n")
+    );
+    pty.send("/exit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}

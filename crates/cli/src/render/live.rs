@@ -15,7 +15,7 @@ use rein_core::face::Display;
 
 use super::markdown::MarkdownStream;
 use super::text::State as Lines;
-use super::width::fit;
+use super::width::{fit, fit_or_wrap};
 use super::{Style, neutralize};
 
 /// Spinner frames, one per tick.
@@ -393,7 +393,7 @@ impl EventSink for Live {
                 let width = state.width;
                 let lines = state.lines.render(s, other);
                 for line in lines.lines() {
-                    text.push_str(&fit(line, width));
+                    text.push_str(&fit_or_wrap(line, width));
                     text.push('\n');
                 }
             }

@@ -62,7 +62,7 @@ pub(crate) fn wrap_words(text: &str, width: usize) -> String {
         if n > 0 {
             out.push('\n');
         }
-        wrap_line(line, width, &mut out);
+        wrap_line(line, width, width, &mut out);
     }
     out
 }
@@ -106,8 +106,46 @@ pub(crate) fn wrap_parts(text: &str, separator: &str, width: usize) -> String {
     out
 }
 
-/// One line of [`wrap_words`].
-fn wrap_line(line: &str, width: usize, out: &mut String) {
+/// A tool line at most `width` columns wide: a line of a command's output or a diff (after
+/// `│` or a line number) is cut, as a glimpse; any other (a path, an error, a summary) is
+/// wrapped between words, its continuation indented under its text, so nothing is lost.
+pub(crate) fn fit_or_wrap(line: &str, width: usize) -> String {
+    if visible_width(line) <= width {
+        return line.to_owned();
+    }
+    let plain = strip(line);
+    let body = plain.trim_start();
+    if body.starts_with('│') || body.starts_with(|c: char| c.is_ascii_digit()) {
+        return fit(line, width);
+    }
+    let indent = plain.len() - body.len() + 2;
+    let mut wrapped = String::with_capacity(line.len() + 16);
+    wrap_line(
+        line,
+        width,
+        width.saturating_sub(indent).max(10),
+        &mut wrapped,
+    );
+    wrapped.replace('\n', &format!("\n{}", " ".repeat(indent)))
+}
+
+/// `text` without its colour codes.
+fn strip(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            skip_sequence(&mut chars);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One line of [`wrap_words`]: its first row at most `first` columns, the others `rest`.
+fn wrap_line(line: &str, first: usize, rest: usize, out: &mut String) {
+    let mut width = first;
     let mut used = 0;
     for (n, word) in line.split(' ').enumerate() {
         let w = visible_width(word);
@@ -118,6 +156,7 @@ fn wrap_line(line: &str, width: usize, out: &mut String) {
             } else if used > 0 {
                 out.push('\n');
                 used = 0;
+                width = rest;
             } else {
                 // Leading spaces (indentation) are kept.
                 out.push(' ');
@@ -146,6 +185,7 @@ fn wrap_line(line: &str, width: usize, out: &mut String) {
             if used + cw > width && used > 0 {
                 out.push('\n');
                 used = 0;
+                width = rest;
             }
             out.push(c);
             used += cw;
@@ -194,6 +234,16 @@ mod tests {
             wrap_parts(line, " · ", 40),
             "↑ 12k in (10k cached) · ↓ 234 out ·\ncontext 23% of 128k · 4.2 s"
         );
+    }
+
+    #[test]
+    fn paths_and_errors_wrap_and_output_lines_are_cut() {
+        let saved = "    whole output saved to /tmp/rein/bash-1795-abcdef.log";
+        assert_eq!(
+            fit_or_wrap(saved, 30),
+            "    whole output saved to\n      /tmp/rein/bash-1795-abcd\n      ef.log"
+        );
+        assert_eq!(fit_or_wrap("    │ abcdefghijklmnop", 12), "    │ abcde…");
     }
 
     #[test]
