@@ -223,6 +223,8 @@ pub(crate) enum ProviderArg {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+    /// The OpenAI Responses API (models offered only there).
+    OpenaiResponses,
 }
 
 impl ProviderArg {
@@ -231,6 +233,7 @@ impl ProviderArg {
         match self {
             ProviderArg::Openai => "openai",
             ProviderArg::Anthropic => "anthropic",
+            ProviderArg::OpenaiResponses => "openai-responses",
         }
     }
 }

@@ -364,6 +364,7 @@ fn overrides_from(args: &Args) -> Overrides {
         provider: args.provider.map(|p| match p {
             ProviderArg::Openai => config::ProviderKind::OpenAi,
             ProviderArg::Anthropic => config::ProviderKind::Anthropic,
+            ProviderArg::OpenaiResponses => config::ProviderKind::OpenAiResponses,
         }),
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone().map(ApiKey::new),

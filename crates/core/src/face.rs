@@ -36,7 +36,7 @@ pub use rein_tools::bash::{
     ProcessTracker, TrackedChild, adopt_orphans, hide_from_commands, spawn_tracked,
 };
 pub use rein_tools::sandbox::{Enforcement, SandboxLevel, SandboxPolicy};
-pub use rein_tools::{Display, Preview, async_trait};
+pub use rein_tools::{Display, Preview, Progress, async_trait};
 
 pub use crate::agent::{
     Agent, AgentEvent, CompactOutcome, EventSink, Events, NestedEvent, TurnEnd, TurnError,

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use rein_tools::sandbox::{
-    DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy, support,
+    DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy, SshAgent,
+    support,
 };
 
 use crate::config::{Config, SandboxSettings, USER_CONFIG_FILE};
@@ -20,6 +21,8 @@ pub(crate) struct SandboxPlan {
     pub(crate) level: Option<SandboxLevel>,
     /// Where the private temporary directory is made (`TMPDIR`, else `/tmp`).
     temp_root: Option<PathBuf>,
+    /// The ssh-agent's socket (`SSH_AUTH_SOCK`).
+    ssh_auth_sock: Option<PathBuf>,
 }
 
 /// Where the agent works.
@@ -39,6 +42,9 @@ impl SandboxPlan {
             settings: config.sandbox.clone(),
             level: None,
             temp_root: env("TMPDIR").filter(|t| !t.is_empty()).map(PathBuf::from),
+            ssh_auth_sock: env("SSH_AUTH_SOCK")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
         }
     }
 
@@ -97,6 +103,8 @@ impl SandboxPlan {
         };
         let writable: Vec<PathBuf> = settings.writable.iter().map(expand).collect();
         let not_writable: Vec<PathBuf> = settings.read_only.iter().map(expand).collect();
+        let hide: Vec<PathBuf> = settings.hide.iter().map(expand).collect();
+        let expose: Vec<PathBuf> = settings.expose.iter().map(expand).collect();
         let temp_root = self
             .temp_root
             .clone()
@@ -131,6 +139,14 @@ impl SandboxPlan {
             tmp_dir: Some(&tmp_dir),
             rein_dirs: &[places.offload_dir.to_path_buf()],
             probe: self.probe(),
+            hide: &hide,
+            expose: &expose,
+            ssh_agent: if settings.ssh_agent == Some(true) {
+                SshAgent::Reachable
+            } else {
+                SshAgent::Hidden
+            },
+            ssh_auth_sock: self.ssh_auth_sock.as_deref(),
         })
     }
 }

@@ -3,6 +3,7 @@
 use crate::anthropic::stream::AnthropicStream;
 use crate::emit::Emit;
 use crate::openai::stream::OpenAiStream;
+use crate::responses::stream::ResponsesStream;
 use crate::sse::{SseEvent, SseParser};
 use crate::{LlmError, ProviderKind, StreamEvent};
 
@@ -33,6 +34,7 @@ enum Body {
 enum Format {
     OpenAi(OpenAiStream),
     Anthropic(AnthropicStream),
+    Responses(ResponsesStream),
 }
 
 impl StreamDecoder {
@@ -41,6 +43,7 @@ impl StreamDecoder {
         let format = match kind {
             ProviderKind::OpenAi => Format::OpenAi(OpenAiStream::default()),
             ProviderKind::Anthropic => Format::Anthropic(AnthropicStream::default()),
+            ProviderKind::OpenAiResponses => Format::Responses(ResponsesStream::default()),
         };
         Self {
             body: Body::Unknown,
@@ -76,9 +79,15 @@ impl StreamDecoder {
                     .feed(bytes, &mut |event: SseEvent<'_>| match format {
                         Format::OpenAi(s) => s.event(event, &mut emit),
                         Format::Anthropic(s) => s.event(event, &mut emit),
+                        Format::Responses(s) => s.event(event, &mut emit),
                     })
             }
         }
+    }
+
+    /// Whether any of the body (beyond white space) has come.
+    pub fn has_body(&self) -> bool {
+        !matches!(self.body, Body::Unknown)
     }
 
     /// Whether the body has said it is finished, so the rest need not be read.
@@ -86,6 +95,7 @@ impl StreamDecoder {
         match (&self.body, &self.format) {
             (Body::Sse, Format::OpenAi(s)) => s.is_complete(),
             (Body::Sse, Format::Anthropic(s)) => s.is_complete(),
+            (Body::Sse, Format::Responses(s)) => s.is_complete(),
             (Body::Unknown | Body::Json(_), _) => false,
         }
     }
@@ -102,6 +112,7 @@ impl StreamDecoder {
             self.sse.finish(&mut |event: SseEvent<'_>| match format {
                 Format::OpenAi(s) => s.event(event, &mut emit),
                 Format::Anthropic(s) => s.event(event, &mut emit),
+                Format::Responses(s) => s.event(event, &mut emit),
             })?;
         }
         match (&mut self.body, &mut self.format) {
@@ -110,8 +121,10 @@ impl StreamDecoder {
             )),
             (Body::Json(buf), Format::OpenAi(s)) => s.whole_reply(buf, &mut emit),
             (Body::Json(buf), Format::Anthropic(s)) => s.whole_reply(buf, &mut emit),
+            (Body::Json(buf), Format::Responses(s)) => s.whole_reply(buf, &mut emit),
             (Body::Sse, Format::OpenAi(s)) => s.finish(&mut emit),
             (Body::Sse, Format::Anthropic(s)) => s.finish(&mut emit),
+            (Body::Sse, Format::Responses(s)) => s.finish(&mut emit),
         }
     }
 }

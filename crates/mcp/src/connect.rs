@@ -4,11 +4,15 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
+use rein_tools::{Progress, ProgressSink};
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, Tool};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, Tool,
+};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -20,13 +24,45 @@ use tokio::process::{ChildStdin, ChildStdout};
 use crate::process::{Launch, ServerProcess};
 
 /// What rein's side of a connection does with what the server sends unasked: it notes
-/// that the tool list changed, to list the tools again between rounds.
-#[derive(Debug, Clone, Default)]
+/// that the tool list changed, to list the tools again between rounds, and passes each
+/// progress notification on to the call it is about.
+#[derive(Clone, Default)]
 pub(crate) struct Listener {
     pub(crate) tools_changed: Arc<AtomicBool>,
+    pub(crate) progress: ProgressRoutes,
 }
 
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listener").finish_non_exhaustive()
+    }
+}
+
+/// Where the progress of each call in flight goes, by its progress token.
+pub(crate) type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, ProgressSink>>>;
+
 impl ClientHandler for Listener {
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let sink = self
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(sink) = sink {
+            sink(Progress::Steps {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
+        std::future::ready(())
+    }
+
     fn on_tool_list_changed(
         &self,
         _context: NotificationContext<RoleClient>,

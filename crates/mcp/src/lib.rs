@@ -15,7 +15,8 @@ mod status;
 mod tool;
 
 pub use config::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig, TransportConfig, expand_vars,
+    DEFAULT_CALL_MAX_TIMEOUT, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig,
+    TransportConfig, expand_vars,
 };
 pub use hub::{McpHub, McpSetup, StartReport};
 pub use schema::clean_schema;

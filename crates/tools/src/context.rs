@@ -97,7 +97,7 @@ impl ToolConfig {
 }
 
 /// How a running call is getting on, for the person (never for the model).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Progress {
     /// A command is still running and printing.
@@ -108,6 +108,17 @@ pub enum Progress {
         lines: u64,
         /// The latest line, shortened.
         last_line: String,
+    },
+    /// A tool that reports how far it has got (an MCP server's progress notifications).
+    Steps {
+        /// How far, in the tool's own unit.
+        progress: f64,
+        /// Out of how much, when the tool says.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        /// What it is doing now, when it says.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
 }
 
@@ -242,6 +253,12 @@ impl ToolContext {
     }
 
     /// Reports how the running call is getting on (nothing happens when no one listens).
+    /// Where this call's progress goes, for work that reports from elsewhere (an MCP
+    /// server's notifications).
+    pub fn progress_sink(&self) -> Option<ProgressSink> {
+        self.progress.clone()
+    }
+
     pub fn report(&self, progress: Progress) {
         if let Some(sink) = &self.progress {
             sink(progress);

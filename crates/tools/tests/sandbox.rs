@@ -11,6 +11,7 @@ use anyhow::{Result, ensure};
 use rein_tools::bash::{BashArgs, BashTool};
 use rein_tools::sandbox::{
     DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, Sandbox, SandboxLevel, SandboxPolicy,
+    SshAgent,
 };
 use rein_tools::{Display, Tool, ToolConfig, ToolContext, ToolOutput};
 
@@ -61,6 +62,10 @@ fn fixture_with(
         tmp_dir: Some(&base.join("private-tmp")),
         rein_dirs: std::slice::from_ref(&offload),
         probe,
+        hide: &[],
+        expose: &[],
+        ssh_agent: SshAgent::Hidden,
+        ssh_auth_sock: None,
     });
     let mut config = ToolConfig::new(&ws, &offload);
     config.home_dir = Some(home.clone());

@@ -20,6 +20,7 @@ impl Repl {
         let provider = match agent.provider_kind() {
             rein_core::face::ProviderKind::OpenAi => "openai",
             rein_core::face::ProviderKind::Anthropic => "anthropic",
+            rein_core::face::ProviderKind::OpenAiResponses => "openai-responses",
         };
         self.say(&format!(
             "{} {} · {} · {}",

@@ -311,6 +311,7 @@ fn provider_name(agent: &Agent) -> &'static str {
     match agent.provider_kind() {
         rein_core::face::ProviderKind::OpenAi => "openai",
         rein_core::face::ProviderKind::Anthropic => "anthropic",
+        rein_core::face::ProviderKind::OpenAiResponses => "openai-responses",
     }
 }
 

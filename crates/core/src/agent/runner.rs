@@ -451,6 +451,20 @@ impl CallEnv {
                         last_line,
                     }
                 }
+                Progress::Steps {
+                    progress,
+                    total,
+                    mut message,
+                } => {
+                    if let Some(message) = message.as_mut() {
+                        secrets.redact_in_place(message);
+                    }
+                    Progress::Steps {
+                        progress,
+                        total,
+                        message,
+                    }
+                }
             };
             events.emit(AgentEvent::ToolProgress {
                 id: id.clone(),

@@ -86,7 +86,7 @@ impl AgentBuilder {
         }
         let thinking_budget_tokens = match (config.thinking_budget_tokens, config.provider) {
             (Some(budget), ProviderKind::Anthropic) => Some(budget),
-            (Some(_), ProviderKind::OpenAi) => {
+            (Some(_), ProviderKind::OpenAi | ProviderKind::OpenAiResponses) => {
                 builder.warnings.push(format!(
                     "thinking_budget (from {}) applies to the Anthropic API only; it is not \
                      sent to this OpenAI-compatible endpoint",
@@ -129,6 +129,8 @@ impl AgentBuilder {
                 ..RetryPolicy::default()
             },
             thinking_budget_tokens,
+            tool_format: config.tool_format,
+            ollama_num_ctx: config.ollama_num_ctx,
         });
         builder
     }

@@ -171,6 +171,14 @@ fn set(layer: &mut Layer, setting: Setting, value: &Value, source: Source) -> Re
             let tokens = check_thinking_budget(integer(value)?)?;
             layer.thinking_budget = Some(Sourced::new(tokens, source));
         }
+        Setting::ToolFormat => {
+            let format = string(value)?.parse()?;
+            layer.tool_format = Some(Sourced::new(format, source));
+        }
+        Setting::OllamaNumCtx => {
+            let tokens: u32 = positive(value)?;
+            layer.ollama_num_ctx = Some(Sourced::new(tokens, source));
+        }
         // Not a file key: `from_file_key` never yields it.
         Setting::ApiKey => return Err("API keys do not belong in config files".to_owned()),
     }

@@ -46,6 +46,8 @@ pub(crate) struct Layer {
     pub(crate) first_byte_timeout: Option<Sourced<Duration>>,
     pub(crate) stream_idle_timeout: Option<Sourced<Duration>>,
     pub(crate) request_timeout: Option<Sourced<Duration>>,
+    pub(crate) tool_format: Option<Sourced<rein_llm::ToolFormat>>,
+    pub(crate) ollama_num_ctx: Option<Sourced<u32>>,
     /// Rules, hooks and passed variables: added to, never replaced.
     pub(crate) tables: Tables,
 }
@@ -74,6 +76,8 @@ impl Layer {
             first_byte_timeout,
             stream_idle_timeout,
             request_timeout,
+            tool_format,
+            ollama_num_ctx,
             tables,
         } = above;
         self.tables.stack(tables);
@@ -102,6 +106,8 @@ impl Layer {
         over(&mut self.first_byte_timeout, first_byte_timeout);
         over(&mut self.stream_idle_timeout, stream_idle_timeout);
         over(&mut self.request_timeout, request_timeout);
+        over(&mut self.tool_format, tool_format);
+        over(&mut self.ollama_num_ctx, ollama_num_ctx);
     }
 
     /// Where the value of a network time limit goes.
@@ -130,7 +136,9 @@ impl Layer {
             | Setting::ToolOutputFileMax
             | Setting::BashTimeout
             | Setting::CaFile
-            | Setting::ThinkingBudget => None,
+            | Setting::ThinkingBudget
+            | Setting::ToolFormat
+            | Setting::OllamaNumCtx => None,
         }
     }
 

@@ -70,7 +70,7 @@ impl fmt::Debug for ApiKey {
 pub struct Overrides {
     /// `-m/--model`.
     pub model: Option<String>,
-    /// `--provider openai|anthropic`.
+    /// `--provider openai|openai-responses|anthropic`.
     pub provider: Option<ProviderKind>,
     /// `--base-url`.
     pub base_url: Option<String>,
@@ -155,6 +155,10 @@ pub struct Config {
     pub max_tokens: Option<u32>,
     /// Anthropic extended thinking: the tokens the model may think for; `None` is off.
     pub thinking_budget_tokens: Option<u32>,
+    /// How tools reach a Chat Completions server (`tool_format`).
+    pub tool_format: rein_llm::ToolFormat,
+    /// Ollama's `options.num_ctx` (`ollama_num_ctx`).
+    pub ollama_num_ctx: Option<u32>,
     /// The model's context window in tokens, when configured (`context_window`); otherwise
     /// the server or rein's table says (see [`crate::context`]).
     pub context_window_tokens: Option<u64>,

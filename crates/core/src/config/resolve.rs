@@ -131,6 +131,14 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         ),
         (Setting::StreamIdleTimeout, stream_idle_timeout.source),
         (Setting::RequestTimeout, request_timeout.source),
+        (
+            Setting::ToolFormat,
+            source(stacked.tool_format.as_ref().map(|s| &s.source)),
+        ),
+        (
+            Setting::OllamaNumCtx,
+            source(stacked.ollama_num_ctx.as_ref().map(|s| &s.source)),
+        ),
     ]);
 
     Ok(Config {
@@ -142,6 +150,8 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         temperature: stacked.temperature.map(|s| s.value),
         max_tokens: stacked.max_tokens.map(|s| s.value),
         thinking_budget_tokens: stacked.thinking_budget.map(|s| s.value),
+        tool_format: stacked.tool_format.map(|s| s.value).unwrap_or_default(),
+        ollama_num_ctx: stacked.ollama_num_ctx.map(|s| s.value),
         context_window_tokens: stacked.context_window.map(|s| s.value),
         auto_compact: auto_compact.value,
         compact_threshold: compact_threshold.value,
@@ -292,7 +302,9 @@ fn resolve_endpoint(
     };
     let key = find_key(provider.value, stacked.api_key_env.as_ref(), flag_key, env);
     let openai_base_url = match provider.value {
-        ProviderKind::OpenAi => checked_base_url(env.get(OPENAI_BASE_URL_VAR))?,
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
+            checked_base_url(env.get(OPENAI_BASE_URL_VAR))?
+        }
         ProviderKind::Anthropic => None,
     };
     let explicit_base_url = base_urls
@@ -309,7 +321,9 @@ fn resolve_endpoint(
         };
     let (default_url, default_model) = match provider.value {
         ProviderKind::OpenAi if deepseek => (DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL),
-        ProviderKind::OpenAi => (provider.value.default_base_url(), OPENAI_DEFAULT_MODEL),
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
+            (provider.value.default_base_url(), OPENAI_DEFAULT_MODEL)
+        }
         ProviderKind::Anthropic => (provider.value.default_base_url(), ANTHROPIC_DEFAULT_MODEL),
     };
     Ok(Endpoint {
@@ -443,6 +457,7 @@ pub(crate) fn key_variables(provider: ProviderKind, api_key_env: Option<&str>) -
     let order: &[&str] = match (api_key_env, provider) {
         (Some(var), _) => return vec![var.to_owned()],
         (None, ProviderKind::OpenAi) => &[REIN_API_KEY, OPENAI_API_KEY, DEEPSEEK_API_KEY],
+        (None, ProviderKind::OpenAiResponses) => &[REIN_API_KEY, OPENAI_API_KEY],
         (None, ProviderKind::Anthropic) => &[REIN_API_KEY, ANTHROPIC_API_KEY],
     };
     order.iter().map(|var| (*var).to_owned()).collect()

@@ -1,6 +1,6 @@
 //! The `[sandbox]` table: the level, the network, the writable roots both ways, the tool
-//! caches, whether hooks and stdio MCP servers run sandboxed, and a way to see the
-//! no-Landlock fallback.
+//! caches, the credential stores hidden both ways and the ssh-agent, whether hooks and stdio
+//! MCP servers run sandboxed, and a way to see the no-Landlock fallback.
 //!
 //! A user file sets what it likes. A project's file is the project's, not the person's: it
 //! may only tighten (a stricter level, the network off, more read-only paths, writable
@@ -34,6 +34,12 @@ pub struct SandboxSettings {
     pub mcp: bool,
     /// `landlock = false`: behave as if the kernel had no Landlock (to see the fallback).
     pub assume_no_landlock: bool,
+    /// `hide`: more credential stores commands see as empty (`~/` is the home directory).
+    pub hide: Vec<String>,
+    /// `expose`: paths commands still see, though rein's list (or `hide`) hides them.
+    pub expose: Vec<String>,
+    /// `ssh_agent`: whether commands may reach the ssh-agent (default off).
+    pub ssh_agent: Option<bool>,
     /// What a project file tried to loosen, for warnings.
     pub ignored: Vec<String>,
     /// The project file this layer was read from, when it was one: its level may only
@@ -42,7 +48,8 @@ pub struct SandboxSettings {
 }
 
 /// The keys `[sandbox]` takes.
-const KEYS: &str = "mode, network, writable, read_only, caches, hooks, mcp, landlock";
+const KEYS: &str =
+    "mode, network, writable, read_only, caches, hooks, mcp, landlock, hide, expose, ssh_agent";
 
 /// Reads a `[sandbox]` table of a file given by `source` on top of `settings`.
 pub(crate) fn read(
@@ -158,6 +165,31 @@ pub(crate) fn read(
                     settings.assume_no_landlock = !on;
                 }
             }
+            "hide" => settings.hide.extend(strings(value, "sandbox.hide")?),
+            "expose" => {
+                let paths = strings(value, "sandbox.expose")?;
+                if project.is_some() {
+                    settings.ignored.push(format!(
+                        "sandbox.expose in {source} is left out: only the person's own config \
+                         shows commands a credential store"
+                    ));
+                } else {
+                    settings.expose.extend(paths);
+                }
+            }
+            "ssh_agent" => {
+                let on = value
+                    .as_bool()
+                    .ok_or_else(|| "sandbox.ssh_agent: expected true or false".to_owned())?;
+                if project.is_some() && on {
+                    settings.ignored.push(format!(
+                        "sandbox.ssh_agent = true in {source} is left out: a project may only \
+                         keep the ssh-agent hidden"
+                    ));
+                } else {
+                    settings.ssh_agent = Some(on);
+                }
+            }
             other => {
                 return Err(format!(
                     "unknown key \"{other}\" in [sandbox]; known keys: {KEYS}"
@@ -194,6 +226,11 @@ impl SandboxSettings {
         self.hooks |= above.hooks;
         self.mcp |= above.mcp;
         self.assume_no_landlock |= above.assume_no_landlock;
+        self.hide.extend(above.hide);
+        self.expose.extend(above.expose);
+        if above.ssh_agent.is_some() {
+            self.ssh_agent = above.ssh_agent;
+        }
         self.ignored.extend(above.ignored);
     }
 }
@@ -352,5 +389,43 @@ mod tests {
         assert!(err.contains("read-only, workspace-write, off"), "{err}");
         let err = read(&mut settings, &table("net = true"), &user).unwrap_err();
         assert!(err.contains("known keys"), "{err}");
+    }
+
+    #[test]
+    fn credentials_hide_from_anyone_expose_and_the_agent_only_from_the_person() {
+        let user = Source::UserFile(PathBuf::from("/h/.rein/config.toml"));
+        let project = Source::ProjectFile(PathBuf::from("/src/app/.rein/config.toml"));
+        let mut settings = SandboxSettings::default();
+        let read_result = read(
+            &mut settings,
+            &table("hide = [\"~/.vault\"]\nexpose = [\"~/.aws\"]\nssh_agent = true"),
+            &user,
+        );
+        assert_eq!(read_result, Ok(()));
+        assert_eq!(settings.hide, ["~/.vault"]);
+        assert_eq!(settings.expose, ["~/.aws"]);
+        assert_eq!(settings.ssh_agent, Some(true));
+        let mut from_project = SandboxSettings::default();
+        let read_result = read(
+            &mut from_project,
+            &table("hide = [\"secrets\"]\nexpose = [\"~/.ssh\"]\nssh_agent = true"),
+            &project,
+        );
+        assert_eq!(read_result, Ok(()));
+        assert_eq!(from_project.hide, ["secrets"]);
+        assert!(from_project.expose.is_empty());
+        assert_eq!(from_project.ssh_agent, None);
+        assert_eq!(from_project.ignored.len(), 2, "{:?}", from_project.ignored);
+        assert_eq!(
+            read(&mut from_project, &table("ssh_agent = false"), &project),
+            Ok(())
+        );
+        settings.stack(from_project);
+        assert_eq!(settings.hide, ["~/.vault", "secrets"]);
+        assert_eq!(settings.ssh_agent, Some(false));
+        let err = read(&mut settings, &table("ssh_agent = \"yes\""), &user).unwrap_err();
+        assert!(err.contains("true or false"), "{err}");
+        let err = read(&mut settings, &table("hide = \"~/.ssh\""), &user).unwrap_err();
+        assert!(err.contains("list of strings"), "{err}");
     }
 }

@@ -48,11 +48,15 @@ pub enum Setting {
     StreamIdleTimeout,
     /// `request_timeout_secs`: one model call in all, retries included.
     RequestTimeout,
+    /// `tool_format`: `native` (the default) or `text`, for servers that take no `tools`.
+    ToolFormat,
+    /// `ollama_num_ctx`: the window Ollama loads the model with (`options.num_ctx`).
+    OllamaNumCtx,
 }
 
 impl Setting {
     /// Every setting that may appear in a config file.
-    pub const FILE_KEYS: [Setting; 20] = [
+    pub const FILE_KEYS: [Setting; 22] = [
         Setting::Model,
         Setting::Provider,
         Setting::BaseUrl,
@@ -73,6 +77,8 @@ impl Setting {
         Setting::FirstByteTimeout,
         Setting::StreamIdleTimeout,
         Setting::RequestTimeout,
+        Setting::ToolFormat,
+        Setting::OllamaNumCtx,
     ];
 
     /// The key in a config file (`api_key` for the key, which files may not hold).
@@ -99,6 +105,8 @@ impl Setting {
             Setting::FirstByteTimeout => "first_byte_timeout_secs",
             Setting::StreamIdleTimeout => "stream_idle_timeout_secs",
             Setting::RequestTimeout => "request_timeout_secs",
+            Setting::ToolFormat => "tool_format",
+            Setting::OllamaNumCtx => "ollama_num_ctx",
         }
     }
 
@@ -125,7 +133,9 @@ impl Setting {
             | Setting::Retries
             | Setting::ToolOutputBudget
             | Setting::ToolOutputFileMax
-            | Setting::BashTimeout => None,
+            | Setting::BashTimeout
+            | Setting::ToolFormat
+            | Setting::OllamaNumCtx => None,
         }
     }
 
@@ -152,7 +162,9 @@ impl Setting {
             | Setting::ConnectTimeout
             | Setting::FirstByteTimeout
             | Setting::StreamIdleTimeout
-            | Setting::RequestTimeout => None,
+            | Setting::RequestTimeout
+            | Setting::ToolFormat
+            | Setting::OllamaNumCtx => None,
         }
     }
 

@@ -24,6 +24,8 @@
 
 #[cfg(target_os = "linux")]
 mod caps;
+mod credentials;
+mod explain;
 mod git;
 mod hide;
 #[cfg(target_os = "linux")]
@@ -36,11 +38,16 @@ pub mod seatbelt;
 #[cfg(target_os = "linux")]
 mod seccomp;
 mod support;
+#[cfg(target_os = "linux")]
+mod view;
 
 use std::fmt::Write as _;
 use std::path::Path;
+
+use explain::{abi_limits, credential_lines, hidden_lines, process_lines, view_lines};
 use std::sync::Arc;
 
+pub use credentials::{DEFAULT_CREDENTIALS, SshAgent};
 pub use git::PlantWatch;
 pub use policy::{
     DEFAULT_CACHES, KernelProbe, MountAccess, Network, PolicyInputs, SandboxLevel, SandboxPolicy,
@@ -134,7 +141,16 @@ impl Sandbox {
         #[cfg(target_os = "linux")]
         let filters = match &enforcement {
             Enforcement::Enforced => {
-                match seccomp::filters(policy.network, support.landlock_abi.unwrap_or_default()) {
+                let metadata = if support.read_only_view {
+                    seccomp::Metadata::Allowed
+                } else {
+                    seccomp::Metadata::Refused
+                };
+                match seccomp::filters(
+                    policy.network,
+                    support.landlock_abi.unwrap_or_default(),
+                    metadata,
+                ) {
                     Ok(filters) => filters,
                     Err(err) => {
                         enforcement = Enforcement::Unavailable(err.to_string());
@@ -197,6 +213,9 @@ impl Sandbox {
         if let Some(dir) = &self.inner.policy.tmp_dir {
             command.env("TMPDIR", dir);
         }
+        if self.inner.policy.ssh_agent == SshAgent::Hidden {
+            command.env_remove("SSH_AUTH_SOCK");
+        }
         self.apply_platform(command)
     }
 
@@ -210,14 +229,25 @@ impl Sandbox {
             .ok_or_else(|| SandboxError::Landlock("no Landlock".to_owned()))?;
         let ruleset = landlock::ruleset(policy, abi)?;
         let keep: Vec<&Path> = policy
-            .writable
-            .iter()
+            .writable_now()
             .chain(policy.tmp_dir.iter())
             .map(std::path::PathBuf::as_path)
             .collect();
         let protection = if self.inner.support.mount_namespace {
-            protect::Protection::new(&policy.mounts(), &policy.hidden, &keep)
-                .map_err(|e| SandboxError::Protect(e.to_string()))?
+            let hidden: Vec<std::path::PathBuf> = policy
+                .hidden
+                .iter()
+                .chain(policy.credentials.iter())
+                .cloned()
+                .collect();
+            protect::Protection::new(&protect::Spec {
+                read_only_view: self.inner.support.read_only_view,
+                roots: &keep,
+                mounts: &policy.mounts(),
+                hidden: &hidden,
+                exposed: &policy.exposed,
+            })
+            .map_err(|e| SandboxError::Protect(e.to_string()))?
         } else {
             None
         };
@@ -316,7 +346,9 @@ impl Sandbox {
             }
         }
         if support.platform == Platform::Linux {
+            out.push_str(&view_lines(support));
             out.push_str(&hidden_lines(policy, support));
+            out.push_str(&credential_lines(policy, support));
         }
         let network = match (policy.network, support.platform) {
             (Network::Allowed, _) => "on",
@@ -331,104 +363,14 @@ impl Sandbox {
             ));
         }
         out.push_str(
-            "  still reachable: Unix sockets elsewhere (a `tmux -S PATH` server, an ssh-agent, \
-             any daemon listening on a path or, with the network on, an abstract name or a \
+            "  still reachable: Unix sockets elsewhere (a `tmux -S PATH` server, a gpg-agent \
+             outside ~/.gnupg, any daemon listening on a path or, with the network on, an abstract name or a \
              local port) can run what they are asked outside the sandbox; what a command \
              leaves in a writable tree (tool caches, /tmp, the workspace) can be run later by \
              something outside it\n",
         );
         out
     }
-}
-
-/// What Landlock ABI `abi` leaves to seccomp or cannot allow, in words (nothing from ABI 3).
-fn abi_limits(abi: u32) -> String {
-    let mut out = String::new();
-    if abi < support::TRUNCATE_ABI {
-        let _ = writeln!(
-            out,
-            "    truncate(2) is refused everywhere by seccomp, even in the writable trees: \
-             Landlock guards truncation only from ABI {} (Linux 6.2); opening with O_TRUNC \
-             and ftruncate(2) work where writing does",
-            support::TRUNCATE_ABI
-        );
-    }
-    if abi < support::REFER_ABI {
-        let _ = writeln!(
-            out,
-            "    renaming or linking a file into another directory fails with EXDEV (\"Invalid \
-             cross-device link\"), even inside the writable trees: Landlock allows it only \
-             from ABI {} (Linux 5.19); mv copies instead",
-            support::REFER_ABI
-        );
-    }
-    out
-}
-
-/// The hidden sockets and directories, in words.
-fn hidden_lines(policy: &SandboxPolicy, support: Support) -> String {
-    let mut out = String::new();
-    let hidden: Vec<&Path> = policy
-        .hidden
-        .iter()
-        .map(AsRef::as_ref)
-        .filter(|p: &&Path| p.exists())
-        .collect();
-    if hidden.is_empty() {
-        return out;
-    }
-    let how = if support.mount_namespace {
-        "hidden (sockets of daemons that would run commands outside the sandbox)"
-    } else {
-        "NOT hidden (this system gives no private mount namespace), though their daemons \
-         run commands outside the sandbox"
-    };
-    let _ = writeln!(out, "  {how}:");
-    for path in hidden {
-        let what = if !support.mount_namespace {
-            ""
-        } else if path.is_dir() {
-            " (an empty read-only directory in its place)"
-        } else {
-            " (/dev/null in its place)"
-        };
-        let _ = writeln!(out, "    {}{what}", path.display());
-    }
-    out
-}
-
-/// Capabilities, signals, abstract sockets and the refused system calls on Linux at
-/// Landlock ABI `abi`, in words.
-fn process_lines(abi: u32, network: Network) -> String {
-    let mut out = String::from(
-        "  capabilities: none (all dropped, even as root; securebits locked, so running a \
-         root-owned or setuid program gives none back)\n",
-    );
-    let scoped = abi >= support::SCOPES_ABI;
-    out.push_str(if scoped {
-        "  signals: only to processes started inside the same command (Landlock scope)\n"
-    } else {
-        "  signals: NOT restricted (Landlock scopes need ABI 6, Linux 6.12): a command can \
-         signal any process of the same user\n"
-    });
-    out.push_str(match (network, scoped) {
-        (Network::Blocked, true) => {
-            "  abstract Unix sockets made outside the sandbox: refused (Landlock scope)\n"
-        }
-        (Network::Blocked, false) => {
-            "  abstract Unix sockets made outside the sandbox: reachable (Landlock scopes \
-             need ABI 6)\n"
-        }
-        (Network::Allowed, _) => "  abstract Unix sockets made outside the sandbox: reachable\n",
-    });
-    out.push_str(
-        "  refused system calls (seccomp): ptrace and process_vm_*, mount and the new mount \
-         API, pivot_root, chroot, unshare, setns and namespace clones, open_by_handle_at, \
-         kernel modules, kexec, bpf, keyctl, reboot, swap, acct, quotactl, syslog, setting the \
-         clock, the host or domain name, port I/O, and the TIOCSTI and TIOCLINUX ioctls \
-         (typing into a terminal)\n  no_new_privs: set (setuid programs gain nothing)\n",
-    );
-    out
 }
 
 /// Makes `dir` (mode 0700) unless it exists; whether it was made here.
@@ -456,12 +398,12 @@ fn create_private_dir(dir: &Path) -> std::io::Result<bool> {
 fn install(
     command: &mut tokio::process::Command,
     ruleset: std::os::fd::OwnedFd,
-    protection: Option<protect::Protection>,
+    mut protection: Option<protect::Protection>,
     filters: Vec<seccompiler::BpfProgram>,
 ) {
     use std::os::fd::AsRawFd;
     let child_half = move || -> std::io::Result<()> {
-        if let Some(protection) = &protection {
+        if let Some(protection) = &mut protection {
             protection.enter()?;
         }
         caps::drop_all()?;
@@ -504,6 +446,7 @@ mod tests {
                     landlock_abi: Some(abi),
                     seccomp: true,
                     mount_namespace: true,
+                    read_only_view: true,
                     platform: Platform::Linux,
                     landlock_off_by_config: false,
                 },

@@ -16,6 +16,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::credentials::{self, SshAgent};
 use super::git::{self, PlantWatch};
 
 /// How much a sandboxed command may change.
@@ -133,6 +134,13 @@ pub struct SandboxPolicy {
     /// Directories and sockets of daemons outside the sandbox, hidden from commands
     /// (`hide.rs`) when they exist as a command starts; none holds a writable tree.
     pub hidden: Vec<PathBuf>,
+    /// Credential stores commands see as empty (`credentials.rs`), when they exist as a
+    /// command starts; none holds a writable tree.
+    pub credentials: Vec<PathBuf>,
+    /// Paths inside hidden ones that commands still see.
+    pub exposed: Vec<PathBuf>,
+    /// Whether commands may reach the ssh-agent.
+    pub ssh_agent: SshAgent,
 }
 
 impl SandboxPolicy {
@@ -148,6 +156,9 @@ impl SandboxPolicy {
             tmp_dir: None,
             probe: KernelProbe::Detect,
             hidden: Vec::new(),
+            credentials: Vec::new(),
+            exposed: Vec::new(),
+            ssh_agent: SshAgent::Reachable,
         }
     }
 
@@ -288,6 +299,15 @@ pub struct PolicyInputs<'a> {
     pub rein_dirs: &'a [PathBuf],
     /// How to probe the kernel.
     pub probe: KernelProbe,
+    /// More credential stores to hide (`[sandbox] hide`, absolute).
+    pub hide: &'a [PathBuf],
+    /// Paths to leave visible (`[sandbox] expose`, absolute): a store equal to or under one
+    /// is not hidden; one inside a hidden store stays visible in it.
+    pub expose: &'a [PathBuf],
+    /// Whether commands may reach the ssh-agent.
+    pub ssh_agent: SshAgent,
+    /// The ssh-agent's socket (`SSH_AUTH_SOCK`).
+    pub ssh_auth_sock: Option<&'a Path>,
 }
 
 impl SandboxPolicy {
@@ -354,18 +374,28 @@ impl SandboxPolicy {
         pinned.dedup();
         watched.sort();
         watched.dedup();
-        let hidden = if level == SandboxLevel::Off {
-            Vec::new()
+        let (hidden, credentials) = if level == SandboxLevel::Off {
+            (Vec::new(), credentials::Credentials::default())
         } else {
             let keep: Vec<&Path> = std::iter::once(inputs.workspace)
                 .chain(writable.iter().map(PathBuf::as_path))
                 .chain(inputs.tmp_dir)
                 .collect();
-            super::hide::hidden_paths(
+            let mut hidden = super::hide::hidden_paths(
                 rustix::process::getuid().as_raw(),
                 super::hide::runtime_dir().as_deref(),
                 &keep,
-            )
+            );
+            let credentials = credentials::resolve(
+                inputs.home_dir,
+                inputs.hide,
+                inputs.expose,
+                inputs.ssh_agent,
+                inputs.ssh_auth_sock,
+                &keep,
+            );
+            hidden.extend(credentials.agent_socket.iter().cloned());
+            (hidden, credentials)
         };
         SandboxPolicy {
             level,
@@ -379,6 +409,9 @@ impl SandboxPolicy {
                 .flatten(),
             probe: inputs.probe,
             hidden,
+            credentials: credentials.hidden,
+            exposed: credentials.exposed,
+            ssh_agent: inputs.ssh_agent,
         }
     }
 }
@@ -389,7 +422,7 @@ fn canonical(path: &Path) -> PathBuf {
 }
 
 /// `path` with the links of its deepest existing ancestor resolved, the rest appended.
-fn canonical_root(path: &Path) -> PathBuf {
+pub(crate) fn canonical_root(path: &Path) -> PathBuf {
     // `exists` (one stat) before `canonicalize` (a readlink per component): most cache
     // directories do not exist, and this runs for each of them as every session starts.
     for ancestor in path.ancestors().filter(|a| a.exists()) {
@@ -422,6 +455,10 @@ mod tests {
             tmp_dir: Some(Path::new("/var/tmp/rein-1")),
             rein_dirs: &[],
             probe: KernelProbe::Detect,
+            hide: &[],
+            expose: &[],
+            ssh_agent: SshAgent::Hidden,
+            ssh_auth_sock: None,
         }
     }
 

@@ -180,6 +180,9 @@ mod tests {
             tmp_dir: None,
             probe: KernelProbe::Detect,
             hidden: Vec::new(),
+            credentials: Vec::new(),
+            exposed: Vec::new(),
+            ssh_agent: crate::sandbox::SshAgent::Hidden,
         }
     }
 
