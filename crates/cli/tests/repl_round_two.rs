@@ -447,3 +447,37 @@ fn at_60_columns_the_saved_output_path_wraps_whole_instead_of_being_cut() {
     pty.send("/exit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
+
+#[test]
+fn an_edit_of_a_file_never_read_is_refused_before_asking() {
+    let env = Env::new();
+    env.write("notes.txt", "old line\n");
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "e1",
+                "edit_file",
+                json!({ "file_path": "notes.txt", "old_string": "old line", "new_string": "new line" })
+                    .to_string(),
+            )))
+            .reply(Turn::text("will read first")),
+    );
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 100);
+    pty.wait_ready();
+    pty.send("edit\r");
+    pty.wait_for("will read first");
+    let said = pty.transcript();
+    assert!(
+        !said.contains("needs your approval"),
+        "asked about a doomed edit:\n{said}"
+    );
+    assert!(said.contains("has not been read"), "{said}");
+    assert_eq!(env.read("notes.txt"), "old line\n");
+    let result = server.requests()[1].body.to_string();
+    assert!(
+        result.contains("has not been read in this session"),
+        "{result}"
+    );
+    pty.send("/exit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
