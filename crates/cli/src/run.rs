@@ -105,7 +105,7 @@ async fn one_shot(
         live.begin("thinking");
         let live = Arc::clone(live);
         tokio::spawn(async move {
-            let mut every = tokio::time::interval(std::time::Duration::from_millis(100));
+            let mut every = tokio::time::interval(crate::render::SPINNER_TICK);
             loop {
                 every.tick().await;
                 live.tick();

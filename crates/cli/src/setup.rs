@@ -410,7 +410,7 @@ fn resume(
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};
-    use rein_core::config::Setting;
+    use rein_core::config::FLAGS;
 
     use super::*;
 
@@ -421,11 +421,7 @@ mod tests {
             .filter_map(|arg| arg.get_long())
             .map(|long| format!("--{long}"))
             .collect();
-        let named: Vec<&str> = Setting::FILE_KEYS
-            .into_iter()
-            .chain([Setting::ApiKey])
-            .filter_map(Setting::flag)
-            .collect();
+        let named: Vec<&str> = FLAGS.iter().map(|(_, flag)| *flag).collect();
         assert!(!named.is_empty());
         for flag in named {
             assert!(longs.iter().any(|long| long == flag), "{flag} is no flag");

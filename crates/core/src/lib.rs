@@ -9,6 +9,7 @@ pub mod frontmatter;
 pub mod hooks;
 pub mod interaction;
 pub mod mcp;
+mod network_gate;
 pub mod permissions;
 pub mod prompt;
 mod sandboxing;

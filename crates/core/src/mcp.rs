@@ -61,7 +61,7 @@ pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
             match own {
                 Some(own) => {
                     plan.warnings.push(format!(
-                        "MCP server `{}` of this project ({}) is not used: this project is not                          trusted; yours ({}) starts instead",
+                        "MCP server `{}` of this project ({}) is not used: this project is not trusted; yours ({}) starts instead",
                         entry.name, entry.source, own.source
                     ));
                     *entry = own.clone();

@@ -169,6 +169,7 @@ impl Call {
                 let now = Instant::now();
                 self.attempt_started = now;
                 self.next_notice = now + self.settings.notice_interval;
+                tracing::debug!(attempt = self.retries + 1, "request sent");
                 self.phase = Phase::Opening {
                     request: self.opener.open(),
                 };
@@ -176,6 +177,11 @@ impl Call {
             }
             Phase::Opening { mut request } => match self.first_byte(&mut request).await {
                 Waited::Ready(body) => {
+                    tracing::debug!(
+                        elapsed = ?self.attempt_started.elapsed(),
+                        ok = body.is_ok(),
+                        "response headers"
+                    );
                     self.phase = Phase::Read {
                         body: body?,
                         decoder: Box::new(StreamDecoder::new(self.settings.kind)),
@@ -198,7 +204,13 @@ impl Call {
                     self.next_chunk(&mut body).await?
                 } else {
                     match self.first_byte(body.next()).await {
-                        Waited::Ready(chunk) => chunk,
+                        Waited::Ready(chunk) => {
+                            tracing::debug!(
+                                elapsed = ?self.attempt_started.elapsed(),
+                                "first byte"
+                            );
+                            chunk
+                        }
                         Waited::Notice => {
                             self.phase = Phase::Read {
                                 body,
@@ -240,6 +252,9 @@ impl Call {
                         }
                     }
                     None => decoder.finish(&mut self.scratch)?,
+                }
+                if matches!(self.phase, Phase::Done) {
+                    tracing::debug!(elapsed = ?self.attempt_started.elapsed(), "response complete");
                 }
                 self.pending.extend(self.scratch.drain(..));
                 Ok(())

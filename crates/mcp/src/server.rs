@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
 use crate::connect::{self, Connection, Listener, Surroundings};
+use crate::error::McpError;
 use crate::process::{Group, ServerProcess};
 use crate::status::{ServerState, ServerStatus};
 use rein_tools::ProgressSink;
@@ -83,7 +84,7 @@ pub(crate) struct Server {
     listener: Listener,
     inner: Mutex<Inner>,
     /// The process started with the hub, for the first start to shake hands with.
-    launched: Mutex<Option<Result<Option<connect::Launched>, String>>>,
+    launched: Mutex<Option<Result<Option<connect::Launched>, McpError>>>,
     /// The process group of the process last started, reachable while its handshake is under
     /// way (the process itself is then inside the handshake's future).
     group: Mutex<Group>,
@@ -194,7 +195,7 @@ impl Server {
     fn launch_process(
         &self,
         around: &Surroundings<'_>,
-    ) -> Result<Option<connect::Launched>, String> {
+    ) -> Result<Option<connect::Launched>, McpError> {
         let launched = connect::launch(&self.config, around);
         if let Ok(Some((process, _, _))) = &launched {
             *self.group.lock().unwrap_or_else(PoisonError::into_inner) = process.group();
@@ -228,7 +229,7 @@ impl Server {
                     .map_err(|error| self.with_log_hint(error))
             }
             // It never ran: its log has nothing to add.
-            Err(error) => Err(error),
+            Err(error) => Err(error.to_string()),
         };
         let mut inner = self.lock();
         match connected {
@@ -253,10 +254,10 @@ impl Server {
     }
 
     /// "see its log" advice for an error of a stdio server.
-    fn with_log_hint(&self, error: String) -> String {
+    fn with_log_hint(&self, error: impl std::fmt::Display) -> String {
         match &self.log {
             Some(log) => format!("{error} (its stderr is in {})", log.display()),
-            None => error,
+            None => error.to_string(),
         }
     }
 

@@ -69,8 +69,9 @@ impl Walker {
 }
 
 /// The strings in `code` that may be run as command lines: every string literal (and the
-/// literals of a `[...]` list joined by spaces: `["rm", "-rf", "/"]`) when the code calls a
-/// runner, and the body of backticks where they run a shell.
+/// literals of a `[...]` list, and those of a runner's call up to the end of its statement,
+/// joined as shell words: `["rm", "-rf", "/"]`, Perl's `system("rm", "-rf", "/")`) when the
+/// code calls a runner, and the body of backticks where they run a shell.
 fn command_strings(code: &str, language: Language) -> Vec<String> {
     let chars: Vec<char> = code.chars().collect();
     let mut literals = Vec::new();
@@ -78,6 +79,14 @@ fn command_strings(code: &str, language: Language) -> Vec<String> {
     let mut lists: Vec<Vec<String>> = Vec::new();
     let mut joined = Vec::new();
     let mut runs = language == Language::Awk && code.contains('|');
+    // The literals since the last runner's name, up to the end of its statement: a program
+    // and its arguments given one by one.
+    let mut call: Option<Vec<String>> = None;
+    let flush = |call: &mut Option<Vec<String>>, joined: &mut Vec<String>| {
+        if let Some(words) = call.take().filter(|w| w.len() > 1) {
+            joined.push(shell_words(&words));
+        }
+    };
     let mut i = 0;
     while let Some(&c) = chars.get(i) {
         match c {
@@ -90,14 +99,18 @@ fn command_strings(code: &str, language: Language) -> Vec<String> {
                     if let Some(list) = lists.last_mut() {
                         list.push(text.clone());
                     }
+                    if let Some(words) = call.as_mut() {
+                        words.push(text.clone());
+                    }
                     literals.push(text);
                 }
                 continue;
             }
+            ';' | '\n' => flush(&mut call, &mut joined),
             '[' => lists.push(Vec::new()),
             ']' => {
                 if let Some(list) = lists.pop().filter(|l| l.len() > 1) {
-                    joined.push(list.join(" "));
+                    joined.push(shell_words(&list));
                 }
             }
             c if c.is_ascii_alphabetic() || c == '_' => {
@@ -109,18 +122,42 @@ fn command_strings(code: &str, language: Language) -> Vec<String> {
                     i += 1;
                 }
                 let word: String = chars[start..i].iter().collect();
-                runs |= RUNNERS.contains(&word.as_str());
+                if RUNNERS.contains(&word.as_str()) {
+                    runs = true;
+                    flush(&mut call, &mut joined);
+                    call = Some(Vec::new());
+                }
                 continue;
             }
             _ => {}
         }
         i += 1;
     }
+    flush(&mut call, &mut joined);
     if runs {
         backticks.extend(literals);
         backticks.extend(joined);
     }
     backticks
+}
+
+/// `words` as one shell command line: each a word of its own, quoted where it needs it.
+fn shell_words(words: &[String]) -> String {
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|word| {
+            let plain = !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "/._-=+:,@%~".contains(c));
+            if plain {
+                word.clone()
+            } else {
+                format!("'{}'", word.replace('\'', "'\\''"))
+            }
+        })
+        .collect();
+    quoted.join(" ")
 }
 
 /// The string literal that starts at `from` (after its opening `quote`), with backslash
@@ -158,7 +195,22 @@ mod tests {
         );
         assert_eq!(
             command_strings("subprocess.run([\"rm\", \"-rf\", \"/\"])", Language::Calls),
-            ["rm", "-rf", "/", "rm -rf /"]
+            ["rm", "-rf", "/", "rm -rf /", "rm -rf /"]
+        );
+        // Perl's list form, with and without parentheses; words keep their spaces.
+        for code in [
+            "system(\"rm\",\"-rf\",\"/\")",
+            "system \"rm\", \"-rf\", \"/\"; print 1",
+        ] {
+            let strings = command_strings(code, Language::Backticks);
+            assert!(
+                strings.contains(&"rm -rf /".to_owned()),
+                "{code}: {strings:?}"
+            );
+        }
+        assert!(
+            command_strings("system('rm', '-rf', 'a b')", Language::Calls)
+                .contains(&"rm -rf 'a b'".to_owned())
         );
         assert_eq!(
             command_strings("`rm -rf /`", Language::Backticks),

@@ -90,10 +90,15 @@ fn prefix_or_suffix(out: &mut Simple, item: &ast::CommandPrefixOrSuffixItem) {
     match item {
         ast::CommandPrefixOrSuffixItem::IoRedirect(r) => out.redirects.push(redirect(r)),
         // After the command name, `NAME=value` is an argument (`export A=b`, `env A=b cmd`).
-        ast::CommandPrefixOrSuffixItem::Word(word)
-        | ast::CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
+        ast::CommandPrefixOrSuffixItem::Word(word) => {
             out.words.extend(lower_word(&word.value));
             out.written.push(word.value.clone());
+        }
+        ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment_ast, word) => {
+            out.words.extend(lower_word(&word.value));
+            out.written.push(word.value.clone());
+            out.arg_assignments
+                .push(assignment(assignment_ast, &word.value));
         }
         ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, subshell) => {
             let word = process_substitution(kind, subshell);

@@ -13,14 +13,30 @@ use super::words::{Part, VarOp, Word};
 impl Walker {
     /// What `echo ARGS` or `printf FORMAT ARGS` prints, when the command line says it.
     pub(super) fn printed_text(&self, name: &str, args: &[Word]) -> Option<String> {
-        let texts: Vec<String> = args.iter().map(|a| self.script_text(a)).collect();
+        // Each argument as the shell passes it (`~` expanded, quotes gone) when the text
+        // says it; otherwise as written, so a nested check still sees it.
+        let texts: Vec<String> = args
+            .iter()
+            .map(|a| match self.expand(a) {
+                Expanded::Known(text) if !glob::has_glob(&text) => text,
+                Expanded::Known(_) | Expanded::Maybe { .. } | Expanded::Unknown => {
+                    self.script_text(a)
+                }
+            })
+            .collect();
         match name {
             "echo" => {
-                let start = texts
+                let flags: Vec<&String> = texts
                     .iter()
                     .take_while(|t| matches!(t.as_str(), "-n" | "-e" | "-E" | "-ne" | "-en"))
-                    .count();
-                Some(texts[start..].join(" ").replace("\\n", "\n"))
+                    .collect();
+                let escapes = flags.iter().any(|f| f.contains('e'));
+                let text = texts[flags.len()..].join(" ");
+                Some(if escapes {
+                    backslash_escapes(&text)
+                } else {
+                    text.replace("\\n", "\n")
+                })
             }
             "printf" => {
                 let mut texts = texts.iter();
@@ -28,13 +44,25 @@ impl Walker {
                 if format == "--" {
                     format = texts.next()?.clone();
                 }
-                for arg in texts {
-                    match ["%s", "%b"].iter().filter_map(|f| format.find(f)).min() {
-                        Some(at) => format.replace_range(at..at + 2, arg),
-                        None => break,
+                // The format's escapes (`\x2f`, `\057`) are the format's; `%s` arguments are
+                // printed as they are, `%b` ones with their escapes.
+                let mut out = String::new();
+                let mut rest = format.as_str();
+                let mut texts = texts.peekable();
+                while let Some(at) = ["%s", "%b", "%%"].iter().filter_map(|f| rest.find(f)).min() {
+                    out.push_str(&backslash_escapes(&rest[..at]));
+                    match &rest[at..at + 2] {
+                        "%%" => out.push('%'),
+                        "%b" => out.push_str(&backslash_escapes(texts.next().map_or("", |t| t))),
+                        _ => out.push_str(texts.next().map_or("", |t| t)),
+                    }
+                    rest = &rest[at + 2..];
+                    if texts.peek().is_none() && !rest.contains('%') {
+                        break;
                     }
                 }
-                Some(format.replace("\\n", "\n"))
+                out.push_str(&backslash_escapes(rest));
+                Some(out)
             }
             _ => None,
         }
@@ -111,6 +139,77 @@ impl Walker {
     }
 }
 
+/// The backslash escapes `printf` (and `echo -e`) print: `\n`, `\t`, `\\`, `\xHH`, octal
+/// `\NNN` / `\0NNN`, `\e`...; an unknown one stays as written.
+fn backslash_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(&next) = chars.peek() else {
+            out.push('\\');
+            break;
+        };
+        let simple = match next {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'f' => Some('\x0c'),
+            'v' => Some('\x0b'),
+            'e' | 'E' => Some('\x1b'),
+            '\\' => Some('\\'),
+            '"' => Some('"'),
+            '\'' => Some('\''),
+            _ => None,
+        };
+        if let Some(escaped) = simple {
+            chars.next();
+            out.push(escaped);
+            continue;
+        }
+        let (radix, max) = match next {
+            'x' => (16, 2),
+            '0'..='7' => (8, 3),
+            _ => {
+                out.push('\\');
+                continue;
+            }
+        };
+        if next == 'x' {
+            chars.next();
+        } else if next == '0' {
+            // `\0NNN`: the zero introduces up to three more octal digits.
+            chars.next();
+        }
+        let mut digits = String::new();
+        while digits.len() < max
+            && let Some(&d) = chars.peek()
+            && d.is_digit(radix)
+        {
+            digits.push(d);
+            chars.next();
+        }
+        match u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            Some(byte) => out.push(byte),
+            None if next == '0' => out.push('\0'),
+            None => {
+                out.push('\\');
+                out.push_str(if next == 'x' { "x" } else { "" });
+                out.push_str(&digits);
+            }
+        }
+    }
+    out
+}
+
 /// A parameter expansion as it could be written.
 fn display_var(var: &super::words::Var) -> String {
     match &var.op {
@@ -134,4 +233,19 @@ fn display_var(var: &super::words::Var) -> String {
 /// A word as the model wrote it, for messages.
 pub(super) fn display_word(word: &Word) -> String {
     word.raw.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::backslash_escapes;
+
+    #[test]
+    fn printf_escapes_are_printed_as_printf_does() {
+        assert_eq!(backslash_escapes("\\x2f"), "/");
+        assert_eq!(backslash_escapes("\\057tmp"), "/tmp");
+        assert_eq!(backslash_escapes("\\0057"), "/");
+        assert_eq!(backslash_escapes("a\\tb\\n"), "a\tb\n");
+        assert_eq!(backslash_escapes("\\\\x2f"), "\\x2f");
+        assert_eq!(backslash_escapes("\\q\\"), "\\q\\");
+    }
 }

@@ -50,6 +50,9 @@ pub(crate) struct Simple {
     pub(crate) written: Vec<String>,
     /// The redirections, in order.
     pub(crate) redirects: Vec<Redirect>,
+    /// The `NAME=value` words after the command name, as assignments (`declare -a a=(/)`
+    /// assigns an array, which the word alone does not say).
+    pub(crate) arg_assignments: Vec<Assignment>,
 }
 
 /// `NAME=value`, `NAME+=value` or `NAME=(a b)` before a command name.

@@ -406,6 +406,16 @@ impl Walker {
                     stdin_args: &stdin_args,
                 };
                 self.check_named(&named, &simple.redirects, stdin, shell)?;
+                // `declare -a a=(/)`: the arrays and values the declaration builtins assign,
+                // from the parsed assignments (the words alone read `a=(/)` as text).
+                if shell == Shell::Same
+                    && matches!(
+                        name.as_str(),
+                        "declare" | "typeset" | "local" | "export" | "readonly"
+                    )
+                {
+                    self.assign_all(&simple.arg_assignments);
+                }
                 next.from_fetcher |= FETCHERS.contains(&name.as_str());
                 next.printed = match name.as_str() {
                     "echo" | "printf" => self.printed_text(&name, args),

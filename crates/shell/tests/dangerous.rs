@@ -727,3 +727,16 @@ proptest::proptest! {
         let _ = check_command(&command, &places());
     }
 }
+
+#[test]
+fn issue_19_deny_list_misses_are_refused() {
+    assert_refused(
+        DangerKind::RecursiveDelete,
+        &[
+            "declare -a a=(/); rm -rf \"${a[@]}\"",
+            "rm -rf \"$(printf '\\x2f')\"",
+            "perl -e 'system(\"rm\",\"-rf\",\"/\")'",
+            "rm -rf \"$(echo ~)\"",
+        ],
+    );
+}

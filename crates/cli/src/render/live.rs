@@ -18,6 +18,8 @@ use super::text::State as Lines;
 use super::width::{fit, fit_or_wrap};
 use super::{Style, neutralize};
 
+/// How often the spinner moves to its next frame.
+pub(crate) const SPINNER_TICK: std::time::Duration = std::time::Duration::from_millis(100);
 /// Spinner frames, one per tick.
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Characters per token, for the count shown while streaming (the provider's own count

@@ -17,11 +17,7 @@ impl Repl {
     /// The banner: version, model, provider, directory, session, permission mode.
     pub(super) fn banner(&self, agent: &Agent) {
         let s = self.style;
-        let provider = match agent.provider_kind() {
-            rein_core::face::ProviderKind::OpenAi => "openai",
-            rein_core::face::ProviderKind::Anthropic => "anthropic",
-            rein_core::face::ProviderKind::OpenAiResponses => "openai-responses",
-        };
+        let provider = agent.provider_kind().as_str();
         self.say(&format!(
             "{} {} · {} · {}",
             s.bold("rein"),

@@ -308,11 +308,7 @@ impl Repl {
 }
 
 fn provider_name(agent: &Agent) -> &'static str {
-    match agent.provider_kind() {
-        rein_core::face::ProviderKind::OpenAi => "openai",
-        rein_core::face::ProviderKind::Anthropic => "anthropic",
-        rein_core::face::ProviderKind::OpenAiResponses => "openai-responses",
-    }
+    agent.provider_kind().as_str()
 }
 
 /// The model's todo list, one item a line with its state.

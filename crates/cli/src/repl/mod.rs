@@ -16,7 +16,7 @@ mod turn;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rein_core::agent::{Agent, EventSink, Events};
 use rein_core::hooks::SessionStartSource;
@@ -32,9 +32,6 @@ use banner::ask_trust_once;
 use editor::LineEditor;
 use keys::{KeyShared, TurnKeys, Typed};
 use signals::Signals;
-
-/// How often the spinner moves.
-const SPINNER_TICK: Duration = Duration::from_millis(100);
 
 /// What to do after a command.
 enum Flow {

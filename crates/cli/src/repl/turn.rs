@@ -8,7 +8,8 @@ use rein_core::agent::{Agent, TurnStop};
 use tokio_util::sync::CancellationToken;
 
 use super::keys::Typed;
-use super::{Repl, Running, SPINNER_TICK, attach, terminal};
+use super::{Repl, Running, attach, terminal};
+use crate::render::SPINNER_TICK;
 use crate::render::{self, TurnFigures};
 
 impl Repl {

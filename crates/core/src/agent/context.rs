@@ -255,7 +255,7 @@ impl Agent {
         let suggested = needed.next_power_of_two().max(OLLAMA_SUGGESTED_MIN_TOKENS);
         events.emit(AgentEvent::Warning {
             message: format!(
-                "Ollama has loaded {} with a context of {loaded} tokens, but this session needs                  about {needed}: Ollama cuts a longer prompt without saying so. Restart Ollama                  with OLLAMA_CONTEXT_LENGTH={suggested}, or set ollama_num_ctx = {suggested} in                  rein's configuration",
+                "Ollama has loaded {} with a context of {loaded} tokens, but this session needs about {needed}: Ollama cuts a longer prompt without saying so. Restart Ollama with OLLAMA_CONTEXT_LENGTH={suggested}, or set ollama_num_ctx = {suggested} in rein's configuration",
                 self.settings.model
             ),
         });

@@ -206,21 +206,26 @@ impl CallEnv {
     /// Runs one call through the whole pipeline.
     async fn run(&self, call: &ToolCall, checked: Option<Checked>) -> CallOutcome {
         let started = Instant::now();
+        tracing::debug!(tool = %call.name, id = %call.id, "tool start");
         // The time the person took to answer a question is not the call's.
         // (Microseconds, in an atomic: the future is sent between threads.)
         let asking = std::sync::atomic::AtomicU64::new(0);
-        let done = |output: ToolOutput, fatal: Option<Fatal>| CallOutcome {
-            result: ToolResult {
-                call_id: call.id.clone(),
-                content: output.content,
-                is_error: output.is_error,
-            },
-            display: output.display,
-            changes: output.changes,
-            duration: started.elapsed().saturating_sub(Duration::from_micros(
+        let done = |output: ToolOutput, fatal: Option<Fatal>| {
+            let duration = started.elapsed().saturating_sub(Duration::from_micros(
                 asking.load(std::sync::atomic::Ordering::Relaxed),
-            )),
-            fatal,
+            ));
+            tracing::debug!(tool = %call.name, id = %call.id, ?duration, is_error = output.is_error, "tool end");
+            CallOutcome {
+                result: ToolResult {
+                    call_id: call.id.clone(),
+                    content: output.content,
+                    is_error: output.is_error,
+                },
+                display: output.display,
+                changes: output.changes,
+                duration,
+                fatal,
+            }
         };
 
         // 1. Arguments.

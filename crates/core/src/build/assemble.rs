@@ -55,6 +55,12 @@ impl AgentBuilder {
         {
             return Err(BuildError::SandboxUnavailable(why.clone()));
         }
+        // Hosts the proxy does not list are asked about when someone can answer.
+        if self.interaction.attended() {
+            sandbox.set_host_gate(Arc::new(crate::network_gate::AskingGate {
+                interaction: Arc::clone(&self.interaction),
+            }));
+        }
         let hook_sandbox = self.sandbox.settings.hooks.then(|| sandbox.clone());
         let mcp_sandbox = self.mcp_sandbox(|| sandbox.clone());
         let (mut registry, compact_requests, todos, skills_section) = self.own_tools();

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use rein_llm::{NetworkConfig, ProviderConfig, ProviderKind, RetryPolicy};
 
-use crate::config::{Config, ConfiguredRule, RuleLists, Setting};
+use crate::config::{Config, ConfiguredRule, RuleLists};
 use crate::context::ContextSettings;
 use crate::permissions::{Rule, RuleOrigin, RuleSet, SourcedRule};
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES};
@@ -90,7 +90,7 @@ impl AgentBuilder {
                 builder.warnings.push(format!(
                     "thinking_budget (from {}) applies to the Anthropic API only; it is not \
                      sent to this OpenAI-compatible endpoint",
-                    config.source(Setting::ThinkingBudget)
+                    config.source("thinking_budget")
                 ));
                 None
             }

@@ -29,7 +29,9 @@ impl AgentBuilder {
     pub fn sandbox(&self) -> Sandbox {
         let offload = std::path::absolute(&self.tool_config.offload_dir)
             .unwrap_or_else(|_| self.tool_config.offload_dir.clone());
-        Sandbox::new(self.sandbox.policy(&Places {
+        let mut plan = self.sandbox.clone();
+        plan.auto = self.mode == PermissionMode::Auto;
+        Sandbox::new(plan.policy(&Places {
             workspace: &self.workspace,
             home_dir: self.tool_config.home_dir.as_deref(),
             rein_home: self.rein_home.as_deref(),

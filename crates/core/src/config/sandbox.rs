@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rein_tools::sandbox::SandboxLevel;
+use rein_tools::sandbox::{Network, SandboxLevel};
 use toml::Value;
 
 use super::Source;
@@ -18,9 +18,15 @@ use super::Source;
 pub struct SandboxSettings {
     /// `mode`: the level, when configured (default `workspace-write`).
     pub level: Option<SandboxLevel>,
-    /// `network`: whether commands may use the network (default: on for
-    /// `workspace-write`, off for `read-only`).
-    pub network: Option<bool>,
+    /// `network`: `off`, `on` or `proxy` (`true` / `false` read as `on` / `off`; default: off
+    /// in the auto permission mode and for `read-only`, on otherwise).
+    pub network: Option<Network>,
+    /// `network` in a project's file: it applies only where it keeps more away than the
+    /// person's setting (or the mode's default) would.
+    pub project_network: Option<Network>,
+    /// `allow_domains`: the hosts rein's proxy lets commands reach with `network = "proxy"`
+    /// (`*.example.com` also names its subdomains). Only the person's own config sets them.
+    pub allow_domains: Vec<String>,
     /// `writable`: more writable trees (`~/` is the home directory).
     pub writable: Vec<String>,
     /// `read_only`: trees taken away from the writable ones.
@@ -48,8 +54,8 @@ pub struct SandboxSettings {
 }
 
 /// The keys `[sandbox]` takes.
-const KEYS: &str =
-    "mode, network, writable, read_only, caches, hooks, mcp, landlock, hide, expose, ssh_agent";
+const KEYS: &str = "mode, network, allow_domains, writable, read_only, caches, hooks, mcp, landlock, hide, expose, \
+     ssh_agent";
 
 /// Reads a `[sandbox]` table of a file given by `source` on top of `settings`.
 pub(crate) fn read(
@@ -89,16 +95,30 @@ pub(crate) fn read(
                 }
             }
             "network" => {
-                let on = value
-                    .as_bool()
-                    .ok_or_else(|| "sandbox.network: expected true or false".to_owned())?;
-                if project.is_some() && on {
+                let network = network(value)?;
+                if project.is_none() {
+                    settings.network = Some(network);
+                } else if network == Network::Allowed {
                     settings.ignored.push(format!(
-                        "sandbox.network = true in {source} is left out: a project may only \
-                         turn the network off"
+                        "sandbox.network = \"on\" in {source} is left out: a project may only \
+                         keep more of the network away"
                     ));
                 } else {
-                    settings.network = Some(on);
+                    settings.project_network = stricter(settings.project_network, network);
+                }
+            }
+            "allow_domains" => {
+                let domains = strings(value, "sandbox.allow_domains")?;
+                if project.is_some() {
+                    settings.ignored.push(format!(
+                        "sandbox.allow_domains in {source} is left out: only the person's own \
+                         config lets commands reach hosts"
+                    ));
+                } else {
+                    for domain in &domains {
+                        check_domain(domain)?;
+                    }
+                    settings.allow_domains.extend(domains);
                 }
             }
             "writable" => {
@@ -218,6 +238,10 @@ impl SandboxSettings {
         if above.network.is_some() {
             self.network = above.network;
         }
+        if let Some(network) = above.project_network {
+            self.project_network = stricter(self.project_network, network);
+        }
+        self.allow_domains.extend(above.allow_domains);
         self.writable.extend(above.writable);
         self.read_only.extend(above.read_only);
         if above.caches.is_some() {
@@ -246,6 +270,48 @@ fn resolves_inside(dir: &Path, path: &str) -> bool {
     existing
         .and_then(|a| std::fs::canonicalize(a).ok())
         .is_none_or(|real| real.starts_with(&root))
+}
+
+/// The stricter of a setting and another.
+pub(crate) fn stricter(setting: Option<Network>, other: Network) -> Option<Network> {
+    Some(match setting {
+        Some(current) if current.strictness() >= other.strictness() => current,
+        _ => other,
+    })
+}
+
+/// A `network` value: `"off"`, `"on"`, `"proxy"`, or `true` / `false` (older files).
+fn network(value: &Value) -> Result<Network, String> {
+    let wrong =
+        || "sandbox.network: expected \"off\", \"on\" or \"proxy\" (or true / false)".to_owned();
+    match value {
+        Value::Boolean(true) => Ok(Network::Allowed),
+        Value::Boolean(false) => Ok(Network::Blocked),
+        Value::String(text) => Network::parse(text).ok_or_else(|| {
+            format!("sandbox.network \"{text}\" is not a setting; the settings are off, on, proxy")
+        }),
+        _ => Err(wrong()),
+    }
+}
+
+/// An `allow_domains` entry: a host name, or `*.` and one (never a URL, a port or a path).
+fn check_domain(domain: &str) -> Result<(), String> {
+    let host = domain.strip_prefix("*.").unwrap_or(domain);
+    let valid = !host.is_empty()
+        && host.split('.').all(|label| {
+            !label.is_empty()
+                && label
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "sandbox.allow_domains: \"{domain}\" is not a host name (write \"pypi.org\" or \
+             \"*.pythonhosted.org\": no scheme, port or path)"
+        ))
+    }
 }
 
 fn strings(value: &Value, at: &str) -> Result<Vec<String>, String> {
@@ -284,7 +350,7 @@ mod tests {
         );
         assert_eq!(read_result, Ok(()));
         assert_eq!(settings.level, Some(SandboxLevel::Off));
-        assert_eq!(settings.network, Some(false));
+        assert_eq!(settings.network, Some(Network::Blocked));
         assert_eq!(settings.writable, ["~/x"]);
         assert_eq!(settings.read_only, ["/tmp"]);
         assert_eq!(settings.caches, Some(vec![".m2".to_owned()]));
@@ -316,7 +382,14 @@ mod tests {
         );
         assert_eq!(stricter, Ok(()));
         assert_eq!(settings.level, Some(SandboxLevel::ReadOnly));
-        assert_eq!(settings.network, Some(false));
+        assert_eq!(settings.network, None);
+        assert_eq!(settings.project_network, Some(Network::Blocked));
+        // Never loosened again by a later project file.
+        assert_eq!(
+            read(&mut settings, &table("network = \"proxy\""), &project),
+            Ok(())
+        );
+        assert_eq!(settings.project_network, Some(Network::Blocked));
         // Hooks and MCP servers: a project may put them in the sandbox, never take them out.
         settings.mcp = true;
         assert_eq!(read(&mut settings, &table("mcp = false"), &project), Ok(()));
@@ -379,6 +452,60 @@ mod tests {
         assert_eq!(settings.writable, ["build", "new"]);
         assert_eq!(settings.ignored.len(), 2, "{:?}", settings.ignored);
         assert!(settings.ignored[0].contains("left out"));
+    }
+
+    #[test]
+    fn network_takes_off_on_proxy_and_booleans_and_domains_are_host_names() {
+        let user = Source::UserFile(PathBuf::from("/h/.rein/config.toml"));
+        let mut settings = SandboxSettings::default();
+        for (text, network) in [
+            ("network = \"off\"", Network::Blocked),
+            ("network = \"on\"", Network::Allowed),
+            ("network = \"proxy\"", Network::Proxy),
+            ("network = true", Network::Allowed),
+            ("network = false", Network::Blocked),
+        ] {
+            assert_eq!(read(&mut settings, &table(text), &user), Ok(()), "{text}");
+            assert_eq!(settings.network, Some(network), "{text}");
+        }
+        let err = read(&mut settings, &table("network = \"filtered\""), &user).unwrap_err();
+        assert!(err.contains("off, on, proxy"), "{err}");
+        let err = read(&mut settings, &table("network = 1"), &user).unwrap_err();
+        assert!(err.contains("expected"), "{err}");
+        let domains = "allow_domains = [\"pypi.org\", \"*.pythonhosted.org\", \"localhost\"]";
+        assert_eq!(read(&mut settings, &table(domains), &user), Ok(()));
+        assert_eq!(
+            settings.allow_domains,
+            ["pypi.org", "*.pythonhosted.org", "localhost"]
+        );
+        for bad in [
+            "https://pypi.org",
+            "pypi.org:443",
+            "pypi.org/simple",
+            "",
+            "*.",
+        ] {
+            let text = format!("allow_domains = [\"{bad}\"]");
+            let err = read(&mut settings, &table(&text), &user).unwrap_err();
+            assert!(err.contains("not a host name"), "{bad}: {err}");
+        }
+        // A project may not add hosts.
+        let project = Source::ProjectFile(PathBuf::from("/src/app/.rein/config.toml"));
+        let mut settings = SandboxSettings::default();
+        assert_eq!(
+            read(
+                &mut settings,
+                &table("allow_domains = [\"evil.com\"]"),
+                &project
+            ),
+            Ok(())
+        );
+        assert!(settings.allow_domains.is_empty());
+        assert!(
+            settings.ignored[0].contains("left out"),
+            "{:?}",
+            settings.ignored
+        );
     }
 
     #[test]

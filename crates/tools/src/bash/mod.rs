@@ -34,6 +34,7 @@ mod result;
 mod signals;
 mod spool;
 mod tracker;
+mod watchdog;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -44,7 +45,7 @@ use serde::Deserialize;
 
 pub use background::{BackgroundShells, MAX_RUNNING as MAX_BACKGROUND, OutputRead};
 pub use background_tools::{BashOutputArgs, BashOutputTool, KillShellArgs, KillShellTool};
-pub use child::{TrackedChild, spawn_tracked};
+pub use child::{BashCommand, TrackedChild, spawn_tracked};
 pub use reaper::{OrphanCare, adopt_orphans};
 pub use rein_shell::{
     Analyzed, CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze,
@@ -211,10 +212,17 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     // Judged whatever the exit status: `python3 -c 'os.system("rm -rf ~")'` exits 0 after
     // the refusals it printed.
     let exited = outcome.stop == Stop::Exited;
-    let sandbox_refusal = ctx
+    let file_refusal = ctx
         .sandbox()
         .filter(|s| exited && s.is_enforced())
         .and_then(|s| crate::sandbox::refusal(&outcome.output.render(), s.policy(), &cwd));
+    // What rein's proxy refused is known for certain, whatever the command printed.
+    let hosts = crate::sandbox::host_refusals(&outcome.net.refused());
+    notices.extend(hosts.person_refused);
+    let sandbox_refusal = match (file_refusal, hosts.unlisted) {
+        (Some(files), Some(hosts)) => Some(format!("{files}; {hosts}")),
+        (files, hosts) => files.or(hosts),
+    };
     if outcome.stop == Stop::Exited
         && let Some(final_dir) = cwd_file.as_ref().and_then(CwdFile::read)
     {

@@ -157,6 +157,10 @@ pub(super) fn process_lines(abi: u32, network: Network) -> String {
             "  abstract Unix sockets made outside the sandbox: reachable (Landlock scopes \
              need ABI 6)\n"
         }
+        (Network::Proxy, _) => {
+            "  abstract Unix sockets made outside the sandbox: refused (a network namespace of \
+             its own)\n"
+        }
         (Network::Allowed, _) => "  abstract Unix sockets made outside the sandbox: reachable\n",
     });
     out.push_str(

@@ -83,6 +83,45 @@ pub enum Network {
     Allowed,
     /// Only Unix sockets: creating any other socket fails with "operation not permitted".
     Blocked,
+    /// Only through rein's proxy (`proxy.rs`), which lets through the allowed domains: the
+    /// command has a network of its own with nothing in it but the proxy's port.
+    Proxy,
+}
+
+impl Network {
+    /// Parses a `[sandbox] network` value: `off`, `on` or `proxy`.
+    pub fn parse(text: &str) -> Option<Network> {
+        match text {
+            "off" => Some(Network::Blocked),
+            "on" => Some(Network::Allowed),
+            "proxy" => Some(Network::Proxy),
+            _ => None,
+        }
+    }
+
+    /// The setting's name: `off`, `on` or `proxy`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Network::Allowed => "on",
+            Network::Blocked => "off",
+            Network::Proxy => "proxy",
+        }
+    }
+
+    /// How much it keeps away (a project's config may only raise it).
+    pub fn strictness(self) -> u8 {
+        match self {
+            Network::Allowed => 0,
+            Network::Proxy => 1,
+            Network::Blocked => 2,
+        }
+    }
+}
+
+impl fmt::Display for Network {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Whether rein looks for Landlock in the kernel, or behaves as if it had none (config
@@ -115,6 +154,8 @@ pub struct SandboxPolicy {
     pub level: SandboxLevel,
     /// Whether they may use the network.
     pub network: Network,
+    /// With [`Network::Proxy`], the hosts the proxy lets through (`*.` names subdomains).
+    pub allow_domains: Vec<String>,
     /// The trees they may write (absolute), besides [`SandboxPolicy::tmp_dir`].
     pub writable: Vec<PathBuf>,
     /// Paths inside writable trees that stay read-only (when they exist).
@@ -149,6 +190,7 @@ impl SandboxPolicy {
         SandboxPolicy {
             level: SandboxLevel::Off,
             network: Network::Allowed,
+            allow_domains: Vec::new(),
             writable: Vec::new(),
             read_only: Vec::new(),
             pinned: Vec::new(),
@@ -400,6 +442,7 @@ impl SandboxPolicy {
         SandboxPolicy {
             level,
             network,
+            allow_domains: Vec::new(),
             writable,
             read_only: kept,
             pinned,

@@ -364,7 +364,7 @@ pub(super) fn c_string(path: &std::path::Path) -> io::Result<CString> {
     unsafe_code,
     reason = "prctl with integer arguments, allowed after fork"
 )]
-fn set_dumpable(dumpable: bool) -> io::Result<()> {
+pub(crate) fn set_dumpable(dumpable: bool) -> io::Result<()> {
     // SAFETY: integers only.
     let result = unsafe {
         libc::prctl(
@@ -387,7 +387,7 @@ fn set_dumpable(dumpable: bool) -> io::Result<()> {
     unsafe_code,
     reason = "open, write and close on a prepared path and buffer, allowed after fork"
 )]
-fn write_proc(path: &CStr, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_proc(path: &CStr, bytes: &[u8]) -> io::Result<()> {
     // SAFETY: `path` is NUL-terminated; `bytes` is valid for its length.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);

@@ -77,7 +77,10 @@ pub fn profile(policy: &SandboxPolicy) -> String {
     }
     match policy.network {
         Network::Allowed => out.push_str("(allow network*)\n"),
-        Network::Blocked => out.push_str("(allow network* (remote unix-socket))\n"),
+        // The proxy needs Linux namespaces: `Sandbox::new` turns it into `Blocked` elsewhere.
+        Network::Blocked | Network::Proxy => {
+            out.push_str("(allow network* (remote unix-socket))\n");
+        }
     }
     out
 }
@@ -131,6 +134,7 @@ mod tests {
         SandboxPolicy {
             level,
             network,
+            allow_domains: Vec::new(),
             writable: vec![PathBuf::from("/src/app"), PathBuf::from("/tmp")],
             read_only: vec![PathBuf::from("/src/app/.git/hooks")],
             pinned: Vec::new(),
