@@ -35,6 +35,7 @@ mod orphans;
 mod parallel;
 mod permissions;
 mod repl;
+mod repl_round_two;
 mod responses;
 mod rounds;
 mod sandbox;
