@@ -149,7 +149,6 @@ pub(crate) async fn run(args: Args) -> Exit {
     let changed = agent.tool_context().changed_files();
     let mut report = RunReport::new(
         session_id,
-        agent.model(),
         &outcome,
         &changed,
         &prepared.cwd,
@@ -176,8 +175,7 @@ pub(crate) async fn run(args: Args) -> Exit {
                     render::closing_line(
                         render::Style::for_stderr(),
                         agent.model(),
-                        outcome.rounds,
-                        &outcome.usage,
+                        &outcome,
                         session_id,
                     )
                 ));
@@ -196,6 +194,11 @@ pub(crate) async fn run(args: Args) -> Exit {
                      continue with: rein -c -p \"...\" and a hint on how to go on",
                 ),
                 TurnStop::Cancelled => render::notice("rein: interrupted"),
+                TurnStop::MaxCost | TurnStop::MaxSessionTokens => {
+                    if let TurnEnd::SpendingLimit(reached) = &outcome.end {
+                        render::notice(&format!("rein: {}", reached.message()));
+                    }
+                }
                 TurnStop::PromptBlocked => {
                     if let TurnEnd::PromptBlocked { reason } = &outcome.end {
                         render::notice(&format!(

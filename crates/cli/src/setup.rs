@@ -272,7 +272,19 @@ pub(crate) fn prepare(
     })
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
 
-    let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
+    let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env);
+    let limits = rein_core::agent::SpendLimits {
+        max_cost: args.max_cost.or(config.spend.max_cost),
+        max_tokens: args.max_tokens.or(config.spend.max_session_tokens),
+    };
+    if limits.max_cost.is_some() && builder.model_price().is_none() {
+        return Err(SetupError::Usage(format!(
+            "rein: a cost limit needs the price of {model}, which rein does not know: set it in              the configuration ([pricing.\"{model}\"] with input and output in USD per million              tokens), or limit tokens instead with --max-tokens N",
+            model = config.model
+        )));
+    }
+    let builder = builder
+        .limits(limits)
         .mode(args.mode())
         // The level before the servers start: those configured to run in the sandbox run
         // in this one.

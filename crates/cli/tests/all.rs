@@ -38,5 +38,6 @@ mod subagents;
 mod text_output;
 mod thinking;
 mod todos;
+mod tokens;
 mod tool_calls;
 mod trust;

@@ -27,6 +27,8 @@ pub struct ProviderConfig {
     pub retry: RetryPolicy,
     /// Anthropic extended thinking: the tokens the model may think for; `None` leaves it off.
     pub thinking_budget_tokens: Option<u32>,
+    /// How long Anthropic's prompt cache keeps the prefixes rein marks.
+    pub cache_ttl: crate::CacheTtl,
 }
 
 impl ProviderConfig {
@@ -40,6 +42,7 @@ impl ProviderConfig {
             network: NetworkConfig::default(),
             retry: RetryPolicy::default(),
             thinking_budget_tokens: None,
+            cache_ttl: crate::CacheTtl::default(),
         }
     }
 
@@ -62,6 +65,7 @@ impl fmt::Debug for ProviderConfig {
             .field("network", &self.network)
             .field("retry", &self.retry)
             .field("thinking_budget_tokens", &self.thinking_budget_tokens)
+            .field("cache_ttl", &self.cache_ttl)
             .finish()
     }
 }

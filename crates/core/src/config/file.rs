@@ -46,6 +46,16 @@ pub(crate) fn parse_layer(text: &str, path: &Path, source: Source) -> Result<Lay
     let mut layer = Layer::default();
     for (key, value) in entries {
         let (line, _) = line_column(text, value.span().start);
+        if super::spend::KEYS.contains(&key.as_str()) {
+            super::spend::read(&mut layer.tables.spend, &key, value.get_ref()).map_err(
+                |reason| ConfigError::InvalidValue {
+                    key: key.clone(),
+                    origin: format!("{} (line {line})", path.display()),
+                    reason,
+                },
+            )?;
+            continue;
+        }
         if TABLE_KEYS.contains(&key.as_str()) {
             read_table(&mut layer.tables, &key, value.get_ref(), &source).map_err(|reason| {
                 ConfigError::InvalidValue {
@@ -225,13 +235,15 @@ fn unknown_key_hint(key: &str) -> String {
     let closest = Setting::FILE_KEYS
         .into_iter()
         .map(Setting::key)
+        .chain(super::spend::KEYS)
         .map(|known| (edit_distance(key, known), known))
         .min();
     match closest {
         Some((distance, known)) if distance <= 2 => format!("; did you mean \"{known}\"?"),
         _ => format!(
-            "; known keys: {}; tables: {}",
+            "; known keys: {}, {}; tables: {}",
             Setting::FILE_KEYS.map(Setting::key).join(", "),
+            super::spend::KEYS[..3].join(", "),
             TABLE_KEYS.join(", ")
         ),
     }

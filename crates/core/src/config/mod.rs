@@ -18,6 +18,7 @@ mod repl;
 mod resolve;
 mod sandbox;
 mod setting;
+mod spend;
 mod tables;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,7 @@ pub use sandbox::SandboxSettings;
 /// The person's config file, under rein's home.
 pub const USER_CONFIG_FILE: &str = "config.toml";
 pub use setting::{Setting, Source};
+pub use spend::{PriceEntry, SpendSettings, check_max_cost};
 pub use tables::{ConfiguredRule, DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, RuleLists};
 
 /// The model API rein talks to (one type for the whole of rein).
@@ -205,6 +207,9 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// The `[repl]` settings of every file.
     pub repl: ReplSettings,
+    /// What the session may spend and the prices it pays (`cache_ttl`, `max_cost`,
+    /// `max_session_tokens`, `[pricing."MODEL"]`), flags applied.
+    pub spend: SpendSettings,
     /// The secret-looking variables of the `.env` file (their values are masked).
     pub dotenv_secrets: crate::secrets::SecretValues,
     /// What the project's config file set that was ignored because the project is not

@@ -169,6 +169,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         mcp_servers_replaced: stacked.tables.mcp_replaced,
         sandbox: stacked.tables.sandbox,
         repl: stacked.tables.repl,
+        spend: stacked.tables.spend,
         dotenv_secrets: env.dotenv_secrets(),
         untrusted_ignored,
         sources,

@@ -120,6 +120,7 @@ pub(crate) struct Tables {
     pub(crate) mcp_replaced: Vec<super::McpServerEntry>,
     pub(crate) sandbox: super::sandbox::SandboxSettings,
     pub(crate) repl: super::repl::ReplSettings,
+    pub(crate) spend: super::spend::SpendSettings,
 }
 
 impl Tables {
@@ -138,6 +139,7 @@ impl Tables {
         }
         self.sandbox.stack(above.sandbox);
         self.repl.stack(above.repl);
+        self.spend.stack(above.spend);
         for name in above.pass_env {
             if !self.pass_env.contains(&name) {
                 self.pass_env.push(name);

@@ -13,7 +13,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
 use crate::explain::Endpoint;
 use crate::http::HttpClient;
-use crate::openai::wire::{MaxTokensField, request_body, with_usage_option};
+use crate::openai::wire::{Extras, MaxTokensField, request_body, with_extras};
 use crate::{ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request};
 
 /// A Chat Completions endpoint (OpenAI, DeepSeek, Qwen, Kimi, OpenRouter, vLLM, llama.cpp,
@@ -33,6 +33,8 @@ struct Shared {
     endpoint: Endpoint,
     /// Set once a server has rejected `stream_options` and accepted the request without it.
     omit_usage_option: AtomicBool,
+    /// Set once a server has rejected `prompt_cache_key` and accepted the request without it.
+    omit_cache_key: AtomicBool,
 }
 
 impl OpenAiProvider {
@@ -82,6 +84,7 @@ impl OpenAiProvider {
                 max_field,
                 endpoint,
                 omit_usage_option: AtomicBool::new(false),
+                omit_cache_key: AtomicBool::new(false),
             }),
             settings,
         })
@@ -92,6 +95,7 @@ impl OpenAiProvider {
 /// any other 400 is about something else and is reported as it is.
 const UNKNOWN_PARAMETER_WORDINGS: &[&str] = &[
     "stream_options",
+    "prompt_cache_key",
     "include_usage",
     "unrecognized request argument",
     "unknown parameter",
@@ -104,7 +108,7 @@ const UNKNOWN_PARAMETER_WORDINGS: &[&str] = &[
     "unexpected keyword argument",
 ];
 
-/// Whether a refused request's message may be about `stream_options`.
+/// Whether a refused request's message may be about an optional member we sent.
 fn refuses_a_parameter(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     UNKNOWN_PARAMETER_WORDINGS.iter().any(|w| lower.contains(w))
@@ -116,8 +120,19 @@ impl Provider for OpenAiProvider {
         let opener = Attempt {
             shared: self.shared.clone(),
             body: Bytes::from(body),
+            cache_key: request.cache_key.as_deref().map(Arc::from),
         };
         call_stream(Arc::new(opener), self.settings.clone())
+    }
+
+    fn model_listing<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<crate::ModelListing>> {
+        let shared = &self.shared;
+        Box::pin(crate::listing::fetch(
+            &shared.http,
+            &shared.endpoint.base_url,
+            &shared.headers,
+            model,
+        ))
     }
 
     fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<crate::ServerWindow>> {
@@ -133,8 +148,10 @@ impl Provider for OpenAiProvider {
 
 struct Attempt {
     shared: Arc<Shared>,
-    /// The body without `stream_options`.
+    /// The body without the optional members.
     body: Bytes,
+    /// The request's `prompt_cache_key`, if it has one.
+    cache_key: Option<Arc<str>>,
 }
 
 impl Opener for Attempt {
@@ -145,30 +162,73 @@ impl Opener for Attempt {
     fn open(&self) -> BoxFuture<'static, Result<ByteStream, LlmError>> {
         let shared = self.shared.clone();
         let body = self.body.clone();
+        let cache_key = self.cache_key.clone();
         Box::pin(async move {
-            let post = |body: Bytes| shared.http.post(&shared.url, shared.headers.clone(), body);
-            if shared.omit_usage_option.load(Ordering::Relaxed) {
-                return post(body).await;
-            }
-            match post(Bytes::from(with_usage_option(&body))).await {
-                Err(LlmError::BadRequest {
+            let post = |extras: Extras<'_>| {
+                let body = Bytes::from(with_extras(&body, extras));
+                shared.http.post(&shared.url, shared.headers.clone(), body)
+            };
+            let mut extras = Extras {
+                usage: !shared.omit_usage_option.load(Ordering::Relaxed),
+                cache_key: cache_key
+                    .as_deref()
+                    .filter(|_| !shared.omit_cache_key.load(Ordering::Relaxed)),
+            };
+            let mut refused = None;
+            loop {
+                let result = post(extras).await;
+                let Err(LlmError::BadRequest {
                     status: status @ (400 | 422),
                     message,
-                }) if refuses_a_parameter(&message) => {
-                    tracing::info!(%message, "the server refused a parameter; retrying without stream_options");
-                    let retried = post(body).await;
-                    // Remembered only once the request went through without it: the
-                    // complaint may have been about another parameter.
-                    if retried.is_ok() {
-                        shared.omit_usage_option.store(true, Ordering::Relaxed);
+                }) = &result
+                else {
+                    if result.is_ok() {
+                        // Remembered only once the request went through without it: the
+                        // complaint may have been about another parameter.
+                        let dropped_usage = !extras.usage;
+                        let dropped_key = extras.cache_key.is_none() && cache_key.is_some();
+                        if refused.is_some() && dropped_usage {
+                            shared.omit_usage_option.store(true, Ordering::Relaxed);
+                        }
+                        if refused.is_some() && dropped_key {
+                            shared.omit_cache_key.store(true, Ordering::Relaxed);
+                        }
                     }
-                    retried.map_err(|error| match error {
-                        // Still refused: the first complaint is the one to show.
-                        LlmError::BadRequest { .. } => LlmError::BadRequest { status, message },
-                        other => other,
-                    })
+                    return match (result, refused) {
+                        // Still refused after dropping what it may have been: the first
+                        // complaint is the one to show.
+                        (Err(LlmError::BadRequest { .. }), Some(first)) => Err(first),
+                        (result, _) => result,
+                    };
+                };
+                if !refuses_a_parameter(message) {
+                    return match refused {
+                        Some(first) => Err(first),
+                        None => result,
+                    };
                 }
-                other => other,
+                let names_key = message.to_ascii_lowercase().contains("prompt_cache_key");
+                // Drop what the complaint names; a complaint naming nothing drops
+                // `stream_options` first, then the cache key.
+                if extras.cache_key.is_some() && names_key {
+                    extras.cache_key = None;
+                } else if extras.usage {
+                    extras.usage = false;
+                } else if extras.cache_key.is_some() {
+                    extras.cache_key = None;
+                } else {
+                    return match refused {
+                        Some(first) => Err(first),
+                        None => result,
+                    };
+                }
+                tracing::info!(%message, "the server refused a parameter; retrying without it");
+                if refused.is_none() {
+                    refused = Some(LlmError::BadRequest {
+                        status: *status,
+                        message: message.clone(),
+                    });
+                }
             }
         })
     }
