@@ -18,5 +18,6 @@ pub(crate) async fn run(args: &Args, command: &Command) -> Exit {
         Command::Trust { dir, revoke, list } => trust::run(dir.as_deref(), *revoke, *list),
         Command::ExplainPermission { call } => explain::run(args, call),
         Command::Sandbox { explain, command } => sandbox::run(args, *explain, command).await,
+        Command::Eval(eval) => crate::eval::run(args, eval).await,
     }
 }

@@ -24,3 +24,8 @@ pub use repair::{INTERRUPTED_RESULT, RecordedEvent, UNNAMED_TOOL};
 pub(crate) use store::create_transcript;
 pub use store::{LoadedSession, NewSession, SessionStore, SessionSummary};
 pub use writer::Session;
+
+/// `YYYYMMDD-HHMMSS` in UTC, for names that sort by time.
+pub fn utc_timestamp_compact(time: std::time::SystemTime) -> String {
+    time::UtcTime::from_system(time).compact()
+}
