@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use rein_core::agent::{TurnEnd, TurnOutcome, TurnStop};
-use rein_llm::Usage;
+use rein_core::face::Usage;
 use serde::Serialize;
 
 /// What a headless run achieved.
@@ -132,7 +132,7 @@ fn display_path(path: &Path, cwd: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use rein_llm::micro_dollars;
+    use rein_core::face::micro_dollars;
 
     #[test]
     fn costs_are_whole_micro_dollars() {

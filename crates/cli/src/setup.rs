@@ -8,11 +8,11 @@ use std::sync::Arc;
 use rein_core::agent::Agent;
 use rein_core::build::{AgentBuilder, BuildError};
 use rein_core::config::{self, ApiKey, ConfigInputs, Overrides};
+use rein_core::face::Provider;
+use rein_core::face::{RecordingProvider, ReplayProvider};
 use rein_core::interaction::Interaction;
 use rein_core::session::{LoadedSession, NewSession, Session, SessionError, SessionStore};
 use rein_core::trust::{Trust, TrustStore};
-use rein_llm::Provider;
-use rein_llm::replay::{RecordingProvider, ReplayProvider};
 
 use crate::args::{Args, ProviderArg};
 use crate::no_key;
@@ -34,7 +34,7 @@ pub(crate) struct Prepared {
     /// rein's home: sessions, history, trust.
     pub(crate) rein_home: PathBuf,
     /// Tokens a resumed session used before this run.
-    pub(crate) earlier_usage: rein_llm::Usage,
+    pub(crate) earlier_usage: rein_core::face::Usage,
     /// Things the person should know before the turn starts.
     pub(crate) warnings: Vec<String>,
     /// Those of them about the MCP servers (for `/mcp`).
@@ -48,7 +48,7 @@ pub(crate) enum McpServers {
     Start,
     /// Those of the agent the new one replaces (the REPL's `/model`, `/clear`), running
     /// already: switching the model does not restart them.
-    Keep(Arc<rein_mcp::McpHub>),
+    Keep(Arc<rein_core::face::McpHub>),
 }
 
 /// Reads a variable of the process environment.
@@ -286,18 +286,16 @@ pub(crate) fn prepare(
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env);
-    let limits = rein_core::agent::SpendLimits {
-        max_cost: args.max_cost.or(config.spend.max_cost),
-        max_tokens: args.max_tokens.or(config.spend.max_session_tokens),
-    };
-    if limits.max_cost.is_some() && builder.model_price().is_none() {
+    // The limits themselves are the configuration's (flags included), set by from_config.
+    if config.max_cost.is_some() && builder.model_price().is_none() {
         return Err(SetupError::Usage(format!(
-            "rein: a cost limit needs the price of {model}, which rein does not know: set it in              the configuration ([pricing.\"{model}\"] with input and output in USD per million              tokens), or limit tokens instead with --max-tokens N",
+            "rein: a cost limit needs the price of {model}, which rein does not know: set it in \
+             the configuration ([pricing.\"{model}\"] with input and output in USD per million \
+             tokens), or limit tokens instead with --max-tokens N",
             model = config.model
         )));
     }
     let builder = builder
-        .limits(limits)
         .mode(args.mode())
         // The level before the servers start: those configured to run in the sandbox run
         // in this one.
@@ -376,10 +374,13 @@ fn overrides_from(args: &Args) -> Overrides {
         provider: args.provider.map(|p| match p {
             ProviderArg::Openai => config::ProviderKind::OpenAi,
             ProviderArg::Anthropic => config::ProviderKind::Anthropic,
+            ProviderArg::OpenaiResponses => config::ProviderKind::OpenAiResponses,
         }),
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone().map(ApiKey::new),
         max_rounds: args.max_rounds,
+        max_cost: args.max_cost,
+        max_session_tokens: args.max_tokens,
         allow: args.allow.clone(),
         deny: args.deny.clone(),
     }
@@ -421,7 +422,7 @@ fn resume(
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};
-    use rein_core::config::Setting;
+    use rein_core::config::FLAGS;
 
     use super::*;
 
@@ -432,11 +433,7 @@ mod tests {
             .filter_map(|arg| arg.get_long())
             .map(|long| format!("--{long}"))
             .collect();
-        let named: Vec<&str> = Setting::FILE_KEYS
-            .into_iter()
-            .chain([Setting::ApiKey])
-            .filter_map(Setting::flag)
-            .collect();
+        let named: Vec<&str> = FLAGS.iter().map(|(_, flag)| *flag).collect();
         assert!(!named.is_empty());
         for flag in named {
             assert!(longs.iter().any(|long| long == flag), "{flag} is no flag");
@@ -457,6 +454,10 @@ mod tests {
             "k",
             "--max-rounds",
             "7",
+            "--max-cost",
+            "$0.50",
+            "--max-tokens",
+            "20000",
             "--allow",
             "bash(npm test:*)",
             "--deny",
@@ -473,6 +474,8 @@ mod tests {
                 base_url: Some("http://127.0.0.1:1/v1".into()),
                 api_key: Some(ApiKey::new("k")),
                 max_rounds: Some(7),
+                max_cost: Some(0.5),
+                max_session_tokens: Some(20_000),
                 allow: vec!["bash(npm test:*)".into(), "Edit".into()],
                 deny: vec!["read_file(**/.env)".into()],
             }

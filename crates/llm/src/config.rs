@@ -4,9 +4,10 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::text_calls::ToolFormat;
 use crate::{
     AnthropicProvider, BaseUrlError, NetworkConfig, OpenAiProvider, Provider, ProviderKind,
-    RetryPolicy,
+    ResponsesProvider, RetryPolicy,
 };
 
 /// Everything needed to talk to one model endpoint.
@@ -29,6 +30,10 @@ pub struct ProviderConfig {
     pub thinking_budget_tokens: Option<u32>,
     /// How long Anthropic's prompt cache keeps the prefixes rein marks.
     pub cache_ttl: crate::CacheTtl,
+    /// How tools reach the model (Chat Completions): natively, or described as text.
+    pub tool_format: ToolFormat,
+    /// Ollama's `options.num_ctx`: the window Ollama loads the model with.
+    pub ollama_num_ctx: Option<u32>,
 }
 
 impl ProviderConfig {
@@ -43,6 +48,8 @@ impl ProviderConfig {
             retry: RetryPolicy::default(),
             thinking_budget_tokens: None,
             cache_ttl: crate::CacheTtl::default(),
+            tool_format: ToolFormat::Native,
+            ollama_num_ctx: None,
         }
     }
 
@@ -66,6 +73,8 @@ impl fmt::Debug for ProviderConfig {
             .field("retry", &self.retry)
             .field("thinking_budget_tokens", &self.thinking_budget_tokens)
             .field("cache_ttl", &self.cache_ttl)
+            .field("tool_format", &self.tool_format)
+            .field("ollama_num_ctx", &self.ollama_num_ctx)
             .finish()
     }
 }
@@ -105,6 +114,7 @@ pub fn build_provider(config: &ProviderConfig) -> Result<Arc<dyn Provider>, Conf
     Ok(match config.kind {
         ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(config)?),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)?),
+        ProviderKind::OpenAiResponses => Arc::new(ResponsesProvider::new(config)?),
     })
 }
 

@@ -3,8 +3,7 @@
 
 use std::time::Duration;
 
-use rein_core::agent::TurnOutcome;
-use rein_llm::Usage;
+use rein_core::face::{TurnOutcome, Usage};
 
 use super::Style;
 use super::result::human_duration;

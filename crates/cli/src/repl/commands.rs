@@ -2,8 +2,8 @@
 
 use clap::ValueEnum;
 use rein_core::agent::{Agent, CompactOutcome};
+use rein_core::face::{Part, Role};
 use rein_core::session::SessionStore;
-use rein_llm::{Part, Role};
 
 use super::slash::{self, Slash};
 use super::{Flow, Rebuild, Repl};
@@ -131,7 +131,7 @@ impl Repl {
     }
 
     /// Tokens of the whole session: earlier runs and this one.
-    fn session_usage(&self, agent: &Agent) -> rein_llm::Usage {
+    fn session_usage(&self, agent: &Agent) -> rein_core::face::Usage {
         let mut usage = self.earlier_usage;
         usage += agent.total_usage();
         usage
@@ -302,10 +302,7 @@ impl Repl {
 }
 
 fn provider_name(agent: &Agent) -> &'static str {
-    match agent.provider_kind() {
-        rein_llm::ProviderKind::OpenAi => "openai",
-        rein_llm::ProviderKind::Anthropic => "anthropic",
-    }
+    agent.provider_kind().as_str()
 }
 
 /// The model's todo list, one item a line with its state.
@@ -327,14 +324,14 @@ fn todo_list(todos: &[rein_core::tools::TodoItem]) -> String {
 
 /// `/cost`: what the session spent (its earlier runs included), then sub-agents' and
 /// compactions' part of this run apart.
-fn cost_lines(agent: &Agent, earlier: rein_llm::Usage) -> Vec<String> {
+fn cost_lines(agent: &Agent, earlier: rein_core::face::Usage) -> Vec<String> {
     let spent = agent.spent();
-    if !spent.reported && earlier == rein_llm::Usage::default() {
+    if !spent.reported && earlier == rein_core::face::Usage::default() {
         return vec!["usage not reported by the server: nothing to count yet".to_owned()];
     }
     let mut usage = earlier;
     usage += spent.usage;
-    let earlier_cost = if earlier == rein_llm::Usage::default() {
+    let earlier_cost = if earlier == rein_core::face::Usage::default() {
         Some(0.0)
     } else {
         agent.prices().call_cost(agent.model(), &earlier)
@@ -342,7 +339,7 @@ fn cost_lines(agent: &Agent, earlier: rein_llm::Usage) -> Vec<String> {
     let cost = spent
         .cost_usd
         .zip(earlier_cost)
-        .map(|(run, before)| rein_llm::micro_dollars(run + before));
+        .map(|(run, before)| rein_core::face::micro_dollars(run + before));
     let mut lines = vec![match cost {
         Some(usd) => format!(
             "{} so far in this session · {}",
@@ -360,7 +357,7 @@ fn cost_lines(agent: &Agent, earlier: rein_llm::Usage) -> Vec<String> {
         ("sub-agents", spent.subagents),
         ("compactions", spent.compactions),
     ] {
-        if usage != rein_llm::Usage::default() {
+        if usage != rein_core::face::Usage::default() {
             let cost = agent
                 .prices()
                 .call_cost(agent.model(), &usage)

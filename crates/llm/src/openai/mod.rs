@@ -6,6 +6,8 @@ pub mod wire;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use serde_json::Value;
+
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
@@ -13,7 +15,8 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
 use crate::explain::Endpoint;
 use crate::http::HttpClient;
-use crate::openai::wire::{Extras, MaxTokensField, request_body, with_extras};
+use crate::openai::wire::{BodyOptions, Extras, MaxTokensField, request_body, with_extras};
+use crate::text_calls::{ToolFormat, recognise_text_calls};
 use crate::{ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request};
 
 /// A Chat Completions endpoint (OpenAI, DeepSeek, Qwen, Kimi, OpenRouter, vLLM, llama.cpp,
@@ -35,6 +38,95 @@ struct Shared {
     omit_usage_option: AtomicBool,
     /// Set once a server has rejected `prompt_cache_key` and accepted the request without it.
     omit_cache_key: AtomicBool,
+    /// Set when tools go as text: configured so, or once the server refused `tools` and took
+    /// the request with the tools described in the system prompt instead.
+    text_tools: AtomicBool,
+    /// Ollama's `options.num_ctx`, when configured.
+    num_ctx: Option<u32>,
+}
+
+impl Shared {
+    fn options(&self, tool_format: ToolFormat) -> BodyOptions {
+        BodyOptions {
+            max_field: self.max_field,
+            tool_format,
+            num_ctx: self.num_ctx,
+        }
+    }
+
+    fn tool_format(&self) -> ToolFormat {
+        if self.text_tools.load(Ordering::Relaxed) {
+            ToolFormat::Text
+        } else {
+            ToolFormat::Native
+        }
+    }
+
+    /// Posts `body` with its optional members (`stream_options`, `prompt_cache_key`), less
+    /// those the server is known to refuse; on a refusal that may be about one of them, drops
+    /// what it names (else `stream_options` first, then the key) and asks again.
+    async fn post(&self, body: Bytes, cache_key: Option<&str>) -> Result<ByteStream, LlmError> {
+        let post = |extras: Extras<'_>| {
+            let body = Bytes::from(with_extras(&body, extras));
+            self.http.post(&self.url, self.headers.clone(), body)
+        };
+        let mut extras = Extras {
+            usage: !self.omit_usage_option.load(Ordering::Relaxed),
+            cache_key: cache_key.filter(|_| !self.omit_cache_key.load(Ordering::Relaxed)),
+        };
+        let mut refused = None;
+        loop {
+            let result = post(extras).await;
+            let Err(LlmError::BadRequest {
+                status: status @ (400 | 422),
+                message,
+            }) = &result
+            else {
+                if result.is_ok() && refused.is_some() {
+                    // Remembered only once the request went through without it: the
+                    // complaint may have been about another parameter.
+                    if !extras.usage {
+                        self.omit_usage_option.store(true, Ordering::Relaxed);
+                    }
+                    if extras.cache_key.is_none() && cache_key.is_some() {
+                        self.omit_cache_key.store(true, Ordering::Relaxed);
+                    }
+                }
+                return match (result, refused) {
+                    // Still refused after dropping what it may have been: the first
+                    // complaint is the one to show.
+                    (Err(LlmError::BadRequest { .. }), Some(first)) => Err(first),
+                    (result, _) => result,
+                };
+            };
+            if !refuses_a_parameter(message) {
+                return match refused {
+                    Some(first) => Err(first),
+                    None => result,
+                };
+            }
+            let names_key = message.to_ascii_lowercase().contains("prompt_cache_key");
+            if extras.cache_key.is_some() && names_key {
+                extras.cache_key = None;
+            } else if extras.usage {
+                extras.usage = false;
+            } else if extras.cache_key.is_some() {
+                extras.cache_key = None;
+            } else {
+                return match refused {
+                    Some(first) => Err(first),
+                    None => result,
+                };
+            }
+            tracing::info!(%message, "the server refused a parameter; retrying without it");
+            if refused.is_none() {
+                refused = Some(LlmError::BadRequest {
+                    status: *status,
+                    message: message.clone(),
+                });
+            }
+        }
+    }
 }
 
 impl OpenAiProvider {
@@ -85,6 +177,8 @@ impl OpenAiProvider {
                 endpoint,
                 omit_usage_option: AtomicBool::new(false),
                 omit_cache_key: AtomicBool::new(false),
+                text_tools: AtomicBool::new(config.tool_format == ToolFormat::Text),
+                num_ctx: config.ollama_num_ctx,
             }),
             settings,
         })
@@ -108,6 +202,22 @@ const UNKNOWN_PARAMETER_WORDINGS: &[&str] = &[
     "unexpected keyword argument",
 ];
 
+/// Wordings of servers that take no `tools` (llama.cpp without `--jinja`, vLLM without a
+/// tool parser, Ollama models whose template has none).
+const TOOLS_REFUSED_WORDINGS: &[&str] = &[
+    "tools",
+    "tool choice",
+    "tool_choice",
+    "tool calling",
+    "function calling",
+];
+
+/// Whether a refused request's message is about its tools.
+fn refuses_tools(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    TOOLS_REFUSED_WORDINGS.iter().any(|w| lower.contains(w))
+}
+
 /// Whether a refused request's message may be about an optional member we sent.
 fn refuses_a_parameter(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
@@ -116,13 +226,23 @@ fn refuses_a_parameter(message: &str) -> bool {
 
 impl Provider for OpenAiProvider {
     fn stream(&self, request: &Request) -> EventStream {
-        let body = request_body(request, self.shared.max_field);
+        let format = self.shared.tool_format();
+        let body = request_body(request, self.shared.options(format));
+        // Kept to describe the tools as text should the server refuse them.
+        let with_tools = (format == ToolFormat::Native && !request.tools.is_empty())
+            .then(|| Arc::new(request.clone()));
         let opener = Attempt {
             shared: self.shared.clone(),
             body: Bytes::from(body),
             cache_key: request.cache_key.as_deref().map(Arc::from),
+            with_tools,
         };
-        call_stream(Arc::new(opener), self.settings.clone())
+        let events = call_stream(Arc::new(opener), self.settings.clone());
+        if request.tools.is_empty() {
+            events
+        } else {
+            recognise_text_calls(events)
+        }
     }
 
     fn model_listing<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<crate::ModelListing>> {
@@ -152,6 +272,8 @@ struct Attempt {
     body: Bytes,
     /// The request's `prompt_cache_key`, if it has one.
     cache_key: Option<Arc<str>>,
+    /// The request, while its tools go natively.
+    with_tools: Option<Arc<Request>>,
 }
 
 impl Opener for Attempt {
@@ -163,80 +285,78 @@ impl Opener for Attempt {
         let shared = self.shared.clone();
         let body = self.body.clone();
         let cache_key = self.cache_key.clone();
+        let with_tools = self.with_tools.clone();
         Box::pin(async move {
-            let post = |extras: Extras<'_>| {
-                let body = Bytes::from(with_extras(&body, extras));
-                shared.http.post(&shared.url, shared.headers.clone(), body)
+            let as_text = |request: &Request| {
+                Bytes::from(request_body(request, shared.options(ToolFormat::Text)))
             };
-            let mut extras = Extras {
-                usage: !shared.omit_usage_option.load(Ordering::Relaxed),
-                cache_key: cache_key
-                    .as_deref()
-                    .filter(|_| !shared.omit_cache_key.load(Ordering::Relaxed)),
+            let Some(request) = with_tools else {
+                return shared.post(body, cache_key.as_deref()).await;
             };
-            let mut refused = None;
-            loop {
-                let result = post(extras).await;
-                let Err(LlmError::BadRequest {
+            // An earlier attempt learned that the server takes no tools.
+            if shared.tool_format() == ToolFormat::Text {
+                return shared.post(as_text(&request), cache_key.as_deref()).await;
+            }
+            match shared.post(body, cache_key.as_deref()).await {
+                Err(LlmError::BadRequest {
                     status: status @ (400 | 422),
                     message,
-                }) = &result
-                else {
-                    if result.is_ok() {
-                        // Remembered only once the request went through without it: the
-                        // complaint may have been about another parameter.
-                        let dropped_usage = !extras.usage;
-                        let dropped_key = extras.cache_key.is_none() && cache_key.is_some();
-                        if refused.is_some() && dropped_usage {
-                            shared.omit_usage_option.store(true, Ordering::Relaxed);
-                        }
-                        if refused.is_some() && dropped_key {
-                            shared.omit_cache_key.store(true, Ordering::Relaxed);
-                        }
+                }) if refuses_tools(&message) => {
+                    tracing::info!(%message, "the server refused tools; describing them as text");
+                    let retried = shared.post(as_text(&request), cache_key.as_deref()).await;
+                    if retried.is_ok() {
+                        shared.text_tools.store(true, Ordering::Relaxed);
                     }
-                    return match (result, refused) {
-                        // Still refused after dropping what it may have been: the first
-                        // complaint is the one to show.
-                        (Err(LlmError::BadRequest { .. }), Some(first)) => Err(first),
-                        (result, _) => result,
-                    };
-                };
-                if !refuses_a_parameter(message) {
-                    return match refused {
-                        Some(first) => Err(first),
-                        None => result,
-                    };
+                    retried.map_err(|error| match error {
+                        LlmError::BadRequest { .. } => LlmError::BadRequest { status, message },
+                        other => other,
+                    })
                 }
-                let names_key = message.to_ascii_lowercase().contains("prompt_cache_key");
-                // Drop what the complaint names; a complaint naming nothing drops
-                // `stream_options` first, then the cache key.
-                if extras.cache_key.is_some() && names_key {
-                    extras.cache_key = None;
-                } else if extras.usage {
-                    extras.usage = false;
-                } else if extras.cache_key.is_some() {
-                    extras.cache_key = None;
-                } else {
-                    return match refused {
-                        Some(first) => Err(first),
-                        None => result,
-                    };
-                }
-                tracing::info!(%message, "the server refused a parameter; retrying without it");
-                if refused.is_none() {
-                    refused = Some(LlmError::BadRequest {
-                        status: *status,
-                        message: message.clone(),
-                    });
-                }
+                other => other,
             }
         })
+    }
+
+    fn open_unstreamed(&self) -> Option<BoxFuture<'static, Result<ByteStream, LlmError>>> {
+        let shared = self.shared.clone();
+        let body = match (&self.with_tools, shared.tool_format()) {
+            (Some(request), ToolFormat::Text) => {
+                request_body(request, shared.options(ToolFormat::Text))
+            }
+            (Some(_) | None, _) => self.body.to_vec(),
+        };
+        let mut value: Value = serde_json::from_slice(&body).ok()?;
+        value["stream"] = Value::Bool(false);
+        let body = Bytes::from(serde_json::to_vec(&value).ok()?);
+        Some(Box::pin(async move {
+            shared
+                .http
+                .post(&shared.url, shared.headers.clone(), body)
+                .await
+        }))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_complaints_about_tools_switch_to_text() {
+        for refusal in [
+            "tools param requires --jinja flag",
+            "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
+            "registry.ollama.ai/library/gemma:2b does not support tools",
+        ] {
+            assert!(refuses_tools(refusal), "{refusal}");
+        }
+        for other in [
+            "This model's maximum context length is 8192 tokens",
+            "messages: field required",
+        ] {
+            assert!(!refuses_tools(other), "{other}");
+        }
+    }
 
     #[test]
     fn only_complaints_about_a_parameter_drop_stream_options() {
