@@ -112,4 +112,24 @@ mod tests {
             assert!(err.contains(says), "{text}: {err}");
         }
     }
+
+    #[test]
+    fn the_limit_flags_win_over_a_file_and_say_so() {
+        let mut layer = read_all("max_cost = 5\nmax_session_tokens = 100\n").unwrap();
+        let flags = super::super::Overrides {
+            max_cost: Some(0.5),
+            max_session_tokens: Some(20_000),
+            ..Default::default()
+        };
+        let (above, _) = Layer::from_overrides(&flags).unwrap();
+        layer.stack(above);
+        let settings = layer.settings().unwrap();
+        assert_eq!(settings.max_cost, Some(0.5));
+        assert_eq!(settings.max_session_tokens, Some(20_000));
+        assert_eq!(layer.source("max_cost"), Some(&Source::Flag("--max-cost")));
+        assert_eq!(
+            layer.source("max_session_tokens"),
+            Some(&Source::Flag("--max-tokens"))
+        );
+    }
 }
