@@ -34,6 +34,7 @@ mod orphans;
 mod parallel;
 mod permissions;
 mod repl;
+mod repl_round_two;
 mod responses;
 mod rounds;
 mod sandbox;
