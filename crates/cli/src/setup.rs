@@ -304,7 +304,17 @@ pub(crate) fn prepare(
     })
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
 
-    let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
+    let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env);
+    // The limits themselves are the configuration's (flags included), set by from_config.
+    if config.max_cost.is_some() && builder.model_price().is_none() {
+        return Err(SetupError::Usage(format!(
+            "rein: a cost limit needs the price of {model}, which rein does not know: set it in \
+             the configuration ([pricing.\"{model}\"] with input and output in USD per million \
+             tokens), or limit tokens instead with --max-tokens N",
+            model = config.model
+        )));
+    }
+    let builder = builder
         .mode(args.mode())
         // The level before the servers start: those configured to run in the sandbox run
         // in this one.
@@ -388,6 +398,8 @@ fn overrides_from(args: &Args) -> Overrides {
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone().map(ApiKey::new),
         max_rounds: args.max_rounds,
+        max_cost: args.max_cost,
+        max_session_tokens: args.max_tokens,
         allow: args.allow.clone(),
         deny: args.deny.clone(),
     }
@@ -461,6 +473,10 @@ mod tests {
             "k",
             "--max-rounds",
             "7",
+            "--max-cost",
+            "$0.50",
+            "--max-tokens",
+            "20000",
             "--allow",
             "bash(npm test:*)",
             "--deny",
@@ -477,6 +493,8 @@ mod tests {
                 base_url: Some("http://127.0.0.1:1/v1".into()),
                 api_key: Some(ApiKey::new("k")),
                 max_rounds: Some(7),
+                max_cost: Some(0.5),
+                max_session_tokens: Some(20_000),
                 allow: vec!["bash(npm test:*)".into(), "Edit".into()],
                 deny: vec!["read_file(**/.env)".into()],
             }

@@ -51,5 +51,6 @@ mod text_output;
 mod text_tool_calls;
 mod thinking;
 mod todos;
+mod tokens;
 mod tool_calls;
 mod trust;

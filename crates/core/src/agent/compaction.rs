@@ -10,6 +10,7 @@ use rein_llm::{LlmError, Message, Part, Role, Usage};
 use tokio_util::sync::CancellationToken;
 
 use super::cut::target;
+use super::spend::CallKind;
 use super::{Agent, AgentEvent, Events};
 use crate::context::{
     self, CompactionInfo, CompactionLayer, CompactionRecord, EMERGENCY_KEEP_MESSAGES,
@@ -246,6 +247,8 @@ impl Agent {
                     if let Some(usage) = usage {
                         self.usage += usage;
                         self.context.unreported_usage += usage;
+                        self.spend
+                            .record(CallKind::Compaction, &self.settings.model, &usage);
                     }
                     return Ok(Summary {
                         text,

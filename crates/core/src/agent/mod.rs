@@ -15,8 +15,10 @@ mod hook_points;
 mod leave_sandbox;
 mod masking;
 mod mcp_tools;
+mod model_check;
 mod outcome;
 mod runner;
+mod spend;
 mod subagents;
 mod transcript;
 
@@ -41,6 +43,8 @@ use hook_points::AfterStop;
 pub use hook_points::MAX_STOP_HOOK_CONTINUATIONS;
 pub use outcome::{TurnEnd, TurnError, TurnOutcome};
 use runner::{CallEnv, Fatal, ToolRunner};
+use spend::{CallKind, Spend};
+pub use spend::{LimitReached, SpendLimit, SpendLimits, SpendTotals};
 pub use subagents::AGENT_TOOL;
 pub(crate) use subagents::SubagentLink;
 pub use transcript::Transcript;
@@ -67,6 +71,9 @@ pub struct AgentSettings {
     pub max_tokens: Option<u32>,
     /// Model responses allowed in one turn.
     pub max_rounds: u32,
+    /// The conversation's `prompt_cache_key` (derived from the session id), where the
+    /// endpoint takes one.
+    pub cache_key: Option<String>,
 }
 
 /// Everything an agent is built from (see [`crate::build::AgentBuilder`], the way to build
@@ -111,6 +118,10 @@ pub(crate) struct AgentParts {
     pub subagents: Option<Arc<SubagentLink>>,
     /// The session's MCP servers, whose tools join the registry's as they become ready.
     pub mcp: Option<(Arc<rein_mcp::McpHub>, crate::permissions::PermissionMode)>,
+    /// The prices calls are billed at.
+    pub prices: Arc<rein_llm::PriceBook>,
+    /// What the run may spend.
+    pub limits: SpendLimits,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -132,6 +143,10 @@ pub struct Agent {
     /// nothing is rebuilt or copied; each round only appends messages.
     request: Request,
     usage: Usage,
+    /// What the calls cost, and the limits on it.
+    spend: Spend,
+    /// The question to the server's model list.
+    model_check: model_check::ModelCheck,
     guard: LoopGuard,
     /// Every tool call id in the history.
     call_ids: HashSet<String>,
@@ -198,6 +213,7 @@ impl Agent {
             tools: tool_specs,
             temperature: parts.settings.temperature,
             max_tokens: parts.settings.max_tokens,
+            cache_key: parts.settings.cache_key.clone(),
         };
         Agent {
             provider: parts.provider,
@@ -213,6 +229,8 @@ impl Agent {
             settings: parts.settings,
             request,
             usage: Usage::default(),
+            spend: Spend::new(parts.prices, parts.limits),
+            model_check: model_check::ModelCheck::default(),
             guard: LoopGuard::default(),
             call_ids,
             transcript: parts.transcript,
@@ -235,6 +253,26 @@ impl Agent {
     /// Tokens used by every model call of this agent.
     pub fn total_usage(&self) -> Usage {
         self.usage
+    }
+
+    /// What this agent's calls used and cost, the parts apart.
+    pub fn spent(&self) -> SpendTotals {
+        self.spend.totals()
+    }
+
+    /// The limits the run stops at.
+    pub fn limits(&self) -> SpendLimits {
+        self.spend.limits
+    }
+
+    /// Raises (or sets) the run's limits, for a person who chose to go on.
+    pub fn set_limits(&mut self, limits: SpendLimits) {
+        self.spend.limits = limits;
+    }
+
+    /// The prices calls are billed at.
+    pub fn prices(&self) -> &Arc<rein_llm::PriceBook> {
+        self.spend.prices()
     }
 
     /// The model's name.
@@ -271,6 +309,9 @@ impl Agent {
         self.context.reactive_streak = 0;
         self.todo_reminded = false;
         let mut outcome = TurnOutcome::new();
+        let before = self.spend.totals();
+        self.start_model_check();
+        self.start_window_probe();
         match self.submit_prompt(input, events, &cancel).await {
             Ok(message) => {
                 self.push(message, events);
@@ -278,6 +319,12 @@ impl Agent {
             }
             Err(end) => outcome.end = end,
         }
+        let after = self.spend.totals();
+        outcome.usage_reported = after.reported_calls > before.reported_calls;
+        outcome.cost_usd = match (before.cost_usd, after.cost_usd) {
+            (Some(a), Some(b)) => Some(rein_llm::micro_dollars(b - a)),
+            _ => None,
+        };
         self.mask_outcome(&mut outcome);
         let stop = outcome.stop();
         if stop == TurnStop::Cancelled {
@@ -314,7 +361,9 @@ impl Agent {
             self.sync_mcp_tools(&mut env).await;
             let round = self.round(&env, outcome).await;
             // What summary calls used counts with the turn.
-            outcome.usage += std::mem::take(&mut self.context.unreported_usage);
+            let summaries = std::mem::take(&mut self.context.unreported_usage);
+            outcome.usage += summaries;
+            outcome.compaction_usage += summaries;
             let end = match round {
                 RoundEnd::Continue => None,
                 RoundEnd::Stop(end @ (TurnEnd::EndTurn | TurnEnd::MaxTokens)) => {
@@ -356,6 +405,14 @@ impl Agent {
         if let Err(end) = self.prepare_context(events, &env.cancel).await {
             return RoundEnd::Stop(end);
         }
+        // A request that would cross a spending limit is not sent; the history is whole
+        // (every call answered), so the session can be continued with a higher limit.
+        if let Err(reached) = self
+            .spend
+            .check(&self.settings.model, self.context.ledger.used())
+        {
+            return RoundEnd::Stop(TurnEnd::SpendingLimit(reached));
+        }
         let sent = self.request.messages.len();
         // Call ids stay unique across the whole conversation (providers reject a reused one);
         // the set moves into the assembler and back, never rebuilt.
@@ -364,6 +421,11 @@ impl Agent {
         let streamed = self
             .stream_response(env, &mut assembler, &mut early, outcome)
             .await;
+        // Before the call is priced: the list may give the price.
+        self.finish_model_check(events).await;
+        if streamed.is_err() {
+            self.count_unfinished(&assembler, outcome);
+        }
         let finished = streamed.and_then(|()| {
             assembler.finish().map_err(|error| {
                 early.abandon("Not answered: the model's response failed.", env);
@@ -470,6 +532,8 @@ impl Agent {
     ) {
         self.usage += usage;
         outcome.usage += usage;
+        self.spend
+            .record(CallKind::Round, &self.settings.model, &usage);
         self.context.ledger.observe(PromptAnchor {
             prompt_tokens: usage.prompt_tokens,
             messages: sent,
@@ -563,12 +627,35 @@ impl Agent {
             return;
         };
         for (model, agent, usage) in subagents.take() {
+            self.spend.record(CallKind::Subagent, &model, &usage);
             self.usage += usage;
             outcome.usage += usage;
             outcome.subagent_usage += usage;
             if let Some(t) = self.transcript.as_mut() {
                 let recorded = t.record_subagent_usage(&model, &agent, &usage);
                 self.note_recording(recorded, events);
+            }
+        }
+    }
+
+    /// Counts a response that ended before it finished (interrupted, failed): what the
+    /// server reported of it, else its output estimated from what streamed.
+    fn count_unfinished(&mut self, assembler: &Assembler, outcome: &mut TurnOutcome) {
+        match assembler.usage() {
+            Some(usage) => {
+                self.usage += usage;
+                outcome.usage += usage;
+                self.spend
+                    .record(CallKind::Round, &self.settings.model, &usage);
+            }
+            None => {
+                let chars = assembler.streamed_chars();
+                if chars > 0 {
+                    // About four characters a token: an estimate, and shown as one.
+                    let tokens = (chars as u64).div_ceil(4);
+                    outcome.estimated_output_tokens += tokens;
+                    self.spend.record_estimate(&self.settings.model, tokens);
+                }
             }
         }
     }

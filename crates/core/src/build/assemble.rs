@@ -172,6 +172,8 @@ impl AgentBuilder {
             todos,
             subagents: offer_subagents.then_some(subagent_usage),
             anchor: self.anchor,
+            prices: self.prices,
+            limits: self.limits,
             mcp: mcp.map(|hub| (hub, self.mode)),
         }))
     }

@@ -2,6 +2,7 @@
 //! skills, agent types, MCP servers and sandbox.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use rein_llm::{NetworkConfig, ProviderConfig, ProviderKind, RetryPolicy};
 
@@ -30,6 +31,18 @@ impl AgentBuilder {
         builder.settings.temperature = config.temperature;
         builder.settings.max_tokens = config.max_tokens;
         builder.settings.max_rounds = config.max_rounds;
+        let ttl = config.cache_ttl.unwrap_or_default();
+        builder.prices = Arc::new(rein_llm::PriceBook::new(
+            config
+                .pricing
+                .iter()
+                .map(|(model, entry)| (model.clone(), entry.price())),
+            ttl,
+        ));
+        builder.limits = crate::agent::SpendLimits {
+            max_cost: config.max_cost,
+            max_tokens: config.max_session_tokens,
+        };
         builder.context = ContextSettings {
             window_tokens: config.context_window_tokens,
             auto_compact: config.auto_compact,
@@ -135,6 +148,7 @@ impl AgentBuilder {
                 ..RetryPolicy::default()
             },
             thinking_budget_tokens,
+            cache_ttl: ttl,
             tool_format: config.tool_format,
             ollama_num_ctx: config.ollama_num_ctx,
         });

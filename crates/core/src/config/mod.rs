@@ -21,6 +21,7 @@ mod resolve;
 mod sandbox;
 mod settings;
 mod source;
+mod spend;
 mod tables;
 mod untrusted;
 
@@ -41,8 +42,10 @@ pub(crate) use sandbox::stricter as sandbox_stricter;
 
 /// The person's config file, under rein's home.
 pub const USER_CONFIG_FILE: &str = "config.toml";
+pub use check::check_max_cost;
 pub use settings::{ENV_VARS, FLAGS, Settings};
 pub use source::Source;
+pub use spend::PriceEntry;
 pub use tables::{ConfiguredRule, DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, RuleLists};
 
 /// The model API rein talks to (one type for the whole of rein).
@@ -84,6 +87,10 @@ pub struct Overrides {
     pub api_key: Option<ApiKey>,
     /// `--max-rounds N`.
     pub max_rounds: Option<u32>,
+    /// `--max-cost USD`.
+    pub max_cost: Option<f64>,
+    /// `--max-tokens N` (the `max_session_tokens` setting).
+    pub max_session_tokens: Option<u64>,
     /// `--allow RULE`, each given.
     pub allow: Vec<String>,
     /// `--deny RULE`, each given.
@@ -190,6 +197,8 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// The `[repl]` settings of every file.
     pub repl: ReplSettings,
+    /// `[pricing."MODEL"]` of every file: prices that add to or override rein's table.
+    pub pricing: BTreeMap<String, PriceEntry>,
     /// The secret-looking variables of the `.env` file (their values are masked).
     pub dotenv_secrets: crate::secrets::SecretValues,
     /// What the project's config file set that was ignored because the project is not
