@@ -84,8 +84,22 @@ fn slash_mcp_shows_a_server_that_died_as_exited() {
         .unwrap();
     assert!(killed.success());
     wait_gone(&pids);
-    pty.send("/mcp\r");
-    pty.wait_for("exited");
+    // rein learns of the death when the server's connection closes, a moment after the
+    // process is gone: ask /mcp until it says so, within a deadline.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let answered = pty.transcript().matches("log: ").count();
+        pty.send("/mcp\r");
+        pty.wait_for_count("log: ", answered + 1);
+        if pty.transcript().contains("exited") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/mcp never showed the dead server as exited:\n{}",
+            pty.transcript()
+        );
+    }
     let shown = pty.transcript();
     let line = shown
         .lines()
