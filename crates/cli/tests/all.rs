@@ -7,6 +7,7 @@ mod support;
 
 mod background;
 mod big_output;
+mod checkpoints;
 mod context;
 mod dead_endpoint;
 mod demo;

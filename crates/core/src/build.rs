@@ -113,6 +113,8 @@ pub struct AgentBuilder {
     mcp_warnings: Vec<String>,
     /// The configured stdio servers that run in the OS sandbox.
     mcp_sandboxed: Vec<String>,
+    /// Checkpoints before each turn, when a session and rein's home are given.
+    checkpoints: Option<crate::checkpoint::CheckpointSettings>,
 }
 
 /// The secrets a configuration names, before rein's environment is added.
@@ -172,6 +174,7 @@ impl AgentBuilder {
             history: Vec::new(),
             anchor: None,
             transcript: None,
+            checkpoints: None,
             context: ContextSettings::default(),
             pinned: Vec::new(),
             todos: Vec::new(),
@@ -215,6 +218,7 @@ impl AgentBuilder {
         builder.tool_config.bash_default_timeout = config.bash_default_timeout;
         builder.tool_config.home_dir = home_dir.map(Path::to_path_buf);
         builder.rein_home = Some(config.rein_home.clone());
+        builder.checkpoints = Some(crate::checkpoint::CheckpointSettings::default());
         // Outside any session (`rein sandbox -- CMD`): under rein's home, never in the
         // person's workspace.
         builder.tool_config.offload_dir = config.rein_home.join("tool-output");
@@ -588,6 +592,13 @@ impl AgentBuilder {
         self
     }
 
+    /// Checkpoints of the workspace before each turn (`None`: none are taken). They are
+    /// taken only for a main agent with a session and rein's home.
+    pub fn checkpoints(mut self, settings: Option<crate::checkpoint::CheckpointSettings>) -> Self {
+        self.checkpoints = settings;
+        self
+    }
+
     /// The id of the session the conversation is recorded in, once one is given.
     pub fn session_id(&self) -> Option<&str> {
         self.session_file.as_ref().map(|(id, _)| id.as_str())
@@ -732,6 +743,12 @@ impl AgentBuilder {
             )
         });
         let secrets = Arc::new(self.secrets);
+        let checkpoints = match (&self.checkpoints, &self.rein_home, &self.session_file) {
+            (Some(settings), Some(home), Some((id, _))) if self.agent_name.is_none() => Some(
+                crate::checkpoint::Checkpoints::open(home, id, &self.workspace, *settings),
+            ),
+            _ => None,
+        };
         let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
             (Some(hooks), _) => hooks,
             (None, Some(plan)) => {
@@ -815,6 +832,7 @@ impl AgentBuilder {
             subagents: offer_subagents.then_some(subagent_usage),
             anchor: self.anchor,
             mcp: mcp.map(|hub| (hub, self.mode)),
+            checkpoints,
         }))
     }
 

@@ -106,6 +106,8 @@ pub(crate) struct AgentParts {
     pub subagents: Option<Arc<SubagentUsage>>,
     /// The session's MCP servers, whose tools join the registry's as they become ready.
     pub mcp: Option<(Arc<rein_mcp::McpHub>, crate::permissions::PermissionMode)>,
+    /// The workspace's checkpoints, and what opening them had to say.
+    pub checkpoints: Option<(crate::checkpoint::Checkpoints, Vec<String>)>,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -147,6 +149,10 @@ pub struct Agent {
     subagents: Option<Arc<SubagentUsage>>,
     /// MCP servers whose tools join between rounds.
     mcp: Option<mcp_tools::McpTools>,
+    /// The workspace's checkpoints (a main agent with a session only).
+    checkpoints: Option<crate::checkpoint::Checkpoints>,
+    /// What the checkpoints said before the first turn, to tell then.
+    checkpoint_warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -186,6 +192,7 @@ impl Agent {
         if let Some(anchor) = parts.anchor {
             ledger.observe(anchor);
         }
+        let (checkpoints, checkpoint_warnings) = parts.checkpoints.unzip();
         let request = Request {
             model: parts.settings.model.clone(),
             system: parts.system_prompt,
@@ -219,6 +226,8 @@ impl Agent {
             todo_reminded: false,
             subagents: parts.subagents,
             mcp,
+            checkpoints,
+            checkpoint_warnings: checkpoint_warnings.unwrap_or_default(),
         }
     }
 
@@ -261,6 +270,7 @@ impl Agent {
         self.context.reactive_streak = 0;
         self.todo_reminded = false;
         let mut outcome = TurnOutcome::new();
+        self.checkpoint(Some(input), events).await;
         match self.submit_prompt(input, events, &cancel).await {
             Ok(message) => {
                 self.push(message, events);
@@ -273,6 +283,7 @@ impl Agent {
             // Background processes of this turn's commands end with it.
             self.tool_ctx.processes().kill_all().await;
         }
+        self.checkpoint(None, events).await;
         // A blocked request left nothing in the conversation to record.
         if stop != TurnStop::PromptBlocked
             && let Some(t) = self.transcript.as_mut()
@@ -548,6 +559,42 @@ impl Agent {
                 self.note_recording(recorded, events);
             }
         }
+    }
+
+    /// Takes the checkpoint before a turn (`Some(prompt)`) or records what the turn changed
+    /// (`None`), off the async threads: a scan reads the disk. A failure is a warning.
+    async fn checkpoint(&mut self, before: Option<&str>, events: &Events) {
+        let Some(mut checkpoints) = self.checkpoints.take() else {
+            return;
+        };
+        let line = self.transcript.as_ref().map_or(0, |t| t.lines());
+        let prompt = before.map(str::to_owned);
+        let scanned = tokio::task::spawn_blocking(move || {
+            let warnings = match &prompt {
+                Some(prompt) => checkpoints.before_turn(prompt, line),
+                None => checkpoints.after_turn(),
+            };
+            (checkpoints, warnings)
+        })
+        .await;
+        let warnings = match scanned {
+            Ok((checkpoints, warnings)) => {
+                self.checkpoints = Some(checkpoints);
+                warnings
+            }
+            Err(e) => vec![format!("checkpoints stopped: {e}")],
+        };
+        for message in std::mem::take(&mut self.checkpoint_warnings)
+            .into_iter()
+            .chain(warnings)
+        {
+            events.emit(AgentEvent::Warning { message });
+        }
+    }
+
+    /// Whether the workspace's checkpoints are taken.
+    pub fn has_checkpoints(&self) -> bool {
+        self.checkpoints.is_some()
     }
 
     /// Whether this agent is a sub-agent of another.
