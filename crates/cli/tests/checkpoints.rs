@@ -422,3 +422,27 @@ fn sessions_lists_this_directorys_sessions_and_r_without_an_id_lists_them_off_a_
     );
     assert!(!text.contains("far away"), "{text}");
 }
+
+#[test]
+fn checkpoint_max_file_bytes_from_the_config_bounds_what_is_saved() {
+    let env = Env::new();
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    std::fs::write(
+        env.rein_home.join("config.toml"),
+        "checkpoint_max_file_bytes = 100\n",
+    )
+    .unwrap();
+    env.write("big.txt", &"x".repeat(200));
+    env.write("small.txt", "small\n");
+    let server = stepping_mock(vec![bash("echo y >> big.txt && echo y >> small.txt")]);
+    turn(&env, &server, "grow", false);
+    let out = run(env.rein().args(["rewind", "--to", "1", "--code"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("restored small.txt"), "{said}");
+    assert!(
+        said.contains("not restored: big.txt (larger than checkpoint_max_file_bytes (100 bytes))"),
+        "{said}"
+    );
+    assert_eq!(env.read("small.txt"), "small\n");
+}

@@ -53,12 +53,8 @@ fn rewind(
         }
         other => (other.to_string(), Exit::Runtime),
     })?;
-    let (mut checkpoints, warnings) = Checkpoints::open(
-        &rein_home,
-        &id,
-        &loaded.header.cwd,
-        CheckpointSettings::default(),
-    );
+    let (mut checkpoints, warnings) =
+        Checkpoints::open(&rein_home, &id, &loaded.header.cwd, settings(args));
     for warning in warnings {
         render::notice(&format!("rein: warning: {warning}"));
     }
@@ -76,6 +72,13 @@ fn rewind(
         .map_err(|e| runtime(e.to_string()))?;
     report(&id, &plan, &done, json);
     Ok(())
+}
+
+/// The checkpoint settings of the configuration here (the defaults when it cannot be read:
+/// they only bound what a rewind's scan saves).
+pub(crate) fn settings(args: &Args) -> CheckpointSettings {
+    crate::setup::configuration(args)
+        .map_or_else(|_| CheckpointSettings::default(), |(c, _)| c.checkpoints)
 }
 
 /// The newest session of `cwd`.

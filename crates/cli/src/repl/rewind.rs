@@ -3,7 +3,7 @@
 //! rein last wrote it is named, and the person decides whether it is overwritten.
 
 use rein_core::agent::Agent;
-use rein_core::checkpoint::{CheckpointSettings, Checkpoints, OnChanged, RewindPlan, RewindScope};
+use rein_core::checkpoint::{Checkpoints, OnChanged, RewindPlan, RewindScope};
 use rein_core::session::SessionStore;
 
 use super::{Flow, Rebuild, Repl};
@@ -23,7 +23,7 @@ impl Repl {
             &self.rein_home,
             &self.session_id,
             &self.cwd,
-            CheckpointSettings::default(),
+            headless::settings(&self.args),
         );
         for warning in warnings {
             self.say(

@@ -133,6 +133,15 @@ fn set(layer: &mut Layer, setting: Setting, value: &Value, source: Source) -> Re
         Setting::ToolOutputBudget => {
             layer.tool_output_budget = Some(Sourced::new(positive(value)?, source));
         }
+        Setting::CheckpointMaxFileBytes => {
+            layer.checkpoint_max_file_bytes = Some(Sourced::new(positive(value)?, source));
+        }
+        Setting::CheckpointKeepDays => {
+            layer.checkpoint_keep_days = Some(Sourced::new(positive(value)?, source));
+        }
+        Setting::CheckpointMaxBytes => {
+            layer.checkpoint_max_bytes = Some(Sourced::new(positive(value)?, source));
+        }
         Setting::ToolOutputFileMax => {
             let bytes = check_tool_output_file_max(integer(value)?)?;
             layer.tool_output_file_max = Some(Sourced::new(bytes, source));

@@ -46,6 +46,9 @@ pub(crate) struct Layer {
     pub(crate) first_byte_timeout: Option<Sourced<Duration>>,
     pub(crate) stream_idle_timeout: Option<Sourced<Duration>>,
     pub(crate) request_timeout: Option<Sourced<Duration>>,
+    pub(crate) checkpoint_max_file_bytes: Option<Sourced<u64>>,
+    pub(crate) checkpoint_keep_days: Option<Sourced<u32>>,
+    pub(crate) checkpoint_max_bytes: Option<Sourced<u64>>,
     /// Rules, hooks and passed variables: added to, never replaced.
     pub(crate) tables: Tables,
 }
@@ -74,6 +77,9 @@ impl Layer {
             first_byte_timeout,
             stream_idle_timeout,
             request_timeout,
+            checkpoint_max_file_bytes,
+            checkpoint_keep_days,
+            checkpoint_max_bytes,
             tables,
         } = above;
         self.tables.stack(tables);
@@ -102,6 +108,12 @@ impl Layer {
         over(&mut self.first_byte_timeout, first_byte_timeout);
         over(&mut self.stream_idle_timeout, stream_idle_timeout);
         over(&mut self.request_timeout, request_timeout);
+        over(
+            &mut self.checkpoint_max_file_bytes,
+            checkpoint_max_file_bytes,
+        );
+        over(&mut self.checkpoint_keep_days, checkpoint_keep_days);
+        over(&mut self.checkpoint_max_bytes, checkpoint_max_bytes);
     }
 
     /// Where the value of a network time limit goes.
@@ -130,7 +142,10 @@ impl Layer {
             | Setting::ToolOutputFileMax
             | Setting::BashTimeout
             | Setting::CaFile
-            | Setting::ThinkingBudget => None,
+            | Setting::ThinkingBudget
+            | Setting::CheckpointMaxFileBytes
+            | Setting::CheckpointKeepDays
+            | Setting::CheckpointMaxBytes => None,
         }
     }
 

@@ -173,6 +173,9 @@ pub struct Config {
     pub tool_output_file_max_bytes: u64,
     /// The bash timeout when the model gives none.
     pub bash_default_timeout: Duration,
+    /// How checkpoints are kept (`checkpoint_max_file_bytes`, `checkpoint_keep_days`,
+    /// `checkpoint_max_bytes`).
+    pub checkpoints: crate::checkpoint::CheckpointSettings,
     /// A PEM file of extra certificate authorities to trust besides the system's and the
     /// bundled ones (`ca_file`, or `SSL_CERT_FILE`).
     pub ca_file: Option<PathBuf>,

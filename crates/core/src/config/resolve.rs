@@ -71,6 +71,18 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     let budget = or_default(stacked.tool_output_budget, DEFAULT_OUTPUT_BUDGET_CHARS);
     let file_max = or_default(stacked.tool_output_file_max, DEFAULT_OFFLOAD_MAX_BYTES);
     let bash_timeout = or_default(stacked.bash_timeout, BASH_DEFAULT_TIMEOUT);
+    let checkpoint_file = or_default(
+        stacked.checkpoint_max_file_bytes,
+        crate::checkpoint::DEFAULT_MAX_FILE_BYTES,
+    );
+    let checkpoint_days = or_default(
+        stacked.checkpoint_keep_days,
+        crate::checkpoint::DEFAULT_KEEP_DAYS,
+    );
+    let checkpoint_bytes = or_default(
+        stacked.checkpoint_max_bytes,
+        crate::checkpoint::DEFAULT_MAX_BYTES,
+    );
     let connect_timeout = or_default(
         stacked.connect_timeout.clone(),
         rein_llm::DEFAULT_CONNECT_TIMEOUT,
@@ -131,6 +143,9 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         ),
         (Setting::StreamIdleTimeout, stream_idle_timeout.source),
         (Setting::RequestTimeout, request_timeout.source),
+        (Setting::CheckpointMaxFileBytes, checkpoint_file.source),
+        (Setting::CheckpointKeepDays, checkpoint_days.source),
+        (Setting::CheckpointMaxBytes, checkpoint_bytes.source),
     ]);
 
     Ok(Config {
@@ -150,6 +165,11 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         tool_output_budget_chars: budget.value,
         tool_output_file_max_bytes: file_max.value,
         bash_default_timeout: bash_timeout.value,
+        checkpoints: crate::checkpoint::CheckpointSettings {
+            max_file_bytes: checkpoint_file.value,
+            keep_days: checkpoint_days.value,
+            max_bytes: checkpoint_bytes.value,
+        },
         ca_file: stacked.ca_file.map(|s| s.value),
         timeouts: Timeouts {
             connect: connect_timeout.value,

@@ -48,11 +48,17 @@ pub enum Setting {
     StreamIdleTimeout,
     /// `request_timeout_secs`: one model call in all, retries included.
     RequestTimeout,
+    /// `checkpoint_max_file_bytes`: files larger than this are not saved in checkpoints.
+    CheckpointMaxFileBytes,
+    /// `checkpoint_keep_days`: checkpoints older than this are pruned.
+    CheckpointKeepDays,
+    /// `checkpoint_max_bytes`: the checkpoint store is pruned down to this.
+    CheckpointMaxBytes,
 }
 
 impl Setting {
     /// Every setting that may appear in a config file.
-    pub const FILE_KEYS: [Setting; 20] = [
+    pub const FILE_KEYS: [Setting; 23] = [
         Setting::Model,
         Setting::Provider,
         Setting::BaseUrl,
@@ -73,6 +79,9 @@ impl Setting {
         Setting::FirstByteTimeout,
         Setting::StreamIdleTimeout,
         Setting::RequestTimeout,
+        Setting::CheckpointMaxFileBytes,
+        Setting::CheckpointKeepDays,
+        Setting::CheckpointMaxBytes,
     ];
 
     /// The key in a config file (`api_key` for the key, which files may not hold).
@@ -99,6 +108,9 @@ impl Setting {
             Setting::FirstByteTimeout => "first_byte_timeout_secs",
             Setting::StreamIdleTimeout => "stream_idle_timeout_secs",
             Setting::RequestTimeout => "request_timeout_secs",
+            Setting::CheckpointMaxFileBytes => "checkpoint_max_file_bytes",
+            Setting::CheckpointKeepDays => "checkpoint_keep_days",
+            Setting::CheckpointMaxBytes => "checkpoint_max_bytes",
         }
     }
 
@@ -125,7 +137,10 @@ impl Setting {
             | Setting::Retries
             | Setting::ToolOutputBudget
             | Setting::ToolOutputFileMax
-            | Setting::BashTimeout => None,
+            | Setting::BashTimeout
+            | Setting::CheckpointMaxFileBytes
+            | Setting::CheckpointKeepDays
+            | Setting::CheckpointMaxBytes => None,
         }
     }
 
@@ -152,7 +167,10 @@ impl Setting {
             | Setting::ConnectTimeout
             | Setting::FirstByteTimeout
             | Setting::StreamIdleTimeout
-            | Setting::RequestTimeout => None,
+            | Setting::RequestTimeout
+            | Setting::CheckpointMaxFileBytes
+            | Setting::CheckpointKeepDays
+            | Setting::CheckpointMaxBytes => None,
         }
     }
 
