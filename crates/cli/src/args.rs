@@ -173,12 +173,75 @@ pub(crate) enum Command {
         #[arg(long, conflicts_with_all = ["code", "conversation"], requires = "to")]
         both: bool,
     },
+    /// Run a task suite and score it: each task in a fresh workspace, checked by its
+    /// validation script (see docs/eval.md).
+    Eval(Box<EvalArgs>),
     /// The MCP servers configured here (`[mcp_servers.NAME]`, `.mcp.json`).
     Mcp {
         /// What to do.
         #[command(subcommand)]
         command: McpCommand,
     },
+}
+
+/// `rein eval`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Examples:\n  rein eval evals/smoke                       run a suite, results in rein-eval/<time>/\n  rein eval suite.toml -j 4 --repeat 3        pass@1 and pass@3\n  rein eval suite.toml --replay recordings/   offline, from recorded model traffic\n  rein eval suite.toml --ray 127.0.0.1:6379   on a Ray cluster\n  rein eval --compare a/results.jsonl b/results.jsonl\n\nExit status: 0 the suite ran (whatever passed); 1 --fail-under not met, or a failure; 2 bad input."
+)]
+pub(crate) struct EvalArgs {
+    /// The suite: a TOML file, or a directory holding suite.toml.
+    #[arg(value_name = "SUITE", required_unless_present = "compare")]
+    pub(crate) suite: Option<PathBuf>,
+    /// Where results go [default: rein-eval/<timestamp>/].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+    /// Attempts run at once [default: the number of cores; with --ray, the cluster's CPUs].
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub(crate) jobs: Option<u32>,
+    /// Attempts per task, for pass@k.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub(crate) repeat: u32,
+    /// Only the tasks whose id matches (`*` for any characters; repeatable).
+    #[arg(long, value_name = "ID")]
+    pub(crate) filter: Vec<String>,
+    /// The model, over the suite's.
+    #[arg(short = 'm', long)]
+    pub(crate) model: Option<String>,
+    /// The wire format, over the suite's.
+    #[arg(long, value_enum)]
+    pub(crate) provider: Option<ProviderArg>,
+    /// The API's base URL.
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// Finish an interrupted run: skip the attempts its results.jsonl already holds.
+    #[arg(long)]
+    pub(crate) resume: bool,
+    /// Also write the summary as Markdown to this file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) report: Option<PathBuf>,
+    /// Exit 1 when pass@1 is below RATE (0 to 1).
+    #[arg(long, value_name = "RATE")]
+    pub(crate) fail_under: Option<f64>,
+    /// Save each attempt's model traffic in DIR (TASK.jsonl, TASK.N.jsonl).
+    #[arg(long, value_name = "DIR", conflicts_with = "replay")]
+    pub(crate) record: Option<PathBuf>,
+    /// Play each task's recording in DIR back: no model, no network.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) replay: Option<PathBuf>,
+    /// Run the attempts on the Ray cluster at ADDRESS (as `ray start --head` prints it, or
+    /// `auto`).
+    #[arg(long, value_name = "ADDRESS")]
+    pub(crate) ray: Option<String>,
+    /// The Python that has Ray, for --ray [default: python3].
+    #[arg(long, value_name = "PATH", requires = "ray")]
+    pub(crate) python: Option<PathBuf>,
+    /// Show per-task differences between two runs' results.jsonl files.
+    #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with_all = ["suite", "resume", "ray"])]
+    pub(crate) compare: Vec<PathBuf>,
+    /// Run one attempt (TASK:N) here and print its record (what a Ray worker runs).
+    #[arg(long, value_name = "TASK:N", hide = true)]
+    pub(crate) attempt: Option<String>,
 }
 
 /// `rein mcp` sub-commands.
@@ -196,6 +259,16 @@ pub(crate) enum ProviderArg {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+}
+
+impl ProviderArg {
+    /// The name `--provider` takes.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ProviderArg::Openai => "openai",
+            ProviderArg::Anthropic => "anthropic",
+        }
+    }
 }
 
 /// `--output-format`.
@@ -245,6 +318,19 @@ pub(crate) enum PermissionMode {
     Auto,
     /// Everything without asking, but the hard deny list of destructive commands.
     Yolo,
+}
+
+impl PermissionMode {
+    /// The name `--permission-mode` takes.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "accept-edits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::Auto => "auto",
+            PermissionMode::Yolo => "yolo",
+        }
+    }
 }
 
 impl Args {

@@ -4,6 +4,7 @@
 mod args;
 mod commands;
 mod demo;
+mod eval;
 mod exit;
 mod input;
 mod interrupt;

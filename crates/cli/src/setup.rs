@@ -91,6 +91,19 @@ pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError
     )
 }
 
+/// Why `auto` could not start here, or `None` when it could (the sandbox is enforced).
+pub(crate) fn auto_refusal(args: &Args) -> Option<String> {
+    let (config, cwd) = match configuration(args) {
+        Ok(found) => found,
+        Err(SetupError::Usage(m) | SetupError::Runtime(m)) => return Some(m),
+    };
+    let home = std::env::home_dir();
+    AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
+        .mode(rein_core::permissions::PermissionMode::Auto)
+        .sandbox_level(args.sandbox.map(Into::into))
+        .auto_refusal()
+}
+
 /// The configured permission rules (for `/permissions`).
 pub(crate) fn rule_lists(args: &Args) -> Result<config::RuleLists, String> {
     configuration(args)

@@ -15,6 +15,8 @@ mod dead_endpoint;
 mod demo;
 mod endpoint_errors;
 mod env;
+mod eval;
+mod eval_ray;
 mod first_start;
 mod fix_import;
 mod gateways;

@@ -41,5 +41,6 @@ pub(crate) async fn run(args: &Args, command: &Command) -> Exit {
                 scope,
             )
         }
+        Command::Eval(eval) => crate::eval::run(args, eval).await,
     }
 }

@@ -29,3 +29,8 @@ pub use writer::Session;
 pub fn rfc3339(time: std::time::SystemTime) -> String {
     time::UtcTime::from_system(time).rfc3339()
 }
+
+/// `YYYYMMDD-HHMMSS` in UTC, for names that sort by time.
+pub fn utc_timestamp_compact(time: std::time::SystemTime) -> String {
+    time::UtcTime::from_system(time).compact()
+}

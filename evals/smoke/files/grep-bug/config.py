@@ -1,0 +1,3 @@
+# Times are in milliseconds.
+TIMEOUT_MS = 5000
+RETRIES = 3

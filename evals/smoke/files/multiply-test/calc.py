@@ -1,0 +1,3 @@
+def multiply(a, b):
+    """The product of a and b."""
+    return a * b
