@@ -517,3 +517,7 @@ pub fn copy_for_fork(
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests")]
+mod tests;
