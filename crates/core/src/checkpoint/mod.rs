@@ -519,5 +519,4 @@ pub fn copy_for_fork(
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "tests")]
 mod tests;
