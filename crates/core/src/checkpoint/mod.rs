@@ -29,7 +29,7 @@ use std::time::SystemTime;
 
 pub use log::{Change, TurnRecord, UnsavedChange};
 pub use restore::{OnChanged, Restore, RewindPlan, RewindScope};
-pub use tree::{FileKind, FileState, Tree, Unsaved};
+pub use tree::{FileKind, FileState, MAX_FILES, Tree, Unsaved};
 
 use log::Record;
 use objects::Objects;

@@ -17,6 +17,10 @@ use super::objects::Objects;
 /// same timestamp tick: it is read again by the next scan (git's "racily clean" rule).
 const RACY_WINDOW_NS: i64 = 2_000_000_000;
 
+/// A workspace with more files than this (a home directory, say) gets no checkpoints: a
+/// copy of it all would cost more than a rewind is worth.
+pub const MAX_FILES: usize = 100_000;
+
 /// What a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -172,6 +176,12 @@ pub(crate) fn scan(
             continue;
         }
         seen.insert(path.to_path_buf());
+        if tree.files.len() >= MAX_FILES {
+            return Err(io::Error::other(format!(
+                "the workspace holds more than {MAX_FILES} files (not ignored): checkpoints are \
+                 off for it"
+            )));
+        }
         let Ok(rel) = path.strip_prefix(root) else {
             continue;
         };
