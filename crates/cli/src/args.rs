@@ -259,6 +259,8 @@ pub(crate) enum ProviderArg {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+    /// The OpenAI Responses API (models offered only there).
+    OpenaiResponses,
 }
 
 impl ProviderArg {
@@ -267,6 +269,7 @@ impl ProviderArg {
         match self {
             ProviderArg::Openai => "openai",
             ProviderArg::Anthropic => "anthropic",
+            ProviderArg::OpenaiResponses => "openai-responses",
         }
     }
 }
@@ -293,7 +296,7 @@ pub(crate) enum SandboxArg {
     Off,
 }
 
-impl From<SandboxArg> for rein_tools::sandbox::SandboxLevel {
+impl From<SandboxArg> for rein_core::face::SandboxLevel {
     fn from(level: SandboxArg) -> Self {
         match level {
             SandboxArg::ReadOnly => Self::ReadOnly,

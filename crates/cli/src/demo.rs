@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use rein_core::agent::Events;
 use rein_core::build::AgentBuilder;
+use rein_core::face::ReplayProvider;
 use rein_core::permissions::PermissionMode;
-use rein_llm::replay::ReplayProvider;
 use tokio_util::sync::CancellationToken;
 
 use crate::exit::Exit;
@@ -73,7 +73,7 @@ pub(crate) async fn run() -> Exit {
     ));
 
     // The demo shows rein editing and running code, as the person asked it to.
-    let built = AgentBuilder::new(&workspace, "demo", rein_llm::ProviderKind::OpenAi)
+    let built = AgentBuilder::new(&workspace, "demo", rein_core::face::ProviderKind::OpenAi)
         .provider(Arc::new(provider))
         .mode(PermissionMode::Yolo)
         .settings(|s| s.max_rounds = 10)

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use rein_tools::bash::ProcessTracker;
+use rein_core::face::ProcessTracker;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
@@ -26,15 +26,9 @@ impl Interrupts {
     }
 }
 
-/// Cancels `turn` on the first of the signals; on the second, ends every process rein
-/// started and exits. A signal whose handler cannot be installed is left at its default.
-pub(crate) fn install(
-    turn: CancellationToken,
-    processes: ProcessTracker,
-    mcp: Option<Arc<rein_mcp::McpHub>>,
-) -> Interrupts {
-    let interrupts = Interrupts::default();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Exit>();
+/// Calls `handle` with the exit status each of SIGINT, SIGTERM, SIGHUP and SIGQUIT means,
+/// each time one comes. A signal whose handler cannot be installed is left at its default.
+pub(crate) fn on_ending_signals(handle: impl Fn(Exit) + Clone + Send + 'static) {
     for (kind, exit) in [
         (SignalKind::interrupt(), Exit::Interrupted),
         (SignalKind::terminate(), Exit::Terminated),
@@ -44,15 +38,28 @@ pub(crate) fn install(
         let Ok(mut stream) = signal(kind) else {
             continue;
         };
-        let tx = tx.clone();
+        let handle = handle.clone();
         tokio::spawn(async move {
             while stream.recv().await.is_some() {
-                if tx.send(exit).is_err() {
-                    return;
-                }
+                handle(exit);
             }
         });
     }
+}
+
+/// Cancels `turn` on the first of the signals; on the second, ends every process rein
+/// started and exits. A signal whose handler cannot be installed is left at its default.
+pub(crate) fn install(
+    turn: CancellationToken,
+    processes: ProcessTracker,
+    mcp: Option<Arc<rein_core::face::McpHub>>,
+) -> Interrupts {
+    let interrupts = Interrupts::default();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Exit>();
+    on_ending_signals(move |exit| {
+        // Closed once the second signal has been handled: nothing is left to do.
+        let _ = tx.send(exit);
+    });
     let first = Arc::clone(&interrupts.first);
     tokio::spawn(async move {
         let Some(exit) = rx.recv().await else {

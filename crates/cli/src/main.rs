@@ -8,6 +8,7 @@ mod eval;
 mod exit;
 mod input;
 mod interrupt;
+mod log;
 mod mcp_status;
 mod no_key;
 mod render;
@@ -36,10 +37,17 @@ fn main() -> ExitCode {
         }
     };
     render::set_color_choice(args.color);
+    // First, so that what follows can log: REIN_LOG=debug writes under rein's home.
+    let home = std::env::home_dir();
+    let rein_home =
+        rein_core::config::default_rein_home(&|var| std::env::var(var).ok(), home.as_deref());
+    if let Some(warning) = log::install(rein_home.as_deref()) {
+        render::warning(&warning);
+    }
     // Before any command runs: commands cannot read rein's environment (the API key) ...
-    rein_tools::bash::hide_from_commands();
+    rein_core::face::hide_from_commands();
     // ... and orphans of rein's commands become rein's to reap and stop.
-    rein_tools::bash::adopt_orphans();
+    rein_core::face::adopt_orphans();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -1,7 +1,7 @@
 //! What `rein mcp list` and the REPL's `/mcp` show of the MCP servers: for each, its
 //! state, its tool count, whether it runs sandboxed, the last error, and its log file.
 
-use rein_mcp::{ServerState, ServerStatus};
+use rein_core::face::{ServerState, ServerStatus};
 
 use crate::render::{Style, neutralize};
 

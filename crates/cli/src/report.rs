@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use rein_core::agent::{TurnEnd, TurnOutcome, TurnStop};
-use rein_llm::Usage;
+use rein_core::face::Usage;
 use serde::Serialize;
 
 /// What a headless run achieved.
@@ -61,7 +61,7 @@ impl RunReport {
             rounds: outcome.rounds,
             usage: outcome.usage,
             subagent_usage: outcome.subagent_usage,
-            cost_usd: rein_llm::pricing::cost_usd(model, &outcome.usage).map(micro_dollars),
+            cost_usd: rein_core::face::cost_usd(model, &outcome.usage).map(micro_dollars),
             files_changed: changed.iter().map(|p| display_path(p, cwd)).collect(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             error: match &outcome.end {

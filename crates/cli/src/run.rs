@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rein_core::agent::{AgentEvent, EventSink, Events, TurnEnd, TurnStop};
+use rein_core::agent::{Agent, AgentEvent, EventSink, Events, TurnEnd, TurnOutcome, TurnStop};
 use rein_core::hooks::SessionStartSource;
 use rein_core::interaction::Unattended;
 use tokio_util::sync::CancellationToken;
@@ -49,27 +49,44 @@ pub(crate) async fn run(args: Args) -> Exit {
     };
     let started = Instant::now();
     let format = args.output_format.unwrap_or(OutputFormat::Text);
-    let prepared = match setup::prepare(&args, Arc::new(Unattended), McpServers::Start) {
+    let prepared = match set_up(&args, format, started) {
         Ok(prepared) => prepared,
-        Err(error) => {
-            let (message, exit) = match error {
-                SetupError::Usage(message) => {
-                    render::notice(&message);
-                    (message, Exit::Usage)
-                }
-                SetupError::Runtime(message) => {
-                    render::error(&message);
-                    (message, Exit::Runtime)
-                }
-            };
-            if format != OutputFormat::Text {
-                render::stdout_line(
-                    &RunReport::failed_setup(&message, started.elapsed()).to_json_line(),
-                );
-            }
-            return exit;
-        }
+        Err(exit) => return exit,
     };
+    one_shot(&args, &prompt, prepared, format, started).await
+}
+
+/// Set-up: the agent as the command line and the configuration describe it; a failure is
+/// shown (and, in the JSON formats, reported) and gives the exit.
+fn set_up(args: &Args, format: OutputFormat, started: Instant) -> Result<setup::Prepared, Exit> {
+    setup::prepare(args, Arc::new(Unattended), McpServers::Start).map_err(|error| {
+        let (message, exit) = match error {
+            SetupError::Usage(message) => {
+                render::notice(&message);
+                (message, Exit::Usage)
+            }
+            SetupError::Runtime(message) => {
+                render::error(&message);
+                (message, Exit::Runtime)
+            }
+        };
+        if format != OutputFormat::Text {
+            render::stdout_line(
+                &RunReport::failed_setup(&message, started.elapsed()).to_json_line(),
+            );
+        }
+        exit
+    })
+}
+
+/// One prompt, one turn: the event sink, the turn, and the finish (session, report, exit).
+async fn one_shot(
+    args: &Args,
+    prompt: &str,
+    prepared: setup::Prepared,
+    format: OutputFormat,
+    started: Instant,
+) -> Exit {
     let mut agent = prepared.agent;
     for warning in &prepared.warnings {
         render::notice(&format!("rein: warning: {warning}"));
@@ -91,6 +108,76 @@ pub(crate) async fn run(args: Args) -> Exit {
             args.resume.is_some() || args.continue_session,
         ));
     }
+    let (live, log) = event_sink(format, prepared.warnings.clone());
+    let events = Events::shared(log.clone());
+    let resumed = args.resume.is_some() || args.continue_session;
+    let source = if resumed {
+        SessionStartSource::Resume
+    } else {
+        SessionStartSource::Startup
+    };
+    agent.start_session(source, &events, &cancel).await;
+    let ticker = live.as_ref().map(|live| {
+        live.begin("thinking");
+        let live = Arc::clone(live);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(crate::render::SPINNER_TICK);
+            loop {
+                every.tick().await;
+                live.tick();
+            }
+        })
+    });
+    let outcome = agent.run_turn(prompt, &events, cancel).await;
+    if let Some(ticker) = ticker {
+        ticker.abort();
+    }
+    if let Some(live) = &live {
+        live.end();
+    }
+    let (session_id, unsaved) =
+        keep_session(&mut agent, &outcome, &events, resumed, &prepared.session_id);
+    agent.end_session(&events).await;
+    let changed = agent.tool_context().changed_files();
+    let mut report = RunReport::new(
+        session_id,
+        agent.model(),
+        &outcome,
+        &changed,
+        &prepared.cwd,
+        started.elapsed(),
+    );
+    (
+        report.warnings,
+        report.permission_denials,
+        report.compactions,
+    ) = log.take();
+    if let Some(message) = &unsaved {
+        report.set_error_if_none(message);
+    }
+    show_outcome(format, live.as_ref(), &agent, &outcome, session_id, &report);
+    // Servers and other background processes the commands started end with rein, and so
+    // do the MCP servers.
+    agent.tool_context().processes().kill_all().await;
+    agent.tool_context().background().stop_all().await;
+    agent.shutdown_mcp().await;
+    if let Some(signalled) = interrupts.exit() {
+        // SIGTERM, SIGHUP and SIGQUIT end the turn like Ctrl+C, with their own status.
+        return signalled;
+    }
+    match unsaved {
+        // A run whose record is incomplete did not fully succeed, whatever the model did.
+        Some(_) if Exit::for_stop(outcome.stop()) == Exit::Done => Exit::Runtime,
+        Some(_) | None => Exit::for_stop(outcome.stop()),
+    }
+}
+
+/// The event sink: how the run shows what happens (live on a terminal, plain text, nothing
+/// until the end, or JSON lines), behind a log that keeps what the report lists.
+fn event_sink(
+    format: OutputFormat,
+    earlier_warnings: Vec<String>,
+) -> (Option<Arc<render::Live>>, Arc<RunLog>) {
     // On a terminal, text mode streams as the REPL does: Markdown as it comes, a spinner.
     let live = (format == OutputFormat::Text && std::io::stderr().is_terminal()).then(|| {
         Arc::new(render::Live::new(
@@ -110,34 +197,19 @@ pub(crate) async fn run(args: Args) -> Exit {
         (OutputFormat::Json, _) => Box::new(|_| {}),
         (OutputFormat::StreamJson, _) => Box::new(render::StreamJson),
     };
-    let log = Arc::new(RunLog::new(shown, prepared.warnings.clone()));
-    let events = Events::shared(log.clone());
-    let resumed = args.resume.is_some() || args.continue_session;
-    let source = if resumed {
-        SessionStartSource::Resume
-    } else {
-        SessionStartSource::Startup
-    };
-    agent.start_session(source, &events, &cancel).await;
-    let ticker = live.as_ref().map(|live| {
-        live.begin("thinking");
-        let live = Arc::clone(live);
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(std::time::Duration::from_millis(100));
-            loop {
-                every.tick().await;
-                live.tick();
-            }
-        })
-    });
-    let outcome = agent.run_turn(&prompt, &events, cancel).await;
-    if let Some(ticker) = ticker {
-        ticker.abort();
-    }
-    if let Some(live) = &live {
-        live.end();
-    }
-    let mut session_id = Some(prepared.session_id.as_str());
+    (live, Arc::new(RunLog::new(shown, earlier_warnings)))
+}
+
+/// Keeps the session, or drops one the model never answered; the session's id (`None` when
+/// dropped) and why its record is incomplete, if it is.
+fn keep_session<'a>(
+    agent: &mut Agent,
+    outcome: &TurnOutcome,
+    events: &Events,
+    resumed: bool,
+    session_id: &'a str,
+) -> (Option<&'a str>, Option<String>) {
+    let mut session_id = Some(session_id);
     let mut unsaved = None;
     let unanswered = matches!(
         outcome.stop(),
@@ -161,24 +233,18 @@ pub(crate) async fn run(args: Args) -> Exit {
         });
         unsaved = Some(message);
     }
-    agent.end_session(&events).await;
-    let changed = agent.tool_context().changed_files();
-    let mut report = RunReport::new(
-        session_id,
-        agent.model(),
-        &outcome,
-        &changed,
-        &prepared.cwd,
-        started.elapsed(),
-    );
-    (
-        report.warnings,
-        report.permission_denials,
-        report.compactions,
-    ) = log.take();
-    if let Some(message) = &unsaved {
-        report.set_error_if_none(message);
-    }
+    (session_id, unsaved)
+}
+
+/// Shows how the turn ended: the answer and a closing line in text, the report in JSON.
+fn show_outcome(
+    format: OutputFormat,
+    live: Option<&Arc<render::Live>>,
+    agent: &Agent,
+    outcome: &TurnOutcome,
+    session_id: Option<&str>,
+    report: &RunReport,
+) {
     match format {
         OutputFormat::Text => {
             // Streamed to the same terminal already: once is enough there.
@@ -186,7 +252,7 @@ pub(crate) async fn run(args: Args) -> Exit {
             if !outcome.text.is_empty() && !streamed_here {
                 render::answer(&outcome.text);
             }
-            if let Some(live) = &live {
+            if let Some(live) = live {
                 live.write(&format!(
                     "{}\n",
                     render::closing_line(
@@ -198,53 +264,41 @@ pub(crate) async fn run(args: Args) -> Exit {
                     )
                 ));
             }
-            match outcome.stop() {
-                TurnStop::EndTurn => {}
-                TurnStop::MaxTokens => {
-                    render::notice("rein: the answer was cut at the model's output token limit");
-                }
-                TurnStop::MaxRounds => render::notice(&format!(
-                    "rein: stopped after {} rounds (the limit); continue with: rein -c -p \"continue\"",
-                    outcome.rounds
-                )),
-                TurnStop::RepeatedCalls => render::notice(
-                    "rein: stopped: the model kept making the same call with the same result; \
-                     continue with: rein -c -p \"...\" and a hint on how to go on",
-                ),
-                TurnStop::Cancelled => render::notice("rein: interrupted"),
-                TurnStop::PromptBlocked => {
-                    if let TurnEnd::PromptBlocked { reason } = &outcome.end {
-                        render::notice(&format!(
-                            "rein: {}",
-                            report::blocked_prompt_message(reason)
-                        ));
-                    }
-                }
-                TurnStop::Error => {
-                    let message = outcome
-                        .error()
-                        .map_or_else(|| "the turn failed".to_owned(), ToString::to_string);
-                    render::error(&message);
-                }
-            }
+            notice_stop(outcome);
         }
         OutputFormat::Json | OutputFormat::StreamJson => {
             render::stdout_line(&report.to_json_line());
         }
     }
-    // Servers and other background processes the commands started end with rein, and so
-    // do the MCP servers.
-    agent.tool_context().processes().kill_all().await;
-    agent.tool_context().background().stop_all().await;
-    agent.shutdown_mcp().await;
-    if let Some(signalled) = interrupts.exit() {
-        // SIGTERM, SIGHUP and SIGQUIT end the turn like Ctrl+C, with their own status.
-        return signalled;
-    }
-    match unsaved {
-        // A run whose record is incomplete did not fully succeed, whatever the model did.
-        Some(_) if Exit::for_stop(outcome.stop()) == Exit::Done => Exit::Runtime,
-        Some(_) | None => Exit::for_stop(outcome.stop()),
+}
+
+/// Says why a text-mode turn stopped, when it did not simply end.
+fn notice_stop(outcome: &TurnOutcome) {
+    match outcome.stop() {
+        TurnStop::EndTurn => {}
+        TurnStop::MaxTokens => {
+            render::notice("rein: the answer was cut at the model's output token limit");
+        }
+        TurnStop::MaxRounds => render::notice(&format!(
+            "rein: stopped after {} rounds (the limit); continue with: rein -c -p \"continue\"",
+            outcome.rounds
+        )),
+        TurnStop::RepeatedCalls => render::notice(
+            "rein: stopped: the model kept making the same call with the same result; \
+             continue with: rein -c -p \"...\" and a hint on how to go on",
+        ),
+        TurnStop::Cancelled => render::notice("rein: interrupted"),
+        TurnStop::PromptBlocked => {
+            if let TurnEnd::PromptBlocked { reason } = &outcome.end {
+                render::notice(&format!("rein: {}", report::blocked_prompt_message(reason)));
+            }
+        }
+        TurnStop::Error => {
+            let message = outcome
+                .error()
+                .map_or_else(|| "the turn failed".to_owned(), ToString::to_string);
+            render::error(&message);
+        }
     }
 }
 

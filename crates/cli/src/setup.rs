@@ -8,11 +8,11 @@ use std::sync::Arc;
 use rein_core::agent::Agent;
 use rein_core::build::{AgentBuilder, BuildError};
 use rein_core::config::{self, ApiKey, ConfigInputs, Overrides};
+use rein_core::face::Provider;
+use rein_core::face::{RecordingProvider, ReplayProvider};
 use rein_core::interaction::Interaction;
 use rein_core::session::{LoadedSession, NewSession, Session, SessionError, SessionStore};
 use rein_core::trust::{Trust, TrustStore};
-use rein_llm::Provider;
-use rein_llm::replay::{RecordingProvider, ReplayProvider};
 
 use crate::args::{Args, ProviderArg};
 use crate::no_key;
@@ -34,7 +34,7 @@ pub(crate) struct Prepared {
     /// rein's home: sessions, history, trust.
     pub(crate) rein_home: PathBuf,
     /// Tokens a resumed session used before this run.
-    pub(crate) earlier_usage: rein_llm::Usage,
+    pub(crate) earlier_usage: rein_core::face::Usage,
     /// Things the person should know before the turn starts.
     pub(crate) warnings: Vec<String>,
     /// Those of them about the MCP servers (for `/mcp`).
@@ -48,7 +48,7 @@ pub(crate) enum McpServers {
     Start,
     /// Those of the agent the new one replaces (the REPL's `/model`, `/clear`), running
     /// already: switching the model does not restart them.
-    Keep(Arc<rein_mcp::McpHub>),
+    Keep(Arc<rein_core::face::McpHub>),
 }
 
 /// Reads a variable of the process environment.
@@ -375,6 +375,7 @@ fn overrides_from(args: &Args) -> Overrides {
         provider: args.provider.map(|p| match p {
             ProviderArg::Openai => config::ProviderKind::OpenAi,
             ProviderArg::Anthropic => config::ProviderKind::Anthropic,
+            ProviderArg::OpenaiResponses => config::ProviderKind::OpenAiResponses,
         }),
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone().map(ApiKey::new),
@@ -437,7 +438,7 @@ fn resume(
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};
-    use rein_core::config::Setting;
+    use rein_core::config::FLAGS;
 
     use super::*;
 
@@ -448,11 +449,7 @@ mod tests {
             .filter_map(|arg| arg.get_long())
             .map(|long| format!("--{long}"))
             .collect();
-        let named: Vec<&str> = Setting::FILE_KEYS
-            .into_iter()
-            .chain([Setting::ApiKey])
-            .filter_map(Setting::flag)
-            .collect();
+        let named: Vec<&str> = FLAGS.iter().map(|(_, flag)| *flag).collect();
         assert!(!named.is_empty());
         for flag in named {
             assert!(longs.iter().any(|long| long == flag), "{flag} is no flag");

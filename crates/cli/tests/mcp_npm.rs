@@ -250,3 +250,99 @@ fn a_long_running_reference_call_is_cancelled_at_its_timeout() {
         "{result}"
     );
 }
+
+#[test]
+fn a_20_kb_file_read_through_server_filesystem_arrives_whole_and_once() {
+    let Some(bin) = reference_servers() else {
+        return;
+    };
+    let env = Env::new();
+    let text: String = (1..=450)
+        .map(|n| format!("line {n:03}: the quick brown fox jumps over the dog\n"))
+        .collect();
+    assert!(text.len() > 20_000);
+    env.write("big.txt", &text);
+    configure(&env, &bin, "");
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(call(
+                "r1",
+                "mcp__files__read_text_file",
+                json!({"path": env.work.join("big.txt")}),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "go", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = result_of(&server.requests()[1], "r1");
+    for n in 1..=450 {
+        let line = format!("line {n:03}: the quick brown fox");
+        assert_eq!(result.matches(&line).count(), 1, "{line} not there once");
+    }
+}
+
+/// server-everything's long-running operation with one progress report a second.
+fn long_operation(
+    duration: u64,
+    steps: u64,
+    call_timeout: u64,
+    call_max_timeout: u64,
+) -> (Env, MockServer, std::process::Output) {
+    let bin = reference_servers().expect("checked by the caller");
+    let env = Env::new();
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    std::fs::write(
+        env.rein_home.join("config.toml"),
+        format!(
+            "[mcp_servers.everything]\ncommand = \"{}\"\nstartup_timeout = 30\n\
+             call_timeout = {call_timeout}\ncall_max_timeout = {call_max_timeout}\n",
+            bin.join("mcp-server-everything").display()
+        ),
+    )
+    .unwrap();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(call(
+                "l1",
+                "mcp__everything__trigger-long-running-operation",
+                json!({"duration": duration, "steps": steps}),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "go", "--output-format", "stream-json"]));
+    (env, server, out)
+}
+
+#[test]
+fn progress_reaches_stream_json_and_keeps_a_call_past_its_idle_timeout() {
+    if reference_servers().is_none() {
+        return;
+    }
+    // 5 s of work with a report each second, under a 2 s idle limit: it finishes.
+    let (_env, server, out) = long_operation(5, 5, 2, 60);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = result_of(&server.requests()[1], "l1");
+    assert!(!result.contains("did not answer"), "{result}");
+    let progress: Vec<Value> = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "tool_progress" && e["id"] == "l1")
+        .map(|e| e["progress"].clone())
+        .collect();
+    assert!(progress.len() >= 3, "{progress:?}");
+    assert_eq!(progress[0]["kind"], "steps", "{progress:?}");
+    assert_eq!(progress[0]["total"], json!(5.0), "{progress:?}");
+
+    // The hard maximum holds however often it reports.
+    let (_env, server, out) = long_operation(20, 20, 2, 4);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = result_of(&server.requests()[1], "l1");
+    assert!(
+        result.contains("within 4 s (its `call_max_timeout`)"),
+        "{result}"
+    );
+}

@@ -3,33 +3,33 @@
 //! takes the parts a caller wants to choose: the model endpoint, the tools, the permission
 //! mode and who answers its questions, the session.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::SystemTime;
 
-use rein_llm::{NetworkConfig, Provider, ProviderConfig, ProviderKind, RetryPolicy};
-use rein_tools::sandbox::{Enforcement, Sandbox, SandboxLevel};
-use rein_tools::{DynTool, ToolConfig, ToolContext, ToolRegistry};
+use rein_llm::{Provider, ProviderConfig, ProviderKind};
+use rein_tools::{DynTool, ToolConfig, ToolRegistry};
 
-use crate::agent::{Agent, AgentParts, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
-use crate::config::{Config, ConfiguredRule, HookCommand, RuleLists, SandboxSettings, Setting};
-use crate::context::{
-    COMPACT_TOOL, CompactRequests, CompactTool, ContextSettings, PinnedState, PromptAnchor,
-};
-use crate::hooks::{CommandHooks, HookSetup, Hooks, NoHooks};
+use crate::agent::{Agent, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
+use crate::config::HookCommand;
+use crate::context::{ContextSettings, PinnedState, PromptAnchor};
+use crate::hooks::Hooks;
 use crate::interaction::{Interaction, Unattended};
-use crate::permissions::{
-    CallView, ModePolicy, PermissionMode, Policy, Rule, RuleOrigin, RuleSet, SourcedRule, Verdict,
-};
-use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES, PromptInputs};
-use crate::sandboxing::{Places, SandboxPlan};
+use crate::permissions::{PermissionMode, Policy, RuleSet};
+use crate::sandboxing::SandboxPlan;
 use crate::secrets::{SecretValues, Secrets};
 use crate::session::{LoadedSession, Session};
-use crate::tools::skill::{Skill, SkillTool, load as load_skills, prompt_section, skill_dirs};
-use crate::tools::subagent::types::agent_dirs;
-use crate::tools::subagent::{AgentTool, AgentType, EXPLORE, SubagentSetup, SubagentUsage};
-use crate::tools::{TODO_TOOL, TodoItem, TodoList, TodoWriteTool};
-use crate::trust::TrustStore;
+use crate::tools::TodoItem;
+use crate::tools::skill::Skill;
+use crate::tools::subagent::{AgentType, EXPLORE};
+
+mod assemble;
+mod explain;
+mod from_config;
+mod mcp;
+mod sandbox;
+
+pub use assemble::render_system_prompt;
+pub use from_config::untrusted_warning;
 
 /// Why an agent could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -195,135 +195,6 @@ impl AgentBuilder {
         }
     }
 
-    /// An agent as `config` describes it, working in `cwd`: its model endpoint (built when
-    /// the agent is), settings, tool limits and the project's instructions. `env` supplies
-    /// proxy variables; `home_dir` is where `~` points for the tools.
-    pub fn from_config(
-        config: &Config,
-        cwd: &Path,
-        home_dir: Option<&Path>,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Self {
-        let mut builder = AgentBuilder::new(cwd, config.model.clone(), config.provider);
-        builder.settings.temperature = config.temperature;
-        builder.settings.max_tokens = config.max_tokens;
-        builder.settings.max_rounds = config.max_rounds;
-        builder.context = ContextSettings {
-            window_tokens: config.context_window_tokens,
-            auto_compact: config.auto_compact,
-            compact_threshold: config.compact_threshold,
-        };
-        builder.tool_config.output_budget_chars = config.tool_output_budget_chars;
-        builder.tool_config.offload_max_bytes = config.tool_output_file_max_bytes;
-        builder.tool_config.bash_default_timeout = config.bash_default_timeout;
-        builder.tool_config.home_dir = home_dir.map(Path::to_path_buf);
-        builder.rein_home = Some(config.rein_home.clone());
-        builder.checkpoints = Some(config.checkpoints);
-        // Outside any session (`rein sandbox -- CMD`): under rein's home, never in the
-        // person's workspace.
-        builder.tool_config.offload_dir = config.rein_home.join("tool-output");
-        builder.is_git_repo = config.is_git_repo;
-        builder.rules = rule_set(&config.rules, home_dir, &mut builder.warnings);
-        builder.sandbox = SandboxPlan::from_config(config, env);
-        builder
-            .warnings
-            .extend(config.sandbox.ignored.iter().cloned());
-        builder.warnings.extend(config.repl.ignored.iter().cloned());
-        let mcp = crate::mcp::plan(config, env);
-        builder.warnings.extend(mcp.warnings.iter().cloned());
-        builder.mcp_warnings = mcp.warnings;
-        builder.mcp_sandboxed = mcp
-            .servers
-            .iter()
-            .filter(|s| {
-                matches!(
-                    s.transport,
-                    rein_mcp::TransportConfig::Stdio {
-                        sandboxed: true,
-                        ..
-                    }
-                )
-            })
-            .map(|s| s.name.clone())
-            .collect();
-        builder.mcp_plan = mcp.servers;
-        builder.mcp_log_dir = Some(config.rein_home.join(crate::mcp::MCP_LOG_DIR));
-        builder.secret_sources = SecretSources {
-            // The servers' configured credentials are masked like the `.env` file's.
-            dotenv: SecretValues::of(
-                config
-                    .dotenv_secrets
-                    .iter()
-                    .chain(mcp.secrets.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
-            ),
-            api_key: config
-                .api_key()
-                .zip(config.api_key_variable())
-                .map(|(key, var)| (var.to_owned(), key.to_owned())),
-            pass_env: config.pass_env.clone(),
-        };
-        // Commands and hooks inherit rein's own environment: its secrets are what to keep
-        // from them.
-        builder = builder.environment(process_vars());
-        match prompt::find_project_instructions(
-            &config.project_root,
-            cwd,
-            PROJECT_INSTRUCTIONS_LIMIT_BYTES,
-        ) {
-            Ok(found) => builder.project_instructions = found.map(|i| i.text),
-            Err(e) => builder
-                .warnings
-                .push(format!("project instructions skipped: {e}")),
-        }
-        let thinking_budget_tokens = match (config.thinking_budget_tokens, config.provider) {
-            (Some(budget), ProviderKind::Anthropic) => Some(budget),
-            (Some(_), ProviderKind::OpenAi) => {
-                builder.warnings.push(format!(
-                    "thinking_budget (from {}) applies to the Anthropic API only; it is not \
-                     sent to this OpenAI-compatible endpoint",
-                    config.source(Setting::ThinkingBudget)
-                ));
-                None
-            }
-            (None, _) => None,
-        };
-        builder.plan_hooks(config);
-        let dirs = agent_dirs(&config.project_root, Some(&config.rein_home));
-        let (types, skipped) = crate::tools::subagent::types::load(&dirs);
-        builder.agent_types = types;
-        builder.warnings.extend(skipped);
-        let (skills, skipped) =
-            load_skills(&skill_dirs(&config.project_root, Some(&config.rein_home)));
-        builder.warnings.extend(skipped);
-        builder.skill_window_tokens = config
-            .context_window_tokens
-            .or_else(|| rein_llm::context_window_for(&config.model))
-            .unwrap_or(crate::context::UNKNOWN_WINDOW_TOKENS);
-        builder = builder.skills(skills);
-        builder.provider_config = Some(ProviderConfig {
-            kind: config.provider,
-            base_url: Some(config.base_url.clone()),
-            api_key: config.api_key().map(str::to_owned),
-            api_key_origin: config.api_key_origin(),
-            network: NetworkConfig {
-                // The configured file (`ca_file`), or SSL_CERT_FILE, which the config's
-                // environment layer already read, with `.env` files.
-                ca_file: config.ca_file.clone(),
-                connect_timeout: config.timeouts.connect,
-                first_byte_timeout: config.timeouts.first_byte,
-                stream_idle_timeout: config.timeouts.stream_idle,
-                request_timeout: config.timeouts.request,
-                ..NetworkConfig::from_env_vars(env)
-            },
-            retry: RetryPolicy {
-                max_retries: config.retries,
-                ..RetryPolicy::default()
-            },
-            thinking_budget_tokens,
-        });
-        builder
-    }
-
     /// The environment commands and hooks inherit, in place of rein's own (which
     /// [`AgentBuilder::from_config`] reads): its secret-looking variables are kept from them
     /// and their values masked in tool results, with those of the `.env` file and the API key.
@@ -353,60 +224,6 @@ impl AgentBuilder {
     pub fn mode(mut self, mode: PermissionMode) -> Self {
         self.mode = mode;
         self
-    }
-
-    /// The sandbox level (`--sandbox`), over the configured one.
-    pub fn sandbox_level(mut self, level: Option<SandboxLevel>) -> Self {
-        if level.is_some() {
-            self.sandbox.level = level;
-        }
-        self
-    }
-
-    /// Changes the `[sandbox]` settings (tests: `landlock = false`, the network).
-    pub fn sandbox_settings(mut self, adjust: impl FnOnce(&mut SandboxSettings)) -> Self {
-        adjust(&mut self.sandbox.settings);
-        self
-    }
-
-    /// The sandbox the agent's commands would run in, with what this machine enforces of
-    /// it; its private temporary directory is made (and removed when the last clone goes).
-    pub fn sandbox(&self) -> Sandbox {
-        let offload = std::path::absolute(&self.tool_config.offload_dir)
-            .unwrap_or_else(|_| self.tool_config.offload_dir.clone());
-        Sandbox::new(self.sandbox.policy(&Places {
-            workspace: &self.workspace,
-            home_dir: self.tool_config.home_dir.as_deref(),
-            rein_home: self.rein_home.as_deref(),
-            offload_dir: &offload,
-        }))
-    }
-
-    /// The level asked for: `--sandbox`, else the configuration, else workspace-write.
-    pub fn sandbox_level_wanted(&self) -> SandboxLevel {
-        self.sandbox.level_wanted()
-    }
-
-    /// Says, when a sandbox is wanted and the kernel cannot give it, why (once, as a
-    /// warning: commands then run with the permission checks alone).
-    pub fn sandbox_warning(&self) -> Option<String> {
-        let warning = self.sandbox.warning()?;
-        Some(match self.mcp_sandboxed.as_slice() {
-            [] => warning,
-            servers => format!(
-                "{warning}. The MCP server{} {} configured to run in it run{} without it too",
-                if servers.len() == 1 { "" } else { "s" },
-                servers.join(", "),
-                if servers.len() == 1 { "s" } else { "" },
-            ),
-        })
-    }
-
-    /// Why the auto permission mode cannot start here, when it is the mode.
-    pub fn auto_refusal(&self) -> Option<String> {
-        (self.mode == PermissionMode::Auto)
-            .then(|| self.sandbox.auto_refusal())
-            .flatten()
     }
 
     /// Permission rules, in place of the configured ones.
@@ -474,54 +291,6 @@ impl AgentBuilder {
     pub fn tool(mut self, tool: Arc<dyn DynTool>) -> Self {
         self.extra_tools.push(tool);
         self
-    }
-
-    /// Starts the configured MCP servers now, in the background, rather than when the agent
-    /// is built: the earlier they start, the less the first request may wait for them. Needs
-    /// a tokio runtime (without one they start, if at all, when the agent is built).
-    /// The sandbox level and the settings it depends on are to be set first.
-    pub fn start_mcp(mut self) -> Self {
-        if self.mcp_hub.is_none() && tokio::runtime::Handle::try_current().is_ok() {
-            let sandbox = self.mcp_sandbox(|| self.sandbox());
-            self.mcp_hub = start_mcp(
-                std::mem::take(&mut self.mcp_plan),
-                &self.workspace,
-                self.mcp_log_dir.clone(),
-                self.secrets.env_remove(),
-                sandbox,
-            );
-        }
-        self
-    }
-
-    /// The sandbox for the stdio servers configured `sandboxed` (none: `None`): the one the
-    /// agent's commands run in ([`AgentBuilder::sandbox`]), wherever the servers start.
-    fn mcp_sandbox(&self, sandbox: impl FnOnce() -> Sandbox) -> Option<Sandbox> {
-        (!self.mcp_sandboxed.is_empty()).then(sandbox)
-    }
-
-    /// These MCP servers (started already) instead of the configured ones.
-    pub fn mcp_hub(mut self, hub: Arc<rein_mcp::McpHub>) -> Self {
-        self.mcp_hub = Some(hub);
-        self
-    }
-
-    /// The MCP servers started with [`AgentBuilder::start_mcp`] or given with
-    /// [`AgentBuilder::mcp_hub`] (none configured: `None`).
-    pub fn started_mcp(&self) -> Option<&Arc<rein_mcp::McpHub>> {
-        self.mcp_hub.as_ref()
-    }
-
-    /// What the person should know about the configured MCP servers: those left out (an
-    /// untrusted project's, one naming an unset variable; these are among
-    /// [`AgentBuilder::warnings`] too), and, when some are to run in the OS sandbox, why it
-    /// cannot be enforced here if it cannot ([`AgentBuilder::sandbox_warning`]).
-    pub fn mcp_warnings(&self) -> Vec<String> {
-        let mut warnings = self.mcp_warnings.clone();
-        if !self.mcp_sandboxed.is_empty() {
-            warnings.extend(self.sandbox_warning());
-        }
-        warnings
     }
 
     /// Changes the tools' settings (output budget, timeouts, offload directory).
@@ -610,57 +379,6 @@ impl AgentBuilder {
         &self.warnings
     }
 
-    /// What the policy this builder would give the agent decides for a call written as a
-    /// rule (`bash(git push)`, `edit_file(src/main.rs)`, `read_file(.env)`), and why: for
-    /// `rein explain-permission`.
-    pub fn explain(&self, call: &str) -> Result<Verdict, String> {
-        let rule = Rule::parse(call, self.tool_config.home_dir.as_deref())?;
-        let tool = rule.tool.as_str();
-        // The argument as written: a rule's text is normalised (spaces, line breaks), and a
-        // command must be judged as the model would send it.
-        let argument = rule.pattern.as_ref().map(|_| {
-            let open = call.find('(').map_or(0, |i| i + 1);
-            let close = call.rfind(')').filter(|&i| i >= open).unwrap_or(call.len());
-            call[open..close].to_owned()
-        });
-        let arguments = match (tool, argument) {
-            ("bash", Some(command)) => serde_json::json!({ "command": command }),
-            (_, Some(path)) => serde_json::json!({ "file_path": path }),
-            (_, None) => serde_json::json!({}),
-        };
-        self.explain_call(tool, &arguments)
-    }
-
-    /// The decision for a call of `tool` with `arguments` (JSON, as the model sends them),
-    /// under this builder's mode and rules, and what made it; an error when the call fails
-    /// before any permission check (a path that cannot be resolved, say).
-    pub fn explain_call(
-        &self,
-        tool: &str,
-        arguments: &serde_json::Value,
-    ) -> Result<Verdict, String> {
-        let registry = self.tools_offered();
-        let kind = registry
-            .get(tool)
-            .map_or(rein_tools::ToolKind::Execute, |t| t.kind());
-        // An MCP tool is not listed until its server runs: judged as one outside the sandbox.
-        let confined = registry
-            .get(tool)
-            .map_or(!tool.starts_with("mcp__"), |t| t.confined());
-        let ctx = ToolContext::new(self.tool_config.clone());
-        let path = crate::permissions::facts::path_target(&ctx, arguments)?;
-        let shell = crate::permissions::facts::shell_facts(&ctx, tool, arguments);
-        let policy = ModePolicy::with_rules(self.mode, self.rules.clone());
-        Ok(policy.explain(&CallView {
-            tool,
-            kind,
-            arguments,
-            path: path.as_ref(),
-            shell: shell.as_ref(),
-            confined,
-        }))
-    }
-
     /// Sets up the configured model endpoint now, so that a missing key or a bad setting is
     /// reported before anything is written (a session file, say).
     pub fn connect(mut self) -> Result<Self, BuildError> {
@@ -701,174 +419,6 @@ impl AgentBuilder {
         };
         this.assemble(provider)
     }
-
-    fn assemble(self, provider: Arc<dyn Provider>) -> Result<Agent, BuildError> {
-        let sandbox = self.sandbox();
-        if self.mode == PermissionMode::Auto
-            && let Enforcement::Unavailable(why) = sandbox.enforcement()
-        {
-            return Err(BuildError::SandboxUnavailable(why.clone()));
-        }
-        let hook_sandbox = self.sandbox.settings.hooks.then(|| sandbox.clone());
-        let mcp_sandbox = self.mcp_sandbox(|| sandbox.clone());
-        let mut registry = self.tools_offered();
-        let compact_requests = Arc::new(CompactRequests::default());
-        registry.register_arc(Arc::new(CompactTool::new(Arc::clone(&compact_requests))));
-        let todos = Arc::new(TodoList::restored(self.todos));
-        registry.register_arc(Arc::new(TodoWriteTool::new(Arc::clone(&todos))));
-        let mut pinned = self.pinned;
-        pinned.push(Arc::clone(&todos) as Arc<dyn PinnedState>);
-        let skills_section = prompt_section(&self.skills, self.skill_window_tokens);
-        if !self.skills.is_empty() {
-            registry.register(SkillTool::new(self.skills));
-        }
-        // Sub-agents, unless this is one (no recursion).
-        let subagent_usage = Arc::new(SubagentUsage::default());
-        let subagent_tools = registry.without(&[COMPACT_TOOL, TODO_TOOL]);
-        let offer_subagents = self.agent_name.is_none();
-        let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
-        let mut tool_config = self.tool_config;
-        tool_config.env_remove = self.secrets.env_remove().to_vec();
-        tool_config.sandbox = sandbox;
-        tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
-        let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
-        let tool_ctx = ToolContext::new(tool_config);
-        let mcp = self.mcp_hub.or_else(|| {
-            start_mcp(
-                self.mcp_plan,
-                &self.workspace,
-                self.mcp_log_dir,
-                self.secrets.env_remove(),
-                mcp_sandbox,
-            )
-        });
-        let secrets = Arc::new(self.secrets);
-        let checkpoints = match (&self.checkpoints, &self.rein_home, &self.session_file) {
-            (Some(settings), Some(home), Some((id, _))) if self.agent_name.is_none() => Some(
-                crate::checkpoint::Checkpoints::open(home, id, &self.workspace, *settings),
-            ),
-            _ => None,
-        };
-        let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
-            (Some(hooks), _) => hooks,
-            (None, Some(plan)) => {
-                let (session_id, transcript_path) = self.session_file.unzip();
-                Arc::new(CommandHooks::new(
-                    &plan.hooks,
-                    HookSetup {
-                        workspace: self.workspace.clone(),
-                        project_dir: plan.project_dir,
-                        session_id,
-                        transcript_path,
-                        permission_mode: self.mode,
-                        secrets: Arc::clone(&secrets),
-                        // Stopped with the commands: on Ctrl+C, at the end of the run.
-                        processes: tool_ctx.processes().clone(),
-                        sandbox: hook_sandbox,
-                    },
-                ))
-            }
-            (None, None) => Arc::new(NoHooks),
-        };
-        if offer_subagents {
-            let workspace = self.workspace.clone();
-            let is_git_repo = self.is_git_repo;
-            let instructions = self.project_instructions.clone();
-            let skills = skills_section.clone();
-            let setup = SubagentSetup {
-                provider: Arc::clone(&provider),
-                settings: self.settings.clone(),
-                tools: subagent_tools,
-                policy: Arc::clone(&policy),
-                interaction: Arc::clone(&self.interaction),
-                hooks: Arc::clone(&hooks),
-                secrets: Arc::clone(&secrets),
-                context: self.context.clone(),
-                prompt: Box::new(move |tools| {
-                    with_skills(
-                        render_system_prompt(
-                            &workspace,
-                            is_git_repo,
-                            tools,
-                            instructions.as_deref(),
-                        ),
-                        skills.as_deref(),
-                    )
-                }),
-                transcripts: self.subagent_dir.map(|dir| (dir, self.workspace.clone())),
-                usage: Arc::clone(&subagent_usage),
-            };
-            registry.register(AgentTool::new(setup, self.agent_types));
-        }
-        // Rendered once, with every tool: the prompt stays byte-identical across rounds.
-        let system_prompt = self.system_prompt.unwrap_or_else(|| {
-            with_skills(
-                render_system_prompt(
-                    &self.workspace,
-                    self.is_git_repo,
-                    &registry,
-                    self.project_instructions.as_deref(),
-                ),
-                skills_section.as_deref(),
-            )
-        });
-        Ok(Agent::new(AgentParts {
-            provider,
-            registry: Arc::new(registry),
-            tool_ctx,
-            system_prompt,
-            settings: self.settings,
-            history: self.history,
-            transcript: self.transcript,
-            policy,
-            interaction: self.interaction,
-            hooks,
-            agent_name: self.agent_name,
-            secrets,
-            context: self.context,
-            pinned,
-            compact_requests,
-            todos,
-            subagents: offer_subagents.then_some(subagent_usage),
-            anchor: self.anchor,
-            mcp: mcp.map(|hub| (hub, self.mode)),
-            checkpoints,
-        }))
-    }
-
-    /// Keeps the configured hooks that may run: the user's, and the project's once the
-    /// project is trusted (a warning says how, when they are skipped).
-    fn plan_hooks(&mut self, config: &Config) {
-        if !config.untrusted_ignored.is_empty() {
-            self.warnings.push(untrusted_warning(config));
-        }
-        let trust = TrustStore::new(&config.rein_home);
-        let (hooks, skipped) =
-            crate::hooks::runnable_hooks(&config.hooks, &config.project_root, &trust);
-        self.warnings.extend(skipped);
-        if hooks.is_empty() {
-            return;
-        }
-        self.hook_plan = Some(HookPlan {
-            hooks,
-            project_dir: config.project_root.clone(),
-        });
-    }
-}
-
-/// Says what an untrusted project's config file set that rein ignored, and how to trust it.
-pub fn untrusted_warning(config: &Config) -> String {
-    format!(
-        "{} in {} ignored: this project is not trusted (or its config changed since it was). \
-         If you trust its config, run `rein trust` in {}",
-        config.untrusted_ignored.join(", "),
-        config
-            .project_root
-            .join(".rein")
-            .join("config.toml")
-            .display(),
-        config.project_root.display()
-    )
 }
 
 /// The configured hooks an agent will run, once it is built (with the session and the
@@ -877,118 +427,4 @@ pub fn untrusted_warning(config: &Config) -> String {
 struct HookPlan {
     hooks: Vec<HookCommand>,
     project_dir: PathBuf,
-}
-
-impl AgentBuilder {
-    /// The tools the model is offered: the built-in ones (or those given), the extra ones,
-    /// those the mode offers.
-    fn tools_offered(&self) -> ToolRegistry {
-        let mut registry = match &self.tools {
-            Some(tools) => tools.offered(|_| true),
-            None => ToolRegistry::builtin(),
-        };
-        for tool in &self.extra_tools {
-            registry.register_arc(Arc::clone(tool));
-        }
-        let offered = registry.offered(|kind| self.mode.offers(kind));
-        // Background commands are read and stopped only where bash can start them.
-        if offered.get("bash").is_none() {
-            let names = ["bash_output", "kill_shell"];
-            return offered.without(&names);
-        }
-        offered
-    }
-}
-
-/// Starts the planned MCP servers in the background (none planned: no hub). Building an
-/// agent with servers needs a tokio runtime; without one they are left out.
-fn start_mcp(
-    servers: Vec<rein_mcp::ServerConfig>,
-    workspace: &Path,
-    log_dir: Option<PathBuf>,
-    env_remove: &[String],
-    sandbox: Option<Sandbox>,
-) -> Option<Arc<rein_mcp::McpHub>> {
-    if servers.is_empty() || tokio::runtime::Handle::try_current().is_err() {
-        return None;
-    }
-    // Servers are planned from a configuration, which always has a home for their logs.
-    let log_dir = log_dir?;
-    Some(rein_mcp::McpHub::start(rein_mcp::McpSetup {
-        servers,
-        cwd: workspace.to_path_buf(),
-        log_dir,
-        env_remove: env_remove.to_vec(),
-        sandbox,
-    }))
-}
-
-/// rein's environment; a variable that is not UTF-8 cannot be masked as text and is passed
-/// over.
-fn process_vars() -> impl Iterator<Item = (String, String)> {
-    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-}
-
-/// The configured rules, parsed with the home directory for `~/` (they were checked when the
-/// configuration was read; one that fails now is left out with a warning).
-fn rule_set(lists: &RuleLists, home: Option<&Path>, warnings: &mut Vec<String>) -> RuleSet {
-    let mut parse = |rules: &[ConfiguredRule]| -> Vec<SourcedRule> {
-        rules
-            .iter()
-            .filter_map(|configured| match Rule::parse(&configured.text, home) {
-                Ok(rule) => Some(SourcedRule {
-                    rule,
-                    origin: RuleOrigin::Configured(configured.source.to_string()),
-                }),
-                Err(e) => {
-                    warnings.push(format!("rule left out ({}): {e}", configured.source));
-                    None
-                }
-            })
-            .collect()
-    };
-    RuleSet {
-        allow: parse(&lists.allow),
-        ask: parse(&lists.ask),
-        deny: parse(&lists.deny),
-    }
-}
-
-/// The system prompt with the skills' section after it, if there is one.
-fn with_skills(mut prompt: String, skills: Option<&str>) -> String {
-    if let Some(section) = skills {
-        prompt.push_str("\n\n");
-        prompt.push_str(section);
-    }
-    prompt
-}
-
-/// The system prompt for `registry`'s tools in `cwd`, dated today.
-pub fn render_system_prompt(
-    cwd: &Path,
-    is_git_repo: bool,
-    registry: &ToolRegistry,
-    project_instructions: Option<&str>,
-) -> String {
-    let specs = registry.infos();
-    let tools: Vec<(&str, &str)> = specs
-        .iter()
-        .map(|s| {
-            (
-                s.name.as_str(),
-                s.description.lines().next().unwrap_or_default(),
-            )
-        })
-        .collect();
-    let date = prompt::utc_date(SystemTime::now());
-    prompt::build_system_prompt(&PromptInputs {
-        cwd,
-        os: std::env::consts::OS,
-        // The bash tool runs every command with `bash -c`, whatever the person's login shell.
-        shell: "bash",
-        date: &date,
-        is_git_repo,
-        tools: &tools,
-        project_instructions,
-    })
 }

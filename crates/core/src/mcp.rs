@@ -4,7 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use rein_mcp::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig, TransportConfig};
+use rein_mcp::{
+    DEFAULT_CALL_MAX_TIMEOUT, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig,
+    TransportConfig,
+};
 use serde::Deserialize;
 
 use crate::config::{Config, McpServerEntry, McpTransportEntry, Source};
@@ -58,7 +61,7 @@ pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
             match own {
                 Some(own) => {
                     plan.warnings.push(format!(
-                        "MCP server `{}` of this project ({}) is not used: this project is not                          trusted; yours ({}) starts instead",
+                        "MCP server `{}` of this project ({}) is not used: this project is not trusted; yours ({}) starts instead",
                         entry.name, entry.source, own.source
                     ));
                     *entry = own.clone();
@@ -77,7 +80,8 @@ pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
         }
         entries.retain(|e| !from_project(e));
     }
-    for entry in entries {
+    // `enabled = false`: configured, not started.
+    for entry in entries.into_iter().filter(|e| e.enabled) {
         match resolve(&entry, &config.project_root, config.sandbox.mcp, env) {
             Ok((server, secrets)) => {
                 plan.servers.push(server);
@@ -159,6 +163,7 @@ fn resolve(
             transport,
             startup_timeout: entry.startup_timeout.unwrap_or(DEFAULT_STARTUP_TIMEOUT),
             call_timeout: entry.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT),
+            call_max_timeout: entry.call_max_timeout.unwrap_or(DEFAULT_CALL_MAX_TIMEOUT),
         },
         secrets,
     ))
@@ -266,6 +271,8 @@ pub fn read_mcp_json(path: &Path) -> McpJsonServers {
                 transport,
                 startup_timeout: None,
                 call_timeout: None,
+                call_max_timeout: None,
+                enabled: true,
                 source: source.clone(),
             }),
             Err(why) => read.warnings.push(format!(
@@ -404,6 +411,8 @@ mod tests {
             },
             startup_timeout: None,
             call_timeout: None,
+            call_max_timeout: None,
+            enabled: true,
             source: Source::Default,
         };
         let none = |_: &str| None;

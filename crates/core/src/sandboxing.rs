@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use rein_tools::sandbox::{
-    DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy, support,
+    DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy, SshAgent,
+    support,
 };
 
 use crate::config::{Config, SandboxSettings, USER_CONFIG_FILE};
@@ -20,6 +21,10 @@ pub(crate) struct SandboxPlan {
     pub(crate) level: Option<SandboxLevel>,
     /// Where the private temporary directory is made (`TMPDIR`, else `/tmp`).
     temp_root: Option<PathBuf>,
+    /// The permission mode is auto: the network is off unless configured.
+    pub(crate) auto: bool,
+    /// The ssh-agent's socket (`SSH_AUTH_SOCK`).
+    ssh_auth_sock: Option<PathBuf>,
 }
 
 /// Where the agent works.
@@ -39,6 +44,10 @@ impl SandboxPlan {
             settings: config.sandbox.clone(),
             level: None,
             temp_root: env("TMPDIR").filter(|t| !t.is_empty()).map(PathBuf::from),
+            auto: false,
+            ssh_auth_sock: env("SSH_AUTH_SOCK")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
         }
     }
 
@@ -97,6 +106,8 @@ impl SandboxPlan {
         };
         let writable: Vec<PathBuf> = settings.writable.iter().map(expand).collect();
         let not_writable: Vec<PathBuf> = settings.read_only.iter().map(expand).collect();
+        let hide: Vec<PathBuf> = settings.hide.iter().map(expand).collect();
+        let expose: Vec<PathBuf> = settings.expose.iter().map(expand).collect();
         let temp_root = self
             .temp_root
             .clone()
@@ -111,15 +122,17 @@ impl SandboxPlan {
             .map(|home| vec![home.join(USER_CONFIG_FILE), home.join(TRUST_FILE)])
             .unwrap_or_default();
         let git_dirs = repository_git_dirs(places.workspace);
-        SandboxPolicy::resolve(&PolicyInputs {
+        // auto runs commands without asking: without a network unless the person says so
+        // (as Codex's workspace-write). Other modes keep the level's default.
+        let mut network = settings.network.or(self.auto.then_some(Network::Blocked));
+        // A project's setting only ever keeps more away.
+        if let Some(project) = settings.project_network {
+            let base = network.unwrap_or(self.level_wanted().default_network());
+            network = crate::config::sandbox_stricter(Some(base), project);
+        }
+        let mut policy = SandboxPolicy::resolve(&PolicyInputs {
             level: self.level_wanted(),
-            network: settings.network.map(|on| {
-                if on {
-                    Network::Allowed
-                } else {
-                    Network::Blocked
-                }
-            }),
+            network,
             workspace: places.workspace,
             home_dir: home,
             rein_home: places.rein_home,
@@ -131,7 +144,17 @@ impl SandboxPlan {
             tmp_dir: Some(&tmp_dir),
             rein_dirs: &[places.offload_dir.to_path_buf()],
             probe: self.probe(),
-        })
+            hide: &hide,
+            expose: &expose,
+            ssh_agent: if settings.ssh_agent == Some(true) {
+                SshAgent::Reachable
+            } else {
+                SshAgent::Hidden
+            },
+            ssh_auth_sock: self.ssh_auth_sock.as_deref(),
+        });
+        policy.allow_domains.clone_from(&settings.allow_domains);
+        policy
     }
 }
 
@@ -190,7 +213,7 @@ mod tests {
         plan.level = Some(SandboxLevel::WorkspaceWrite);
         plan.settings.writable = vec!["~/.m2".into(), "build".into()];
         plan.settings.read_only = vec!["secrets".into()];
-        plan.settings.network = Some(false);
+        plan.settings.network = Some(Network::Blocked);
         let policy = plan.policy(&Places {
             workspace: Path::new("/src/app"),
             home_dir: Some(Path::new("/home/u")),
@@ -203,6 +226,37 @@ mod tests {
         assert!(!policy.may_write(Path::new("/src/app/secrets/key")));
         assert!(policy.may_write(Path::new("/home/u/.rein/tool-output/s1/x")));
         assert!(!policy.may_write(Path::new("/home/u/.bashrc")));
+    }
+
+    #[test]
+    fn auto_has_no_network_unless_configured_and_other_modes_keep_it() {
+        let places = Places {
+            workspace: Path::new("/src/app"),
+            home_dir: None,
+            rein_home: None,
+            offload_dir: Path::new("/src/app/.out"),
+        };
+        let mut plan = SandboxPlan::default();
+        assert_eq!(plan.policy(&places).network, Network::Allowed);
+        plan.auto = true;
+        assert_eq!(plan.policy(&places).network, Network::Blocked);
+        plan.settings.network = Some(Network::Proxy);
+        plan.settings.allow_domains = vec!["pypi.org".into()];
+        let policy = plan.policy(&places);
+        assert_eq!(policy.network, Network::Proxy);
+        assert_eq!(policy.allow_domains, ["pypi.org"]);
+        plan.settings.network = Some(Network::Allowed);
+        assert_eq!(plan.policy(&places).network, Network::Allowed);
+        plan.auto = false;
+        plan.settings.network = Some(Network::Blocked);
+        assert_eq!(plan.policy(&places).network, Network::Blocked);
+        // A project's "proxy" keeps more away than "on", never more than "off".
+        plan.settings.project_network = Some(Network::Proxy);
+        assert_eq!(plan.policy(&places).network, Network::Blocked);
+        plan.settings.network = None;
+        assert_eq!(plan.policy(&places).network, Network::Proxy);
+        plan.auto = true;
+        assert_eq!(plan.policy(&places).network, Network::Blocked);
     }
 
     #[test]

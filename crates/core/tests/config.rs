@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rein_core::config::{
-    ApiKey, Config, ConfigError, ConfigInputs, Overrides, ProviderKind, Setting, Source,
-    load_config,
+    ApiKey, Config, ConfigError, ConfigInputs, Overrides, ProviderKind, Source, load_config,
 };
 use tempfile::TempDir;
 
@@ -115,7 +114,7 @@ fn with_nothing_configured_the_defaults_apply() {
     assert_eq!(config.bash_default_timeout, Duration::from_secs(120));
     assert!(config.is_git_repo);
     assert!(config.files.is_empty() && config.dotenv_file.is_none());
-    assert_eq!(config.source(Setting::Model), &Source::Default);
+    assert_eq!(config.source("model"), &Source::Default);
 }
 
 #[test]
@@ -125,10 +124,7 @@ fn each_layer_overrides_the_one_before_and_flags_come_last() {
         fx.user_file("model = \"from-user\"\nmax_rounds = 10\nretries = 1\ntemperature = 0.5\n");
     let config = fx.load();
     assert_eq!(config.model, "from-user");
-    assert_eq!(
-        config.source(Setting::Model),
-        &Source::UserFile(user.clone())
-    );
+    assert_eq!(config.source("model"), &Source::UserFile(user.clone()));
 
     let project = fx.project_file("model = \"from-project\"\nmax_rounds = 20\n");
     let config = fx.load();
@@ -137,24 +133,18 @@ fn each_layer_overrides_the_one_before_and_flags_come_last() {
         ("from-project", 20)
     );
     assert_eq!(
-        config.source(Setting::Model),
+        config.source("model"),
         &Source::ProjectFile(project.clone())
     );
     // What the project does not set still comes from the user's file.
     assert_eq!((config.retries, config.temperature), (1, Some(0.5)));
-    assert_eq!(
-        config.source(Setting::Retries),
-        &Source::UserFile(user.clone())
-    );
+    assert_eq!(config.source("retries"), &Source::UserFile(user.clone()));
     assert_eq!(config.files, [user, project]);
 
     fx.set("REIN_MODEL", "from-env");
     let config = fx.load();
     assert_eq!(config.model, "from-env");
-    assert_eq!(
-        config.source(Setting::Model),
-        &Source::Env("REIN_MODEL".into())
-    );
+    assert_eq!(config.source("model"), &Source::Env("REIN_MODEL".into()));
     assert_eq!(config.max_rounds, 20);
 
     fx.flags = Overrides {
@@ -164,12 +154,9 @@ fn each_layer_overrides_the_one_before_and_flags_come_last() {
     };
     let config = fx.load();
     assert_eq!(config.model, "from-flag");
-    assert_eq!(config.source(Setting::Model), &Source::Flag("--model"));
+    assert_eq!(config.source("model"), &Source::Flag("--model"));
     assert_eq!(config.max_rounds, 3);
-    assert_eq!(
-        config.source(Setting::MaxRounds),
-        &Source::Flag("--max-rounds")
-    );
+    assert_eq!(config.source("max_rounds"), &Source::Flag("--max-rounds"));
     assert_eq!(config.retries, 1);
 }
 
@@ -202,7 +189,7 @@ fn dotenv_is_found_upward_and_never_overrides_a_set_variable() {
     assert_eq!(config.dotenv_file.as_deref(), Some(dotenv.as_path()));
     assert_eq!(config.model, "from-dotenv");
     assert_eq!(
-        config.source(Setting::Model),
+        config.source("model"),
         &Source::DotEnv {
             var: "REIN_MODEL".into(),
             file: dotenv.clone()
@@ -210,7 +197,7 @@ fn dotenv_is_found_upward_and_never_overrides_a_set_variable() {
     );
     assert_eq!(config.api_key(), Some("key-from-env"));
     assert_eq!(
-        config.source(Setting::ApiKey),
+        config.source("api_key"),
         &Source::Env("OPENAI_API_KEY".into())
     );
 
@@ -344,7 +331,7 @@ fn openai_base_url_applies_to_openai_only_and_yields_to_rein_base_url() {
     let config = fx.load();
     assert_eq!(config.base_url, "http://127.0.0.1:2/v1");
     assert_eq!(
-        config.source(Setting::BaseUrl),
+        config.source("base_url"),
         &Source::Env("OPENAI_BASE_URL".into())
     );
 
@@ -429,14 +416,14 @@ fn ca_file_comes_from_a_file_relative_to_it_or_from_ssl_cert_file() {
         Some(fx.project.join(".rein/certs/corp.pem")),
         "relative to the config file's directory"
     );
-    assert_eq!(config.source(Setting::CaFile), &Source::ProjectFile(file));
+    assert_eq!(config.source("ca_file"), &Source::ProjectFile(file));
 
     // The environment is a later layer than the files.
     fx.set("SSL_CERT_FILE", "/etc/ssl/corp.pem");
     let config = fx.load();
     assert_eq!(config.ca_file, Some(PathBuf::from("/etc/ssl/corp.pem")));
     assert_eq!(
-        config.source(Setting::CaFile),
+        config.source("ca_file"),
         &Source::Env("SSL_CERT_FILE".into())
     );
 

@@ -4,9 +4,10 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::text_calls::ToolFormat;
 use crate::{
     AnthropicProvider, BaseUrlError, NetworkConfig, OpenAiProvider, Provider, ProviderKind,
-    RetryPolicy,
+    ResponsesProvider, RetryPolicy,
 };
 
 /// Everything needed to talk to one model endpoint.
@@ -27,6 +28,10 @@ pub struct ProviderConfig {
     pub retry: RetryPolicy,
     /// Anthropic extended thinking: the tokens the model may think for; `None` leaves it off.
     pub thinking_budget_tokens: Option<u32>,
+    /// How tools reach the model (Chat Completions): natively, or described as text.
+    pub tool_format: ToolFormat,
+    /// Ollama's `options.num_ctx`: the window Ollama loads the model with.
+    pub ollama_num_ctx: Option<u32>,
 }
 
 impl ProviderConfig {
@@ -40,6 +45,8 @@ impl ProviderConfig {
             network: NetworkConfig::default(),
             retry: RetryPolicy::default(),
             thinking_budget_tokens: None,
+            tool_format: ToolFormat::Native,
+            ollama_num_ctx: None,
         }
     }
 
@@ -62,6 +69,8 @@ impl fmt::Debug for ProviderConfig {
             .field("network", &self.network)
             .field("retry", &self.retry)
             .field("thinking_budget_tokens", &self.thinking_budget_tokens)
+            .field("tool_format", &self.tool_format)
+            .field("ollama_num_ctx", &self.ollama_num_ctx)
             .finish()
     }
 }
@@ -101,6 +110,7 @@ pub fn build_provider(config: &ProviderConfig) -> Result<Arc<dyn Provider>, Conf
     Ok(match config.kind {
         ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(config)?),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)?),
+        ProviderKind::OpenAiResponses => Arc::new(ResponsesProvider::new(config)?),
     })
 }
 

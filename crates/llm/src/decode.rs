@@ -1,7 +1,9 @@
 //! Turning a response body, streamed SSE or one JSON document, into [`StreamEvent`]s.
 
 use crate::anthropic::stream::AnthropicStream;
+use crate::emit::Emit;
 use crate::openai::stream::OpenAiStream;
+use crate::responses::stream::ResponsesStream;
 use crate::sse::{SseEvent, SseParser};
 use crate::{LlmError, ProviderKind, StreamEvent};
 
@@ -32,6 +34,7 @@ enum Body {
 enum Format {
     OpenAi(OpenAiStream),
     Anthropic(AnthropicStream),
+    Responses(ResponsesStream),
 }
 
 impl StreamDecoder {
@@ -40,6 +43,7 @@ impl StreamDecoder {
         let format = match kind {
             ProviderKind::OpenAi => Format::OpenAi(OpenAiStream::default()),
             ProviderKind::Anthropic => Format::Anthropic(AnthropicStream::default()),
+            ProviderKind::OpenAiResponses => Format::Responses(ResponsesStream::default()),
         };
         Self {
             body: Body::Unknown,
@@ -70,14 +74,20 @@ impl StreamDecoder {
             }
             Body::Sse => {
                 let format = &mut self.format;
-                let mut emit = Emit { events: out };
+                let mut emit = Emit::new(out);
                 self.sse
                     .feed(bytes, &mut |event: SseEvent<'_>| match format {
                         Format::OpenAi(s) => s.event(event, &mut emit),
                         Format::Anthropic(s) => s.event(event, &mut emit),
+                        Format::Responses(s) => s.event(event, &mut emit),
                     })
             }
         }
+    }
+
+    /// Whether any of the body (beyond white space) has come.
+    pub fn has_body(&self) -> bool {
+        !matches!(self.body, Body::Unknown)
     }
 
     /// Whether the body has said it is finished, so the rest need not be read.
@@ -85,13 +95,14 @@ impl StreamDecoder {
         match (&self.body, &self.format) {
             (Body::Sse, Format::OpenAi(s)) => s.is_complete(),
             (Body::Sse, Format::Anthropic(s)) => s.is_complete(),
+            (Body::Sse, Format::Responses(s)) => s.is_complete(),
             (Body::Unknown | Body::Json(_), _) => false,
         }
     }
 
     /// Ends the body: emits the closing events, or an error when the body stopped early.
     pub fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
-        let mut emit = Emit { events: out };
+        let mut emit = Emit::new(out);
         if let Body::Sse = self.body
             && !self.is_complete()
         {
@@ -101,6 +112,7 @@ impl StreamDecoder {
             self.sse.finish(&mut |event: SseEvent<'_>| match format {
                 Format::OpenAi(s) => s.event(event, &mut emit),
                 Format::Anthropic(s) => s.event(event, &mut emit),
+                Format::Responses(s) => s.event(event, &mut emit),
             })?;
         }
         match (&mut self.body, &mut self.format) {
@@ -109,113 +121,17 @@ impl StreamDecoder {
             )),
             (Body::Json(buf), Format::OpenAi(s)) => s.whole_reply(buf, &mut emit),
             (Body::Json(buf), Format::Anthropic(s)) => s.whole_reply(buf, &mut emit),
+            (Body::Json(buf), Format::Responses(s)) => s.whole_reply(buf, &mut emit),
             (Body::Sse, Format::OpenAi(s)) => s.finish(&mut emit),
             (Body::Sse, Format::Anthropic(s)) => s.finish(&mut emit),
+            (Body::Sse, Format::Responses(s)) => s.finish(&mut emit),
         }
-    }
-}
-
-/// Appends events, merging a piece into the previous event when they continue each other.
-#[derive(Debug)]
-pub(crate) struct Emit<'a> {
-    events: &'a mut Vec<StreamEvent>,
-}
-
-impl Emit<'_> {
-    pub(crate) fn text(&mut self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        if let Some(StreamEvent::TextDelta { text: last }) = self.events.last_mut() {
-            last.push_str(text);
-        } else {
-            self.events
-                .push(StreamEvent::TextDelta { text: text.into() });
-        }
-    }
-
-    pub(crate) fn reasoning(&mut self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        if let Some(StreamEvent::ReasoningDelta { text: last }) = self.events.last_mut() {
-            last.push_str(text);
-        } else {
-            self.events
-                .push(StreamEvent::ReasoningDelta { text: text.into() });
-        }
-    }
-
-    pub(crate) fn tool_fragment(
-        &mut self,
-        index: usize,
-        id: Option<&str>,
-        name: Option<&str>,
-        fragment: &str,
-    ) {
-        if id.is_none()
-            && name.is_none()
-            && let Some(StreamEvent::ToolCallDelta {
-                index: last_index,
-                arguments_fragment,
-                ..
-            }) = self.events.last_mut()
-            && *last_index == index
-        {
-            arguments_fragment.push_str(fragment);
-            return;
-        }
-        self.events.push(StreamEvent::ToolCallDelta {
-            index,
-            id: id.map(str::to_owned),
-            name: name.map(str::to_owned),
-            arguments_fragment: fragment.into(),
-        });
-    }
-
-    pub(crate) fn push(&mut self, event: StreamEvent) {
-        self.events.push(event);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn merges_adjacent_pieces_of_the_same_kind() {
-        let mut events = Vec::new();
-        let mut emit = Emit {
-            events: &mut events,
-        };
-        emit.text("He");
-        emit.text("llo");
-        emit.reasoning("hm");
-        emit.tool_fragment(2, Some("c"), Some("f"), "{\"a\"");
-        emit.tool_fragment(2, None, None, ":1}");
-        emit.tool_fragment(3, None, None, "{}");
-        assert_eq!(
-            events,
-            vec![
-                StreamEvent::TextDelta {
-                    text: "Hello".into()
-                },
-                StreamEvent::ReasoningDelta { text: "hm".into() },
-                StreamEvent::ToolCallDelta {
-                    index: 2,
-                    id: Some("c".into()),
-                    name: Some("f".into()),
-                    arguments_fragment: "{\"a\":1}".into()
-                },
-                StreamEvent::ToolCallDelta {
-                    index: 3,
-                    id: None,
-                    name: None,
-                    arguments_fragment: "{}".into()
-                },
-            ]
-        );
-    }
 
     #[test]
     fn an_empty_body_is_a_connection_error() {

@@ -28,6 +28,13 @@ pub(crate) trait Opener: Send + Sync + 'static {
     /// Sends the request once.
     fn open(&self) -> BoxFuture<'static, Result<ByteStream, LlmError>>;
 
+    /// Sends the request once more without streaming, for a server that answered a streamed
+    /// one with an empty body: its plain answer says what went wrong. `None` where the
+    /// format has no such request.
+    fn open_unstreamed(&self) -> Option<BoxFuture<'static, Result<ByteStream, LlmError>>> {
+        None
+    }
+
     /// The error that ends the call, with what helps the person fix it.
     fn explain(&self, error: LlmError) -> LlmError {
         error
@@ -90,6 +97,8 @@ struct Call {
     opener: Arc<dyn Opener>,
     settings: CallSettings,
     retries: u32,
+    /// Whether an empty streamed body was already asked about without streaming.
+    asked_unstreamed: bool,
     pending: VecDeque<StreamEvent>,
     scratch: Vec<StreamEvent>,
     phase: Phase,
@@ -109,6 +118,7 @@ pub(crate) fn call_stream(opener: Arc<dyn Opener>, settings: CallSettings) -> Ev
         deadline: now + settings.total_timeout,
         settings,
         retries: 0,
+        asked_unstreamed: false,
         pending: VecDeque::new(),
         scratch: Vec::new(),
         phase: Phase::Open,
@@ -159,6 +169,7 @@ impl Call {
                 let now = Instant::now();
                 self.attempt_started = now;
                 self.next_notice = now + self.settings.notice_interval;
+                tracing::debug!(attempt = self.retries + 1, "request sent");
                 self.phase = Phase::Opening {
                     request: self.opener.open(),
                 };
@@ -166,6 +177,11 @@ impl Call {
             }
             Phase::Opening { mut request } => match self.first_byte(&mut request).await {
                 Waited::Ready(body) => {
+                    tracing::debug!(
+                        elapsed = ?self.attempt_started.elapsed(),
+                        ok = body.is_ok(),
+                        "response headers"
+                    );
                     self.phase = Phase::Read {
                         body: body?,
                         decoder: Box::new(StreamDecoder::new(self.settings.kind)),
@@ -188,7 +204,13 @@ impl Call {
                     self.next_chunk(&mut body).await?
                 } else {
                     match self.first_byte(body.next()).await {
-                        Waited::Ready(chunk) => chunk,
+                        Waited::Ready(chunk) => {
+                            tracing::debug!(
+                                elapsed = ?self.attempt_started.elapsed(),
+                                "first byte"
+                            );
+                            chunk
+                        }
                         Waited::Notice => {
                             self.phase = Phase::Read {
                                 body,
@@ -214,7 +236,25 @@ impl Call {
                             };
                         }
                     }
+                    None if !decoder.has_body() && !self.asked_unstreamed => {
+                        // llama-cpp-python answers a streamed request it cannot take (a prompt
+                        // too long) with 200 and nothing: the same request unstreamed gets the
+                        // real error, once, rather than a retry of the same silence.
+                        self.asked_unstreamed = true;
+                        match self.opener.open_unstreamed() {
+                            Some(request) => {
+                                tracing::info!(
+                                    "empty streamed reply; asking again without streaming"
+                                );
+                                self.phase = Phase::Opening { request };
+                            }
+                            None => decoder.finish(&mut self.scratch)?,
+                        }
+                    }
                     None => decoder.finish(&mut self.scratch)?,
+                }
+                if matches!(self.phase, Phase::Done) {
+                    tracing::debug!(elapsed = ?self.attempt_started.elapsed(), "response complete");
                 }
                 self.pending.extend(self.scratch.drain(..));
                 Ok(())

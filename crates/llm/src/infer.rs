@@ -14,6 +14,9 @@ pub enum ProviderKind {
     OpenAi,
     /// The Anthropic Messages API.
     Anthropic,
+    /// The OpenAI Responses API (`/v1/responses`), for models offered only there.
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
 }
 
 impl ProviderKind {
@@ -21,7 +24,7 @@ impl ProviderKind {
     /// Anthropic the host: the client appends `/v1/messages`).
     pub fn default_base_url(self) -> &'static str {
         match self {
-            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => "https://api.openai.com/v1",
             ProviderKind::Anthropic => "https://api.anthropic.com",
         }
     }
@@ -31,6 +34,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenAiResponses => "openai-responses",
         }
     }
 }
@@ -41,9 +45,9 @@ impl fmt::Display for ProviderKind {
     }
 }
 
-/// A provider name that is neither `openai` nor `anthropic`.
+/// A provider name that is not `openai`, `openai-responses` or `anthropic`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown provider {0:?}: expected \"openai\" or \"anthropic\"")]
+#[error("unknown provider {0:?}: expected \"openai\", \"openai-responses\" or \"anthropic\"")]
 pub struct UnknownProvider(pub String);
 
 impl FromStr for ProviderKind {
@@ -53,21 +57,46 @@ impl FromStr for ProviderKind {
         match s.trim().to_ascii_lowercase().as_str() {
             "openai" | "openai-compatible" => Ok(ProviderKind::OpenAi),
             "anthropic" | "claude" => Ok(ProviderKind::Anthropic),
+            "openai-responses" | "responses" => Ok(ProviderKind::OpenAiResponses),
             _ => Err(UnknownProvider(s.to_owned())),
         }
     }
 }
 
 /// Infers the provider when `--provider` is absent: a model starting with `claude`, or a base
-/// URL on anthropic.com, means Anthropic; anything else is OpenAI-compatible.
+/// URL on anthropic.com, means Anthropic; a model OpenAI offers only through the Responses API
+/// on OpenAI's own endpoint means that API; anything else is OpenAI-compatible.
 pub fn infer_provider(model: &str, base_url: Option<&str>) -> ProviderKind {
     let claude_model = model.trim().to_ascii_lowercase().starts_with("claude");
     let anthropic_host = base_url.is_some_and(|url| is_on_domain(url, "anthropic.com"));
+    let openai_host = base_url.is_none_or(|url| is_on_domain(url, "api.openai.com"));
     if claude_model || anthropic_host {
         ProviderKind::Anthropic
+    } else if openai_host && is_responses_only(model) {
+        ProviderKind::OpenAiResponses
     } else {
         ProviderKind::OpenAi
     }
+}
+
+/// Whether OpenAI offers `model` only through the Responses API (the `-pro` reasoning
+/// models, the Codex models, deep research, computer use).
+pub fn is_responses_only(model: &str) -> bool {
+    let name = model.trim().to_ascii_lowercase();
+    let reasoning_pro = [
+        "o1-pro",
+        "o3-pro",
+        "gpt-5-pro",
+        "gpt-5.1-pro",
+        "gpt-5.2-pro",
+    ]
+    .iter()
+    .any(|pro| name.starts_with(pro));
+    reasoning_pro
+        || name.starts_with("codex-")
+        || name.contains("-codex")
+        || name.contains("deep-research")
+        || name.starts_with("computer-use-preview")
 }
 
 #[cfg(test)]
@@ -125,6 +154,38 @@ mod tests {
         assert_eq!(
             infer_provider("claude-haiku-4-5", Some("http://127.0.0.1:9000")),
             ProviderKind::Anthropic
+        );
+    }
+
+    #[test]
+    fn models_offered_only_through_responses_use_it_on_openai() {
+        for model in [
+            "o3-pro",
+            "gpt-5-codex",
+            "codex-mini-latest",
+            "o4-mini-deep-research",
+        ] {
+            assert_eq!(
+                infer_provider(model, None),
+                ProviderKind::OpenAiResponses,
+                "{model}"
+            );
+            assert_eq!(
+                infer_provider(model, Some("https://api.openai.com/v1")),
+                ProviderKind::OpenAiResponses
+            );
+            // Elsewhere (a gateway, a local server) Chat Completions is what is spoken.
+            assert_eq!(
+                infer_provider(model, Some("https://openrouter.ai/api/v1")),
+                ProviderKind::OpenAi
+            );
+        }
+        for model in ["gpt-4o", "gpt-5", "o3", "o4-mini"] {
+            assert_eq!(infer_provider(model, None), ProviderKind::OpenAi, "{model}");
+        }
+        assert_eq!(
+            "openai-responses".parse(),
+            Ok(ProviderKind::OpenAiResponses)
         );
     }
 

@@ -12,6 +12,7 @@ mod classify;
 mod config;
 mod decode;
 mod driver;
+mod emit;
 pub mod error;
 pub mod event;
 mod explain;
@@ -25,9 +26,11 @@ mod probe;
 pub mod provider;
 mod record;
 pub mod replay;
+pub mod responses;
 mod retry;
 mod serde_util;
 pub mod sse;
+pub mod text_calls;
 mod tls;
 mod toolspec;
 mod url;
@@ -40,7 +43,7 @@ pub use config::{ConfigError, ProviderConfig, build_provider};
 pub use decode::StreamDecoder;
 pub use error::LlmError;
 pub use event::{StopReason, StreamEvent, Usage};
-pub use infer::{ProviderKind, UnknownProvider, infer_provider};
+pub use infer::{ProviderKind, UnknownProvider, infer_provider, is_responses_only};
 pub use message::{Message, Part, Role, ToolArguments, ToolCall, ToolResult};
 pub use network::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_LOCAL_FIRST_BYTE_TIMEOUT,
@@ -50,7 +53,10 @@ pub use openai::OpenAiProvider;
 pub use pricing::{Price, cost_usd, price_for};
 pub use provider::{EventStream, Provider, Request, ToolSpec};
 pub use replay::{CassetteError, RecordingProvider, ReplayProvider};
+pub use responses::ResponsesProvider;
 pub use retry::{DEFAULT_MAX_RETRIES, RetryPolicy};
+pub use text_calls::{ToolFormat, find_text_calls};
+pub use tls::install_crypto_provider;
 pub use toolspec::{tool_to_wire, tools_to_wire};
 pub use url::{
     BaseUrlError, is_loopback_url, is_on_domain, normalize_base_url, redact_credentials, url_host,

@@ -110,6 +110,7 @@ impl Answers {
                 tokens,
                 source,
                 settled: true,
+                ollama_loaded: false,
             })
         };
         let listed = self.models.as_ref().and_then(|m| model_entry(m, model));
@@ -142,6 +143,10 @@ impl Answers {
                     .and_then(|e| number(e.get("context_length"))),
                 "Ollama /api/ps context_length",
             )
+            .map(|window| ServerWindow {
+                ollama_loaded: true,
+                ..window
+            })
         })
         .or_else(|| {
             settled(
@@ -165,6 +170,7 @@ impl Answers {
                     tokens: max.min(LOCAL_DEFAULT_WINDOW_TOKENS),
                     source: "LM Studio's default for a model not loaded yet",
                     settled: false,
+                    ollama_loaded: false,
                 })
         })
         .or_else(|| {
@@ -172,6 +178,7 @@ impl Answers {
                 tokens: LOCAL_DEFAULT_WINDOW_TOKENS,
                 source: "Ollama's default for a model not loaded yet",
                 settled: false,
+                ollama_loaded: false,
             })
         })
     }

@@ -20,7 +20,7 @@ use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 use crate::ConfigError;
 
 /// Installs ring as the process's rustls provider; reqwest needs one with `rustls-no-provider`.
-pub(crate) fn install_crypto_provider() {
+pub fn install_crypto_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         // Err means another provider was installed first, which serves as well.

@@ -71,6 +71,7 @@ pub fn tool_to_wire(spec: &ToolSpec, kind: ProviderKind) -> serde_json::Value {
     let rendered = match kind {
         ProviderKind::OpenAi => serde_json::to_value(OpenAiTool::from(spec)),
         ProviderKind::Anthropic => serde_json::to_value(AnthropicTool::from(spec)),
+        ProviderKind::OpenAiResponses => Ok(crate::responses::wire::tool_json(spec)),
     };
     // Serialising borrowed strings and a `Value` into a `Value` cannot fail.
     rendered.unwrap_or_default()

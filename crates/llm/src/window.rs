@@ -102,6 +102,9 @@ pub struct ServerWindow {
     /// Whether the model runs with this window. `false` for a guess: the server has not loaded
     /// the model yet and did not say how it will (ask again once it answered a request).
     pub settled: bool,
+    /// Whether this is the window Ollama has loaded the model with (`/api/ps`): Ollama cuts a
+    /// longer prompt without a word, so the person must hear when it is too small.
+    pub ollama_loaded: bool,
 }
 
 /// The window a "context too long" error names, when it names one: `maximum context length

@@ -6,8 +6,11 @@ use std::time::Duration;
 
 /// How long a server may take to start before the first request goes without it.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long one tool call may take before it is cancelled.
+/// How long one tool call may go without an answer or a progress report before it is
+/// cancelled.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long one tool call may take in all, progress or not.
+pub const DEFAULT_CALL_MAX_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// One MCP server rein should start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,8 +21,10 @@ pub struct ServerConfig {
     pub transport: TransportConfig,
     /// How long the first request waits for it.
     pub startup_timeout: Duration,
-    /// How long one call may take.
+    /// How long one call may go without an answer or a progress report.
     pub call_timeout: Duration,
+    /// How long one call may take in all, progress or not.
+    pub call_max_timeout: Duration,
 }
 
 /// How a server is reached.

@@ -4,11 +4,15 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
+use rein_tools::{Progress, ProgressSink};
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, Tool};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, Tool,
+};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -17,16 +21,49 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use crate::config::{ServerConfig, TransportConfig};
 use tokio::process::{ChildStdin, ChildStdout};
 
+use crate::error::McpError;
 use crate::process::{Launch, ServerProcess};
 
 /// What rein's side of a connection does with what the server sends unasked: it notes
-/// that the tool list changed, to list the tools again between rounds.
-#[derive(Debug, Clone, Default)]
+/// that the tool list changed, to list the tools again between rounds, and passes each
+/// progress notification on to the call it is about.
+#[derive(Clone, Default)]
 pub(crate) struct Listener {
     pub(crate) tools_changed: Arc<AtomicBool>,
+    pub(crate) progress: ProgressRoutes,
 }
 
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listener").finish_non_exhaustive()
+    }
+}
+
+/// Where the progress of each call in flight goes, by its progress token.
+pub(crate) type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, ProgressSink>>>;
+
 impl ClientHandler for Listener {
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let sink = self
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(sink) = sink {
+            sink(Progress::Steps {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
+        std::future::ready(())
+    }
+
     fn on_tool_list_changed(
         &self,
         _context: NotificationContext<RoleClient>,
@@ -80,7 +117,7 @@ pub(crate) type Launched = (ServerProcess, ChildStdout, ChildStdin);
 pub(crate) fn launch(
     config: &ServerConfig,
     around: &Surroundings<'_>,
-) -> Result<Option<Launched>, String> {
+) -> Result<Option<Launched>, McpError> {
     match &config.transport {
         TransportConfig::Stdio {
             command,
@@ -98,7 +135,7 @@ pub(crate) fn launch(
             sandbox: around.sandbox,
         })
         .map(Some)
-        .map_err(|e| e.to_string()),
+        .map_err(McpError::Spawn),
         TransportConfig::Http { .. } => Ok(None),
     }
 }
@@ -109,34 +146,36 @@ pub(crate) async fn connect(
     around: &Surroundings<'_>,
     listener: Listener,
     launched: Option<Launched>,
-) -> Result<Connection, String> {
+) -> Result<Connection, McpError> {
     match (&config.transport, launched) {
         (TransportConfig::Stdio { .. }, Some((mut process, stdout, stdin))) => {
             match listener.serve((stdout, stdin)).await {
                 Ok(service) => finish(service, Some(process)).await,
                 // Dropped on failure: the process goes with it.
                 Err(error) => Err(match process.exit_status().await {
-                    Some(status) => {
-                        let said = crate::process::last_log_line(around.log)
+                    Some(status) => McpError::ExitedEarly {
+                        status,
+                        said: crate::process::last_log_line(around.log)
                             .map(|line| format!(": \"{line}\""))
-                            .unwrap_or_default();
-                        format!("it exited ({status}) before the MCP handshake{said}")
-                    }
-                    None => format!("the MCP handshake failed: {}", handshake_error(&error)),
+                            .unwrap_or_default(),
+                    },
+                    None => McpError::Handshake(handshake_error(&error)),
                 }),
             }
         }
-        (TransportConfig::Stdio { .. }, None) => {
-            Err("internal error: the server's process was not started".to_owned())
-        }
+        (TransportConfig::Stdio { .. }, None) => Err(McpError::NotLaunched),
         (TransportConfig::Http { url, headers }, _) => {
             let client = http_client()?;
             let mut custom = HashMap::new();
             for (name, value) in headers {
+                let bad = |problem: String| McpError::BadHeader {
+                    name: name.clone(),
+                    problem,
+                };
                 let name = HeaderName::try_from(name.as_str())
-                    .map_err(|e| format!("header `{name}` is not a valid header name: {e}"))?;
+                    .map_err(|e| bad(format!("is not a valid header name: {e}")))?;
                 let value = HeaderValue::try_from(value.as_str())
-                    .map_err(|e| format!("header `{name}` has a value that cannot be sent: {e}"))?;
+                    .map_err(|e| bad(format!("has a value that cannot be sent: {e}")))?;
                 custom.insert(name, value);
             }
             let transport = StreamableHttpClientTransport::with_client(
@@ -146,7 +185,7 @@ pub(crate) async fn connect(
             let service = listener
                 .serve(transport)
                 .await
-                .map_err(|e| http_error(url, &e))?;
+                .map_err(|e| McpError::Unreachable(http_error(url, &e)))?;
             finish(service, None).await
         }
     }
@@ -233,11 +272,11 @@ fn refused_status(error: &rmcp::service::ClientInitializeError) -> Option<u16> {
 async fn finish(
     service: RunningService<RoleClient, Listener>,
     process: Option<ServerProcess>,
-) -> Result<Connection, String> {
+) -> Result<Connection, McpError> {
     let tools = service
         .list_all_tools()
         .await
-        .map_err(|e| format!("listing its tools failed: {e}"))?;
+        .map_err(|e| McpError::ListTools(e.to_string()))?;
     Ok(Connection {
         service,
         process,
@@ -246,16 +285,12 @@ async fn finish(
 }
 
 /// The HTTP client for streamable-HTTP servers; reqwest is built without a crypto provider,
-/// so ring is installed first (as rein-llm does for the model's client).
-fn http_client() -> Result<reqwest::Client, String> {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // Err means another provider was installed first, which serves as well.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
+/// so rein-llm's is installed first.
+fn http_client() -> Result<reqwest::Client, McpError> {
+    rein_llm::install_crypto_provider();
     reqwest::Client::builder()
         .build()
-        .map_err(|e| format!("cannot set up the HTTP client: {e}"))
+        .map_err(McpError::HttpClient)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 pub mod config;
 mod connect;
 mod content;
+mod error;
 mod hub;
 pub mod naming;
 mod process;
@@ -15,8 +16,10 @@ mod status;
 mod tool;
 
 pub use config::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig, TransportConfig, expand_vars,
+    DEFAULT_CALL_MAX_TIMEOUT, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig,
+    TransportConfig, expand_vars,
 };
+pub use error::McpError;
 pub use hub::{McpHub, McpSetup, StartReport};
 pub use schema::clean_schema;
 pub use status::{ServerState, ServerStatus};

@@ -17,8 +17,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
 use crate::connect::{self, Connection, Listener, Surroundings};
+use crate::error::McpError;
 use crate::process::{Group, ServerProcess};
 use crate::status::{ServerState, ServerStatus};
+use rein_tools::ProgressSink;
 use rein_tools::sandbox::Sandbox;
 
 /// How long telling a server that a call is cancelled may take.
@@ -29,6 +31,21 @@ const CANCEL_NOTICE_LIMIT: Duration = Duration::from_secs(1);
 async fn tell_cancelled(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
     let notice = CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
     let _ = tokio::time::timeout(CANCEL_NOTICE_LIMIT, peer.notify_cancelled(notice)).await;
+}
+
+/// A call's progress route, removed when the call ends however it ends.
+struct ProgressRoute {
+    routes: crate::connect::ProgressRoutes,
+    token: rmcp::model::ProgressToken,
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        self.routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.token);
+    }
 }
 
 /// How many times a server that died is started again.
@@ -67,7 +84,7 @@ pub(crate) struct Server {
     listener: Listener,
     inner: Mutex<Inner>,
     /// The process started with the hub, for the first start to shake hands with.
-    launched: Mutex<Option<Result<Option<connect::Launched>, String>>>,
+    launched: Mutex<Option<Result<Option<connect::Launched>, McpError>>>,
     /// The process group of the process last started, reachable while its handshake is under
     /// way (the process itself is then inside the handshake's future).
     group: Mutex<Group>,
@@ -178,7 +195,7 @@ impl Server {
     fn launch_process(
         &self,
         around: &Surroundings<'_>,
-    ) -> Result<Option<connect::Launched>, String> {
+    ) -> Result<Option<connect::Launched>, McpError> {
         let launched = connect::launch(&self.config, around);
         if let Ok(Some((process, _, _))) = &launched {
             *self.group.lock().unwrap_or_else(PoisonError::into_inner) = process.group();
@@ -212,7 +229,7 @@ impl Server {
                     .map_err(|error| self.with_log_hint(error))
             }
             // It never ran: its log has nothing to add.
-            Err(error) => Err(error),
+            Err(error) => Err(error.to_string()),
         };
         let mut inner = self.lock();
         match connected {
@@ -237,10 +254,10 @@ impl Server {
     }
 
     /// "see its log" advice for an error of a stdio server.
-    fn with_log_hint(&self, error: String) -> String {
+    fn with_log_hint(&self, error: impl std::fmt::Display) -> String {
         match &self.log {
             Some(log) => format!("{error} (its stderr is in {})", log.display()),
-            None => error,
+            None => error.to_string(),
         }
     }
 
@@ -287,33 +304,49 @@ impl Server {
         tool: &str,
         arguments: JsonObject,
         cancel: &CancellationToken,
+        progress: Option<ProgressSink>,
     ) -> Result<CallToolResult, CallFailure> {
         let peer = self.peer_for_call(cancel).await?;
         let name = &self.config.name;
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        let timeout = self.config.call_timeout;
+        let (idle, most) = (self.config.call_timeout, self.config.call_max_timeout);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let outcome = match peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-        {
+        // Progress from the server resets the idle limit; the hard maximum holds regardless.
+        let mut options = PeerRequestOptions::with_timeout(idle);
+        options.reset_timeout_on_progress = true;
+        options.max_total_timeout = Some(most.max(idle));
+        let outcome = match peer.send_request_with_option(request, options).await {
             Ok(handle) => {
                 let id = handle.id.clone();
-                tokio::select! {
+                let route = progress.map(|sink| {
+                    let token = handle.progress_token.clone();
+                    self.listener
+                        .progress
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(token.clone(), sink);
+                    ProgressRoute {
+                        routes: self.listener.progress.clone(),
+                        token,
+                    }
+                });
+                let answer = tokio::select! {
                     biased;
                     () = cancel.cancelled() => {
                         tell_cancelled(&peer, id, "the person interrupted the call").await;
                         return Err(CallFailure::Cancelled);
                     }
-                    answer = tokio::time::timeout(timeout, handle.await_response()) => {
-                        if answer.is_err() {
-                            tell_cancelled(&peer, id, "rein's call_timeout ran out").await;
-                        }
-                        answer
-                    }
-                }
+                    answer = handle.await_response() => answer,
+                };
+                drop(route);
+                answer
             }
-            Err(error) => Ok(Err(error)),
+            Err(error) => Err(error),
+        };
+        let outcome = match outcome {
+            // rmcp has told the server the call is cancelled.
+            Err(ServiceError::Timeout { timeout }) => Err(timeout),
+            other => Ok(other),
         };
         let outcome = outcome.map(|answer| {
             answer.and_then(|result| match result {
@@ -325,10 +358,19 @@ impl Server {
         });
         match outcome {
             Ok(Ok(result)) => Ok(result),
-            Err(_) => Err(CallFailure::Message(format!(
-                "MCP server `{name}` did not answer this call within {} s (its `call_timeout`); \
-                 the call was cancelled. Try something smaller, or go on without it.",
-                timeout.as_secs_f64()
+            Err(limit) if limit >= most.max(idle) && most > idle => {
+                Err(CallFailure::Message(format!(
+                    "MCP server `{name}` did not finish this call within {} s (its \
+                     `call_max_timeout`), though it reported progress; the call was cancelled. \
+                     Try something smaller, or go on without it.",
+                    limit.as_secs_f64()
+                )))
+            }
+            Err(limit) => Err(CallFailure::Message(format!(
+                "MCP server `{name}` did not answer this call within {} s (its `call_timeout`, \
+                 counted from its last progress report); the call was cancelled. Try something \
+                 smaller, or go on without it.",
+                limit.as_secs_f64()
             ))),
             Ok(Err(ServiceError::McpError(error))) => Err(CallFailure::Message(format!(
                 "MCP server `{name}` refused the call: {}",

@@ -113,7 +113,12 @@ impl PreparedCall for McpCall {
         let McpCall { tool, arguments } = *self;
         match tool
             .server
-            .call(&tool.remote, arguments, ctx.cancel_token())
+            .call(
+                &tool.remote,
+                arguments,
+                ctx.cancel_token(),
+                ctx.progress_sink(),
+            )
             .await
         {
             Ok(result) => Ok(crate::content::tool_output(&result)),

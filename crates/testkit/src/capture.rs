@@ -54,6 +54,8 @@ impl CapturedRequest {
     pub fn wire_format(&self) -> WireFormat {
         if self.path.ends_with("/messages") {
             WireFormat::Anthropic
+        } else if self.path.ends_with("/responses") {
+            WireFormat::Responses
         } else if self.path.ends_with("/chat/completions") {
             WireFormat::OpenAi
         } else if self.header("anthropic-version").is_some() {
@@ -94,6 +96,8 @@ pub enum WireFormat {
     OpenAi,
     /// Anthropic Messages (`POST {base}/v1/messages`).
     Anthropic,
+    /// The OpenAI Responses API (`POST {base}/v1/responses`).
+    Responses,
 }
 
 /// What the server keeps of each request.

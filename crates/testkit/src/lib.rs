@@ -4,7 +4,8 @@
 //! runtime, so it works from plain `#[test]`s and `#[tokio::test]`s alike, and stops when
 //! dropped. It serves the replies of a [`Script`] in order, one per request, and renders each
 //! [`Turn`] in the wire format of the request's path — `/v1/chat/completions` as OpenAI
-//! `chat.completion.chunk` SSE, `/v1/messages` as Anthropic events — as real chunked SSE over
+//! `chat.completion.chunk` SSE, `/v1/messages` as Anthropic events, `/v1/responses` as the
+//! Responses API's `response.*` events — as real chunked SSE over
 //! HTTP/1.1, or as one JSON body when the request did not ask for `"stream": true`. It can
 //! also misbehave on purpose: HTTP errors with headers, streams cut or stalled after N events,
 //! malformed lines, error events. Every request is captured for assertions.
@@ -46,6 +47,7 @@ pub mod mcp;
 mod openai;
 mod render;
 mod respond;
+mod responses;
 mod script;
 mod server;
 mod tool_call;

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::{
     ApiErrorKind, CapturedRequest, Interruption, MalformedLine, Reply, WireFormat, anthropic,
     http::{check_header, has_header},
-    openai,
+    openai, responses,
 };
 
 /// How deep dynamic replies may return further dynamic replies before it is called a loop.
@@ -112,7 +112,7 @@ pub(crate) fn error_plan(
     message: &str,
 ) -> Plan {
     let body = match request.wire_format() {
-        WireFormat::OpenAi => openai::error_json(error_type, message, None),
+        WireFormat::OpenAi | WireFormat::Responses => openai::error_json(error_type, message, None),
         WireFormat::Anthropic => anthropic::error_json(error_type, message),
     };
     json_plan(status, &body, Vec::new(), Duration::ZERO)
@@ -192,7 +192,7 @@ pub(crate) fn plan(reply: Reply, request: &CapturedRequest) -> Plan {
                 return script_error_plan(request, &problem);
             }
             let body = match request.wire_format() {
-                WireFormat::OpenAi => openai::api_error_body(error.kind),
+                WireFormat::OpenAi | WireFormat::Responses => openai::api_error_body(error.kind),
                 WireFormat::Anthropic => anthropic::api_error_body(error.kind),
             };
             let mut headers = error.headers;
@@ -226,6 +226,7 @@ fn turn_plan(turn: &crate::Turn, request: &CapturedRequest) -> Plan {
         let body = match format {
             WireFormat::OpenAi => openai::json_body(turn, &context),
             WireFormat::Anthropic => anthropic::json_body(turn, &context),
+            WireFormat::Responses => responses::json_body(turn, &context),
         };
         let mut plan = json_plan(200, &body, headers, turn.delay_before_response());
         if let Plan::Body(body_plan) = &mut plan {
@@ -240,7 +241,7 @@ fn turn_plan(turn: &crate::Turn, request: &CapturedRequest) -> Plan {
                 Some(Interruption::ErrorAfter { error, .. }) => {
                     body_plan.status = error.http_status();
                     body_plan.body = match format {
-                        WireFormat::OpenAi => {
+                        WireFormat::OpenAi | WireFormat::Responses => {
                             openai::error_json(&error.error_type, &error.message, None)
                         }
                         WireFormat::Anthropic => {
@@ -258,6 +259,7 @@ fn turn_plan(turn: &crate::Turn, request: &CapturedRequest) -> Plan {
     let events = match format {
         WireFormat::OpenAi => openai::stream_events(turn, &context),
         WireFormat::Anthropic => anthropic::stream_events(turn, &context),
+        WireFormat::Responses => responses::stream_events(turn, &context),
     };
     let ending = match turn.interruption() {
         None => StreamEnding::Complete,
@@ -268,6 +270,7 @@ fn turn_plan(turn: &crate::Turn, request: &CapturedRequest) -> Plan {
             event: match format {
                 WireFormat::OpenAi => openai::error_event(error),
                 WireFormat::Anthropic => anthropic::error_event(error),
+                WireFormat::Responses => responses::error_event(error),
             },
         },
     };

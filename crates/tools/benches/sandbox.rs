@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use rein_tools::bash::{BashArgs, BashTool};
 use rein_tools::sandbox::{
-    DEFAULT_CACHES, KernelProbe, PolicyInputs, Sandbox, SandboxLevel, SandboxPolicy,
+    DEFAULT_CACHES, KernelProbe, PolicyInputs, Sandbox, SandboxLevel, SandboxPolicy, SshAgent,
 };
 use rein_tools::{Tool, ToolConfig, ToolContext};
 
@@ -56,6 +56,10 @@ fn lab(with_git: bool) -> Lab {
         tmp_dir: Some(&base.join("tmp")),
         rein_dirs: &[base.join("offload")],
         probe: KernelProbe::Detect,
+        hide: &[],
+        expose: &[],
+        ssh_agent: SshAgent::Hidden,
+        ssh_auth_sock: None,
     });
     let sandbox = Sandbox::new(policy);
     assert!(sandbox.is_enforced(), "{}", sandbox.describe());

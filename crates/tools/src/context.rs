@@ -97,7 +97,7 @@ impl ToolConfig {
 }
 
 /// How a running call is getting on, for the person (never for the model).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Progress {
     /// A command is still running and printing.
@@ -108,6 +108,17 @@ pub enum Progress {
         lines: u64,
         /// The latest line, shortened.
         last_line: String,
+    },
+    /// A tool that reports how far it has got (an MCP server's progress notifications).
+    Steps {
+        /// How far, in the tool's own unit.
+        progress: f64,
+        /// Out of how much, when the tool says.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        /// What it is doing now, when it says.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
 }
 
@@ -126,14 +137,20 @@ pub struct ToolContext {
     background: BackgroundShells,
     progress: Option<ProgressSink>,
     approved: Option<Arc<PathBuf>>,
-    scope: Option<CallScope>,
+    scope: Arc<CallScope>,
     /// The person let this one call run outside the sandbox.
     outside_sandbox: bool,
 }
 
-/// What the agent attaches to one call for its own tools (a sub-agent needs the call's id
-/// and where the agent's events go); rein-tools never looks inside.
-pub type CallScope = Arc<dyn std::any::Any + Send + Sync>;
+/// What the agent hands one call: who it is, and what was already worked out about it.
+#[derive(Debug, Clone, Default)]
+pub struct CallScope {
+    /// The call's id, as the model gave it (a sub-agent's events name it).
+    pub call_id: String,
+    /// A `bash` call's command line as the permission decision analysed it: the tool uses
+    /// it rather than analysing the line a second time.
+    pub shell: Option<Arc<rein_shell::Analyzed>>,
+}
 
 impl std::fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -158,7 +175,7 @@ impl ToolContext {
             background: BackgroundShells::new(),
             progress: None,
             approved: None,
-            scope: None,
+            scope: Arc::default(),
             outside_sandbox: false,
         }
     }
@@ -173,22 +190,22 @@ impl ToolContext {
             reads: Arc::default(),
             progress: None,
             approved: None,
-            scope: None,
+            scope: Arc::default(),
             ..self.clone()
         }
     }
 
-    /// The same shared state, for one call that carries `scope`.
+    /// The same shared state, for the one call that `scope` describes.
     pub fn with_scope(&self, scope: CallScope) -> Self {
         ToolContext {
-            scope: Some(scope),
+            scope: Arc::new(scope),
             ..self.clone()
         }
     }
 
-    /// What the agent attached to this call, if anything.
-    pub fn scope(&self) -> Option<&CallScope> {
-        self.scope.as_ref()
+    /// What the agent handed this call (empty outside a call).
+    pub fn scope(&self) -> &CallScope {
+        &self.scope
     }
 
     /// The same shared state with another cancellation token (one per turn).
@@ -236,6 +253,12 @@ impl ToolContext {
     }
 
     /// Reports how the running call is getting on (nothing happens when no one listens).
+    /// Where this call's progress goes, for work that reports from elsewhere (an MCP
+    /// server's notifications).
+    pub fn progress_sink(&self) -> Option<ProgressSink> {
+        self.progress.clone()
+    }
+
     pub fn report(&self, progress: Progress) {
         if let Some(sink) = &self.progress {
             sink(progress);

@@ -2,16 +2,12 @@
 
 mod support;
 
-mod analysis;
-mod analysis_review;
-mod analysis_rules;
 mod background;
 mod bash;
 mod bash_output;
 mod budget;
 mod child;
 mod confinement_race;
-mod dangerous;
 mod edit_file;
 mod edit_forgiving;
 mod edit_ladder;

@@ -11,6 +11,7 @@ use anyhow::{Result, ensure};
 use rein_tools::bash::{BashArgs, BashTool};
 use rein_tools::sandbox::{
     DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, Sandbox, SandboxLevel, SandboxPolicy,
+    SshAgent,
 };
 use rein_tools::{Display, Tool, ToolConfig, ToolContext, ToolOutput};
 
@@ -61,6 +62,10 @@ fn fixture_with(
         tmp_dir: Some(&base.join("private-tmp")),
         rein_dirs: std::slice::from_ref(&offload),
         probe,
+        hide: &[],
+        expose: &[],
+        ssh_agent: SshAgent::Hidden,
+        ssh_auth_sock: None,
     });
     let mut config = ToolConfig::new(&ws, &offload);
     config.home_dir = Some(home.clone());
@@ -560,5 +565,71 @@ async fn background_commands_run_in_the_sandbox_too() -> Result<()> {
     );
     let status = std::fs::read_to_string(&finished)?;
     ensure!(status.trim() != "0", "the refused write looked successful");
+    Ok(())
+}
+
+/// Answers yes for `localhost` and no for anything else, counting the questions.
+#[derive(Debug, Default)]
+struct LocalhostOnly {
+    asked: std::sync::Mutex<Vec<String>>,
+}
+
+#[rein_tools::async_trait]
+impl rein_tools::sandbox::HostGate for LocalhostOnly {
+    async fn allow(&self, host: &str, port: u16) -> bool {
+        self.asked
+            .lock()
+            .map(|mut asked| asked.push(format!("{host}:{port}")))
+            .ok();
+        host == "localhost"
+    }
+}
+
+#[tokio::test]
+async fn the_proxy_asks_about_unlisted_hosts_once_and_the_result_says_who_refused() -> Result<()> {
+    let fx = fixture(
+        SandboxLevel::WorkspaceWrite,
+        Some(Network::Proxy),
+        KernelProbe::Detect,
+    )?;
+    if !enforced(&fx, "the_proxy_asks_about_unlisted_hosts_once") {
+        return Ok(());
+    }
+    let gate = std::sync::Arc::new(LocalhostOnly::default());
+    fx.ctx.config().sandbox.set_host_gate(gate.clone());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buffer = [0u8; 4096];
+            let _ = stream.read(&mut buffer);
+            let _ = std::io::Write::write_all(
+                &mut stream,
+                b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhello\n",
+            );
+        }
+    });
+    let curl = |host: &str| format!("curl -sS --max-time 10 http://{host}:{port}/");
+    let allowed = bash(&fx.ctx, &curl("localhost")).await?;
+    ensure!(allowed.content.contains("hello"), "{}", allowed.content);
+    let again = bash(&fx.ctx, &curl("localhost")).await?;
+    ensure!(again.content.contains("hello"), "{}", again.content);
+    let refused = bash(&fx.ctx, &curl("127.0.0.1")).await?;
+    ensure!(!refused.content.contains("hello"), "{}", refused.content);
+    ensure!(
+        refused.content.contains(&format!(
+            "the person refused this command's connection to 127.0.0.1:{port}"
+        )),
+        "{}",
+        refused.content
+    );
+    // The person refused it: nothing more to ask about (no sandbox refusal to leave).
+    ensure!(refusal(&refused).is_none(), "{}", refused.content);
+    let asked = gate.asked.lock().map(|a| a.clone()).unwrap_or_default();
+    ensure!(
+        asked == [format!("localhost:{port}"), format!("127.0.0.1:{port}")],
+        "{asked:?}"
+    );
     Ok(())
 }

@@ -54,7 +54,7 @@ pub(crate) fn run(args: &Args, call: &str) -> Exit {
     if call.starts_with("bash(") && !matches!(verdict.decision, Decision::Deny { .. }) {
         let level = builder.sandbox_level_wanted();
         let sandbox = match builder.sandbox_warning() {
-            None if level == rein_tools::sandbox::SandboxLevel::Off => "off".to_owned(),
+            None if level == rein_core::face::SandboxLevel::Off => "off".to_owned(),
             None => format!("{level}, enforced (`rein sandbox --explain` for the details)"),
             Some(_) => format!("{level} asked for, but not enforced on this machine"),
         };

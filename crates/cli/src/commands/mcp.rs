@@ -2,7 +2,7 @@
 //! configuration, trust, secrets and sandbox), waits for each up to its `startup_timeout`,
 //! shows what came of it, and stops them.
 
-use rein_mcp::ServerState;
+use rein_core::face::ServerState;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::Args;

@@ -78,7 +78,7 @@ fn rewind(
 /// they only bound what a rewind's scan saves).
 pub(crate) fn settings(args: &Args) -> CheckpointSettings {
     crate::setup::configuration(args)
-        .map_or_else(|_| CheckpointSettings::default(), |(c, _)| c.checkpoints)
+        .map_or_else(|_| CheckpointSettings::default(), |(c, _)| c.checkpoints())
 }
 
 /// The newest session of `cwd`.

@@ -5,8 +5,8 @@
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 
-use rein_tools::bash::{ProcessTracker, spawn_tracked};
-use rein_tools::sandbox::{Enforcement, SandboxPolicy};
+use rein_core::face::{Enforcement, SandboxPolicy};
+use rein_core::face::{ProcessTracker, spawn_tracked};
 
 use crate::args::Args;
 use crate::exit::Exit;

@@ -5,8 +5,8 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
+use rein_core::face::{Message, Part, Role, cost_usd};
 use rein_core::session::{SessionEvent, SessionStore};
-use rein_llm::{Part, Role};
 use serde::Serialize;
 
 use crate::args::{Args, OutputFormat};
@@ -48,7 +48,7 @@ pub(crate) fn rows(store: &SessionStore, cwd: &Path, all: bool) -> Result<Vec<Ro
                     .filter(|e| matches!(e.event, SessionEvent::TurnFinished { .. }))
                     .count();
                 let (model, _) = l.model();
-                let cost = rein_llm::pricing::cost_usd(model, &l.total_usage());
+                let cost = cost_usd(model, &l.total_usage());
                 (turns, cost, first_prompt(&l.messages))
             });
             Row {
@@ -65,7 +65,7 @@ pub(crate) fn rows(store: &SessionStore, cwd: &Path, all: bool) -> Result<Vec<Ro
         .collect())
 }
 
-fn first_prompt(messages: &[rein_llm::Message]) -> String {
+fn first_prompt(messages: &[Message]) -> String {
     messages
         .iter()
         .filter(|m| m.role == Role::User)

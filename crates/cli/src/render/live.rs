@@ -11,13 +11,15 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use rein_core::agent::{AgentEvent, EventSink};
-use rein_tools::Display;
+use rein_core::face::{Display, Progress};
 
 use super::markdown::MarkdownStream;
 use super::text::State as Lines;
 use super::width::fit;
 use super::{Style, neutralize};
 
+/// How often the spinner moves to its next frame.
+pub(crate) const SPINNER_TICK: std::time::Duration = std::time::Duration::from_millis(100);
 /// Spinner frames, one per tick.
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Characters per token, for the count shown while streaming (the provider's own count
@@ -79,6 +81,8 @@ struct Spinner {
     started: Instant,
     chars: u64,
     label: String,
+    /// "running NAME" of the call in flight, that progress reports add to.
+    tool: String,
     frame: usize,
     /// What the person typed ahead, to go after the turn.
     queued: String,
@@ -104,6 +108,7 @@ impl Live {
                     started: Instant::now(),
                     chars: 0,
                     label: String::new(),
+                    tool: String::new(),
                     frame: 0,
                     queued: String::new(),
                 },
@@ -288,6 +293,17 @@ impl State {
     }
 }
 
+/// `3/5`, `40%` of a total of 1 or 100, or the count alone.
+fn steps(progress: f64, total: Option<f64>) -> String {
+    match total {
+        Some(total) if total > 0.0 && (total - 1.0).abs() < f64::EPSILON => {
+            format!("{:.0}%", progress * 100.0)
+        }
+        Some(total) if total > 0.0 => format!("{progress}/{total}"),
+        _ => format!("{progress}"),
+    }
+}
+
 fn reasoning_line(style: Style, line: &str, width: usize) -> String {
     format!("{}\n", style.dim(&fit(&neutralize(line), width)))
 }
@@ -325,6 +341,25 @@ impl EventSink for Live {
                 match &other {
                     AgentEvent::ToolCallStarted { name, .. } => {
                         state.spinner.label = format!("running {}", neutralize(name));
+                        state.spinner.tool = state.spinner.label.clone();
+                    }
+                    // A tool's own report of how far it got (an MCP server's progress).
+                    AgentEvent::ToolProgress {
+                        progress:
+                            Progress::Steps {
+                                progress,
+                                total,
+                                message,
+                            },
+                        ..
+                    } => {
+                        let mut label =
+                            format!("{} · {}", state.spinner.tool, steps(*progress, *total));
+                        if let Some(message) = message {
+                            label.push_str(" · ");
+                            label.push_str(&neutralize(message));
+                        }
+                        state.spinner.label = label;
                     }
                     AgentEvent::ToolResult {
                         display: Display::FileEdit { path, diff, .. },

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use rein_tools::Display;
+use rein_core::face::Display;
 
 use super::Style;
 use super::diff::diff_body;

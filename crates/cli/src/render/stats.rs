@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use rein_llm::Usage;
+use rein_core::face::Usage;
 
 use super::Style;
 use super::result::human_duration;
@@ -54,7 +54,7 @@ pub(crate) fn tokens(usage: &Usage) -> String {
 pub(crate) fn cost(model: &str, usage: &Usage) -> Option<String> {
     let usd = usage
         .cost_usd
-        .or_else(|| rein_llm::pricing::cost_usd(model, usage))?;
+        .or_else(|| rein_core::face::cost_usd(model, usage))?;
     Some(if usd >= 1.0 {
         format!("${usd:.2}")
     } else {

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use rein_core::agent::{AgentEvent, EventSink};
-use rein_llm::ProviderKind;
+use rein_core::face::ProviderKind;
 
 /// Writes each event as a line of JSON.
 #[derive(Debug, Default)]

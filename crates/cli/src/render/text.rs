@@ -129,20 +129,7 @@ impl State {
                 id,
                 name,
                 arguments,
-            } => {
-                let mut out = self.take_narration();
-                let tool = one_line(&name, CALL_SHOWN_CHARS);
-                let argument = describe_call(&name, &arguments);
-                out.push_str(&s.bold(&format!("● {tool}")));
-                if !argument.is_empty() {
-                    out.push_str(&format!(" {argument}"));
-                }
-                out.push('\n');
-                let label = if argument.is_empty() { tool } else { argument };
-                self.calls.labels.insert(id.clone(), label);
-                self.calls.last = Some(id);
-                out
-            }
+            } => self.call_started(s, id, &name, &arguments),
             AgentEvent::ApprovalRequested { id, reason, .. } => {
                 let label = self.calls.answer(&id);
                 let line = labelled(label, &format!("asking for approval: {}", flat(&reason)));
@@ -162,33 +149,17 @@ impl State {
                 duration,
                 display,
                 ..
-            } => {
-                let label = self.calls.answer(&id);
-                if self.calls.finish(&id) {
-                    // The refusal above already said why.
-                    return String::new();
-                }
-                let shown = result::shown(
-                    s,
-                    &Finished {
-                        display: &display,
-                        content: &content,
-                        summary: &summary,
-                        is_error,
-                        duration,
-                    },
-                );
-                let head = labelled(label, &shown.head);
-                let mut out = if shown.failed {
-                    format!("  {}\n", s.error(&format!("✗ {head}")))
-                } else {
-                    format!("  {}\n", s.dim(&format!("⎿ {head}")))
-                };
-                for line in &shown.body {
-                    out.push_str(&format!("    {line}\n"));
-                }
-                out
-            }
+            } => self.call_finished(
+                s,
+                &id,
+                &Finished {
+                    display: &display,
+                    content: &content,
+                    summary: &summary,
+                    is_error,
+                    duration,
+                },
+            ),
             AgentEvent::Retry {
                 attempt,
                 wait,
@@ -234,6 +205,48 @@ impl State {
             | AgentEvent::Usage { .. }
             | AgentEvent::TurnFinished { .. } => String::new(),
         }
+    }
+
+    /// A call's line: the narration before it, the tool and what it is called on.
+    fn call_started(
+        &mut self,
+        s: Style,
+        id: String,
+        name: &str,
+        arguments: &serde_json::Value,
+    ) -> String {
+        let mut out = self.take_narration();
+        let tool = one_line(name, CALL_SHOWN_CHARS);
+        let argument = describe_call(name, arguments);
+        out.push_str(&s.bold(&format!("● {tool}")));
+        if !argument.is_empty() {
+            out.push_str(&format!(" {argument}"));
+        }
+        out.push('\n');
+        let label = if argument.is_empty() { tool } else { argument };
+        self.calls.labels.insert(id.clone(), label);
+        self.calls.last = Some(id);
+        out
+    }
+
+    /// A finished call's lines: its label, how it went and what it shows.
+    fn call_finished(&mut self, s: Style, id: &str, finished: &Finished<'_>) -> String {
+        let label = self.calls.answer(id);
+        if self.calls.finish(id) {
+            // The refusal above already said why.
+            return String::new();
+        }
+        let shown = result::shown(s, finished);
+        let head = labelled(label, &shown.head);
+        let mut out = if shown.failed {
+            format!("  {}\n", s.error(&format!("✗ {head}")))
+        } else {
+            format!("  {}\n", s.dim(&format!("⎿ {head}")))
+        };
+        for line in &shown.body {
+            out.push_str(&format!("    {line}\n"));
+        }
+        out
     }
 
     /// The text streamed so far, as narration before the tool lines it introduces.

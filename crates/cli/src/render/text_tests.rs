@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rein_core::agent::{AgentEvent, EventSink};
-use rein_tools::Display;
+use rein_core::face::Display;
 use serde_json::json;
 
 use super::TextProgress;

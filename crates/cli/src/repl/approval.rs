@@ -3,9 +3,9 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use rein_core::face::{Preview, async_trait};
 use rein_core::interaction::{Approval, ApprovalRequest, Interaction};
 use rein_core::permissions::Rule;
-use rein_tools::{Preview, async_trait};
 
 use super::keys::KeyShared;
 use crate::render::{Live, Style, fit, full_diff, neutralize};

@@ -5,7 +5,7 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::Path;
 
 use rein_core::agent::Agent;
-use rein_llm::{Part, Role};
+use rein_core::face::{Part, Role};
 
 use super::{Repl, editor};
 use crate::args::Args;
@@ -17,10 +17,7 @@ impl Repl {
     /// The banner: version, model, provider, directory, session, permission mode.
     pub(super) fn banner(&self, agent: &Agent) {
         let s = self.style;
-        let provider = match agent.provider_kind() {
-            rein_llm::ProviderKind::OpenAi => "openai",
-            rein_llm::ProviderKind::Anthropic => "anthropic",
-        };
+        let provider = agent.provider_kind().as_str();
         self.say(&format!(
             "{} {} · {} · {}",
             s.bold("rein"),

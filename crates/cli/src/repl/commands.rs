@@ -2,8 +2,8 @@
 
 use clap::ValueEnum;
 use rein_core::agent::{Agent, CompactOutcome};
+use rein_core::face::{Part, Role};
 use rein_core::session::SessionStore;
-use rein_llm::{Part, Role};
 
 use super::slash::{self, Slash};
 use super::{Flow, Rebuild, Repl};
@@ -150,7 +150,7 @@ impl Repl {
     }
 
     /// Tokens of the whole session: earlier runs and this one.
-    fn session_usage(&self, agent: &Agent) -> rein_llm::Usage {
+    fn session_usage(&self, agent: &Agent) -> rein_core::face::Usage {
         let mut usage = self.earlier_usage;
         usage += agent.total_usage();
         usage
@@ -326,10 +326,7 @@ impl Repl {
 }
 
 fn provider_name(agent: &Agent) -> &'static str {
-    match agent.provider_kind() {
-        rein_llm::ProviderKind::OpenAi => "openai",
-        rein_llm::ProviderKind::Anthropic => "anthropic",
-    }
+    agent.provider_kind().as_str()
 }
 
 /// The model's todo list, one item a line with its state.

@@ -17,7 +17,7 @@ mod turn;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rein_core::agent::{Agent, EventSink, Events};
 use rein_core::hooks::SessionStartSource;
@@ -33,9 +33,6 @@ use banner::ask_trust_once;
 use editor::LineEditor;
 use keys::{KeyShared, TurnKeys, Typed};
 use signals::Signals;
-
-/// How often the spinner moves.
-const SPINNER_TICK: Duration = Duration::from_millis(100);
 
 /// What to do after a command.
 enum Flow {
@@ -72,7 +69,7 @@ struct Repl {
     /// Direct calls so far, for their ids.
     direct_calls: u32,
     /// Tokens the session used before the agent now open (an earlier run, another model).
-    earlier_usage: rein_llm::Usage,
+    earlier_usage: rein_core::face::Usage,
     /// What was said at start about the MCP servers (those left out), for `/mcp`.
     mcp_warnings: Vec<String>,
 }

@@ -7,9 +7,7 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rein_mcp::McpHub;
-use rein_tools::bash::ProcessTracker;
-use tokio::signal::unix::{SignalKind, signal};
+use rein_core::face::{McpHub, ProcessTracker};
 use tokio_util::sync::CancellationToken;
 
 use super::terminal::SavedModes;
@@ -46,22 +44,8 @@ impl Signals {
                 modes,
             }),
         };
-        for (kind, exit) in [
-            (SignalKind::interrupt(), Exit::Interrupted),
-            (SignalKind::terminate(), Exit::Terminated),
-            (SignalKind::hangup(), Exit::HungUp),
-            (SignalKind::quit(), Exit::Quit),
-        ] {
-            let Ok(mut stream) = signal(kind) else {
-                continue;
-            };
-            let shared = Arc::clone(&signals.shared);
-            tokio::spawn(async move {
-                while stream.recv().await.is_some() {
-                    shared.received(exit);
-                }
-            });
-        }
+        let shared = Arc::clone(&signals.shared);
+        crate::interrupt::on_ending_signals(move |exit| shared.received(exit));
         signals
     }
 

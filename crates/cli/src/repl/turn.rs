@@ -8,7 +8,8 @@ use rein_core::agent::{Agent, TurnStop};
 use tokio_util::sync::CancellationToken;
 
 use super::keys::Typed;
-use super::{Repl, Running, SPINNER_TICK, attach, terminal};
+use super::{Repl, Running, attach, terminal};
+use crate::render::SPINNER_TICK;
 use crate::render::{self, TurnFigures};
 
 impl Repl {
@@ -118,7 +119,7 @@ impl Repl {
             )
             .await;
         let typed = self.end(running);
-        if !outcome.cancelled && outcome.display != rein_tools::Display::Text {
+        if !outcome.cancelled && outcome.display != rein_core::face::Display::Text {
             self.shell_notes
                 .push(attach::shell_note(command, &outcome.content));
             self.say(&self.style.dim("(the output goes with your next request)"));

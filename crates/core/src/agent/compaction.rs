@@ -130,21 +130,8 @@ impl Agent {
             });
         };
         let tokens_before = self.context.ledger.used();
-        events.emit(AgentEvent::CompactionStarted {
-            layer,
-            tokens: tokens_before,
-            usable_window: usable,
-        });
-        let hooks = Arc::clone(&self.hooks);
-        let mut warnings = Vec::new();
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(Interrupted),
-            () = hooks.pre_compact(&mut warnings) => {}
-        }
-        for message in warnings {
-            events.emit(AgentEvent::Warning { message });
-        }
+        self.announce_compaction(layer, tokens_before, usable, events, cancel)
+            .await?;
 
         let summary = self
             .ask_for_summary(split, focus, &window, usable, events, cancel)
@@ -201,6 +188,33 @@ impl Agent {
             focus: focus.map(str::to_owned),
         };
         Ok(self.commit(record, info, events))
+    }
+
+    /// Tells the front-end a compaction starts, and runs the PreCompact hooks.
+    async fn announce_compaction(
+        &self,
+        layer: CompactionLayer,
+        tokens: u64,
+        usable: u64,
+        events: &Events,
+        cancel: &CancellationToken,
+    ) -> Result<(), Interrupted> {
+        events.emit(AgentEvent::CompactionStarted {
+            layer,
+            tokens,
+            usable_window: usable,
+        });
+        let hooks = Arc::clone(&self.hooks);
+        let mut warnings = Vec::new();
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(Interrupted),
+            () = hooks.pre_compact(&mut warnings) => {}
+        }
+        for message in warnings {
+            events.emit(AgentEvent::Warning { message });
+        }
+        Ok(())
     }
 
     /// The summary of messages `..split`: the model's, or rein's own when the model cannot

@@ -27,6 +27,9 @@ pub(crate) struct ContextState {
     /// No one knew the window: say so after the first response.
     unknown_window: bool,
     warned_unknown: bool,
+    /// The window Ollama has loaded the model with, when Ollama said so.
+    ollama_window: Option<u64>,
+    warned_ollama: bool,
     pub(crate) pinned: Vec<Arc<dyn PinnedState>>,
     pub(crate) requests: Arc<CompactRequests>,
     /// Compactions made in a row because the provider refused the request as too long; back
@@ -58,6 +61,8 @@ impl ContextState {
             ask_again: false,
             unknown_window: false,
             warned_unknown: false,
+            ollama_window: None,
+            warned_ollama: false,
             pinned,
             requests,
             reactive_streak: 0,
@@ -179,6 +184,7 @@ impl Agent {
                 match said {
                     Some(said) => {
                         self.context.ask_again = !said.settled;
+                        self.context.ollama_window = said.ollama_loaded.then_some(said.tokens);
                         Window {
                             tokens: said.tokens,
                             source: WindowSource::Server {
@@ -234,6 +240,27 @@ impl Agent {
         }
     }
 
+    /// Says once that Ollama has loaded the model with a window smaller than the request about
+    /// to go (the prompt and room for the answer), with the fix: Ollama cuts such a prompt
+    /// without a word, and no compaction can shrink the system prompt and the tools.
+    fn warn_of_a_small_ollama_window(&mut self, window: &Window, events: &Events) {
+        let Some(loaded) = self.context.ollama_window else {
+            return;
+        };
+        let needed = self.context.ledger.used() + window.answer_reserve(self.settings.max_tokens);
+        if self.context.warned_ollama || needed <= loaded {
+            return;
+        }
+        self.context.warned_ollama = true;
+        let suggested = needed.next_power_of_two().max(OLLAMA_SUGGESTED_MIN_TOKENS);
+        events.emit(AgentEvent::Warning {
+            message: format!(
+                "Ollama has loaded {} with a context of {loaded} tokens, but this session needs about {needed}: Ollama cuts a longer prompt without saying so. Restart Ollama with OLLAMA_CONTEXT_LENGTH={suggested}, or set ollama_num_ctx = {suggested} in rein's configuration",
+                self.settings.model
+            ),
+        });
+    }
+
     /// Before each request: what the model asked for, then the layers, cheapest first; then
     /// the answer's limit, so that the prompt and the answer together fit the window.
     pub(super) async fn prepare_context(
@@ -262,6 +289,7 @@ impl Agent {
         }
         let window = self.window(cancel).await;
         self.warn_of_an_unknown_window(events);
+        self.warn_of_a_small_ollama_window(&window, events);
         let limits = Limits::new(
             window.usable(self.settings.max_tokens),
             &self.context.settings,
@@ -404,6 +432,10 @@ impl Agent {
         }
     }
 }
+
+/// The smallest window rein suggests loading a model with in Ollama: a coding session's
+/// system prompt and tools alone take several thousand tokens.
+const OLLAMA_SUGGESTED_MIN_TOKENS: u64 = 16_384;
 
 /// The `max_tokens` a request asks for: the configured limit, lowered when the prompt and it
 /// would not fit the window together (a server that checks both against the window, as vLLM

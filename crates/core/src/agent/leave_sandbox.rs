@@ -7,12 +7,49 @@ use rein_llm::ToolCall;
 use rein_tools::{Display, ToolKind, ToolOutput};
 use serde_json::Value;
 
+use super::call_args::json_arguments;
 use super::event::AgentEvent;
-use super::runner::CallEnv;
+use super::runner::{CallEnv, Checked, Fatal};
 use crate::interaction::{Approval, ApprovalRequest};
 use crate::permissions::{CallView, Rule};
 
 impl CallEnv {
+    /// Step 5: runs the checked call, and 5b: what the sandbox refused asks the person, who
+    /// may let it run once outside.
+    pub(super) async fn run_checked(
+        &self,
+        call: &ToolCall,
+        checked: Checked,
+        leave_sandbox: bool,
+    ) -> (ToolOutput, Option<Fatal>) {
+        let mut ctx = checked.ctx(&self.ctx);
+        if leave_sandbox {
+            ctx = ctx.outside_sandbox();
+        }
+        let view_args = json_arguments(call).clone();
+        let (mut output, mut fatal) = self
+            .execute(call, &ctx, checked.call, checked.analyzed)
+            .await;
+        // 5b. What the sandbox refused asks the person, who may let it run once outside.
+        if fatal.is_none()
+            && let Some(refused) = sandbox_refusal(&output)
+        {
+            match self.ask_outside_sandbox(call, &refused, &view_args).await {
+                Outside::Rerun => match self.check(call) {
+                    Ok(again) => {
+                        let ctx = again.ctx(&self.ctx).outside_sandbox();
+                        (output, fatal) =
+                            self.execute(call, &ctx, again.call, again.analyzed).await;
+                    }
+                    Err(message) => output = ToolOutput::error(message),
+                },
+                Outside::Keep => {}
+                Outside::Cancelled => fatal = Some(Fatal::Cancelled),
+            }
+        }
+        (output, fatal)
+    }
+
     /// After a command the sandbox refused: asks the person whether to run it once outside
     /// the sandbox; with no one to ask, the refusal is listed as a permission denial (the
     /// result already tells the model).

@@ -2,6 +2,8 @@
 //! without calling a tool (and the Stop hooks let the turn end), a limit is reached, or the
 //! person interrupts.
 
+mod approval;
+mod call_args;
 mod calls;
 mod compaction;
 mod context;
@@ -11,9 +13,11 @@ mod event;
 mod guard;
 mod hook_points;
 mod leave_sandbox;
+mod masking;
 mod mcp_tools;
 mod outcome;
 mod runner;
+mod subagents;
 mod transcript;
 
 use std::collections::HashSet;
@@ -37,6 +41,8 @@ use hook_points::AfterStop;
 pub use hook_points::MAX_STOP_HOOK_CONTINUATIONS;
 pub use outcome::{TurnEnd, TurnError, TurnOutcome};
 use runner::{CallEnv, Fatal, ToolRunner};
+pub use subagents::AGENT_TOOL;
+pub(crate) use subagents::SubagentLink;
 pub use transcript::Transcript;
 
 use crate::context::{CompactRequests, ContextSettings, Ledger, PinnedState, PromptAnchor};
@@ -44,7 +50,6 @@ use crate::hooks::Hooks;
 use crate::interaction::Interaction;
 use crate::permissions::Policy;
 use crate::tools::TodoList;
-use crate::tools::subagent::SubagentUsage;
 
 /// Rounds (model responses) in one turn unless configured otherwise.
 pub const DEFAULT_MAX_ROUNDS: u32 = 50;
@@ -103,7 +108,7 @@ pub(crate) struct AgentParts {
     /// The provider's count of the resumed history's last request, when it still applies.
     pub anchor: Option<PromptAnchor>,
     /// Where the `agent` tool leaves what its sub-agents used.
-    pub subagents: Option<Arc<SubagentUsage>>,
+    pub subagents: Option<Arc<SubagentLink>>,
     /// The session's MCP servers, whose tools join the registry's as they become ready.
     pub mcp: Option<(Arc<rein_mcp::McpHub>, crate::permissions::PermissionMode)>,
     /// The workspace's checkpoints, and what opening them had to say.
@@ -146,7 +151,7 @@ pub struct Agent {
     /// This turn already reminded the model of open items when it tried to end.
     todo_reminded: bool,
     /// What the sub-agents of this agent used, not yet counted.
-    subagents: Option<Arc<SubagentUsage>>,
+    subagents: Option<Arc<SubagentLink>>,
     /// MCP servers whose tools join between rounds.
     mcp: Option<mcp_tools::McpTools>,
     /// The workspace's checkpoints (a main agent with a session only).
@@ -265,6 +270,9 @@ impl Agent {
         events: &Events,
         cancel: CancellationToken,
     ) -> TurnOutcome {
+        if let Some(subagents) = &self.subagents {
+            subagents.start_turn(events);
+        }
         // A new request from the person: repeats are counted within one turn.
         self.guard = LoopGuard::default();
         self.context.reactive_streak = 0;
@@ -380,20 +388,7 @@ impl Agent {
         outcome.rounds += 1;
         self.after_response();
         if let Some(usage) = response.usage {
-            self.usage += usage;
-            outcome.usage += usage;
-            self.context.ledger.observe(PromptAnchor {
-                prompt_tokens: usage.prompt_tokens,
-                messages: sent,
-            });
-            if let Some(t) = self.transcript.as_mut() {
-                let recorded = t.record_usage(&self.settings.model, self.settings.provider, &usage);
-                self.note_recording(recorded, events);
-            }
-            events.emit(AgentEvent::Usage {
-                call: usage,
-                total: self.usage,
-            });
+            self.count_usage(usage, sent, events, outcome);
         }
         let message = without_empty_parts(response.message);
         let calls: Vec<rein_llm::ToolCall> = message
@@ -470,6 +465,31 @@ impl Agent {
                 RoundEnd::Stop(TurnEnd::Failed(TurnError::Tool(message)))
             }
         }
+    }
+
+    /// Counts what one request of `sent` messages used: in the totals, in the context's
+    /// ledger, in the transcript, and for the front-end.
+    fn count_usage(
+        &mut self,
+        usage: Usage,
+        sent: usize,
+        events: &Events,
+        outcome: &mut TurnOutcome,
+    ) {
+        self.usage += usage;
+        outcome.usage += usage;
+        self.context.ledger.observe(PromptAnchor {
+            prompt_tokens: usage.prompt_tokens,
+            messages: sent,
+        });
+        if let Some(t) = self.transcript.as_mut() {
+            let recorded = t.record_usage(&self.settings.model, self.settings.provider, &usage);
+            self.note_recording(recorded, events);
+        }
+        events.emit(AgentEvent::Usage {
+            call: usage,
+            total: self.usage,
+        });
     }
 
     /// Streams one response into `assembler`, starting calls early where they may. Ends the

@@ -16,21 +16,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rein_llm::{ToolArguments, ToolCall, ToolResult};
+use rein_shell::Analyzed;
 use rein_tools::{
-    Display, FileChange, PreparedCall, Progress, ToolContext, ToolError, ToolKind, ToolOutput,
-    ToolRegistry,
+    CallScope, Display, FileChange, PreparedCall, Progress, ToolContext, ToolError, ToolKind,
+    ToolOutput, ToolRegistry,
 };
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::call_args::{arguments_value, hook_call, invalid_arguments_message, json_arguments};
 use super::event::{AgentEvent, Events};
-use super::leave_sandbox::{Outside, sandbox_refusal};
-use crate::hooks::{HookCall, HookDecision, Hooks};
-use crate::interaction::{Approval, ApprovalRequest, Interaction};
+use super::masking::{mask, mask_saved_output};
+use super::subagents::AGENT_TOOL;
+use crate::hooks::{HookDecision, Hooks};
+use crate::interaction::Interaction;
 use crate::permissions::facts;
-use crate::permissions::{CallView, Decision, PathTarget, Policy, Rule, ShellFacts};
+use crate::permissions::{CallView, Decision, PathTarget, Policy, ShellFacts};
 use crate::secrets::Secrets;
-use crate::tools::subagent::{AGENT_TOOL, AgentCallScope};
 
 /// How long a cancelled tool may take to stop on its own: bash sends TERM, then KILL after
 /// its grace, and needs a moment more to collect what was printed.
@@ -109,27 +110,29 @@ impl ToolRunner {
 }
 
 /// A call whose arguments passed step 1, ready to run.
-struct Checked {
+pub(super) struct Checked {
     kind: ToolKind,
     /// The tool's effects stay inside the OS sandbox (see [`rein_tools::DynTool::confined`]).
     confined: bool,
-    call: Box<dyn PreparedCall>,
+    pub(super) call: Box<dyn PreparedCall>,
     path: Option<PathTarget>,
     /// For a shell call, what the parser found.
     shell: Option<ShellFacts>,
+    /// For a shell call, the analysis those facts came from, handed on to the tool.
+    pub(super) analyzed: Option<Arc<Analyzed>>,
 }
 
 impl Checked {
     /// The tool context for this call: one the call's file outside the workspace may be
     /// touched through, once the decision let it.
-    fn ctx(&self, ctx: &ToolContext) -> ToolContext {
+    pub(super) fn ctx(&self, ctx: &ToolContext) -> ToolContext {
         match &self.path {
             Some(target) if target.outside => ctx.with_approved_path(target.absolute.clone()),
             _ => ctx.clone(),
         }
     }
 
-    fn view<'b>(&'b self, call: &'b ToolCall) -> CallView<'b> {
+    pub(super) fn view<'b>(&'b self, call: &'b ToolCall) -> CallView<'b> {
         CallView {
             tool: &call.name,
             kind: self.kind,
@@ -203,16 +206,21 @@ impl CallEnv {
     /// Runs one call through the whole pipeline.
     async fn run(&self, call: &ToolCall, checked: Option<Checked>) -> CallOutcome {
         let started = Instant::now();
-        let done = |output: ToolOutput, fatal: Option<Fatal>| CallOutcome {
-            result: ToolResult {
-                call_id: call.id.clone(),
-                content: output.content,
-                is_error: output.is_error,
-            },
-            display: output.display,
-            changes: output.changes,
-            duration: started.elapsed(),
-            fatal,
+        tracing::debug!(tool = %call.name, id = %call.id, "tool start");
+        let done = |output: ToolOutput, fatal: Option<Fatal>| {
+            let duration = started.elapsed();
+            tracing::debug!(tool = %call.name, id = %call.id, ?duration, is_error = output.is_error, "tool end");
+            CallOutcome {
+                result: ToolResult {
+                    call_id: call.id.clone(),
+                    content: output.content,
+                    is_error: output.is_error,
+                },
+                display: output.display,
+                changes: output.changes,
+                duration,
+                fatal,
+            }
         };
 
         // 1. Arguments.
@@ -258,70 +266,18 @@ impl CallEnv {
         };
 
         // 3. Decision (the hooks' and the policy's), and 4. approval.
-        let mut leave_sandbox = false;
-        match self.decide(call, &checked, pre.decision) {
-            Decision::Allow => {}
-            Decision::Deny { reason } => {
-                let refusal = Refusal {
-                    message: format!("rein did not run this call: {reason}."),
-                    reason,
-                };
-                return done(self.denied(call, refusal), None);
-            }
-            Decision::Ask { mut reason, .. } => {
-                // A line that writes where the sandbox would refuse is asked about once: the
-                // person who allows it lets it out of the sandbox too.
-                let refused_write = self.sandbox_refused_write(&checked);
-                if let Some(path) = &refused_write {
-                    reason.push_str(&format!(
-                        "; the sandbox would refuse the write to {}, so if you allow it, it \
-                         runs outside the sandbox (with your rights)",
-                        path.display()
-                    ));
-                }
-                match self.ask(call, &checked, &reason).await {
-                    Asked::Answered => leave_sandbox = refused_write.is_some(),
-                    // Covered by an answer about another call: that one's question, not this
-                    // one's, said it would leave the sandbox.
-                    Asked::Covered => {}
-                    Asked::Refused(refusal) => return done(self.denied(call, refusal), None),
-                    Asked::Cancelled => {
-                        let message = "Cancelled: the person interrupted the turn while asked \
-                                       about this call; it did not run.";
-                        return done(ToolOutput::error(message), Some(Fatal::Cancelled));
-                    }
-                }
-            }
-        }
+        let leave_sandbox = match self.permit(call, &checked, pre.decision).await {
+            Ok(leave_sandbox) => leave_sandbox,
+            Err((output, fatal)) => return done(output, fatal),
+        };
 
         // 5. Run, with secrets masked before anyone (a hook, the model, the person, the
         // session file) sees the result.
-        let mut ctx = checked.ctx(&self.ctx);
-        if leave_sandbox {
-            ctx = ctx.outside_sandbox();
-        }
-        let view_args = json_arguments(call).clone();
-        let (mut output, mut fatal) = self.execute(call, &ctx, checked.call).await;
-        // 5b. What the sandbox refused asks the person, who may let it run once outside.
-        if fatal.is_none()
-            && let Some(refused) = sandbox_refusal(&output)
-        {
-            match self.ask_outside_sandbox(call, &refused, &view_args).await {
-                Outside::Rerun => match self.check(call) {
-                    Ok(again) => {
-                        let ctx = again.ctx(&self.ctx).outside_sandbox();
-                        (output, fatal) = self.execute(call, &ctx, again.call).await;
-                    }
-                    Err(message) => output = ToolOutput::error(message),
-                },
-                Outside::Keep => {}
-                Outside::Cancelled => fatal = Some(Fatal::Cancelled),
-            }
-        }
+        let (mut output, fatal) = self.run_checked(call, checked, leave_sandbox).await;
         mask_saved_output(
             &self.runner.secrets,
             &output.content,
-            &ctx.config().offload_dir,
+            &self.ctx.config().offload_dir,
         )
         .await;
         mask(&self.runner.secrets, &mut output);
@@ -345,6 +301,51 @@ impl CallEnv {
         output.content =
             rein_tools::apply_output_budget(output.content, self.ctx.config(), &call.name);
         done(output, fatal)
+    }
+
+    /// Steps 3 and 4: the decision, and the person's answer when it asks. Whether the call
+    /// runs outside the sandbox, or the result that ends it here.
+    async fn permit(
+        &self,
+        call: &ToolCall,
+        checked: &Checked,
+        hook: Option<HookDecision>,
+    ) -> Result<bool, (ToolOutput, Option<Fatal>)> {
+        match self.decide(call, checked, hook) {
+            Decision::Allow => {}
+            Decision::Deny { reason } => {
+                let refusal = Refusal {
+                    message: format!("rein did not run this call: {reason}."),
+                    reason,
+                };
+                return Err((self.denied(call, refusal), None));
+            }
+            Decision::Ask { mut reason, .. } => {
+                // A line that writes where the sandbox would refuse is asked about once: the
+                // person who allows it lets it out of the sandbox too.
+                let refused_write = self.sandbox_refused_write(checked);
+                if let Some(path) = &refused_write {
+                    reason.push_str(&format!(
+                        "; the sandbox would refuse the write to {}, so if you allow it, it \
+                         runs outside the sandbox (with your rights)",
+                        path.display()
+                    ));
+                }
+                match self.ask(call, checked, &reason).await {
+                    Asked::Answered => return Ok(refused_write.is_some()),
+                    // Covered by an answer about another call: that one's question, not this
+                    // one's, said it would leave the sandbox.
+                    Asked::Covered => {}
+                    Asked::Refused(refusal) => return Err((self.denied(call, refusal), None)),
+                    Asked::Cancelled => {
+                        let message = "Cancelled: the person interrupted the turn while asked \
+                                       about this call; it did not run.";
+                        return Err((ToolOutput::error(message), Some(Fatal::Cancelled)));
+                    }
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// Step 3: the policy's decision, with the hooks' say. A hook's deny or ask wins; its
@@ -376,7 +377,7 @@ impl CallEnv {
     }
 
     /// Step 1: the call names a tool, and its arguments are JSON the tool accepts.
-    fn check(&self, call: &ToolCall) -> Result<Checked, String> {
+    pub(super) fn check(&self, call: &ToolCall) -> Result<Checked, String> {
         let Some(tool) = self.runner.registry.get(&call.name) else {
             return Err(self.unknown_tool_message(&call.name));
         };
@@ -390,88 +391,16 @@ impl CallEnv {
         let kind = tool.kind();
         let confined = tool.confined();
         let path = facts::path_target(&self.ctx, arguments)?;
-        let shell = facts::shell_facts(&self.ctx, &call.name, arguments);
+        let analyzed = facts::shell_analysis(&self.ctx, &call.name, arguments).map(Arc::new);
+        let shell = analyzed.as_deref().map(|a| facts::facts_of(&self.ctx, a));
         Ok(Checked {
             kind,
             confined,
             call: prepared,
             path,
             shell,
+            analyzed,
         })
-    }
-
-    /// Step 4: asks the person, one question at a time.
-    async fn ask(&self, call: &ToolCall, checked: &Checked, reason: &str) -> Asked {
-        let view = checked.view(call);
-        if !self.runner.interaction.attended() {
-            let how = self.runner.policy.how_to_allow(&view);
-            return Asked::Refused(Refusal {
-                message: format!(
-                    "rein did not run this call: {reason}, and this run has no one to ask (a \
-                     one-shot or headless run). Do not retry it; finish what you can without it \
-                     and tell the person what you wanted to do. To allow it, the person can {how}."
-                ),
-                reason: format!(
-                    "{reason}, and no one can be asked in this run; to allow it, {how}"
-                ),
-            });
-        }
-        let _asking = match self.runner.asking.try_lock() {
-            Ok(free) => free,
-            Err(_) => {
-                // Queued behind another question: Ctrl+C meanwhile must not ask this one.
-                let waited = tokio::select! {
-                    biased;
-                    () = self.cancel.cancelled() => return Asked::Cancelled,
-                    waited = self.runner.asking.lock() => waited,
-                };
-                // An answer given while this call waited ("yes for the session") may cover it.
-                if self.runner.policy.decide(&view) == Decision::Allow {
-                    return Asked::Covered;
-                }
-                waited
-            }
-        };
-        self.events.emit(AgentEvent::ApprovalRequested {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            reason: reason.to_owned(),
-        });
-        let session_rule = Rule::for_session(&view);
-        let request = ApprovalRequest {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: json_arguments(call).clone(),
-            preview: checked.call.preview(&checked.ctx(&self.ctx)).await,
-            reason: reason.to_owned(),
-            session_rule: session_rule.clone(),
-            agent: self.runner.agent.clone(),
-        };
-        let answer = tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => Approval::Cancelled,
-            answer = self.runner.interaction.approve(request) => answer,
-        };
-        match answer {
-            Approval::Yes => Asked::Answered,
-            Approval::YesForSession => {
-                self.runner.policy.allow_for_session(session_rule);
-                Asked::Answered
-            }
-            Approval::No => Asked::Refused(Refusal {
-                message: "The person declined this call; it did not run. Do not retry it \
-                          unchanged: ask or take another way."
-                    .to_owned(),
-                reason: "declined".to_owned(),
-            }),
-            Approval::NoBecause(why) => Asked::Refused(Refusal {
-                message: format!(
-                    "The person declined this call; it did not run. Their reason: {why}"
-                ),
-                reason: format!("declined: {why}"),
-            }),
-            Approval::Cancelled => Asked::Cancelled,
-        }
     }
 
     /// A file this shell line writes that its sandbox would refuse (outside the writable
@@ -489,12 +418,14 @@ impl CallEnv {
         })
     }
 
-    /// Step 5: runs the tool; cancelling gives it a grace period to stop on its own.
-    async fn execute(
+    /// Step 5: runs the tool, in the call's scope; cancelling gives it a grace period to
+    /// stop on its own.
+    pub(super) async fn execute(
         &self,
         call: &ToolCall,
         ctx: &ToolContext,
         prepared: Box<dyn PreparedCall>,
+        shell: Option<Arc<Analyzed>>,
     ) -> (ToolOutput, Option<Fatal>) {
         let name = &call.name;
         let events = self.events.clone();
@@ -514,21 +445,30 @@ impl CallEnv {
                         last_line,
                     }
                 }
+                Progress::Steps {
+                    progress,
+                    total,
+                    mut message,
+                } => {
+                    if let Some(message) = message.as_mut() {
+                        secrets.redact_in_place(message);
+                    }
+                    Progress::Steps {
+                        progress,
+                        total,
+                        message,
+                    }
+                }
             };
             events.emit(AgentEvent::ToolProgress {
                 id: id.clone(),
                 progress,
             });
         }));
-        // The `agent` tool runs a sub-agent: it needs the call's id and the events.
-        let ctx = if call.name == AGENT_TOOL {
-            ctx.with_scope(Arc::new(AgentCallScope {
-                call_id: call.id.clone(),
-                events: self.events.clone(),
-            }))
-        } else {
-            ctx
-        };
+        let ctx = ctx.with_scope(CallScope {
+            call_id: call.id.clone(),
+            shell,
+        });
         let mut run = std::pin::pin!(prepared.run(&ctx));
         let outcome = tokio::select! {
             biased;
@@ -560,17 +500,6 @@ impl CallEnv {
         }
     }
 
-    /// Tells the front-end a call was refused; returns the result for the model.
-    fn denied(&self, call: &ToolCall, refusal: Refusal) -> ToolOutput {
-        self.events.emit(AgentEvent::PermissionDenied {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: json_arguments(call).clone(),
-            reason: refusal.reason,
-        });
-        ToolOutput::error(refusal.message)
-    }
-
     fn unknown_tool_message(&self, name: &str) -> String {
         let tools = self.runner.registry.names().join(", ");
         if name == AGENT_TOOL && self.runner.agent.is_some() {
@@ -586,79 +515,8 @@ impl CallEnv {
     }
 }
 
-/// Masks secret values in the file a result's whole output was saved to (secrets never
-/// reach the disk). Done before the result is masked: the path is read from its text.
-async fn mask_saved_output(secrets: &Arc<Secrets>, content: &str, offload_dir: &std::path::Path) {
-    if !secrets.any() {
-        return;
-    }
-    let Some(path) = rein_tools::saved_output_path(content) else {
-        return;
-    };
-    // Only rein's own files: a command can print a line that looks like the notice.
-    let offload_dir = std::path::absolute(offload_dir).unwrap_or_else(|_| offload_dir.into());
-    let path = std::path::PathBuf::from(path);
-    if !path.starts_with(&offload_dir)
-        || path
-            .components()
-            .any(|c| c == std::path::Component::ParentDir)
-        || std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file())
-    {
-        return;
-    }
-    let secrets = Arc::clone(secrets);
-    let masked = tokio::task::spawn_blocking(move || {
-        let result = secrets.redact_file(&path);
-        if result.is_err() {
-            // A file that cannot be masked must not keep the secrets: it goes.
-            let _ = std::fs::remove_file(&path);
-        }
-        result
-    })
-    .await;
-    debug_assert!(masked.is_ok(), "masking a saved output panicked");
-}
-
-/// Masks secret values in everything a result shows.
-fn mask(secrets: &Secrets, output: &mut ToolOutput) {
-    secrets.redact_in_place(&mut output.content);
-    match &mut output.display {
-        Display::FileEdit { diff, .. } => secrets.redact_in_place(diff),
-        Display::Command {
-            command,
-            output_tail,
-            ..
-        } => {
-            secrets.redact_in_place(command);
-            secrets.redact_in_place(output_tail);
-        }
-        Display::Text
-        | Display::FileRead { .. }
-        | Display::Search { .. }
-        | Display::Listing { .. } => {}
-    }
-}
-
-/// A call as hooks see it.
-fn hook_call(call: &ToolCall) -> HookCall<'_> {
-    HookCall {
-        id: &call.id,
-        tool: &call.name,
-        arguments: json_arguments(call),
-    }
-}
-
-/// The checked JSON arguments of a call (only calls that passed step 1 get here; others
-/// read as `null`).
-fn json_arguments(call: &ToolCall) -> &Value {
-    match &call.arguments {
-        ToolArguments::Json { value } => value,
-        ToolArguments::Invalid { .. } => &Value::Null,
-    }
-}
-
 /// The result of step 4.
-enum Asked {
+pub(super) enum Asked {
     /// The person said yes to this call.
     Answered,
     /// An answer given while it waited (yes for the session) covers it.
@@ -668,33 +526,9 @@ enum Asked {
 }
 
 /// Why a call did not run: said to the model (what to do instead) and to the person (short).
-struct Refusal {
+pub(super) struct Refusal {
     /// The call's result, for the model.
-    message: String,
+    pub(super) message: String,
     /// For the person and the final report.
-    reason: String,
-}
-
-/// The arguments as events show them: the JSON the model sent, or its raw text.
-pub(crate) fn arguments_value(call: &ToolCall) -> Value {
-    match &call.arguments {
-        ToolArguments::Json { value } => value.clone(),
-        ToolArguments::Invalid { raw, .. } => Value::String(raw.clone()),
-    }
-}
-
-/// What the model is told when its arguments were not JSON.
-fn invalid_arguments_message(tool: &str, raw: &str, error: &str) -> String {
-    const SHOWN_CHARS: usize = 2_000;
-    let shown: String = raw.chars().take(SHOWN_CHARS).collect();
-    let cut = if shown.len() < raw.len() {
-        " …(cut)"
-    } else {
-        ""
-    };
-    format!(
-        "The arguments for `{tool}` were not valid JSON ({error}), so the tool did not run.\n\
-         You sent: {shown}{cut}\n\
-         Send the call again with the arguments as one JSON object."
-    )
+    pub(super) reason: String,
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::ConfigError;
 use super::layer::Sourced;
-use super::setting::Source;
+use super::source::Source;
 
 const DOTENV_FILE: &str = ".env";
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";

@@ -4,17 +4,12 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
-use std::time::Duration;
 
 use toml::{Spanned, Value};
 
-use super::layer::{
-    Layer, MIN_CONTEXT_WINDOW_TOKENS, Sourced, check_api_key_env, check_base_url,
-    check_bash_timeout, check_compact_threshold, check_model, check_network_timeout,
-    check_temperature, check_thinking_budget, check_tool_output_file_max,
-};
+use super::layer::{Layer, keys};
 use super::tables::{TABLE_KEYS, read_table};
-use super::{ConfigError, Setting, Source};
+use super::{ConfigError, Source};
 
 /// Reads the layer in `path`; a missing file is `Ok(None)`.
 pub(crate) fn read_layer(path: &Path, source: Source) -> Result<Option<Layer>, ConfigError> {
@@ -27,6 +22,10 @@ pub(crate) fn read_layer(path: &Path, source: Source) -> Result<Option<Layer>, C
         }),
     }
 }
+
+/// Settings holding a path: a relative one is relative to the file that names it, not to
+/// wherever rein happens to run.
+const PATH_KEYS: [&str; 1] = ["ca_file"];
 
 /// Parses one config file's text.
 pub(crate) fn parse_layer(text: &str, path: &Path, source: Source) -> Result<Layer, ConfigError> {
@@ -46,175 +45,35 @@ pub(crate) fn parse_layer(text: &str, path: &Path, source: Source) -> Result<Lay
     let mut layer = Layer::default();
     for (key, value) in entries {
         let (line, _) = line_column(text, value.span().start);
+        let invalid = |reason| ConfigError::InvalidValue {
+            key: key.clone(),
+            origin: format!("{} (line {line})", path.display()),
+            reason,
+        };
+        let mut value = value.into_inner();
         if TABLE_KEYS.contains(&key.as_str()) {
-            read_table(&mut layer.tables, &key, value.get_ref(), &source).map_err(|reason| {
-                ConfigError::InvalidValue {
-                    key: key.clone(),
-                    origin: format!("{} (line {line})", path.display()),
-                    reason,
-                }
-            })?;
+            read_table(&mut layer.tables, &key, &value, &source).map_err(invalid)?;
             continue;
         }
-        let Some(setting) = Setting::from_file_key(&key) else {
+        if !keys().contains(&key.as_str()) {
             return Err(ConfigError::UnknownKey {
                 hint: unknown_key_hint(&key),
                 key,
                 path: path.to_path_buf(),
                 line,
             });
-        };
-        set(&mut layer, setting, value.get_ref(), source.clone()).map_err(|reason| {
-            ConfigError::InvalidValue {
-                key: key.clone(),
-                origin: format!("{} (line {line})", path.display()),
-                reason,
-            }
-        })?;
+        }
+        if PATH_KEYS.contains(&key.as_str())
+            && let Value::String(relative) = &value
+            && Path::new(relative).is_relative()
+            && !relative.is_empty()
+        {
+            let dir = path.parent().unwrap_or(Path::new(""));
+            value = Value::String(dir.join(relative).to_string_lossy().into_owned());
+        }
+        layer.set(&key, value, source.clone()).map_err(invalid)?;
     }
     Ok(layer)
-}
-
-fn set(layer: &mut Layer, setting: Setting, value: &Value, source: Source) -> Result<(), String> {
-    match setting {
-        Setting::Model => {
-            layer.model = Some(Sourced::new(check_model(string(value)?)?, source));
-        }
-        Setting::Provider => {
-            layer.provider = Some(Sourced::new(
-                string(value)?
-                    .parse()
-                    .map_err(|e: rein_llm::UnknownProvider| e.to_string())?,
-                source,
-            ));
-        }
-        Setting::BaseUrl => {
-            layer.base_url = Some(Sourced::new(check_base_url(string(value)?)?, source));
-        }
-        Setting::ApiKeyEnv => {
-            layer.api_key_env = Some(Sourced::new(check_api_key_env(string(value)?)?, source));
-        }
-        Setting::Temperature => {
-            let temperature = check_temperature(number(value)?)?;
-            layer.temperature = Some(Sourced::new(temperature, source));
-        }
-        Setting::MaxTokens => {
-            layer.max_tokens = Some(Sourced::new(positive(value)?, source));
-        }
-        Setting::ContextWindow => {
-            let tokens: u64 = positive(value)?;
-            if tokens < MIN_CONTEXT_WINDOW_TOKENS {
-                return Err(format!(
-                    "{tokens} tokens is less than {MIN_CONTEXT_WINDOW_TOKENS}, too small for \
-                     rein's system prompt and tools"
-                ));
-            }
-            layer.context_window = Some(Sourced::new(tokens, source));
-        }
-        Setting::AutoCompact => {
-            let on = value
-                .as_bool()
-                .ok_or_else(|| expected("true or false", value))?;
-            layer.auto_compact = Some(Sourced::new(on, source));
-        }
-        Setting::CompactThreshold => {
-            let share = check_compact_threshold(number(value)?)?;
-            layer.compact_threshold = Some(Sourced::new(share, source));
-        }
-        Setting::MaxRounds => {
-            layer.max_rounds = Some(Sourced::new(positive(value)?, source));
-        }
-        Setting::Retries => {
-            let retries = integer(value)?;
-            let retries =
-                u32::try_from(retries).map_err(|_| format!("{retries} is out of range"))?;
-            layer.retries = Some(Sourced::new(retries, source));
-        }
-        Setting::ToolOutputBudget => {
-            layer.tool_output_budget = Some(Sourced::new(positive(value)?, source));
-        }
-        Setting::CheckpointMaxFileBytes => {
-            layer.checkpoint_max_file_bytes = Some(Sourced::new(positive(value)?, source));
-        }
-        Setting::CheckpointKeepDays => {
-            layer.checkpoint_keep_days = Some(Sourced::new(positive(value)?, source));
-        }
-        Setting::CheckpointMaxBytes => {
-            layer.checkpoint_max_bytes = Some(Sourced::new(positive(value)?, source));
-        }
-        Setting::ToolOutputFileMax => {
-            let bytes = check_tool_output_file_max(integer(value)?)?;
-            layer.tool_output_file_max = Some(Sourced::new(bytes, source));
-        }
-        Setting::BashTimeout => {
-            let secs: u64 = positive(value)?;
-            let timeout = check_bash_timeout(Duration::from_secs(secs))?;
-            layer.bash_timeout = Some(Sourced::new(timeout, source));
-        }
-        Setting::CaFile => {
-            let path = Path::new(string(value)?);
-            if path.as_os_str().is_empty() {
-                return Err("the path is empty".to_owned());
-            }
-            // A relative path is relative to the file that names it, not to wherever rein
-            // happens to run.
-            let path = match &source {
-                Source::UserFile(file) | Source::ProjectFile(file) if path.is_relative() => {
-                    file.parent().unwrap_or(Path::new("")).join(path)
-                }
-                _ => path.to_path_buf(),
-            };
-            layer.ca_file = Some(Sourced::new(path, source));
-        }
-        Setting::ConnectTimeout
-        | Setting::FirstByteTimeout
-        | Setting::StreamIdleTimeout
-        | Setting::RequestTimeout => {
-            let secs: u64 = positive(value)?;
-            let timeout = check_network_timeout(Duration::from_secs(secs))?;
-            if let Some(slot) = layer.timeout_mut(setting) {
-                *slot = Some(Sourced::new(timeout, source));
-            }
-        }
-        Setting::ThinkingBudget => {
-            let tokens = check_thinking_budget(integer(value)?)?;
-            layer.thinking_budget = Some(Sourced::new(tokens, source));
-        }
-        // Not a file key: `from_file_key` never yields it.
-        Setting::ApiKey => return Err("API keys do not belong in config files".to_owned()),
-    }
-    Ok(())
-}
-
-fn string(value: &Value) -> Result<&str, String> {
-    value.as_str().ok_or_else(|| expected("a string", value))
-}
-
-/// A number, written with or without a decimal point.
-fn number(value: &Value) -> Result<f64, String> {
-    match value {
-        Value::Float(number) => Ok(*number),
-        Value::Integer(number) => Ok(*number as f64),
-        other => Err(expected("a number", other)),
-    }
-}
-
-fn integer(value: &Value) -> Result<i64, String> {
-    value
-        .as_integer()
-        .ok_or_else(|| expected("an integer", value))
-}
-
-fn positive<T: TryFrom<i64>>(value: &Value) -> Result<T, String> {
-    let number = integer(value)?;
-    if number < 1 {
-        return Err(format!("{number} is less than 1"));
-    }
-    T::try_from(number).map_err(|_| format!("{number} is too large"))
-}
-
-fn expected(what: &str, found: &Value) -> String {
-    format!("expected {what}, found {} {found}", found.type_str())
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -226,24 +85,28 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 }
 
 fn unknown_key_hint(key: &str) -> String {
-    if key == Setting::ApiKey.key() {
+    if key == "api_key" {
         return "; keys do not belong in config files: put it in the environment or a .env \
                 file, and name the variable with api_key_env"
             .to_owned();
     }
-    let closest = Setting::FILE_KEYS
-        .into_iter()
-        .map(Setting::key)
-        .map(|known| (edit_distance(key, known), known))
-        .min();
-    match closest {
-        Some((distance, known)) if distance <= 2 => format!("; did you mean \"{known}\"?"),
-        _ => format!(
+    match closest(key, keys().iter().copied()) {
+        Some(known) => format!("; did you mean \"{known}\"?"),
+        None => format!(
             "; known keys: {}; tables: {}",
-            Setting::FILE_KEYS.map(Setting::key).join(", "),
+            keys().join(", "),
             TABLE_KEYS.join(", ")
         ),
     }
+}
+
+/// The known key within two edits of `key`, for a "did you mean" hint.
+pub(crate) fn closest<'k>(key: &str, known: impl Iterator<Item = &'k str>) -> Option<&'k str> {
+    known
+        .map(|known| (edit_distance(key, known), known))
+        .min()
+        .filter(|(distance, _)| *distance <= 2)
+        .map(|(_, known)| known)
 }
 
 /// Levenshtein distance, for "did you mean" hints on short keys.
@@ -265,6 +128,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
+    use std::time::Duration;
 
     use super::*;
 
@@ -282,14 +146,16 @@ mod tests {
              max_rounds = 3\nretries = 0\ntool_output_budget_chars = 100\nbash_timeout_secs = 5\n\
              tool_output_file_max_bytes = 2097152\n",
         )
+        .unwrap()
+        .settings()
         .unwrap();
-        assert_eq!(layer.tool_output_file_max.unwrap().value, 2 * 1024 * 1024);
-        assert_eq!(layer.model.unwrap().value, "m");
-        assert_eq!(layer.temperature.unwrap().value, 1.0);
-        assert_eq!(layer.retries.unwrap().value, 0);
-        assert_eq!(layer.bash_timeout.unwrap().value, Duration::from_secs(5));
-        assert!(!layer.auto_compact.unwrap().value);
-        assert_eq!(layer.compact_threshold.unwrap().value, 0.7);
+        assert_eq!(layer.tool_output_file_max_bytes, 2 * 1024 * 1024);
+        assert_eq!(layer.model.unwrap(), "m");
+        assert_eq!(layer.temperature.unwrap(), 1.0);
+        assert_eq!(layer.retries, 0);
+        assert_eq!(layer.bash_default_timeout, Duration::from_secs(5));
+        assert!(!layer.auto_compact);
+        assert_eq!(layer.compact_threshold, 0.7);
     }
 
     #[test]

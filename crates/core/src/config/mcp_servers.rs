@@ -20,8 +20,12 @@ pub struct McpServerEntry {
     pub transport: McpTransportEntry,
     /// How long the first request waits for it (default 10 s).
     pub startup_timeout: Option<Duration>,
-    /// How long one call may take (default 60 s).
+    /// How long one call may go without an answer or a progress report (default 60 s).
     pub call_timeout: Option<Duration>,
+    /// How long one call may take in all, progress or not (default 600 s).
+    pub call_max_timeout: Option<Duration>,
+    /// `enabled = false` keeps the server configured but not started.
+    pub enabled: bool,
     /// The file that configured it: a project's servers start only once it is trusted.
     pub source: Source,
 }
@@ -51,7 +55,9 @@ pub enum McpTransportEntry {
     },
 }
 
-const KEYS: &str = "command, args, env, cwd, sandbox, url, headers, startup_timeout, call_timeout";
+const KEYS: &str = "command, args, env, cwd, sandbox, url, headers, startup_timeout, \
+                    call_timeout, call_max_timeout, enabled (Codex's startup_timeout_sec and \
+                    tool_timeout_sec are accepted too)";
 
 /// Reads `[mcp_servers]` into `servers`, replacing same-named ones.
 pub(crate) fn read_mcp_servers(
@@ -84,6 +90,8 @@ fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, 
     let mut headers = Vec::new();
     let mut startup_timeout = None;
     let mut call_timeout = None;
+    let mut call_max_timeout = None;
+    let mut enabled = true;
     for (key, value) in table {
         let text = |value: &Value| {
             value
@@ -105,8 +113,19 @@ fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, 
             }
             "url" => url = Some(text(value)?),
             "headers" => headers = string_map(value, &format!("{at}.headers"))?,
-            "startup_timeout" => startup_timeout = Some(seconds(value, &format!("{at}.{key}"))?),
-            "call_timeout" => call_timeout = Some(seconds(value, &format!("{at}.{key}"))?),
+            // Codex's names for the same settings, so its config tables work unchanged.
+            "startup_timeout" | "startup_timeout_sec" => {
+                startup_timeout = Some(seconds(value, &format!("{at}.{key}"))?);
+            }
+            "call_timeout" | "tool_timeout_sec" => {
+                call_timeout = Some(seconds(value, &format!("{at}.{key}"))?);
+            }
+            "call_max_timeout" => call_max_timeout = Some(seconds(value, &format!("{at}.{key}"))?),
+            "enabled" => {
+                enabled = value
+                    .as_bool()
+                    .ok_or_else(|| format!("{at}.enabled: expected true or false"))?;
+            }
             other => {
                 return Err(format!(
                     "unknown key \"{other}\" in [{at}]; known keys: {KEYS}"
@@ -154,6 +173,8 @@ fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, 
         transport,
         startup_timeout,
         call_timeout,
+        call_max_timeout,
+        enabled,
         source: source.clone(),
     })
 }
@@ -272,6 +293,17 @@ mod tests {
             err.contains("mcp_servers.x.sandbox: expected true or false"),
             "{err}"
         );
+        let servers = read(
+            "[mcp_servers.codex]\ncommand = \"a\"\nstartup_timeout_sec = 20\ntool_timeout_sec = 30\n\
+             enabled = false\ncall_max_timeout = 900",
+        )
+        .unwrap();
+        assert_eq!(servers[0].startup_timeout, Some(Duration::from_secs(20)));
+        assert_eq!(servers[0].call_timeout, Some(Duration::from_secs(30)));
+        assert_eq!(servers[0].call_max_timeout, Some(Duration::from_secs(900)));
+        assert!(!servers[0].enabled);
+        let err = read("[mcp_servers.x]\ncommand = \"a\"\nenabled = \"no\"").unwrap_err();
+        assert!(err.contains("enabled: expected true or false"), "{err}");
         let err = read("[mcp_servers.x]\ncommand = \"a\"\ncall_timeout = 0").unwrap_err();
         assert!(err.contains("call_timeout: 0 is not between"), "{err}");
     }

@@ -5,9 +5,11 @@
 //! directories and the flag overrides, and gets back a resolved [`Config`] that says where
 //! every setting came from. The reference for users is `docs/config.md`.
 
+mod check;
 mod defaults;
 mod dotenv;
 mod error;
+mod fields;
 mod file;
 mod layer;
 mod mcp_servers;
@@ -17,7 +19,8 @@ mod reference_tests;
 mod repl;
 mod resolve;
 mod sandbox;
-mod setting;
+mod settings;
+mod source;
 mod tables;
 
 use std::collections::BTreeMap;
@@ -33,10 +36,12 @@ pub use mcp_servers::{McpServerEntry, McpTransportEntry};
 pub use project::{ProjectRoot, find_project_root};
 pub use repl::{ReplSettings, has_repl_table, with_repl_mode};
 pub use sandbox::SandboxSettings;
+pub(crate) use sandbox::stricter as sandbox_stricter;
 
 /// The person's config file, under rein's home.
 pub const USER_CONFIG_FILE: &str = "config.toml";
-pub use setting::{Setting, Source};
+pub use settings::{ENV_VARS, FLAGS, Settings};
+pub use source::Source;
 pub use tables::{ConfiguredRule, DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, RuleLists};
 
 /// The model API rein talks to (one type for the whole of rein).
@@ -64,8 +69,8 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// Settings given on the command line: only those `rein` has a flag for (see
-/// [`Setting::flag`]); `None` means the flag was not given.
+/// Settings given on the command line: only those `rein` has a flag for (see [`FLAGS`]);
+/// `None` means the flag was not given.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     /// `-m/--model`.
@@ -135,7 +140,8 @@ pub struct Timeouts {
     pub request: Duration,
 }
 
-/// The resolved configuration: every setting has a value and a [`Source`].
+/// The resolved configuration: every setting has a value and a [`Source`]. The flat settings
+/// are read through it (`config.max_rounds`): it dereferences to [`Settings`].
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The model API.
@@ -146,39 +152,8 @@ pub struct Config {
     pub base_url: String,
     /// The API key, when one was found; a local server may need none.
     pub api_key: Option<ApiKey>,
-    /// The variable the key is read from, when configured (otherwise the default order).
-    pub api_key_env: Option<String>,
-    /// Sampling temperature; `None` leaves it to the provider.
-    pub temperature: Option<f32>,
-    /// The output token limit; `None` leaves it to the model client, which sends the model's
-    /// default where the API requires one (Anthropic).
-    pub max_tokens: Option<u32>,
-    /// Anthropic extended thinking: the tokens the model may think for; `None` is off.
-    pub thinking_budget_tokens: Option<u32>,
-    /// The model's context window in tokens, when configured (`context_window`); otherwise
-    /// the server or rein's table says (see [`crate::context`]).
-    pub context_window_tokens: Option<u64>,
-    /// Whether rein summarises older turns on its own (`auto_compact`).
-    pub auto_compact: bool,
-    /// The share of the usable window from which it does (`compact_threshold`).
-    pub compact_threshold: f64,
-    /// The most model calls one request may take.
-    pub max_rounds: u32,
-    /// Retries of a transient API failure.
-    pub retries: u32,
-    /// Tool results above this many characters are offloaded to a file.
-    pub tool_output_budget_chars: usize,
-    /// The largest file one tool output is saved to, in bytes; past it the file is cut and
-    /// says so.
-    pub tool_output_file_max_bytes: u64,
-    /// The bash timeout when the model gives none.
-    pub bash_default_timeout: Duration,
-    /// How checkpoints are kept (`checkpoint_max_file_bytes`, `checkpoint_keep_days`,
-    /// `checkpoint_max_bytes`).
-    pub checkpoints: crate::checkpoint::CheckpointSettings,
-    /// A PEM file of extra certificate authorities to trust besides the system's and the
-    /// bundled ones (`ca_file`, or `SSL_CERT_FILE`).
-    pub ca_file: Option<PathBuf>,
+    /// The flat settings, as the layers set them or by default.
+    pub settings: Settings,
     /// The network's time limits, for the model client.
     pub timeouts: Timeouts,
     /// rein's home directory.
@@ -213,7 +188,15 @@ pub struct Config {
     /// What the project's config file set that was ignored because the project is not
     /// trusted (allow rules, `pass_env`, `base_url`, `api_key_env`, `ca_file`).
     pub untrusted_ignored: Vec<String>,
-    sources: BTreeMap<Setting, Source>,
+    sources: BTreeMap<String, Source>,
+}
+
+impl std::ops::Deref for Config {
+    type Target = Settings;
+
+    fn deref(&self) -> &Settings {
+        &self.settings
+    }
 }
 
 impl Config {
@@ -222,19 +205,21 @@ impl Config {
         self.api_key.as_ref().map(ApiKey::expose)
     }
 
-    /// Where a setting's value came from.
-    pub fn source(&self, setting: Setting) -> &Source {
-        self.sources.get(&setting).unwrap_or(&Source::Default)
+    /// Where the value of the setting `key` (`"max_rounds"`, or `"api_key"` for the key)
+    /// came from.
+    pub fn source(&self, key: &str) -> &Source {
+        debug_assert!(
+            key == "api_key" || layer::keys().contains(&key),
+            "{key} is no setting"
+        );
+        self.sources.get(key).unwrap_or(&Source::Default)
     }
 
-    /// Where the API key came from, in words for an error message (never the key itself):
-    /// `the environment variable OPENAI_API_KEY`, `OPENAI_API_KEY in /src/app/.env`,
-    /// `--api-key`; a variable named by `api_key_env` says which file named it.
     /// The variable the API key was read from (`OPENAI_API_KEY`), or `api_key` when it came
     /// from the command line: the name its value is masked under.
     pub fn api_key_variable(&self) -> Option<&str> {
         self.api_key.as_ref()?;
-        Some(match self.source(Setting::ApiKey) {
+        Some(match self.source("api_key") {
             Source::Env(var) | Source::DotEnv { var, .. } => var.as_str(),
             Source::Default | Source::UserFile(_) | Source::ProjectFile(_) | Source::Flag(_) => {
                 "api_key"
@@ -242,16 +227,18 @@ impl Config {
         })
     }
 
-    /// Where the API key came from, in words.
+    /// Where the API key came from, in words for an error message (never the key itself):
+    /// `the environment variable OPENAI_API_KEY`, `OPENAI_API_KEY in /src/app/.env`,
+    /// `--api-key`; a variable named by `api_key_env` says which file named it.
     pub fn api_key_origin(&self) -> Option<String> {
         self.api_key.as_ref()?;
-        let origin = match self.source(Setting::ApiKey) {
+        let origin = match self.source("api_key") {
             Source::Env(var) => format!("the environment variable {var}"),
             Source::DotEnv { var, file } => format!("{var} in {}", file.display()),
             Source::Flag(flag) => return Some((*flag).to_owned()),
             other => return Some(other.to_string()),
         };
-        Some(match self.source(Setting::ApiKeyEnv) {
+        Some(match self.source("api_key_env") {
             Source::UserFile(file) | Source::ProjectFile(file) => format!(
                 "{origin}, the variable api_key_env names in {}",
                 file.display()

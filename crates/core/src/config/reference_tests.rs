@@ -14,11 +14,12 @@ use rein_tools::context::{
     BASH_DEFAULT_TIMEOUT, DEFAULT_OFFLOAD_MAX_BYTES, DEFAULT_OUTPUT_BUDGET_CHARS,
 };
 
-use super::Setting;
-use super::layer::{
+use super::check::{
     COMPACT_THRESHOLD_RANGE, MIN_CONTEXT_WINDOW_TOKENS, NETWORK_TIMEOUT_MAX,
     THINKING_BUDGET_MIN_TOKENS, TOOL_OUTPUT_FILE_MIN_BYTES,
 };
+use super::layer::keys;
+use super::{ENV_VARS, FLAGS};
 use crate::agent::DEFAULT_MAX_ROUNDS;
 
 /// One row of the settings table.
@@ -48,24 +49,27 @@ fn settings_table() -> Vec<Row> {
         .collect()
 }
 
-fn row(table: &[Row], setting: Setting) -> &Row {
+fn row<'t>(table: &'t [Row], key: &str) -> &'t Row {
     table
         .iter()
-        .find(|row| row.key == setting.key())
-        .unwrap_or_else(|| panic!("{} is missing from docs/config.md", setting.key()))
+        .find(|row| row.key == key)
+        .unwrap_or_else(|| panic!("{key} is missing from docs/config.md"))
+}
+
+fn named<'a>(pairs: &'a [(&str, &'a str)], key: &str) -> Option<&'a str> {
+    pairs.iter().find(|(k, _)| *k == key).map(|(_, name)| *name)
 }
 
 #[test]
 fn every_setting_is_listed_with_its_real_variable_and_flag() {
     let table = settings_table();
-    for setting in Setting::FILE_KEYS {
-        let row = row(&table, setting);
-        let key = &row.key;
-        match setting.env_var() {
+    for &key in keys() {
+        let row = row(&table, key);
+        match named(ENV_VARS, key) {
             Some(var) => assert!(row.env.contains(&format!("`{var}`")), "{key}: {}", row.env),
             None => assert_eq!(row.env, "", "{key}"),
         }
-        match setting.flag() {
+        match named(FLAGS, key) {
             Some(flag) => assert!(
                 row.flag.contains(&format!("`{flag}`")),
                 "{key}: {}",
@@ -76,7 +80,7 @@ fn every_setting_is_listed_with_its_real_variable_and_flag() {
     }
     for row in &table {
         assert!(
-            Setting::from_file_key(&row.key).is_some(),
+            keys().contains(&row.key.as_str()),
             "{} is not a setting",
             row.key
         );
@@ -88,57 +92,51 @@ fn defaults_and_limits_are_the_ones_rein_uses() {
     let table = settings_table();
     let secs = |d: Duration| d.as_secs().to_string();
     for (setting, default) in [
-        (Setting::MaxRounds, DEFAULT_MAX_ROUNDS.to_string()),
-        (Setting::Retries, DEFAULT_MAX_RETRIES.to_string()),
+        ("max_rounds", DEFAULT_MAX_ROUNDS.to_string()),
+        ("retries", DEFAULT_MAX_RETRIES.to_string()),
         (
-            Setting::ToolOutputBudget,
+            "tool_output_budget_chars",
             DEFAULT_OUTPUT_BUDGET_CHARS.to_string(),
         ),
         (
-            Setting::ToolOutputFileMax,
+            "tool_output_file_max_bytes",
             DEFAULT_OFFLOAD_MAX_BYTES.to_string(),
         ),
-        (Setting::BashTimeout, secs(BASH_DEFAULT_TIMEOUT)),
-        (Setting::ConnectTimeout, secs(DEFAULT_CONNECT_TIMEOUT)),
-        (Setting::FirstByteTimeout, secs(DEFAULT_FIRST_BYTE_TIMEOUT)),
+        ("bash_timeout_secs", secs(BASH_DEFAULT_TIMEOUT)),
+        ("connect_timeout_secs", secs(DEFAULT_CONNECT_TIMEOUT)),
+        ("first_byte_timeout_secs", secs(DEFAULT_FIRST_BYTE_TIMEOUT)),
         (
-            Setting::StreamIdleTimeout,
+            "stream_idle_timeout_secs",
             secs(DEFAULT_STREAM_IDLE_TIMEOUT),
         ),
-        (Setting::RequestTimeout, secs(DEFAULT_REQUEST_TIMEOUT)),
+        ("request_timeout_secs", secs(DEFAULT_REQUEST_TIMEOUT)),
         (
-            Setting::CompactThreshold,
+            "compact_threshold",
             crate::context::DEFAULT_COMPACT_THRESHOLD.to_string(),
         ),
-        (Setting::AutoCompact, "true".to_owned()),
+        ("auto_compact", "true".to_owned()),
     ] {
         let row = row(&table, setting);
         let first = row.default.split([' ', ';']).next().unwrap_or_default();
         assert_eq!(first, default, "default of {}", row.key);
     }
     let local = secs(DEFAULT_LOCAL_FIRST_BYTE_TIMEOUT);
-    let first_byte = &row(&table, Setting::FirstByteTimeout).default;
+    let first_byte = &row(&table, "first_byte_timeout_secs").default;
     assert!(first_byte.contains(&local), "{first_byte}");
 
     for (setting, limit) in [
         (
-            Setting::BashTimeout,
+            "bash_timeout_secs",
             format!("1 to {}", secs(BASH_MAX_TIMEOUT)),
         ),
+        ("thinking_budget", format!("≥ {THINKING_BUDGET_MIN_TOKENS}")),
         (
-            Setting::ThinkingBudget,
-            format!("≥ {THINKING_BUDGET_MIN_TOKENS}"),
-        ),
-        (
-            Setting::ToolOutputFileMax,
+            "tool_output_file_max_bytes",
             format!("≥ {TOOL_OUTPUT_FILE_MIN_BYTES}"),
         ),
+        ("context_window", format!("≥ {MIN_CONTEXT_WINDOW_TOKENS}")),
         (
-            Setting::ContextWindow,
-            format!("≥ {MIN_CONTEXT_WINDOW_TOKENS}"),
-        ),
-        (
-            Setting::CompactThreshold,
+            "compact_threshold",
             format!(
                 "{} to {}",
                 COMPACT_THRESHOLD_RANGE.start(),
@@ -146,19 +144,19 @@ fn defaults_and_limits_are_the_ones_rein_uses() {
             ),
         ),
         (
-            Setting::ConnectTimeout,
+            "connect_timeout_secs",
             format!("1 to {}", secs(NETWORK_TIMEOUT_MAX)),
         ),
         (
-            Setting::FirstByteTimeout,
+            "first_byte_timeout_secs",
             format!("1 to {}", secs(NETWORK_TIMEOUT_MAX)),
         ),
         (
-            Setting::StreamIdleTimeout,
+            "stream_idle_timeout_secs",
             format!("1 to {}", secs(NETWORK_TIMEOUT_MAX)),
         ),
         (
-            Setting::RequestTimeout,
+            "request_timeout_secs",
             format!("1 to {}", secs(NETWORK_TIMEOUT_MAX)),
         ),
     ] {

@@ -1,6 +1,6 @@
 //! The `[sandbox]` table: the level, the network, the writable roots both ways, the tool
-//! caches, whether hooks and stdio MCP servers run sandboxed, and a way to see the
-//! no-Landlock fallback.
+//! caches, the credential stores hidden both ways and the ssh-agent, whether hooks and stdio
+//! MCP servers run sandboxed, and a way to see the no-Landlock fallback.
 //!
 //! A user file sets what it likes. A project's file is the project's, not the person's: it
 //! may only tighten (a stricter level, the network off, more read-only paths, writable
@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rein_tools::sandbox::SandboxLevel;
+use rein_tools::sandbox::{Network, SandboxLevel};
 use toml::Value;
 
 use super::Source;
@@ -18,9 +18,15 @@ use super::Source;
 pub struct SandboxSettings {
     /// `mode`: the level, when configured (default `workspace-write`).
     pub level: Option<SandboxLevel>,
-    /// `network`: whether commands may use the network (default: on for
-    /// `workspace-write`, off for `read-only`).
-    pub network: Option<bool>,
+    /// `network`: `off`, `on` or `proxy` (`true` / `false` read as `on` / `off`; default: off
+    /// in the auto permission mode and for `read-only`, on otherwise).
+    pub network: Option<Network>,
+    /// `network` in a project's file: it applies only where it keeps more away than the
+    /// person's setting (or the mode's default) would.
+    pub project_network: Option<Network>,
+    /// `allow_domains`: the hosts rein's proxy lets commands reach with `network = "proxy"`
+    /// (`*.example.com` also names its subdomains). Only the person's own config sets them.
+    pub allow_domains: Vec<String>,
     /// `writable`: more writable trees (`~/` is the home directory).
     pub writable: Vec<String>,
     /// `read_only`: trees taken away from the writable ones.
@@ -34,6 +40,12 @@ pub struct SandboxSettings {
     pub mcp: bool,
     /// `landlock = false`: behave as if the kernel had no Landlock (to see the fallback).
     pub assume_no_landlock: bool,
+    /// `hide`: more credential stores commands see as empty (`~/` is the home directory).
+    pub hide: Vec<String>,
+    /// `expose`: paths commands still see, though rein's list (or `hide`) hides them.
+    pub expose: Vec<String>,
+    /// `ssh_agent`: whether commands may reach the ssh-agent (default off).
+    pub ssh_agent: Option<bool>,
     /// What a project file tried to loosen, for warnings.
     pub ignored: Vec<String>,
     /// The project file this layer was read from, when it was one: its level may only
@@ -42,7 +54,8 @@ pub struct SandboxSettings {
 }
 
 /// The keys `[sandbox]` takes.
-const KEYS: &str = "mode, network, writable, read_only, caches, hooks, mcp, landlock";
+const KEYS: &str = "mode, network, allow_domains, writable, read_only, caches, hooks, mcp, landlock, hide, expose, \
+     ssh_agent";
 
 /// Reads a `[sandbox]` table of a file given by `source` on top of `settings`.
 pub(crate) fn read(
@@ -82,16 +95,30 @@ pub(crate) fn read(
                 }
             }
             "network" => {
-                let on = value
-                    .as_bool()
-                    .ok_or_else(|| "sandbox.network: expected true or false".to_owned())?;
-                if project.is_some() && on {
+                let network = network(value)?;
+                if project.is_none() {
+                    settings.network = Some(network);
+                } else if network == Network::Allowed {
                     settings.ignored.push(format!(
-                        "sandbox.network = true in {source} is left out: a project may only \
-                         turn the network off"
+                        "sandbox.network = \"on\" in {source} is left out: a project may only \
+                         keep more of the network away"
                     ));
                 } else {
-                    settings.network = Some(on);
+                    settings.project_network = stricter(settings.project_network, network);
+                }
+            }
+            "allow_domains" => {
+                let domains = strings(value, "sandbox.allow_domains")?;
+                if project.is_some() {
+                    settings.ignored.push(format!(
+                        "sandbox.allow_domains in {source} is left out: only the person's own \
+                         config lets commands reach hosts"
+                    ));
+                } else {
+                    for domain in &domains {
+                        check_domain(domain)?;
+                    }
+                    settings.allow_domains.extend(domains);
                 }
             }
             "writable" => {
@@ -158,6 +185,31 @@ pub(crate) fn read(
                     settings.assume_no_landlock = !on;
                 }
             }
+            "hide" => settings.hide.extend(strings(value, "sandbox.hide")?),
+            "expose" => {
+                let paths = strings(value, "sandbox.expose")?;
+                if project.is_some() {
+                    settings.ignored.push(format!(
+                        "sandbox.expose in {source} is left out: only the person's own config \
+                         shows commands a credential store"
+                    ));
+                } else {
+                    settings.expose.extend(paths);
+                }
+            }
+            "ssh_agent" => {
+                let on = value
+                    .as_bool()
+                    .ok_or_else(|| "sandbox.ssh_agent: expected true or false".to_owned())?;
+                if project.is_some() && on {
+                    settings.ignored.push(format!(
+                        "sandbox.ssh_agent = true in {source} is left out: a project may only \
+                         keep the ssh-agent hidden"
+                    ));
+                } else {
+                    settings.ssh_agent = Some(on);
+                }
+            }
             other => {
                 return Err(format!(
                     "unknown key \"{other}\" in [sandbox]; known keys: {KEYS}"
@@ -186,6 +238,10 @@ impl SandboxSettings {
         if above.network.is_some() {
             self.network = above.network;
         }
+        if let Some(network) = above.project_network {
+            self.project_network = stricter(self.project_network, network);
+        }
+        self.allow_domains.extend(above.allow_domains);
         self.writable.extend(above.writable);
         self.read_only.extend(above.read_only);
         if above.caches.is_some() {
@@ -194,6 +250,11 @@ impl SandboxSettings {
         self.hooks |= above.hooks;
         self.mcp |= above.mcp;
         self.assume_no_landlock |= above.assume_no_landlock;
+        self.hide.extend(above.hide);
+        self.expose.extend(above.expose);
+        if above.ssh_agent.is_some() {
+            self.ssh_agent = above.ssh_agent;
+        }
         self.ignored.extend(above.ignored);
     }
 }
@@ -209,6 +270,48 @@ fn resolves_inside(dir: &Path, path: &str) -> bool {
     existing
         .and_then(|a| std::fs::canonicalize(a).ok())
         .is_none_or(|real| real.starts_with(&root))
+}
+
+/// The stricter of a setting and another.
+pub(crate) fn stricter(setting: Option<Network>, other: Network) -> Option<Network> {
+    Some(match setting {
+        Some(current) if current.strictness() >= other.strictness() => current,
+        _ => other,
+    })
+}
+
+/// A `network` value: `"off"`, `"on"`, `"proxy"`, or `true` / `false` (older files).
+fn network(value: &Value) -> Result<Network, String> {
+    let wrong =
+        || "sandbox.network: expected \"off\", \"on\" or \"proxy\" (or true / false)".to_owned();
+    match value {
+        Value::Boolean(true) => Ok(Network::Allowed),
+        Value::Boolean(false) => Ok(Network::Blocked),
+        Value::String(text) => Network::parse(text).ok_or_else(|| {
+            format!("sandbox.network \"{text}\" is not a setting; the settings are off, on, proxy")
+        }),
+        _ => Err(wrong()),
+    }
+}
+
+/// An `allow_domains` entry: a host name, or `*.` and one (never a URL, a port or a path).
+fn check_domain(domain: &str) -> Result<(), String> {
+    let host = domain.strip_prefix("*.").unwrap_or(domain);
+    let valid = !host.is_empty()
+        && host.split('.').all(|label| {
+            !label.is_empty()
+                && label
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "sandbox.allow_domains: \"{domain}\" is not a host name (write \"pypi.org\" or \
+             \"*.pythonhosted.org\": no scheme, port or path)"
+        ))
+    }
 }
 
 fn strings(value: &Value, at: &str) -> Result<Vec<String>, String> {
@@ -247,7 +350,7 @@ mod tests {
         );
         assert_eq!(read_result, Ok(()));
         assert_eq!(settings.level, Some(SandboxLevel::Off));
-        assert_eq!(settings.network, Some(false));
+        assert_eq!(settings.network, Some(Network::Blocked));
         assert_eq!(settings.writable, ["~/x"]);
         assert_eq!(settings.read_only, ["/tmp"]);
         assert_eq!(settings.caches, Some(vec![".m2".to_owned()]));
@@ -279,7 +382,14 @@ mod tests {
         );
         assert_eq!(stricter, Ok(()));
         assert_eq!(settings.level, Some(SandboxLevel::ReadOnly));
-        assert_eq!(settings.network, Some(false));
+        assert_eq!(settings.network, None);
+        assert_eq!(settings.project_network, Some(Network::Blocked));
+        // Never loosened again by a later project file.
+        assert_eq!(
+            read(&mut settings, &table("network = \"proxy\""), &project),
+            Ok(())
+        );
+        assert_eq!(settings.project_network, Some(Network::Blocked));
         // Hooks and MCP servers: a project may put them in the sandbox, never take them out.
         settings.mcp = true;
         assert_eq!(read(&mut settings, &table("mcp = false"), &project), Ok(()));
@@ -345,6 +455,60 @@ mod tests {
     }
 
     #[test]
+    fn network_takes_off_on_proxy_and_booleans_and_domains_are_host_names() {
+        let user = Source::UserFile(PathBuf::from("/h/.rein/config.toml"));
+        let mut settings = SandboxSettings::default();
+        for (text, network) in [
+            ("network = \"off\"", Network::Blocked),
+            ("network = \"on\"", Network::Allowed),
+            ("network = \"proxy\"", Network::Proxy),
+            ("network = true", Network::Allowed),
+            ("network = false", Network::Blocked),
+        ] {
+            assert_eq!(read(&mut settings, &table(text), &user), Ok(()), "{text}");
+            assert_eq!(settings.network, Some(network), "{text}");
+        }
+        let err = read(&mut settings, &table("network = \"filtered\""), &user).unwrap_err();
+        assert!(err.contains("off, on, proxy"), "{err}");
+        let err = read(&mut settings, &table("network = 1"), &user).unwrap_err();
+        assert!(err.contains("expected"), "{err}");
+        let domains = "allow_domains = [\"pypi.org\", \"*.pythonhosted.org\", \"localhost\"]";
+        assert_eq!(read(&mut settings, &table(domains), &user), Ok(()));
+        assert_eq!(
+            settings.allow_domains,
+            ["pypi.org", "*.pythonhosted.org", "localhost"]
+        );
+        for bad in [
+            "https://pypi.org",
+            "pypi.org:443",
+            "pypi.org/simple",
+            "",
+            "*.",
+        ] {
+            let text = format!("allow_domains = [\"{bad}\"]");
+            let err = read(&mut settings, &table(&text), &user).unwrap_err();
+            assert!(err.contains("not a host name"), "{bad}: {err}");
+        }
+        // A project may not add hosts.
+        let project = Source::ProjectFile(PathBuf::from("/src/app/.rein/config.toml"));
+        let mut settings = SandboxSettings::default();
+        assert_eq!(
+            read(
+                &mut settings,
+                &table("allow_domains = [\"evil.com\"]"),
+                &project
+            ),
+            Ok(())
+        );
+        assert!(settings.allow_domains.is_empty());
+        assert!(
+            settings.ignored[0].contains("left out"),
+            "{:?}",
+            settings.ignored
+        );
+    }
+
+    #[test]
     fn mistakes_are_explained() {
         let mut settings = SandboxSettings::default();
         let user = Source::UserFile(PathBuf::from("/h/.rein/config.toml"));
@@ -352,5 +516,43 @@ mod tests {
         assert!(err.contains("read-only, workspace-write, off"), "{err}");
         let err = read(&mut settings, &table("net = true"), &user).unwrap_err();
         assert!(err.contains("known keys"), "{err}");
+    }
+
+    #[test]
+    fn credentials_hide_from_anyone_expose_and_the_agent_only_from_the_person() {
+        let user = Source::UserFile(PathBuf::from("/h/.rein/config.toml"));
+        let project = Source::ProjectFile(PathBuf::from("/src/app/.rein/config.toml"));
+        let mut settings = SandboxSettings::default();
+        let read_result = read(
+            &mut settings,
+            &table("hide = [\"~/.vault\"]\nexpose = [\"~/.aws\"]\nssh_agent = true"),
+            &user,
+        );
+        assert_eq!(read_result, Ok(()));
+        assert_eq!(settings.hide, ["~/.vault"]);
+        assert_eq!(settings.expose, ["~/.aws"]);
+        assert_eq!(settings.ssh_agent, Some(true));
+        let mut from_project = SandboxSettings::default();
+        let read_result = read(
+            &mut from_project,
+            &table("hide = [\"secrets\"]\nexpose = [\"~/.ssh\"]\nssh_agent = true"),
+            &project,
+        );
+        assert_eq!(read_result, Ok(()));
+        assert_eq!(from_project.hide, ["secrets"]);
+        assert!(from_project.expose.is_empty());
+        assert_eq!(from_project.ssh_agent, None);
+        assert_eq!(from_project.ignored.len(), 2, "{:?}", from_project.ignored);
+        assert_eq!(
+            read(&mut from_project, &table("ssh_agent = false"), &project),
+            Ok(())
+        );
+        settings.stack(from_project);
+        assert_eq!(settings.hide, ["~/.vault", "secrets"]);
+        assert_eq!(settings.ssh_agent, Some(false));
+        let err = read(&mut settings, &table("ssh_agent = \"yes\""), &user).unwrap_err();
+        assert!(err.contains("true or false"), "{err}");
+        let err = read(&mut settings, &table("hide = \"~/.ssh\""), &user).unwrap_err();
+        assert!(err.contains("list of strings"), "{err}");
     }
 }

@@ -43,7 +43,7 @@ impl ContextUse {
     pub fn refusal(&self) -> Option<String> {
         if self.added_since_summary == Some(0) {
             return Some(
-                "Not compacted: nothing was added to the conversation since the last                  compaction, so another would cost a summary and free nothing. Go on with the                  task."
+                "Not compacted: nothing was added to the conversation since the last compaction, so another would cost a summary and free nothing. Go on with the task."
                     .to_owned(),
             );
         }
@@ -51,7 +51,7 @@ impl ContextUse {
         let least = (usable as f64 * COMPACT_TOOL_MIN_USE) as u64;
         (self.used < least).then(|| {
             format!(
-                "Not compacted: the conversation takes {} tokens, {}% of the {usable} usable,                  and below {}% a summary costs more than it frees. rein compacts on its own                  when the context fills up. Go on with the task.",
+                "Not compacted: the conversation takes {} tokens, {}% of the {usable} usable, and below {}% a summary costs more than it frees. rein compacts on its own when the context fills up. Go on with the task.",
                 self.used,
                 self.used * 100 / usable.max(1),
                 (COMPACT_TOOL_MIN_USE * 100.0) as u64

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use rein_tools::bash::{ProcessTracker, TrackedChild, spawn_tracked};
+use rein_tools::bash::{BashCommand, ProcessTracker, TrackedChild, spawn_tracked};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
@@ -57,30 +57,21 @@ pub(crate) struct Output {
 
 /// Runs the hook to its end or its timeout.
 pub(crate) async fn run(launch: &Launch<'_>) -> Output {
-    let mut command = tokio::process::Command::new("bash");
-    command
-        .arg("-c")
-        .arg(launch.command)
-        .current_dir(launch.cwd);
-    // Before the pipes: on macOS the command is rebuilt around sandbox-exec.
-    if let Some(sandbox) = launch.sandbox
-        && let Err(error) = sandbox.apply(&mut command)
-    {
-        return Output {
-            ended: Ended::NotStarted(error.to_string()),
-            stdout: String::new(),
-            stderr: String::new(),
-        };
+    let built = BashCommand {
+        script: launch.command,
+        args: &[],
+        cwd: launch.cwd,
+        sandbox: launch.sandbox,
+        stdio: [Stdio::piped(), Stdio::piped(), Stdio::piped()],
+        env_remove: launch.removed_env,
     }
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for name in launch.removed_env {
-        command.env_remove(name);
-    }
-    command.envs(launch.env.iter().copied());
-    let mut child = match spawn_tracked(&mut command, launch.processes) {
+    .build();
+    let started = built.and_then(|mut command| {
+        command.envs(launch.env.iter().copied());
+        spawn_tracked(&mut command, launch.processes)
+        // The command, holding our copies of the pipes' write ends, is dropped here.
+    });
+    let mut child = match started {
         Ok(child) => child,
         Err(error) => {
             return Output {
@@ -90,7 +81,6 @@ pub(crate) async fn run(launch: &Launch<'_>) -> Output {
             };
         }
     };
-    drop(command);
     if let Some(mut stdin) = child.take_stdin() {
         let input = launch.input.to_vec();
         // On its own task: a hook that never reads stdin must not hold rein up, and one that

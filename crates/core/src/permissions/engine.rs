@@ -22,9 +22,7 @@
 
 use std::fmt;
 
-use rein_tools::ToolKind;
-
-use super::{CallView, Decision, PathTarget, Pattern, PermissionMode, Rule, ShellFacts};
+use super::{CallView, Decision, PathTarget, Pattern, Rule, ShellFacts};
 
 /// Where a rule came from, for explanations.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,283 +100,8 @@ pub struct Verdict {
     pub lift: Option<String>,
 }
 
-/// Decides `call` under `mode`, with `rules` and the session's own rules.
-pub(super) fn judge(
-    mode: PermissionMode,
-    rules: &RuleSet,
-    sensitive: &[SourcedRule],
-    session: &[SourcedRule],
-    call: &CallView<'_>,
-) -> Verdict {
-    let names = |rule: &SourcedRule| rule.rule.names_call(call) || names_a_file(rule, call);
-    // 1. The hard deny list.
-    if let Some(danger) = call.shell.and_then(|s| s.danger.as_deref()) {
-        return verdict(
-            Decision::Deny {
-                reason: format!(
-                    "the hard deny list refuses it: {danger}. rein never runs commands that could \
-                     destroy the system, the person's files or the workspace, in any mode; use a \
-                     narrower command, or ask the person to run it themselves"
-                ),
-            },
-            format!("the hard deny list: {danger}"),
-        );
-    }
-    // 2. Deny rules.
-    if let Some(rule) = rules.deny.iter().find(|r| names(r)) {
-        return verdict(
-            Decision::Deny {
-                reason: format!("a deny rule names it: {}", rule.rule),
-            },
-            format!("deny rule {rule}"),
-        );
-    }
-    // 3. Ask rules.
-    if let Some(rule) = rules.ask.iter().find(|r| names(r)) {
-        return verdict(
-            Decision::Ask {
-                reason: format!("an ask rule names it: {}", rule.rule),
-                firm: true,
-            },
-            format!("ask rule {rule}"),
-        )
-        .lifted_by(format!(
-            "take the ask rule {} out of {} (a rule the person wrote)",
-            rule.rule, rule.origin
-        ));
-    }
-    // Rules about commands cannot vouch for a command known only when it runs (`$CMD push`).
-    // Nor a rule naming a program for that program with arguments known only when it runs
-    // (`npm $X` under `npm publish:*`).
-    let dynamic_under = |rule: &SourcedRule, shell: &ShellFacts| {
-        let Some(Pattern::Command { text, .. }) = &rule.rule.pattern else {
-            return false;
-        };
-        let program = text.split(' ').next().unwrap_or_default();
-        shell
-            .rule_texts
-            .iter()
-            .zip(&shell.dynamic_args)
-            .any(|(form, dynamic)| match form {
-                None => true,
-                Some(form) => *dynamic && form.split(' ').next() == Some(program),
-            })
-    };
-    if let Some(shell) = call.shell
-        && let Some(rule) = rules
-            .deny
-            .iter()
-            .chain(&rules.ask)
-            .find(|r| r.rule.names_tool(call.tool) && dynamic_under(r, shell))
-    {
-        return verdict(
-            Decision::Ask {
-                reason: format!(
-                    "a command or argument in it is known only when it runs, and the rule {} \
-                     names commands",
-                    rule.rule
-                ),
-                firm: true,
-            },
-            format!("an unknown command under the rule {rule}"),
-        );
-    }
-    // Rules about files cannot vouch for a command line whose files are unknown.
-    if let Some(why) = call.shell.and_then(|s| s.unknown_files.as_deref())
-        && let Some(rule) = rules
-            .deny
-            .iter()
-            .chain(&rules.ask)
-            .find(|r| matches!(r.rule.pattern, Some(Pattern::Path { .. })))
-    {
-        return verdict(
-            Decision::Ask {
-                reason: format!("{why}, and the rule {} protects files", rule.rule),
-                firm: true,
-            },
-            format!("an unknown file under the rule {rule}"),
-        );
-    }
-    let allows = || rules.allow.iter().chain(session);
-    // An exact rule for the whole line (what "yes for the session" records) covers it, its
-    // files included: the person allowed this very line. A prefix rule never does
-    // (`npm test:*` must not cover `npm test; rm -rf .`).
-    if call.shell.is_some() {
-        let line = call
-            .arguments
-            .get("command")
-            .and_then(serde_json::Value::as_str);
-        let names_line = |r: &&SourcedRule| {
-            r.rule.names_tool(call.tool)
-                && matches!(r.rule.pattern, Some(Pattern::Command { prefix: false, .. }))
-                && line.is_some_and(|line| r.rule.names_command(line))
-        };
-        if let Some(rule) = allows().find(names_line) {
-            return verdict(Decision::Allow, format!("allow rule {rule}"));
-        }
-    }
-    // 4. Writes outside the workspace, and into the repository's or rein's own files.
-    if call.kind == ToolKind::Edit
-        && let Some(path) = call.path
-        && !path.outside
-        && let Some(place) = protected_place(path)
-    {
-        return match rules
-            .allow
-            .iter()
-            .find(|r| r.rule.pattern.is_some() && names(r))
-        {
-            Some(rule) => verdict(Decision::Allow, format!("allow rule {rule}")),
-            None => verdict(
-                Decision::Ask {
-                    reason: format!("the file is in {place}, and edits there always ask"),
-                    firm: true,
-                },
-                format!("an edit in {place} (always asks)"),
-            )
-            .lifted_by(format!(
-                "allow this file explicitly with `--allow '{}'`",
-                exact_rule(call).unwrap_or_default()
-            )),
-        };
-    }
-    if let Some(shell) = call.shell
-        && mode != PermissionMode::Yolo
-        && let Some(file) = shell.files.iter().find(|f| {
-            f.write
-                && !is_device(f)
-                && (f.outside || protected_place(f).is_some())
-                && !explicitly_allowed(&rules.allow, f)
-        })
-    {
-        let place = protected_place(file).unwrap_or("a place outside the workspace");
-        return verdict(
-            Decision::Ask {
-                reason: format!(
-                    "it writes {} ({place}), and writes there always ask",
-                    file.absolute.display()
-                ),
-                firm: true,
-            },
-            format!("a write in {place} (always asks)"),
-        );
-    }
-    let outside = call.kind == ToolKind::Edit && call.path.is_some_and(|p| p.outside);
-    if outside {
-        let explicit = rules
-            .allow
-            .iter()
-            .find(|r| r.rule.pattern.is_some() && names(r));
-        return match explicit {
-            Some(rule) => verdict(Decision::Allow, format!("allow rule {rule}")),
-            None => verdict(
-                Decision::Ask {
-                    reason: "the file is outside the workspace, and writes there always ask"
-                        .to_owned(),
-                    firm: true,
-                },
-                "a write outside the workspace (always asks)".to_owned(),
-            )
-            .lifted_by(match exact_rule(call) {
-                Some(rule) => format!(
-                    "allow this file explicitly with `--allow '{rule}'` (no mode lets writes \
-                     outside the workspace run on its own)"
-                ),
-                None => "allow the file explicitly with `--allow 'TOOL(PATH)'`".to_owned(),
-            }),
-        };
-    }
-    // What a shell line reads: a rule allowing a command does not vouch for its files.
-    if let Some(shell) = call.shell {
-        if let Some(verdict) = sensitive_read(sensitive, &rules.allow, shell, call) {
-            return verdict;
-        }
-        if mode != PermissionMode::Yolo
-            && let Some(verdict) = unprovable_read(&rules.allow, shell)
-        {
-            return verdict;
-        }
-    }
-    // 5. Allow rules.
-    if let Some(shell) = call.shell {
-        let covered = |command: &String| {
-            allows().any(|r| r.rule.names_tool(call.tool) && r.rule.names_command(command))
-        };
-        // Every command allowed by a rule or harmless on its own, and at least one allowed
-        // (a line of harmless commands only is the mode's to decide).
-        let mut any_covered = false;
-        let all_fine = shell
-            .simple_commands
-            .iter()
-            .zip(shell.harmless.iter().chain(std::iter::repeat(&false)))
-            .all(|(command, harmless)| {
-                let by_rule = covered(command);
-                any_covered |= by_rule;
-                by_rule || *harmless
-            });
-        if all_fine && any_covered {
-            let first = allows()
-                .find(|r| {
-                    shell
-                        .simple_commands
-                        .iter()
-                        .any(|c| r.rule.names_command(c))
-                })
-                .map_or_else(String::new, ToString::to_string);
-            return verdict(Decision::Allow, format!("allow rule {first}"));
-        }
-    } else if let Some(rule) = allows().find(|r| names(r)) {
-        return verdict(Decision::Allow, format!("allow rule {rule}"));
-    }
-    // 6. Sensitive files.
-    if let Some(rule) = sensitive
-        .iter()
-        .find(|r| r.rule.names_call(call) || names_a_file(r, call))
-    {
-        return verdict(
-            Decision::Ask {
-                reason: format!("the file may hold secrets ({})", rule.rule),
-                firm: false,
-            },
-            format!("rein's default ask rule {}", rule.rule),
-        )
-        .lifted_by(format!(
-            "allow it with `--allow '{}'` (or an allow rule in the config)",
-            exact_rule(call).unwrap_or_else(|| rule.rule.to_string())
-        ));
-    }
-    // 7. The mode.
-    let decision = mode.decide(call);
-    let because = match (&decision, call.shell) {
-        (Decision::Allow, Some(_)) if mode == PermissionMode::Auto => {
-            "the auto permission mode: commands run in the OS sandbox, which keeps them to the \
-             workspace"
-                .to_owned()
-        }
-        (Decision::Allow, Some(_)) if mode != PermissionMode::Yolo => {
-            "a provably read-only command".to_owned()
-        }
-        (Decision::Allow, _) if call.kind == ToolKind::ReadOnly => "a read-only tool".to_owned(),
-        (Decision::Ask { .. }, _) if call.path.is_some_and(|p| p.outside) => {
-            format!("a read outside the workspace (asks in the {mode} mode; yolo lets it run)")
-        }
-        (_, _) => format!("the {mode} permission mode"),
-    };
-    let lift = match (&decision, exact_rule(call)) {
-        (Decision::Ask { .. }, Some(rule)) => Some(format!(
-            "{}, or allow just this with `--allow '{rule}'`",
-            mode.how_to_allow(call)
-        )),
-        _ => None,
-    };
-    Verdict {
-        decision,
-        because,
-        lift,
-    }
-}
-
-fn verdict(decision: Decision, because: String) -> Verdict {
+/// A verdict without a way to lift it.
+pub(super) fn verdict(decision: Decision, because: String) -> Verdict {
     Verdict {
         decision,
         because,
@@ -387,14 +110,14 @@ fn verdict(decision: Decision, because: String) -> Verdict {
 }
 
 impl Verdict {
-    fn lifted_by(mut self, how: String) -> Self {
+    pub(super) fn lifted_by(mut self, how: String) -> Self {
         self.lift = Some(how);
         self
     }
 }
 
 /// A sensitive file a shell line reads that no allow rule names explicitly: it asks.
-fn sensitive_read(
+pub(super) fn sensitive_read(
     sensitive: &[SourcedRule],
     allow: &[SourcedRule],
     shell: &ShellFacts,
@@ -431,7 +154,7 @@ fn sensitive_read(
 
 /// A read a shell line makes that rein cannot vouch for: a file outside the workspace (as
 /// read_file's reads there ask), or a file known only when the line runs.
-fn unprovable_read(allow: &[SourcedRule], shell: &ShellFacts) -> Option<Verdict> {
+pub(super) fn unprovable_read(allow: &[SourcedRule], shell: &ShellFacts) -> Option<Verdict> {
     if let Some(file) = shell.files.iter().find(|f| {
         !f.write
             && f.outside
@@ -468,7 +191,7 @@ fn unprovable_read(allow: &[SourcedRule], shell: &ShellFacts) -> Option<Verdict>
 }
 
 /// An allow rule that names `file` by its path (not a rule naming a command).
-fn explicitly_allowed(allow: &[SourcedRule], file: &PathTarget) -> bool {
+pub(super) fn explicitly_allowed(allow: &[SourcedRule], file: &PathTarget) -> bool {
     allow.iter().any(|r| {
         matches!(r.rule.pattern, Some(Pattern::Path { .. }))
             && r.rule
@@ -479,7 +202,7 @@ fn explicitly_allowed(allow: &[SourcedRule], file: &PathTarget) -> bool {
 /// The place inside the workspace whose files only the person changes on their own: the
 /// repositories' own files (`.git`, at any depth: a nested repository's config names
 /// programs git runs) and rein's project config (`.rein`).
-fn protected_place(path: &PathTarget) -> Option<&'static str> {
+pub(super) fn protected_place(path: &PathTarget) -> Option<&'static str> {
     let inside = path.in_workspace.as_deref()?;
     let mut components = inside.components().map(|c| c.as_os_str());
     if inside.starts_with(".rein") {
@@ -491,13 +214,13 @@ fn protected_place(path: &PathTarget) -> Option<&'static str> {
 }
 
 /// `/dev/null`, `/dev/stderr` and the like: writing or reading them touches no file.
-fn is_device(path: &PathTarget) -> bool {
+pub(super) fn is_device(path: &PathTarget) -> bool {
     path.absolute.starts_with("/dev")
 }
 
 /// Whether `rule` is a file rule (`read_file(**/.env)`) naming a file a shell call's
 /// commands use (`cat .env`): what a rule keeps from the file tools it keeps from bash too.
-fn names_a_file(rule: &SourcedRule, call: &CallView<'_>) -> bool {
+pub(super) fn names_a_file(rule: &SourcedRule, call: &CallView<'_>) -> bool {
     let Some(shell) = call.shell else {
         return false;
     };
@@ -511,7 +234,7 @@ fn names_a_file(rule: &SourcedRule, call: &CallView<'_>) -> bool {
 /// The narrowest rule that names `call`: its file (`edit_file(src/a.rs)`, absolute outside
 /// the workspace), or its one simple command (`bash(cargo test)`); `None` for a command
 /// line of several (a rule per command would be needed) or a call with nothing to name.
-fn exact_rule(call: &CallView<'_>) -> Option<String> {
+pub(super) fn exact_rule(call: &CallView<'_>) -> Option<String> {
     if let Some(path) = call.path {
         let shown = match (&path.in_workspace, path.outside) {
             (Some(inside), false) => inside.display().to_string(),

@@ -4,8 +4,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use rein_shell::{Analyzed, CheckPlaces, SimpleCommand};
 use rein_tools::ToolContext;
-use rein_tools::bash::{CheckPlaces, SimpleCommand};
 use serde_json::Value;
 
 use super::{PathTarget, ShellFacts};
@@ -43,25 +43,35 @@ const NOT_FILES: [&str; 20] = [
     "expr", "sleep", "type", "which", "whoami", "id", "uname", "cd", "export",
 ];
 
-/// What a shell call's command line holds, from rein-tools' parser; `None` for other tools.
+/// What a shell call's command line holds, from rein-shell's analyzer; `None` for other tools.
 pub fn shell_facts(ctx: &ToolContext, tool: &str, arguments: &Value) -> Option<ShellFacts> {
+    shell_analysis(ctx, tool, arguments).map(|analyzed| facts_of(ctx, &analyzed))
+}
+
+/// A shell call's command line analysed where it would run; `None` for other tools.
+pub(crate) fn shell_analysis(ctx: &ToolContext, tool: &str, arguments: &Value) -> Option<Analyzed> {
     if tool != "bash" {
         return None;
     }
     let command = arguments.get("command").and_then(Value::as_str)?;
-    let cwd = ctx.cwd();
     let places = CheckPlaces {
         workspace_root: ctx.workspace_root().to_path_buf(),
         home_dir: ctx.config().home_dir.clone(),
-        cwd: Some(cwd.clone()),
+        cwd: Some(ctx.cwd()),
     };
-    let analysis = rein_tools::bash::analyze(command, &places);
+    Some(Analyzed::new(command, places))
+}
+
+/// What the policy reads from a command line's analysis.
+pub(crate) fn facts_of(ctx: &ToolContext, analyzed: &Analyzed) -> ShellFacts {
+    let analysis = analyzed.analysis();
+    let cwd = analyzed.places().cwd.clone().unwrap_or_else(|| ctx.cwd());
     let mut named = Named::new(ctx, &cwd);
     for simple in &analysis.simple_commands {
         named.add_command(simple);
     }
     let structure_ok = analysis.structure.is_ok();
-    Some(ShellFacts {
+    ShellFacts {
         harmless: analysis
             .simple_commands
             .iter()
@@ -83,14 +93,14 @@ pub fn shell_facts(ctx: &ToolContext, tool: &str, arguments: &Value) -> Option<S
             .collect(),
         simple_commands: analysis
             .simple_commands
-            .into_iter()
-            .map(|c| c.text)
+            .iter()
+            .map(|c| c.text.clone())
             .collect(),
-        read_only: analysis.read_only,
-        danger: analysis.danger.map(|d| d.reason),
+        read_only: analysis.read_only.clone(),
+        danger: analysis.danger.as_ref().map(|d| d.reason.clone()),
         files: named.files,
         unknown_files: named.unknown,
-    })
+    }
 }
 
 /// The files a command line names, gathered command by command. Resolved lexically against

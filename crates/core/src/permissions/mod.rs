@@ -7,6 +7,7 @@
 
 mod engine;
 pub mod facts;
+mod judge;
 mod mode;
 mod rule;
 
@@ -182,7 +183,7 @@ impl ModePolicy {
             .session_rules
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        engine::judge(self.mode, &self.rules, &self.sensitive, &session, call)
+        judge::judge(self.mode, &self.rules, &self.sensitive, &session, call)
     }
 }
 

@@ -55,6 +55,13 @@ enum Item {
 }
 
 pub(crate) fn repair(entries: Vec<Entry>) -> Repaired {
+    let (items, warnings) = pair_results(entries);
+    fill_unanswered(items, warnings)
+}
+
+/// First pass: each result set beside the call it answers, calls renamed where their ids
+/// repeat, and what could not be paired.
+fn pair_results(entries: Vec<Entry>) -> (Vec<Item>, Vec<LoadWarning>) {
     let mut items = Vec::with_capacity(entries.len());
     let mut warnings = Vec::new();
     // Unanswered calls by id — their id now, and the id in the file when it was renamed:
@@ -119,7 +126,12 @@ pub(crate) fn repair(entries: Vec<Entry>) -> Repaired {
     if !renamed.is_empty() {
         warnings.push(LoadWarning::DuplicateCallIds { renamed });
     }
+    (items, warnings)
+}
 
+/// Second pass: the messages in order, each call's result after it, an interrupted call
+/// given a result that says so.
+fn fill_unanswered(items: Vec<Item>, mut warnings: Vec<LoadWarning>) -> Repaired {
     let mut messages = Vec::with_capacity(items.len() * 2);
     let mut events = Vec::new();
     let mut synthetic = Vec::new();

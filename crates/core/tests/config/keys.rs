@@ -71,7 +71,7 @@ fn api_key_env_and_the_flag_override_the_order() {
     fx.flags.api_key = Some(ApiKey::new("from-flag"));
     let config = fx.load();
     assert_eq!(config.api_key(), Some("from-flag"));
-    assert_eq!(config.source(Setting::ApiKey), &Source::Flag("--api-key"));
+    assert_eq!(config.source("api_key"), &Source::Flag("--api-key"));
 }
 
 #[test]

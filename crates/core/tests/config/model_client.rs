@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use rein_core::agent::Events;
 use rein_core::build::AgentBuilder;
-use rein_core::config::{ApiKey, Setting, Source, Timeouts};
+use rein_core::config::{ApiKey, Source, Timeouts};
 use rein_testkit::{MockServer, Script, Turn};
 use tokio_util::sync::CancellationToken;
 
@@ -63,10 +63,7 @@ fn a_thinking_budget_leaves_room_for_the_answer_or_says_why_it_cannot() {
     let file = fx.user_file("thinking_budget = 10000\n");
     let config = fx.load();
     assert_eq!(config.thinking_budget_tokens, Some(10_000));
-    assert_eq!(
-        config.source(Setting::ThinkingBudget),
-        &Source::UserFile(file)
-    );
+    assert_eq!(config.source("thinking_budget"), &Source::UserFile(file));
     // The client makes room for the answer (see the request test below).
     assert_eq!(config.max_tokens, None);
 
@@ -149,7 +146,7 @@ fn network_time_limits_come_from_files_and_the_environment() {
     assert_eq!(config.timeouts.stream_idle, Duration::from_secs(30));
     assert_eq!(config.timeouts.request, Duration::from_secs(7200));
     assert_eq!(
-        config.source(Setting::FirstByteTimeout),
+        config.source("first_byte_timeout_secs"),
         &Source::UserFile(file)
     );
 
@@ -157,7 +154,7 @@ fn network_time_limits_come_from_files_and_the_environment() {
     let config = fx.load();
     assert_eq!(config.timeouts.first_byte, Some(Duration::from_secs(20)));
     assert_eq!(
-        config.source(Setting::FirstByteTimeout),
+        config.source("first_byte_timeout_secs"),
         &Source::Env("REIN_FIRST_BYTE_TIMEOUT_SECS".into())
     );
 

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use rein_core::build::AgentBuilder;
-use rein_core::config::{Config, Setting, Source};
+use rein_core::config::{Config, Source};
 use rein_tools::ToolConfig;
 
 use super::Fixture;
@@ -29,7 +29,7 @@ fn a_projects_tool_limits_reach_the_tools_of_the_agent_built_from_it() {
     let config = fx.load();
     assert_eq!(config.tool_output_file_max_bytes, 2 * 1024 * 1024);
     assert_eq!(
-        config.source(Setting::ToolOutputFileMax),
+        config.source("tool_output_file_max_bytes"),
         &Source::ProjectFile(file)
     );
 
@@ -44,7 +44,10 @@ fn unset_tool_limits_are_the_tools_own_defaults() {
     let fx = Fixture::new();
     fx.project_file(LOCAL_SERVER);
     let config = fx.load();
-    assert_eq!(config.source(Setting::ToolOutputFileMax), &Source::Default);
+    assert_eq!(
+        config.source("tool_output_file_max_bytes"),
+        &Source::Default
+    );
     let tools = tool_config_of(&config, &fx);
     let defaults = ToolConfig::new(&fx.cwd, fx.cwd.join("out"));
     assert_eq!(tools.offload_max_bytes, 64 * 1024 * 1024);

@@ -6,6 +6,8 @@ pub mod wire;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use serde_json::Value;
+
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
@@ -13,7 +15,8 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
 use crate::explain::Endpoint;
 use crate::http::HttpClient;
-use crate::openai::wire::{MaxTokensField, request_body, with_usage_option};
+use crate::openai::wire::{BodyOptions, MaxTokensField, request_body, with_usage_option};
+use crate::text_calls::{ToolFormat, recognise_text_calls};
 use crate::{ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request};
 
 /// A Chat Completions endpoint (OpenAI, DeepSeek, Qwen, Kimi, OpenRouter, vLLM, llama.cpp,
@@ -33,6 +36,57 @@ struct Shared {
     endpoint: Endpoint,
     /// Set once a server has rejected `stream_options` and accepted the request without it.
     omit_usage_option: AtomicBool,
+    /// Set when tools go as text: configured so, or once the server refused `tools` and took
+    /// the request with the tools described in the system prompt instead.
+    text_tools: AtomicBool,
+    /// Ollama's `options.num_ctx`, when configured.
+    num_ctx: Option<u32>,
+}
+
+impl Shared {
+    fn options(&self, tool_format: ToolFormat) -> BodyOptions {
+        BodyOptions {
+            max_field: self.max_field,
+            tool_format,
+            num_ctx: self.num_ctx,
+        }
+    }
+
+    fn tool_format(&self) -> ToolFormat {
+        if self.text_tools.load(Ordering::Relaxed) {
+            ToolFormat::Text
+        } else {
+            ToolFormat::Native
+        }
+    }
+
+    /// Posts `body`, with `stream_options` unless the server is known to refuse it.
+    async fn post(&self, body: Bytes) -> Result<ByteStream, LlmError> {
+        let post = |body: Bytes| self.http.post(&self.url, self.headers.clone(), body);
+        if self.omit_usage_option.load(Ordering::Relaxed) {
+            return post(body).await;
+        }
+        match post(Bytes::from(with_usage_option(&body))).await {
+            Err(LlmError::BadRequest {
+                status: status @ (400 | 422),
+                message,
+            }) if refuses_a_parameter(&message) => {
+                tracing::info!(%message, "the server refused a parameter; retrying without stream_options");
+                let retried = post(body).await;
+                // Remembered only once the request went through without it: the
+                // complaint may have been about another parameter.
+                if retried.is_ok() {
+                    self.omit_usage_option.store(true, Ordering::Relaxed);
+                }
+                retried.map_err(|error| match error {
+                    // Still refused: the first complaint is the one to show.
+                    LlmError::BadRequest { .. } => LlmError::BadRequest { status, message },
+                    other => other,
+                })
+            }
+            other => other,
+        }
+    }
 }
 
 impl OpenAiProvider {
@@ -82,6 +136,8 @@ impl OpenAiProvider {
                 max_field,
                 endpoint,
                 omit_usage_option: AtomicBool::new(false),
+                text_tools: AtomicBool::new(config.tool_format == ToolFormat::Text),
+                num_ctx: config.ollama_num_ctx,
             }),
             settings,
         })
@@ -104,6 +160,22 @@ const UNKNOWN_PARAMETER_WORDINGS: &[&str] = &[
     "unexpected keyword argument",
 ];
 
+/// Wordings of servers that take no `tools` (llama.cpp without `--jinja`, vLLM without a
+/// tool parser, Ollama models whose template has none).
+const TOOLS_REFUSED_WORDINGS: &[&str] = &[
+    "tools",
+    "tool choice",
+    "tool_choice",
+    "tool calling",
+    "function calling",
+];
+
+/// Whether a refused request's message is about its tools.
+fn refuses_tools(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    TOOLS_REFUSED_WORDINGS.iter().any(|w| lower.contains(w))
+}
+
 /// Whether a refused request's message may be about `stream_options`.
 fn refuses_a_parameter(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
@@ -112,12 +184,22 @@ fn refuses_a_parameter(message: &str) -> bool {
 
 impl Provider for OpenAiProvider {
     fn stream(&self, request: &Request) -> EventStream {
-        let body = request_body(request, self.shared.max_field);
+        let format = self.shared.tool_format();
+        let body = request_body(request, self.shared.options(format));
+        // Kept to describe the tools as text should the server refuse them.
+        let with_tools = (format == ToolFormat::Native && !request.tools.is_empty())
+            .then(|| Arc::new(request.clone()));
         let opener = Attempt {
             shared: self.shared.clone(),
             body: Bytes::from(body),
+            with_tools,
         };
-        call_stream(Arc::new(opener), self.settings.clone())
+        let events = call_stream(Arc::new(opener), self.settings.clone());
+        if request.tools.is_empty() {
+            events
+        } else {
+            recognise_text_calls(events)
+        }
     }
 
     fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<crate::ServerWindow>> {
@@ -135,6 +217,8 @@ struct Attempt {
     shared: Arc<Shared>,
     /// The body without `stream_options`.
     body: Bytes,
+    /// The request, while its tools go natively.
+    with_tools: Option<Arc<Request>>,
 }
 
 impl Opener for Attempt {
@@ -145,25 +229,29 @@ impl Opener for Attempt {
     fn open(&self) -> BoxFuture<'static, Result<ByteStream, LlmError>> {
         let shared = self.shared.clone();
         let body = self.body.clone();
+        let with_tools = self.with_tools.clone();
         Box::pin(async move {
-            let post = |body: Bytes| shared.http.post(&shared.url, shared.headers.clone(), body);
-            if shared.omit_usage_option.load(Ordering::Relaxed) {
-                return post(body).await;
+            let as_text = |request: &Request| {
+                Bytes::from(request_body(request, shared.options(ToolFormat::Text)))
+            };
+            let Some(request) = with_tools else {
+                return shared.post(body).await;
+            };
+            // An earlier attempt learned that the server takes no tools.
+            if shared.tool_format() == ToolFormat::Text {
+                return shared.post(as_text(&request)).await;
             }
-            match post(Bytes::from(with_usage_option(&body))).await {
+            match shared.post(body).await {
                 Err(LlmError::BadRequest {
                     status: status @ (400 | 422),
                     message,
-                }) if refuses_a_parameter(&message) => {
-                    tracing::info!(%message, "the server refused a parameter; retrying without stream_options");
-                    let retried = post(body).await;
-                    // Remembered only once the request went through without it: the
-                    // complaint may have been about another parameter.
+                }) if refuses_tools(&message) => {
+                    tracing::info!(%message, "the server refused tools; describing them as text");
+                    let retried = shared.post(as_text(&request)).await;
                     if retried.is_ok() {
-                        shared.omit_usage_option.store(true, Ordering::Relaxed);
+                        shared.text_tools.store(true, Ordering::Relaxed);
                     }
                     retried.map_err(|error| match error {
-                        // Still refused: the first complaint is the one to show.
                         LlmError::BadRequest { .. } => LlmError::BadRequest { status, message },
                         other => other,
                     })
@@ -172,11 +260,47 @@ impl Opener for Attempt {
             }
         })
     }
+
+    fn open_unstreamed(&self) -> Option<BoxFuture<'static, Result<ByteStream, LlmError>>> {
+        let shared = self.shared.clone();
+        let body = match (&self.with_tools, shared.tool_format()) {
+            (Some(request), ToolFormat::Text) => {
+                request_body(request, shared.options(ToolFormat::Text))
+            }
+            (Some(_) | None, _) => self.body.to_vec(),
+        };
+        let mut value: Value = serde_json::from_slice(&body).ok()?;
+        value["stream"] = Value::Bool(false);
+        let body = Bytes::from(serde_json::to_vec(&value).ok()?);
+        Some(Box::pin(async move {
+            shared
+                .http
+                .post(&shared.url, shared.headers.clone(), body)
+                .await
+        }))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_complaints_about_tools_switch_to_text() {
+        for refusal in [
+            "tools param requires --jinja flag",
+            "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
+            "registry.ollama.ai/library/gemma:2b does not support tools",
+        ] {
+            assert!(refuses_tools(refusal), "{refusal}");
+        }
+        for other in [
+            "This model's maximum context length is 8192 tokens",
+            "messages: field required",
+        ] {
+            assert!(!refuses_tools(other), "{other}");
+        }
+    }
 
     #[test]
     fn only_complaints_about_a_parameter_drop_stream_options() {

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use crate::classify::classify_in_stream;
-use crate::decode::Emit;
+use crate::emit::Emit;
 use crate::serde_util::{InlineVec, TextOrJson, cost, count};
 use crate::sse::SseEvent;
 use crate::{LlmError, StopReason, StreamEvent, Usage};

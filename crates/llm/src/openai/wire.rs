@@ -7,8 +7,20 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
+use crate::text_calls::{ToolFormat, call_as_text, result_as_text, system_with_tools};
 use crate::toolspec::OpenAiTool;
 use crate::{Message, Part, Request, Role, ToolArguments, ToolCall};
+
+/// How one endpoint's request bodies are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BodyOptions {
+    /// Which field carries the output limit.
+    pub(crate) max_field: MaxTokensField,
+    /// How tools reach the model.
+    pub(crate) tool_format: ToolFormat,
+    /// Ollama's `options.num_ctx`, when configured.
+    pub(crate) num_ctx: Option<u32>,
+}
 
 /// Which field carries the output limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,13 +44,21 @@ struct WireRequest<'a> {
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_completion_tokens: Option<u32>,
+    // Ollama's own field: the window to load the model with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    options: Option<OllamaOptions>,
+}
+
+#[derive(Serialize)]
+struct OllamaOptions {
+    num_ctx: u32,
 }
 
 #[derive(Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
 enum WireMessage<'a> {
     System {
-        content: &'a str,
+        content: Cow<'a, str>,
     },
     User {
         content: Cow<'a, str>,
@@ -101,19 +121,30 @@ pub(crate) fn with_usage_option(body: &[u8]) -> Vec<u8> {
 }
 
 /// Serialises a streaming request body, without `stream_options`.
-pub(crate) fn request_body(request: &Request, max_field: MaxTokensField) -> Vec<u8> {
-    let (max_tokens, max_completion_tokens) = match max_field {
+pub(crate) fn request_body(request: &Request, options: BodyOptions) -> Vec<u8> {
+    let (max_tokens, max_completion_tokens) = match options.max_field {
         MaxTokensField::MaxTokens => (request.max_tokens, None),
         MaxTokensField::MaxCompletionTokens => (None, request.max_tokens),
     };
+    let (system, tools) = match options.tool_format {
+        ToolFormat::Native => (
+            Cow::Borrowed(request.system.as_str()),
+            request.tools.iter().map(OpenAiTool::from).collect(),
+        ),
+        ToolFormat::Text => (
+            system_with_tools(&request.system, &request.tools),
+            Vec::new(),
+        ),
+    };
     let body = WireRequest {
         model: &request.model,
-        messages: wire_messages(&request.system, &request.messages),
-        tools: request.tools.iter().map(OpenAiTool::from).collect(),
+        messages: wire_messages(system, &request.messages, options.tool_format),
+        tools,
         stream: true,
         temperature: request.temperature,
         max_tokens,
         max_completion_tokens,
+        options: options.num_ctx.map(|num_ctx| OllamaOptions { num_ctx }),
     };
     // Borrowed strings, numbers and `Value`s always serialise.
     serde_json::to_vec(&body).unwrap_or_default()
@@ -171,7 +202,11 @@ fn wire_reasoning(parts: &[Part]) -> (Option<Cow<'_, str>>, Vec<WireThinkingBloc
     (text, blocks)
 }
 
-fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessage<'a>> {
+fn wire_messages<'a>(
+    system: Cow<'a, str>,
+    messages: &'a [Message],
+    tool_format: ToolFormat,
+) -> Vec<WireMessage<'a>> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     if !system.is_empty() {
         out.push(WireMessage::System { content: system });
@@ -183,13 +218,33 @@ fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessag
         .rposition(|m| m.role == Role::User)
         .map_or(0, |last_user| last_user + 1);
     for (position, message) in messages.iter().enumerate() {
-        // Tool results become one `tool` message each, wherever they sit.
-        for part in &message.parts {
-            if let Part::ToolResult(result) = part {
-                out.push(WireMessage::Tool {
-                    tool_call_id: &result.call_id,
-                    content: &result.content,
-                });
+        // Tool results become one `tool` message each, wherever they sit; in the text mode,
+        // one user message for them all.
+        match tool_format {
+            ToolFormat::Native => {
+                for part in &message.parts {
+                    if let Part::ToolResult(result) = part {
+                        out.push(WireMessage::Tool {
+                            tool_call_id: &result.call_id,
+                            content: &result.content,
+                        });
+                    }
+                }
+            }
+            ToolFormat::Text => {
+                let results: Vec<String> = message
+                    .parts
+                    .iter()
+                    .filter_map(|part| match part {
+                        Part::ToolResult(r) => Some(result_as_text(&r.content, r.is_error)),
+                        Part::Text { .. } | Part::Reasoning { .. } | Part::ToolCall(_) => None,
+                    })
+                    .collect();
+                if !results.is_empty() {
+                    out.push(WireMessage::User {
+                        content: Cow::Owned(results.join("\n")),
+                    });
+                }
             }
         }
         match message.role {
@@ -207,7 +262,14 @@ fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessag
                         Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
                     })
                     .collect();
-                let content = joined_text(&message.parts);
+                let mut content = joined_text(&message.parts);
+                let tool_calls = match tool_format {
+                    ToolFormat::Native => tool_calls,
+                    ToolFormat::Text => {
+                        content = with_calls_as_text(content, &message.parts);
+                        Vec::new()
+                    }
+                };
                 let (reasoning_content, thinking_blocks) = if position >= current_turn {
                     wire_reasoning(&message.parts)
                 } else {
@@ -226,6 +288,25 @@ fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessag
         }
     }
     out
+}
+
+/// An assistant message's text followed by its calls, written as the model would have.
+fn with_calls_as_text<'a>(content: Option<Cow<'a, str>>, parts: &[Part]) -> Option<Cow<'a, str>> {
+    let calls: Vec<String> = parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolCall(call) => Some(call_as_text(call)),
+            Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
+        })
+        .collect();
+    if calls.is_empty() {
+        return content;
+    }
+    let calls = calls.join("\n");
+    Some(Cow::Owned(match content {
+        Some(text) => format!("{text}\n{calls}"),
+        None => calls,
+    }))
 }
 
 fn wire_tool_call(call: &ToolCall) -> WireToolCall<'_> {

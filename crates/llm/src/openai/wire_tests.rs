@@ -58,8 +58,16 @@ fn conversation() -> Vec<Message> {
     ]
 }
 
+fn options(max_field: MaxTokensField) -> BodyOptions {
+    BodyOptions {
+        max_field,
+        tool_format: ToolFormat::Native,
+        num_ctx: None,
+    }
+}
+
 fn body_of(request: &Request, field: MaxTokensField) -> Value {
-    serde_json::from_slice(&request_body(request, field)).unwrap()
+    serde_json::from_slice(&request_body(request, options(field))).unwrap()
 }
 
 #[test]
@@ -78,7 +86,7 @@ fn maps_the_conversation_to_chat_completions() {
     };
     let body: Value = serde_json::from_slice(&with_usage_option(&request_body(
         &request,
-        MaxTokensField::MaxTokens,
+        options(MaxTokensField::MaxTokens),
     )))
     .unwrap();
     assert_eq!(
@@ -254,4 +262,53 @@ fn reading_a_wire_list_rejects_what_is_not_one() {
     assert!(messages_from_openai(&json!({"role": "user"})).is_err());
     assert!(messages_from_openai(&json!([{"content": "x"}])).is_err());
     assert!(messages_from_openai(&json!([{"role": "wizard", "content": "x"}])).is_err());
+}
+
+#[test]
+fn the_text_mode_describes_tools_and_writes_calls_and_results_as_text() {
+    let request = Request {
+        model: "local".into(),
+        system: "be brief".into(),
+        messages: conversation(),
+        tools: vec![ToolSpec::new(
+            "read_file",
+            "Reads.",
+            json!({"type": "object"}),
+        )],
+        ..Request::default()
+    };
+    let body: Value = serde_json::from_slice(&request_body(
+        &request,
+        BodyOptions {
+            max_field: MaxTokensField::MaxTokens,
+            tool_format: ToolFormat::Text,
+            num_ctx: Some(16384),
+        },
+    ))
+    .unwrap();
+    assert!(body.get("tools").is_none(), "{body}");
+    assert_eq!(body["options"], json!({"num_ctx": 16384}));
+    let messages = body["messages"].as_array().unwrap();
+    let system = messages[0]["content"].as_str().unwrap();
+    assert!(system.starts_with("be brief\n\n# Tools"), "{system}");
+    assert!(system.contains("\"name\":\"read_file\""), "{system}");
+    // No `tool` role and no `tool_calls`: only what a server without tools takes.
+    for message in messages {
+        assert!(["system", "user", "assistant"].contains(&message["role"].as_str().unwrap()));
+        assert!(message.get("tool_calls").is_none(), "{message}");
+    }
+    let assistant = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+    let content = assistant["content"].as_str().unwrap();
+    assert!(
+        content.contains("<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"file_path\":\"main.py\"}}\n</tool_call>"),
+        "{content}"
+    );
+    assert!(
+        messages.iter().any(|m| m["role"] == "user"
+            && m["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("<tool_response>\n")),
+        "{messages:?}"
+    );
 }

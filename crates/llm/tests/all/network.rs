@@ -47,9 +47,13 @@ async fn no_proxy_hosts_are_reached_directly() {
 #[tokio::test]
 async fn a_refused_local_connection_says_the_server_is_not_running_at_once() {
     let url = format!("http://127.0.0.1:{}", closed_port());
-    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+    for kind in [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::OpenAiResponses,
+    ] {
         let base = match kind {
-            ProviderKind::OpenAi => format!("{url}/v1"),
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => format!("{url}/v1"),
             ProviderKind::Anthropic => url.clone(),
         };
         let cfg = config(kind, &base);
@@ -57,6 +61,7 @@ async fn a_refused_local_connection_says_the_server_is_not_running_at_once() {
         let endpoint = match kind {
             ProviderKind::OpenAi => format!("{url}/v1/chat/completions"),
             ProviderKind::Anthropic => format!("{url}/v1/messages"),
+            ProviderKind::OpenAiResponses => format!("{url}/v1/responses"),
         };
         assert_eq!(
             outcome.error(),

@@ -40,7 +40,7 @@ pub(crate) fn anthropic(base_url: &str) -> Arc<dyn Provider> {
 /// A provider of `kind` pointed at the mock server's endpoint for that wire format.
 pub(crate) fn provider_for(kind: ProviderKind, server: &MockServer) -> Arc<dyn Provider> {
     let base = match kind {
-        ProviderKind::OpenAi => server.openai_base_url(),
+        ProviderKind::OpenAi | ProviderKind::OpenAiResponses => server.openai_base_url(),
         ProviderKind::Anthropic => server.base_url(),
     };
     build_provider(&config(kind, &base)).unwrap()

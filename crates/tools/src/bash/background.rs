@@ -163,7 +163,7 @@ impl BackgroundShells {
         // Before the command: should it fail to start, the pipe's ends go and the copy ends.
         let copied =
             save_output(printed, file, spec.cap_bytes).map_err(|e| format!("cannot start: {e}"))?;
-        let (child, id) = launch(
+        let (child, id, _net) = launch(
             Launch {
                 script: &script,
                 command: spec.command,

@@ -11,8 +11,10 @@
 //! (SIGTERM, SIGKILL after [`KILL_GRACE`]); what a child left running after it exited stays
 //! tracked, like a command's background processes.
 
+use std::ffi::OsStr;
 use std::io;
-use std::process::ExitStatus;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
 
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
@@ -20,6 +22,56 @@ use super::procs::{CommandId, MARKER_VAR, marker_value, next_serial};
 use super::reaper;
 use super::signals::start_new_session;
 use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
+use crate::sandbox::Sandbox;
+
+/// `bash -c SCRIPT ARGS...` in a directory: the shape of every command and hook rein starts.
+#[derive(Debug)]
+pub struct BashCommand<'a> {
+    /// What `bash -c` runs.
+    pub script: &'a str,
+    /// Its positional parameters, from `$0`.
+    pub args: &'a [&'a OsStr],
+    /// Where it runs.
+    pub cwd: &'a Path,
+    /// The OS sandbox it runs in, if any.
+    pub sandbox: Option<&'a Sandbox>,
+    /// Its stdin, stdout and stderr.
+    pub stdio: [Stdio; 3],
+    /// Variables of rein's environment it does not get.
+    pub env_remove: &'a [String],
+}
+
+impl BashCommand<'_> {
+    /// The command, to start with [`spawn_tracked`]; an error when the sandbox cannot be
+    /// applied.
+    pub fn build(self) -> io::Result<tokio::process::Command> {
+        self.build_watched().map(|(command, _)| command)
+    }
+
+    /// [`BashCommand::build`], with what rein's network proxy refuses the command gathered in
+    /// the returned [`crate::sandbox::NetUse`].
+    pub fn build_watched(self) -> io::Result<(tokio::process::Command, crate::sandbox::NetUse)> {
+        let mut command = tokio::process::Command::new("bash");
+        command
+            .arg("-c")
+            .arg(self.script)
+            .args(self.args)
+            .current_dir(self.cwd);
+        // Before the pipes are set: on macOS the command is rebuilt around sandbox-exec.
+        let net = match self.sandbox {
+            Some(sandbox) => sandbox
+                .apply_watched(&mut command)
+                .map_err(io::Error::other)?,
+            None => crate::sandbox::NetUse::default(),
+        };
+        let [stdin, stdout, stderr] = self.stdio;
+        command.stdin(stdin).stdout(stdout).stderr(stderr);
+        for name in self.env_remove {
+            command.env_remove(name);
+        }
+        Ok((command, net))
+    }
+}
 
 /// A child started with [`spawn_tracked`].
 #[derive(Debug)]
@@ -37,9 +89,26 @@ pub fn spawn_tracked(
     command: &mut tokio::process::Command,
     tracker: &ProcessTracker,
 ) -> io::Result<TrackedChild> {
+    let (child, id) = spawn_marked(command, tracker)?;
+    Ok(TrackedChild {
+        child,
+        id,
+        status: None,
+    })
+}
+
+/// Starts `command` in a session of its own with rein's marker (every process it starts
+/// inherits it, even one that leaves the session: that is how it is found later,
+/// `procs.rs`), through the reaper, and registers it with `tracker`.
+pub(crate) fn spawn_marked(
+    command: &mut tokio::process::Command,
+    tracker: &ProcessTracker,
+) -> io::Result<(tokio::process::Child, CommandId)> {
     let serial = next_serial();
     command.env(MARKER_VAR, marker_value(serial));
     start_new_session(command);
+    // Dies with rein, even by SIGKILL (the watchdog gets what leaves the session).
+    super::watchdog::die_with_rein(command);
     let child = reaper::spawn(command)?;
     let Some(pgid) = child.id() else {
         return Err(io::Error::other(
@@ -48,11 +117,7 @@ pub fn spawn_tracked(
     };
     let id = CommandId { pgid, serial };
     tracker.register(id);
-    Ok(TrackedChild {
-        child,
-        id,
-        status: None,
-    })
+    Ok((child, id))
 }
 
 impl TrackedChild {

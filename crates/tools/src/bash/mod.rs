@@ -22,7 +22,6 @@
 //! - Dangerous commands are refused before they run ([`check_command`]); [`analyze`] tells
 //!   rein-core which commands are provably read-only and what rules should match.
 
-mod analysis;
 mod background;
 mod background_tools;
 mod child;
@@ -35,6 +34,7 @@ mod result;
 mod signals;
 mod spool;
 mod tracker;
+mod watchdog;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,13 +43,14 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use analysis::{
-    CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze, check_command,
-};
 pub use background::{BackgroundShells, MAX_RUNNING as MAX_BACKGROUND, OutputRead};
 pub use background_tools::{BashOutputArgs, BashOutputTool, KillShellArgs, KillShellTool};
-pub use child::{TrackedChild, spawn_tracked};
+pub use child::{BashCommand, TrackedChild, spawn_tracked};
 pub use reaper::{OrphanCare, adopt_orphans};
+pub use rein_shell::{
+    Analyzed, CheckPlaces, CommandAnalysis, Danger, DangerKind, SimpleCommand, analyze,
+    check_command,
+};
 pub use tracker::{KILL_GRACE, ProcessTracker};
 
 use crate::{Preview, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
@@ -138,8 +139,16 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     };
     // rein-core refuses these before asking anyone; refusing here too keeps the bash tool
     // safe on its own (another caller, a rule that slipped).
-    let analysis = analyze(&args.command, &places);
-    if let Some(danger) = analysis.danger {
+    let handed = ctx.scope().shell.as_deref();
+    let fresh;
+    let analysis = match handed.and_then(|a| a.of(&args.command, &places)) {
+        Some(analysis) => analysis,
+        None => {
+            fresh = analyze(&args.command, &places);
+            &fresh
+        }
+    };
+    if let Some(danger) = &analysis.danger {
         return Err(ToolError::Model(danger.refusal()));
     }
     // A line rein may run without asking must stay read-only whatever git config a
@@ -203,10 +212,17 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     // Judged whatever the exit status: `python3 -c 'os.system("rm -rf ~")'` exits 0 after
     // the refusals it printed.
     let exited = outcome.stop == Stop::Exited;
-    let sandbox_refusal = ctx
+    let file_refusal = ctx
         .sandbox()
         .filter(|s| exited && s.is_enforced())
         .and_then(|s| crate::sandbox::refusal(&outcome.output.render(), s.policy(), &cwd));
+    // What rein's proxy refused is known for certain, whatever the command printed.
+    let hosts = crate::sandbox::host_refusals(&outcome.net.refused());
+    notices.extend(hosts.person_refused);
+    let sandbox_refusal = match (file_refusal, hosts.unlisted) {
+        (Some(files), Some(hosts)) => Some(format!("{files}; {hosts}")),
+        (files, hosts) => files.or(hosts),
+    };
     if outcome.stop == Stop::Exited
         && let Some(final_dir) = cwd_file.as_ref().and_then(CwdFile::read)
     {

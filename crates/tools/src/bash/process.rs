@@ -4,6 +4,7 @@
 //! stdout and stderr share one pipe, as with `2>&1`: the kernel keeps the order in which the
 //! writes happened, which two pipes read concurrently cannot guarantee.
 
+use std::ffi::OsStr;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -15,11 +16,11 @@ use tokio::net::unix::pipe;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::child::{BashCommand, spawn_marked};
 use super::cwd::WRAPPER_SCRIPT;
 use super::output::{CappedOutput, OUTPUT_HEAD_BYTES};
-use super::procs::{self, CommandId, MARKER_VAR, marker_value, next_serial};
+use super::procs::{self, CommandId};
 use super::reaper;
-use super::signals::start_new_session;
 use super::spool::{Spool, SpoolSpec, Spooled};
 use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
 use crate::Progress;
@@ -116,6 +117,8 @@ pub(crate) struct RunOutcome {
     pub(crate) status: Option<ExitStatus>,
     /// Background processes still running.
     pub(crate) leftovers: Leftovers,
+    /// What the sandbox's proxy refused it.
+    pub(crate) net: crate::sandbox::NetUse,
 }
 
 /// Characters of the latest line a progress report carries.
@@ -132,7 +135,7 @@ pub(crate) async fn run(
     report: Option<&(dyn Fn(Progress) + Send + Sync)>,
 ) -> io::Result<RunOutcome> {
     let (reader, writer) = io::pipe()?;
-    let (mut child, id) = launch(
+    let (mut child, id, net) = launch(
         Launch {
             script: WRAPPER_SCRIPT,
             command: spec.command,
@@ -211,6 +214,7 @@ pub(crate) async fn run(
         stop,
         status,
         leftovers,
+        net,
     })
 }
 
@@ -235,48 +239,33 @@ pub(crate) struct Launch<'a> {
 
 /// Starts bash the one way every command starts (the bash tool's, in the foreground or in the
 /// background): its own session and process group, an environment in which nothing waits for
-/// a person, rein's marker, forked through the reaper and registered with `tracker`.
+/// a person, rein's marker, forked through the reaper and registered with `tracker`. It dies
+/// with rein, even when rein is killed with SIGKILL (`watchdog.rs`).
 pub(crate) fn launch(
     spec: Launch<'_>,
     tracker: &ProcessTracker,
-) -> io::Result<(tokio::process::Child, CommandId)> {
-    let mut command = tokio::process::Command::new("bash");
-    command
-        .arg("-c")
-        .arg(spec.script)
-        .arg("bash")
-        .arg(spec.cwd_file)
-        .arg(spec.command)
-        .current_dir(spec.cwd);
-    // Before the pipes are set: on macOS the command is rebuilt around sandbox-exec.
-    if let Some(sandbox) = spec.sandbox {
-        sandbox.apply(&mut command).map_err(io::Error::other)?;
+) -> io::Result<(tokio::process::Child, CommandId, crate::sandbox::NetUse)> {
+    let (mut command, net) = BashCommand {
+        script: spec.script,
+        args: &[
+            OsStr::new("bash"),
+            spec.cwd_file.as_os_str(),
+            OsStr::new(spec.command),
+        ],
+        cwd: spec.cwd,
+        sandbox: spec.sandbox,
+        stdio: [spec.stdin, spec.stdout, spec.stderr],
+        env_remove: spec.env_remove,
     }
-    command
-        .stdin(spec.stdin)
-        .stdout(spec.stdout)
-        .stderr(spec.stderr)
-        .envs(CHILD_ENV);
-    for name in spec.env_remove {
-        command.env_remove(name);
-    }
+    .build_watched()?;
+    command.envs(CHILD_ENV);
     if spec.git_guard {
         guard_git(&mut command);
     }
-    // Every process the command starts inherits the marker, even one that leaves the
-    // session: that is how it is found later (procs.rs).
-    let serial = next_serial();
-    command.env(MARKER_VAR, marker_value(serial));
-    start_new_session(&mut command);
-    let child = reaper::spawn(&mut command)?;
+    let (child, id) = spawn_marked(&mut command, tracker)?;
     // The command holds our copies of the pipes' write ends: drop it, or they never end.
     drop(command);
-    let pgid = child
-        .id()
-        .ok_or_else(|| io::Error::other("bash exited before rein could track it"))?;
-    let id = CommandId { pgid, serial };
-    tracker.register(id);
-    Ok((child, id))
+    Ok((child, id, net))
 }
 
 /// Whether the command still has live processes, allowing those that are exiting a moment to

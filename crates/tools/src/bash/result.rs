@@ -38,6 +38,7 @@ pub(crate) fn finish(
         stop,
         status,
         leftovers,
+        net: _,
     } = outcome;
     match leftovers {
         Leftovers::None => {}

@@ -69,7 +69,7 @@ pub(crate) fn scopes(version: u32, network: Network) -> BitFlags<Scope> {
     }
     match network {
         Network::Allowed => Scope::Signal.into(),
-        Network::Blocked => Scope::Signal | Scope::AbstractUnixSocket,
+        Network::Blocked | Network::Proxy => Scope::Signal | Scope::AbstractUnixSocket,
     }
 }
 

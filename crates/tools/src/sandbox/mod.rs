@@ -24,28 +24,39 @@
 
 #[cfg(target_os = "linux")]
 mod caps;
+mod credentials;
+mod explain;
 mod git;
 mod hide;
 #[cfg(target_os = "linux")]
 mod landlock;
+#[cfg(target_os = "linux")]
+mod netns;
 mod policy;
 #[cfg(target_os = "linux")]
 mod protect;
+mod proxy;
 mod refusal;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
 mod seccomp;
 mod support;
+#[cfg(target_os = "linux")]
+mod view;
 
 use std::fmt::Write as _;
 use std::path::Path;
+
+use explain::{abi_limits, credential_lines, hidden_lines, process_lines, view_lines};
 use std::sync::Arc;
 
+pub use credentials::{DEFAULT_CREDENTIALS, SshAgent};
 pub use git::PlantWatch;
 pub use policy::{
     DEFAULT_CACHES, KernelProbe, MountAccess, Network, PolicyInputs, SandboxLevel, SandboxPolicy,
 };
-pub use refusal::refusal;
+pub use proxy::{HostGate, HostRefusal, NetUse};
+pub use refusal::{HostRefusals, host_refusals, refusal};
 pub use support::{Platform, Support, support};
 
 /// Why the sandbox could not be put on a command.
@@ -60,6 +71,9 @@ pub enum SandboxError {
     /// The read-only paths could not be prepared.
     #[error("the read-only paths could not be prepared: {0}")]
     Protect(String),
+    /// The proxied network could not be prepared.
+    #[error("the sandbox's network could not be prepared: {0}")]
+    Network(String),
 }
 
 /// What the sandbox enforces on this machine.
@@ -90,6 +104,10 @@ struct Inner {
     made_tmp: bool,
     /// The missing writable roots were made, at the first command (never for `--explain`).
     roots_made: std::sync::Once,
+    /// With `network = "proxy"` where it can be enforced: the session's proxy.
+    proxy: Option<Arc<proxy::Proxy>>,
+    /// Why `network = "proxy"` fell back to the network off, when it did.
+    proxy_fallback: Option<String>,
 }
 
 impl Drop for Inner {
@@ -110,8 +128,23 @@ impl Sandbox {
 
     /// `policy`, with what the kernel can enforce of it (asked once per process). The
     /// private temporary directory is created here.
-    pub fn new(policy: SandboxPolicy) -> Sandbox {
+    pub fn new(mut policy: SandboxPolicy) -> Sandbox {
         let support = support(policy.probe);
+        // The proxy needs a network namespace per command; without one, the network is off.
+        let mut proxy = None;
+        let mut proxy_fallback = None;
+        if policy.network == Network::Proxy {
+            if support.platform == Platform::Linux && support.mount_namespace {
+                proxy = Some(Arc::new(proxy::Proxy::new(&policy.allow_domains)));
+            } else {
+                policy.network = Network::Blocked;
+                proxy_fallback = Some(
+                    "network = \"proxy\" needs a private network namespace per command, which \
+                     this system does not give (no user namespaces, or not Linux)"
+                        .to_owned(),
+                );
+            }
+        }
         let mut enforcement = match (policy.level, support.missing()) {
             (SandboxLevel::Off, _) => Enforcement::Off,
             (_, Some(why)) => Enforcement::Unavailable(why),
@@ -134,7 +167,16 @@ impl Sandbox {
         #[cfg(target_os = "linux")]
         let filters = match &enforcement {
             Enforcement::Enforced => {
-                match seccomp::filters(policy.network, support.landlock_abi.unwrap_or_default()) {
+                let metadata = if support.read_only_view {
+                    seccomp::Metadata::Allowed
+                } else {
+                    seccomp::Metadata::Refused
+                };
+                match seccomp::filters(
+                    policy.network,
+                    support.landlock_abi.unwrap_or_default(),
+                    metadata,
+                ) {
                     Ok(filters) => filters,
                     Err(err) => {
                         enforcement = Enforcement::Unavailable(err.to_string());
@@ -153,7 +195,17 @@ impl Sandbox {
                 filters,
                 made_tmp,
                 roots_made: std::sync::Once::new(),
+                proxy,
+                proxy_fallback,
             }),
+        }
+    }
+
+    /// Who decides about hosts not in `allow_domains` (with `network = "proxy"`; without
+    /// one, they are refused). Set once; later calls are ignored.
+    pub fn set_host_gate(&self, gate: Arc<dyn HostGate>) {
+        if let Some(proxy) = &self.inner.proxy {
+            proxy.set_gate(gate);
         }
     }
 
@@ -181,8 +233,19 @@ impl Sandbox {
     /// Call it before setting the command's pipes: on macOS the command is rebuilt around
     /// `sandbox-exec`.
     pub fn apply(&self, command: &mut tokio::process::Command) -> Result<(), SandboxError> {
+        self.apply_watched(command).map(drop)
+    }
+
+    /// [`Sandbox::apply`], with what rein's proxy refuses the command (when the network goes
+    /// through it) gathered in the returned [`NetUse`]. Call it in a Tokio runtime: the
+    /// proxy serves the command from it.
+    pub fn apply_watched(
+        &self,
+        command: &mut tokio::process::Command,
+    ) -> Result<NetUse, SandboxError> {
+        let used = NetUse::default();
         if !self.is_enforced() {
-            return Ok(());
+            return Ok(used);
         }
         // Landlock grants only existing trees: a cache a build would make on first use
         // (`~/.cargo/registry` when `~/.cargo` exists) is made before the first command, one
@@ -197,11 +260,19 @@ impl Sandbox {
         if let Some(dir) = &self.inner.policy.tmp_dir {
             command.env("TMPDIR", dir);
         }
-        self.apply_platform(command)
+        if self.inner.policy.ssh_agent == SshAgent::Hidden {
+            command.env_remove("SSH_AUTH_SOCK");
+        }
+        self.apply_platform(command, &used)?;
+        Ok(used)
     }
 
     #[cfg(target_os = "linux")]
-    fn apply_platform(&self, command: &mut tokio::process::Command) -> Result<(), SandboxError> {
+    fn apply_platform(
+        &self,
+        command: &mut tokio::process::Command,
+        used: &NetUse,
+    ) -> Result<(), SandboxError> {
         let policy = &self.inner.policy;
         let abi = self
             .inner
@@ -210,30 +281,117 @@ impl Sandbox {
             .ok_or_else(|| SandboxError::Landlock("no Landlock".to_owned()))?;
         let ruleset = landlock::ruleset(policy, abi)?;
         let keep: Vec<&Path> = policy
-            .writable
-            .iter()
+            .writable_now()
             .chain(policy.tmp_dir.iter())
             .map(std::path::PathBuf::as_path)
             .collect();
         let protection = if self.inner.support.mount_namespace {
-            protect::Protection::new(&policy.mounts(), &policy.hidden, &keep)
-                .map_err(|e| SandboxError::Protect(e.to_string()))?
+            let hidden: Vec<std::path::PathBuf> = policy
+                .hidden
+                .iter()
+                .chain(policy.credentials.iter())
+                .cloned()
+                .collect();
+            protect::Protection::new(&protect::Spec {
+                read_only_view: self.inner.support.read_only_view,
+                roots: &keep,
+                mounts: &policy.mounts(),
+                hidden: &hidden,
+                exposed: &policy.exposed,
+            })
+            .map_err(|e| SandboxError::Protect(e.to_string()))?
         } else {
             None
         };
+        let net = match &self.inner.proxy {
+            Some(proxy) => Some(self.prepare_proxy(command, proxy, used, protection.is_none())?),
+            None => None,
+        };
         let filters = self.inner.filters.clone();
-        install(command, ruleset, protection, filters);
+        install(command, ruleset, protection, net, filters);
         Ok(())
     }
 
+    /// The proxy's part of a command: its environment, the socket pair its listener comes
+    /// back on, and a task that serves the listener once it arrives.
+    #[cfg(target_os = "linux")]
+    fn prepare_proxy(
+        &self,
+        command: &mut tokio::process::Command,
+        proxy: &Arc<proxy::Proxy>,
+        used: &NetUse,
+        no_user_namespace_yet: bool,
+    ) -> Result<netns::ChildNet, SandboxError> {
+        let fail = |err: std::io::Error| SandboxError::Network(err.to_string());
+        let url = format!("http://127.0.0.1:{}", netns::PROXY_PORT);
+        for name in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "npm_config_proxy",
+            "npm_config_https_proxy",
+        ] {
+            command.env(name, &url);
+        }
+        // Every destination goes through the proxy, this machine's included.
+        for name in ["NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"] {
+            command.env_remove(name);
+        }
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|err| SandboxError::Network(err.to_string()))?;
+        let (ours, theirs) = netns::pair().map_err(fail)?;
+        let watch = proxy::watch(ours).map_err(fail)?;
+        let proxy = Arc::clone(proxy);
+        let used = used.clone();
+        runtime.spawn(async move {
+            loop {
+                let Ok(mut ready) = watch.readable().await else {
+                    return;
+                };
+                match netns::receive(watch.get_ref()) {
+                    Ok(Some((listener, pid))) => {
+                        proxy.serve(listener, pid, used);
+                        return;
+                    }
+                    Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
+                        ready.clear_ready();
+                    }
+                    Ok(None) | Err(_) => return,
+                }
+            }
+        });
+        let as_root = rustix::process::geteuid().is_root();
+        let user_maps = (!as_root && no_user_namespace_yet).then(|| {
+            let uid = rustix::process::getuid().as_raw();
+            let gid = rustix::process::getgid().as_raw();
+            (
+                format!("{uid} {uid} 1\n").into_bytes(),
+                format!("{gid} {gid} 1\n").into_bytes(),
+            )
+        });
+        Ok(netns::ChildNet {
+            pair: theirs,
+            user_maps,
+        })
+    }
+
     #[cfg(target_os = "macos")]
-    fn apply_platform(&self, command: &mut tokio::process::Command) -> Result<(), SandboxError> {
+    fn apply_platform(
+        &self,
+        command: &mut tokio::process::Command,
+        _used: &NetUse,
+    ) -> Result<(), SandboxError> {
         seatbelt::wrap(command, &self.inner.policy);
         Ok(())
     }
 
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-    fn apply_platform(&self, _command: &mut tokio::process::Command) -> Result<(), SandboxError> {
+    fn apply_platform(
+        &self,
+        _command: &mut tokio::process::Command,
+        _used: &NetUse,
+    ) -> Result<(), SandboxError> {
         Ok(())
     }
 
@@ -316,14 +474,11 @@ impl Sandbox {
             }
         }
         if support.platform == Platform::Linux {
+            out.push_str(&view_lines(support));
             out.push_str(&hidden_lines(policy, support));
+            out.push_str(&credential_lines(policy, support));
         }
-        let network = match (policy.network, support.platform) {
-            (Network::Allowed, _) => "on",
-            (Network::Blocked, Platform::Linux) => "off (seccomp: no socket but a Unix one)",
-            (Network::Blocked, _) => "off (Unix sockets only)",
-        };
-        let _ = writeln!(out, "  network: {network}");
+        out.push_str(&self.network_lines());
         if support.platform == Platform::Linux {
             out.push_str(&process_lines(
                 support.landlock_abi.unwrap_or_default(),
@@ -331,8 +486,8 @@ impl Sandbox {
             ));
         }
         out.push_str(
-            "  still reachable: Unix sockets elsewhere (a `tmux -S PATH` server, an ssh-agent, \
-             any daemon listening on a path or, with the network on, an abstract name or a \
+            "  still reachable: Unix sockets elsewhere (a `tmux -S PATH` server, a gpg-agent \
+             outside ~/.gnupg, any daemon listening on a path or, with the network on, an abstract name or a \
              local port) can run what they are asked outside the sandbox; what a command \
              leaves in a writable tree (tool caches, /tmp, the workspace) can be run later by \
              something outside it\n",
@@ -341,96 +496,39 @@ impl Sandbox {
     }
 }
 
-/// What Landlock ABI `abi` leaves to seccomp or cannot allow, in words (nothing from ABI 3).
-fn abi_limits(abi: u32) -> String {
-    let mut out = String::new();
-    if abi < support::TRUNCATE_ABI {
-        let _ = writeln!(
-            out,
-            "    truncate(2) is refused everywhere by seccomp, even in the writable trees: \
-             Landlock guards truncation only from ABI {} (Linux 6.2); opening with O_TRUNC \
-             and ftruncate(2) work where writing does",
-            support::TRUNCATE_ABI
-        );
-    }
-    if abi < support::REFER_ABI {
-        let _ = writeln!(
-            out,
-            "    renaming or linking a file into another directory fails with EXDEV (\"Invalid \
-             cross-device link\"), even inside the writable trees: Landlock allows it only \
-             from ABI {} (Linux 5.19); mv copies instead",
-            support::REFER_ABI
-        );
-    }
-    out
-}
-
-/// The hidden sockets and directories, in words.
-fn hidden_lines(policy: &SandboxPolicy, support: Support) -> String {
-    let mut out = String::new();
-    let hidden: Vec<&Path> = policy
-        .hidden
-        .iter()
-        .map(AsRef::as_ref)
-        .filter(|p: &&Path| p.exists())
-        .collect();
-    if hidden.is_empty() {
-        return out;
-    }
-    let how = if support.mount_namespace {
-        "hidden (sockets of daemons that would run commands outside the sandbox)"
-    } else {
-        "NOT hidden (this system gives no private mount namespace), though their daemons \
-         run commands outside the sandbox"
-    };
-    let _ = writeln!(out, "  {how}:");
-    for path in hidden {
-        let what = if !support.mount_namespace {
-            ""
-        } else if path.is_dir() {
-            " (an empty read-only directory in its place)"
-        } else {
-            " (/dev/null in its place)"
+impl Sandbox {
+    /// The network policy, in words.
+    fn network_lines(&self) -> String {
+        let policy = &self.inner.policy;
+        let mut out = String::new();
+        let what = match (policy.network, self.inner.support.platform) {
+            (Network::Allowed, _) => "on (not filtered: any host, this machine's included)",
+            (Network::Blocked, Platform::Linux) => "off (seccomp: no socket but a Unix one)",
+            (Network::Blocked, _) => "off (Unix sockets only)",
+            (Network::Proxy, _) => {
+                "through rein's proxy only (each command gets a network namespace of its own \
+                 where nothing but the proxy is reachable, loopback included; HTTP_PROXY and \
+                 HTTPS_PROXY point at it)"
+            }
         };
-        let _ = writeln!(out, "    {}{what}", path.display());
+        let _ = writeln!(out, "  network: {what}");
+        if let Some(why) = &self.inner.proxy_fallback {
+            let _ = writeln!(out, "    {why}: the network is OFF instead");
+        }
+        if let Some(proxy) = &self.inner.proxy {
+            if proxy.allowed().is_empty() {
+                out.push_str("    allowed hosts: none ([sandbox] allow_domains is empty)\n");
+            } else {
+                let _ = writeln!(out, "    allowed hosts: {}", proxy.allowed().join(", "));
+            }
+            out.push_str(
+                "    other hosts: asked in the REPL (once per host and port for the session), \
+                 refused in headless runs and `rein sandbox`\n",
+            );
+        }
+        out
     }
-    out
 }
-
-/// Capabilities, signals, abstract sockets and the refused system calls on Linux at
-/// Landlock ABI `abi`, in words.
-fn process_lines(abi: u32, network: Network) -> String {
-    let mut out = String::from(
-        "  capabilities: none (all dropped, even as root; securebits locked, so running a \
-         root-owned or setuid program gives none back)\n",
-    );
-    let scoped = abi >= support::SCOPES_ABI;
-    out.push_str(if scoped {
-        "  signals: only to processes started inside the same command (Landlock scope)\n"
-    } else {
-        "  signals: NOT restricted (Landlock scopes need ABI 6, Linux 6.12): a command can \
-         signal any process of the same user\n"
-    });
-    out.push_str(match (network, scoped) {
-        (Network::Blocked, true) => {
-            "  abstract Unix sockets made outside the sandbox: refused (Landlock scope)\n"
-        }
-        (Network::Blocked, false) => {
-            "  abstract Unix sockets made outside the sandbox: reachable (Landlock scopes \
-             need ABI 6)\n"
-        }
-        (Network::Allowed, _) => "  abstract Unix sockets made outside the sandbox: reachable\n",
-    });
-    out.push_str(
-        "  refused system calls (seccomp): ptrace and process_vm_*, mount and the new mount \
-         API, pivot_root, chroot, unshare, setns and namespace clones, open_by_handle_at, \
-         kernel modules, kexec, bpf, keyctl, reboot, swap, acct, quotactl, syslog, setting the \
-         clock, the host or domain name, port I/O, and the TIOCSTI and TIOCLINUX ioctls \
-         (typing into a terminal)\n  no_new_privs: set (setuid programs gain nothing)\n",
-    );
-    out
-}
-
 /// Makes `dir` (mode 0700) unless it exists; whether it was made here.
 fn create_private_dir(dir: &Path) -> std::io::Result<bool> {
     use std::os::unix::fs::DirBuilderExt;
@@ -444,7 +542,8 @@ fn create_private_dir(dir: &Path) -> std::io::Result<bool> {
     Ok(true)
 }
 
-/// Registers the child's half: the mount namespace, dropping capabilities, no_new_privs,
+/// Registers the child's half: the mount namespace, the network namespace (proxy), dropping
+/// capabilities, no_new_privs,
 /// Landlock, seccomp, in that order (each later step forbids what an earlier one needs:
 /// the mounts and map writes need capabilities, seccomp refuses mounts).
 #[cfg(target_os = "linux")]
@@ -456,13 +555,18 @@ fn create_private_dir(dir: &Path) -> std::io::Result<bool> {
 fn install(
     command: &mut tokio::process::Command,
     ruleset: std::os::fd::OwnedFd,
-    protection: Option<protect::Protection>,
+    mut protection: Option<protect::Protection>,
+    net: Option<netns::ChildNet>,
     filters: Vec<seccompiler::BpfProgram>,
 ) {
     use std::os::fd::AsRawFd;
     let child_half = move || -> std::io::Result<()> {
-        if let Some(protection) = &protection {
+        if let Some(protection) = &mut protection {
             protection.enter()?;
+        }
+        // Inside the user namespace the mount namespace made, if any.
+        if let Some(net) = &net {
+            net.enter()?;
         }
         caps::drop_all()?;
         // SAFETY: prctl and the Landlock call take integers only; the descriptor is open.
@@ -504,6 +608,7 @@ mod tests {
                     landlock_abi: Some(abi),
                     seccomp: true,
                     mount_namespace: true,
+                    read_only_view: true,
                     platform: Platform::Linux,
                     landlock_off_by_config: false,
                 },
@@ -512,6 +617,8 @@ mod tests {
                 filters: Vec::new(),
                 made_tmp: false,
                 roots_made: std::sync::Once::new(),
+                proxy: None,
+                proxy_fallback: None,
             }),
         };
         sandbox.describe()

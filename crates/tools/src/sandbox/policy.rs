@@ -16,6 +16,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::credentials::{self, SshAgent};
 use super::git::{self, PlantWatch};
 
 /// How much a sandboxed command may change.
@@ -82,6 +83,45 @@ pub enum Network {
     Allowed,
     /// Only Unix sockets: creating any other socket fails with "operation not permitted".
     Blocked,
+    /// Only through rein's proxy (`proxy.rs`), which lets through the allowed domains: the
+    /// command has a network of its own with nothing in it but the proxy's port.
+    Proxy,
+}
+
+impl Network {
+    /// Parses a `[sandbox] network` value: `off`, `on` or `proxy`.
+    pub fn parse(text: &str) -> Option<Network> {
+        match text {
+            "off" => Some(Network::Blocked),
+            "on" => Some(Network::Allowed),
+            "proxy" => Some(Network::Proxy),
+            _ => None,
+        }
+    }
+
+    /// The setting's name: `off`, `on` or `proxy`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Network::Allowed => "on",
+            Network::Blocked => "off",
+            Network::Proxy => "proxy",
+        }
+    }
+
+    /// How much it keeps away (a project's config may only raise it).
+    pub fn strictness(self) -> u8 {
+        match self {
+            Network::Allowed => 0,
+            Network::Proxy => 1,
+            Network::Blocked => 2,
+        }
+    }
+}
+
+impl fmt::Display for Network {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Whether rein looks for Landlock in the kernel, or behaves as if it had none (config
@@ -114,6 +154,8 @@ pub struct SandboxPolicy {
     pub level: SandboxLevel,
     /// Whether they may use the network.
     pub network: Network,
+    /// With [`Network::Proxy`], the hosts the proxy lets through (`*.` names subdomains).
+    pub allow_domains: Vec<String>,
     /// The trees they may write (absolute), besides [`SandboxPolicy::tmp_dir`].
     pub writable: Vec<PathBuf>,
     /// Paths inside writable trees that stay read-only (when they exist).
@@ -133,6 +175,13 @@ pub struct SandboxPolicy {
     /// Directories and sockets of daemons outside the sandbox, hidden from commands
     /// (`hide.rs`) when they exist as a command starts; none holds a writable tree.
     pub hidden: Vec<PathBuf>,
+    /// Credential stores commands see as empty (`credentials.rs`), when they exist as a
+    /// command starts; none holds a writable tree.
+    pub credentials: Vec<PathBuf>,
+    /// Paths inside hidden ones that commands still see.
+    pub exposed: Vec<PathBuf>,
+    /// Whether commands may reach the ssh-agent.
+    pub ssh_agent: SshAgent,
 }
 
 impl SandboxPolicy {
@@ -141,6 +190,7 @@ impl SandboxPolicy {
         SandboxPolicy {
             level: SandboxLevel::Off,
             network: Network::Allowed,
+            allow_domains: Vec::new(),
             writable: Vec::new(),
             read_only: Vec::new(),
             pinned: Vec::new(),
@@ -148,6 +198,9 @@ impl SandboxPolicy {
             tmp_dir: None,
             probe: KernelProbe::Detect,
             hidden: Vec::new(),
+            credentials: Vec::new(),
+            exposed: Vec::new(),
+            ssh_agent: SshAgent::Reachable,
         }
     }
 
@@ -288,6 +341,15 @@ pub struct PolicyInputs<'a> {
     pub rein_dirs: &'a [PathBuf],
     /// How to probe the kernel.
     pub probe: KernelProbe,
+    /// More credential stores to hide (`[sandbox] hide`, absolute).
+    pub hide: &'a [PathBuf],
+    /// Paths to leave visible (`[sandbox] expose`, absolute): a store equal to or under one
+    /// is not hidden; one inside a hidden store stays visible in it.
+    pub expose: &'a [PathBuf],
+    /// Whether commands may reach the ssh-agent.
+    pub ssh_agent: SshAgent,
+    /// The ssh-agent's socket (`SSH_AUTH_SOCK`).
+    pub ssh_auth_sock: Option<&'a Path>,
 }
 
 impl SandboxPolicy {
@@ -354,22 +416,33 @@ impl SandboxPolicy {
         pinned.dedup();
         watched.sort();
         watched.dedup();
-        let hidden = if level == SandboxLevel::Off {
-            Vec::new()
+        let (hidden, credentials) = if level == SandboxLevel::Off {
+            (Vec::new(), credentials::Credentials::default())
         } else {
             let keep: Vec<&Path> = std::iter::once(inputs.workspace)
                 .chain(writable.iter().map(PathBuf::as_path))
                 .chain(inputs.tmp_dir)
                 .collect();
-            super::hide::hidden_paths(
+            let mut hidden = super::hide::hidden_paths(
                 rustix::process::getuid().as_raw(),
                 super::hide::runtime_dir().as_deref(),
                 &keep,
-            )
+            );
+            let credentials = credentials::resolve(
+                inputs.home_dir,
+                inputs.hide,
+                inputs.expose,
+                inputs.ssh_agent,
+                inputs.ssh_auth_sock,
+                &keep,
+            );
+            hidden.extend(credentials.agent_socket.iter().cloned());
+            (hidden, credentials)
         };
         SandboxPolicy {
             level,
             network,
+            allow_domains: Vec::new(),
             writable,
             read_only: kept,
             pinned,
@@ -379,6 +452,9 @@ impl SandboxPolicy {
                 .flatten(),
             probe: inputs.probe,
             hidden,
+            credentials: credentials.hidden,
+            exposed: credentials.exposed,
+            ssh_agent: inputs.ssh_agent,
         }
     }
 }
@@ -389,7 +465,7 @@ fn canonical(path: &Path) -> PathBuf {
 }
 
 /// `path` with the links of its deepest existing ancestor resolved, the rest appended.
-fn canonical_root(path: &Path) -> PathBuf {
+pub(crate) fn canonical_root(path: &Path) -> PathBuf {
     // `exists` (one stat) before `canonicalize` (a readlink per component): most cache
     // directories do not exist, and this runs for each of them as every session starts.
     for ancestor in path.ancestors().filter(|a| a.exists()) {
@@ -422,6 +498,10 @@ mod tests {
             tmp_dir: Some(Path::new("/var/tmp/rein-1")),
             rein_dirs: &[],
             probe: KernelProbe::Detect,
+            hide: &[],
+            expose: &[],
+            ssh_agent: SshAgent::Hidden,
+            ssh_auth_sock: None,
         }
     }
 

@@ -1,20 +1,32 @@
 //! The child's private mount namespace (inside a user namespace of its own when rein is not
-//! root), for two jobs:
+//! root), for four jobs:
+//! - a read-only view of the machine: every mount is made read-only, recursively (as
+//!   bubblewrap's `--ro-bind / /`), and the writable trees are put back over it as they were
+//!   (cloned before, with their own mounts and flags). Landlock has no right for chmod, chown,
+//!   utimes or extended attributes; a read-only mount refuses them all, with EROFS;
 //! - read-only paths inside writable trees (`.git/hooks`, `.git/config`, `.rein/`, rein's
 //!   config): Landlock cannot take a subtree back from a tree it granted, so each is
 //!   bind-mounted read-only onto itself and writes there fail with "read-only file system";
-//! - the sockets of daemons outside the sandbox (`hide.rs`): an empty read-only tmpfs over
-//!   each directory of them, `/dev/null` over each single one.
+//! - the sockets of daemons outside the sandbox (`hide.rs`) and the credential stores
+//!   (`credentials.rs`): an empty read-only tmpfs over each directory, `/dev/null` over each
+//!   single file, and what is exposed inside a hidden directory bound back into it;
+//! - the working directory entered again, so that it is the writable tree put back, not the
+//!   read-only one beneath.
 //!
 //! The rest of the machine sees no change. Everything the child needs is prepared here, in
 //! rein: the child, between fork and exec, only makes system calls on memory prepared
-//! beforehand.
+//! beforehand (and writes descriptors into slots allocated beforehand).
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use super::policy::MountAccess;
+use super::view::{
+    Attach, Hide, MOUNT_ATTR_RDONLY, MountAttr, attach, check, check_long, clone_tree,
+    enter_cwd_again, hidden, outermost_roots,
+};
 
 /// One bind mount of a path onto itself.
 #[derive(Debug)]
@@ -29,6 +41,21 @@ struct ReadOnlyMount {
     locked: libc::c_ulong,
 }
 
+/// What a command's mount namespace is made from.
+#[derive(Debug)]
+pub(crate) struct Spec<'a> {
+    /// Make the whole machine read-only, then put `roots` back writable.
+    pub(crate) read_only_view: bool,
+    /// The writable trees (absolute, links resolved).
+    pub(crate) roots: &'a [&'a Path],
+    /// The binds inside them ([`super::SandboxPolicy::mounts`]).
+    pub(crate) mounts: &'a [(PathBuf, MountAccess)],
+    /// Directories and files to hide (those that exist, never one holding a root).
+    pub(crate) hidden: &'a [PathBuf],
+    /// Paths inside hidden directories to leave visible.
+    pub(crate) exposed: &'a [PathBuf],
+}
+
 /// What the child does in its mount namespace.
 #[derive(Debug)]
 pub(crate) struct Protection {
@@ -36,11 +63,11 @@ pub(crate) struct Protection {
     as_root: bool,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
+    /// Whether every mount is made read-only before `roots` are put back.
+    read_only_view: bool,
+    roots: Vec<Attach>,
     mounts: Vec<ReadOnlyMount>,
-    /// Directories an empty read-only tmpfs hides.
-    hidden_dirs: Vec<CString>,
-    /// Sockets (or other files) `/dev/null` hides.
-    hidden_files: Vec<CString>,
+    hidden: Vec<Hide>,
 }
 
 /// Whether a command can get a private mount namespace here: as root with
@@ -75,69 +102,25 @@ fn has_cap_sys_admin() -> bool {
 }
 
 impl Protection {
-    /// The protection of those of `paths` (parents first; absent ones are the policy's
-    /// watched paths, or were never there) and `hidden` that exist (a hidden one never
-    /// over one of `keep`, wherever a link made since the session started points); `None`
-    /// when none does.
-    pub(crate) fn new(
-        paths: &[(std::path::PathBuf, MountAccess)],
-        hidden: &[std::path::PathBuf],
-        keep: &[&std::path::Path],
-    ) -> io::Result<Option<Protection>> {
+    /// The protection `spec` describes, for the paths that exist now (parents first; absent
+    /// ones are the policy's watched paths, or were never there; a hidden one never over a
+    /// root, wherever a link made since the session started points); `None` when there is
+    /// nothing to do.
+    pub(crate) fn new(spec: &Spec<'_>) -> io::Result<Option<Protection>> {
         let mut mounts = Vec::new();
-        for (path, access) in paths {
+        for (path, access) in spec.mounts {
             let Ok(real) = std::fs::canonicalize(path) else {
                 continue;
             };
-            let stat = rustix::fs::statvfs(&real)?;
-            let flags = stat.f_flag;
-            let mut locked = 0;
-            for (st, ms) in [
-                (rustix::fs::StatVfsMountFlags::NOSUID, libc::MS_NOSUID),
-                (rustix::fs::StatVfsMountFlags::NODEV, libc::MS_NODEV),
-                (rustix::fs::StatVfsMountFlags::NOEXEC, libc::MS_NOEXEC),
-                (rustix::fs::StatVfsMountFlags::NOATIME, libc::MS_NOATIME),
-                (
-                    rustix::fs::StatVfsMountFlags::NODIRATIME,
-                    libc::MS_NODIRATIME,
-                ),
-                (rustix::fs::StatVfsMountFlags::RELATIME, libc::MS_RELATIME),
-            ] {
-                if flags.contains(st) {
-                    locked |= ms;
-                }
-            }
-            mounts.push(ReadOnlyMount {
-                path: c_string(&real)?,
-                read_only: match access {
-                    MountAccess::ReadOnly => Some(libc::MS_RDONLY),
-                    MountAccess::Writable
-                        if flags.contains(rustix::fs::StatVfsMountFlags::RDONLY) =>
-                    {
-                        None
-                    }
-                    MountAccess::Writable => Some(0),
-                },
-                locked,
-            });
+            mounts.push(bind_of(&real, *access)?);
         }
-        let mut hidden_dirs = Vec::new();
-        let mut hidden_files = Vec::new();
-        for path in hidden {
-            let Ok(real) = std::fs::canonicalize(path) else {
-                continue;
-            };
-            if keep.iter().any(|kept| kept.starts_with(&real)) {
-                continue;
-            }
-            let c_path = c_string(&real)?;
-            if real.is_dir() {
-                hidden_dirs.push(c_path);
-            } else {
-                hidden_files.push(c_path);
-            }
-        }
-        if mounts.is_empty() && hidden_dirs.is_empty() && hidden_files.is_empty() {
+        let roots = if spec.read_only_view {
+            outermost_roots(spec.roots)?
+        } else {
+            Vec::new()
+        };
+        let hidden = hidden(spec)?;
+        if !spec.read_only_view && mounts.is_empty() && hidden.is_empty() {
             return Ok(None);
         }
         let uid = rustix::process::getuid().as_raw();
@@ -146,27 +129,23 @@ impl Protection {
             as_root: rustix::process::geteuid().is_root(),
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            read_only_view: spec.read_only_view,
+            roots,
             mounts,
-            hidden_dirs,
-            hidden_files,
+            hidden,
         }))
     }
 
     /// In the child, between fork and exec: a private mount namespace with the read-only
-    /// binds and the hidden paths. Only system calls on prepared memory.
+    /// view, the writable trees put back, the binds, the hidden paths. Only system calls on
+    /// prepared memory; the descriptors land in slots made beforehand, and are closed (all
+    /// are close-on-exec too: a clone of a hidden directory must never reach the command).
     #[expect(
         unsafe_code,
         reason = "unshare, open, write and mount have no safe wrappers usable after fork; every \
                   pointer passed is to a NUL-terminated string or buffer prepared before the fork"
     )]
-    pub(crate) fn enter(&self) -> io::Result<()> {
-        let check = |result: libc::c_int| {
-            if result == -1 {
-                Err(io::Error::last_os_error())
-            } else {
-                Ok(())
-            }
-        };
+    pub(crate) fn enter(&mut self) -> io::Result<()> {
         // SAFETY: plain system calls with valid, NUL-terminated arguments (see above).
         unsafe {
             if self.as_root {
@@ -190,7 +169,58 @@ impl Protection {
                 libc::MS_REC | libc::MS_PRIVATE,
                 std::ptr::null(),
             ))?;
-            for mount in &self.mounts {
+        }
+        if self.read_only_view {
+            self.read_only_view()?;
+        }
+        self.bind()?;
+        self.hide()?;
+        if self.read_only_view {
+            enter_cwd_again()?;
+        }
+        Ok(())
+    }
+
+    /// Clones each writable tree as it is, makes every mount read-only, and puts the clones
+    /// back in place.
+    #[expect(
+        unsafe_code,
+        reason = "open_tree, mount_setattr and move_mount on prepared paths, after fork"
+    )]
+    fn read_only_view(&mut self) -> io::Result<()> {
+        for root in &mut self.roots {
+            root.fd = clone_tree(&root.path)?;
+        }
+        let attr = MountAttr {
+            attr_set: MOUNT_ATTR_RDONLY,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        // SAFETY: a NUL-terminated path and a struct of the size passed.
+        unsafe {
+            check_long(libc::syscall(
+                libc::SYS_mount_setattr,
+                libc::AT_FDCWD,
+                c"/".as_ptr(),
+                libc::AT_RECURSIVE,
+                &raw const attr,
+                std::mem::size_of::<MountAttr>(),
+            ))?;
+        }
+        for root in &mut self.roots {
+            attach(root.fd, &root.path)?;
+            root.fd = -1;
+        }
+        Ok(())
+    }
+
+    /// The read-only paths, pinned directories and writable-again trees inside the roots.
+    #[expect(unsafe_code, reason = "mount on prepared paths, after fork")]
+    fn bind(&self) -> io::Result<()> {
+        for mount in &self.mounts {
+            // SAFETY: NUL-terminated paths prepared before the fork.
+            unsafe {
                 check(libc::mount(
                     mount.path.as_ptr(),
                     mount.path.as_ptr(),
@@ -211,21 +241,79 @@ impl Protection {
                     std::ptr::null(),
                 ))?;
             }
-            for dir in &self.hidden_dirs {
-                check(libc::mount(
-                    c"tmpfs".as_ptr(),
-                    dir.as_ptr(),
-                    c"tmpfs".as_ptr(),
-                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                    c"mode=0555,size=4k".as_ptr().cast(),
-                ))?;
+        }
+        Ok(())
+    }
+
+    /// An empty read-only tmpfs over each hidden directory (with what is exposed in it bound
+    /// back), `/dev/null` over each hidden file.
+    #[expect(
+        unsafe_code,
+        reason = "mount, mkdir and open on prepared paths, after fork"
+    )]
+    fn hide(&mut self) -> io::Result<()> {
+        // Cloned before anything is hidden: an exposed path may lie under another hidden one.
+        for hide in &mut self.hidden {
+            for exposed in &mut hide.exposed {
+                exposed.fd = clone_tree(&exposed.source)?;
             }
-            for file in &self.hidden_files {
+        }
+        const FLAGS: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+        for hide in &mut self.hidden {
+            // SAFETY: NUL-terminated paths and options prepared before the fork.
+            unsafe {
+                if !hide.is_dir {
+                    check(libc::mount(
+                        c"/dev/null".as_ptr(),
+                        hide.path.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    ))?;
+                    continue;
+                }
+                // Writable while the placeholders are made, read-only after.
+                let first = if hide.exposed.is_empty() {
+                    libc::MS_RDONLY
+                } else {
+                    0
+                };
                 check(libc::mount(
-                    c"/dev/null".as_ptr(),
-                    file.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    hide.path.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    first | FLAGS,
+                    c"mode=0555,size=16k".as_ptr().cast(),
+                ))?;
+                if hide.exposed.is_empty() {
+                    continue;
+                }
+                for exposed in &mut hide.exposed {
+                    for dir in &exposed.dirs {
+                        let made = libc::mkdir(dir.as_ptr(), 0o755);
+                        if made == -1 && *libc::__errno_location() != libc::EEXIST {
+                            return Err(io::Error::last_os_error());
+                        }
+                    }
+                    if exposed.is_dir {
+                        check(libc::mkdir(exposed.target.as_ptr(), 0o755))?;
+                    } else {
+                        let fd = libc::open(
+                            exposed.target.as_ptr(),
+                            libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                            0o644,
+                        );
+                        check(fd)?;
+                        libc::close(fd);
+                    }
+                    attach(exposed.fd, &exposed.target)?;
+                    exposed.fd = -1;
+                }
+                check(libc::mount(
                     std::ptr::null(),
-                    libc::MS_BIND,
+                    hide.path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | FLAGS,
                     std::ptr::null(),
                 ))?;
             }
@@ -234,8 +322,39 @@ impl Protection {
     }
 }
 
+/// The bind of `real` (a path that exists) with `access`.
+fn bind_of(real: &Path, access: MountAccess) -> io::Result<ReadOnlyMount> {
+    let stat = rustix::fs::statvfs(real)?;
+    let flags = stat.f_flag;
+    let mut locked = 0;
+    for (st, ms) in [
+        (rustix::fs::StatVfsMountFlags::NOSUID, libc::MS_NOSUID),
+        (rustix::fs::StatVfsMountFlags::NODEV, libc::MS_NODEV),
+        (rustix::fs::StatVfsMountFlags::NOEXEC, libc::MS_NOEXEC),
+        (rustix::fs::StatVfsMountFlags::NOATIME, libc::MS_NOATIME),
+        (
+            rustix::fs::StatVfsMountFlags::NODIRATIME,
+            libc::MS_NODIRATIME,
+        ),
+        (rustix::fs::StatVfsMountFlags::RELATIME, libc::MS_RELATIME),
+    ] {
+        if flags.contains(st) {
+            locked |= ms;
+        }
+    }
+    Ok(ReadOnlyMount {
+        path: c_string(real)?,
+        read_only: match access {
+            MountAccess::ReadOnly => Some(libc::MS_RDONLY),
+            MountAccess::Writable if flags.contains(rustix::fs::StatVfsMountFlags::RDONLY) => None,
+            MountAccess::Writable => Some(0),
+        },
+        locked,
+    })
+}
+
 /// `path` for a system call.
-fn c_string(path: &std::path::Path) -> io::Result<CString> {
+pub(super) fn c_string(path: &std::path::Path) -> io::Result<CString> {
     CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::other("a path with a NUL byte"))
 }
@@ -245,7 +364,7 @@ fn c_string(path: &std::path::Path) -> io::Result<CString> {
     unsafe_code,
     reason = "prctl with integer arguments, allowed after fork"
 )]
-fn set_dumpable(dumpable: bool) -> io::Result<()> {
+pub(crate) fn set_dumpable(dumpable: bool) -> io::Result<()> {
     // SAFETY: integers only.
     let result = unsafe {
         libc::prctl(
@@ -268,7 +387,7 @@ fn set_dumpable(dumpable: bool) -> io::Result<()> {
     unsafe_code,
     reason = "open, write and close on a prepared path and buffer, allowed after fork"
 )]
-fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_proc(path: &CStr, bytes: &[u8]) -> io::Result<()> {
     // SAFETY: `path` is NUL-terminated; `bytes` is valid for its length.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);

@@ -10,6 +10,45 @@
 use std::path::{Path, PathBuf};
 
 use super::policy::{Network, SandboxPolicy};
+use super::proxy::HostRefusal;
+
+/// What rein's proxy refused a command, in words.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct HostRefusals {
+    /// Hosts refused because they are not listed and no one could be asked: a sandbox
+    /// refusal (a headless run lists it in `permission_denials`).
+    pub unlisted: Option<String>,
+    /// Hosts the person refused when asked: a note for the model, nothing more to ask.
+    pub person_refused: Option<String>,
+}
+
+/// Sorts the proxy's refusals into [`HostRefusals`].
+pub fn host_refusals(refused: &[HostRefusal]) -> HostRefusals {
+    let mut unlisted = Vec::new();
+    let mut person = Vec::new();
+    for refusal in refused {
+        match refusal {
+            HostRefusal::Unlisted(host) => unlisted.push(host.as_str()),
+            HostRefusal::Refused(host) => person.push(host.as_str()),
+        }
+    }
+    HostRefusals {
+        unlisted: (!unlisted.is_empty()).then(|| {
+            format!(
+                "the sandbox's network proxy refused a connection to {} (not in [sandbox] \
+                 allow_domains)",
+                unlisted.join(", ")
+            )
+        }),
+        person_refused: (!person.is_empty()).then(|| {
+            format!(
+                "the person refused this command's connection to {}, asked by rein's sandbox \
+                 proxy: do not retry it or reach the host another way",
+                person.join(", ")
+            )
+        }),
+    }
+}
 
 /// Error texts that mean the kernel refused a file access.
 const FILE_REFUSALS: [&str; 3] = [
@@ -173,6 +212,7 @@ mod tests {
         SandboxPolicy {
             level: SandboxLevel::WorkspaceWrite,
             network: Network::Blocked,
+            allow_domains: Vec::new(),
             writable: vec![PathBuf::from("/nonexistent-ws")],
             read_only: vec![PathBuf::from("/nonexistent-ws/.git/hooks")],
             pinned: Vec::new(),
@@ -180,6 +220,9 @@ mod tests {
             tmp_dir: None,
             probe: KernelProbe::Detect,
             hidden: Vec::new(),
+            credentials: Vec::new(),
+            exposed: Vec::new(),
+            ssh_agent: crate::sandbox::SshAgent::Hidden,
         }
     }
 

@@ -59,9 +59,28 @@ pub fn profile(policy: &SandboxPolicy) -> String {
             let _ = writeln!(out, "(allow file-write*{again})");
         }
     }
+    // The credential stores read as missing (Seatbelt cannot show them empty); what is
+    // exposed inside one is allowed again after.
+    if !policy.credentials.is_empty() {
+        let mut deny = String::new();
+        for path in &policy.credentials {
+            let _ = write!(deny, " (subpath {})", quoted(path));
+        }
+        let _ = writeln!(out, "(deny file-read* file-write*{deny})");
+        let mut again = String::new();
+        for path in &policy.exposed {
+            let _ = write!(again, " (subpath {})", quoted(path));
+        }
+        if !again.is_empty() {
+            let _ = writeln!(out, "(allow file-read*{again})");
+        }
+    }
     match policy.network {
         Network::Allowed => out.push_str("(allow network*)\n"),
-        Network::Blocked => out.push_str("(allow network* (remote unix-socket))\n"),
+        // The proxy needs Linux namespaces: `Sandbox::new` turns it into `Blocked` elsewhere.
+        Network::Blocked | Network::Proxy => {
+            out.push_str("(allow network* (remote unix-socket))\n");
+        }
     }
     out
 }
@@ -115,6 +134,7 @@ mod tests {
         SandboxPolicy {
             level,
             network,
+            allow_domains: Vec::new(),
             writable: vec![PathBuf::from("/src/app"), PathBuf::from("/tmp")],
             read_only: vec![PathBuf::from("/src/app/.git/hooks")],
             pinned: Vec::new(),
@@ -122,6 +142,9 @@ mod tests {
             tmp_dir: Some(PathBuf::from("/var/folders/x/rein-1")),
             probe: KernelProbe::Detect,
             hidden: Vec::new(),
+            credentials: Vec::new(),
+            exposed: Vec::new(),
+            ssh_agent: crate::sandbox::SshAgent::Hidden,
         }
     }
 
@@ -154,6 +177,19 @@ mod tests {
             .unwrap_or(usize::MAX);
         let again = text.rfind("(allow file-write* (subpath \"/home/u/.rein/tool-output/s1\"))");
         assert!(again.is_some_and(|a| a > deny), "{text}");
+    }
+
+    #[test]
+    fn credential_stores_are_denied_and_what_is_exposed_allowed_again_after() {
+        let mut hiding = policy(SandboxLevel::WorkspaceWrite, Network::Allowed);
+        hiding.credentials.push(PathBuf::from("/Users/u/.ssh"));
+        hiding
+            .exposed
+            .push(PathBuf::from("/Users/u/.ssh/known_hosts"));
+        let text = profile(&hiding);
+        let deny = text.find("(deny file-read* file-write* (subpath \"/Users/u/.ssh\"))");
+        let again = text.find("(allow file-read* (subpath \"/Users/u/.ssh/known_hosts\"))");
+        assert!(deny.is_some_and(|d| again.is_some_and(|a| a > d)), "{text}");
     }
 
     #[test]

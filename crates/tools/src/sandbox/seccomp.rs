@@ -58,6 +58,54 @@ const ESCAPES: [i64; 37] = [
     libc::SYS_syslog,
 ];
 
+/// Whether the metadata calls are refused: only where the read-only view cannot be had
+/// (no private mount namespace), since seccomp cannot tell the workspace from the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Metadata {
+    /// The read-only view refuses them outside the writable trees.
+    Allowed,
+    /// Refused everywhere, the workspace included.
+    Refused,
+}
+
+/// `fchmodat2` (Linux 6.6), `setxattrat` and `removexattrat` (Linux 6.13): the same number
+/// on every architecture, and not in every libc yet.
+const FCHMODAT2: i64 = 452;
+const SETXATTRAT: i64 = 463;
+const REMOVEXATTRAT: i64 = 466;
+
+/// Changing a file's mode, owner, times or extended attributes: Landlock has no right for
+/// any of them.
+const METADATA: [i64; 12] = [
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    FCHMODAT2,
+    libc::SYS_fchown,
+    libc::SYS_fchownat,
+    libc::SYS_utimensat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+];
+
+/// The same, in the older calls only some architectures have.
+#[cfg(target_arch = "x86_64")]
+const METADATA_LEGACY: [i64; 8] = [
+    libc::SYS_chmod,
+    libc::SYS_chown,
+    libc::SYS_lchown,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_futimesat,
+    SETXATTRAT,
+    REMOVEXATTRAT,
+];
+#[cfg(not(target_arch = "x86_64"))]
+const METADATA_LEGACY: [i64; 2] = [SETXATTRAT, REMOVEXATTRAT];
+
 /// Port I/O, on the architectures that have it.
 #[cfg(target_arch = "x86_64")]
 const PORT_IO: [i64; 2] = [libc::SYS_iopl, libc::SYS_ioperm];
@@ -82,12 +130,16 @@ const NAMESPACE_FLAGS: [libc::c_int; 6] = [
 /// The filters for `network` under Landlock ABI `abi`, in the order to install them: the
 /// refusals (`EPERM`, [`refusals`]), and `clone3` answered with `ENOSYS` (its flags live in
 /// memory a filter cannot read), so that libc falls back to `clone`, whose flags it can.
-pub(crate) fn filters(network: Network, abi: u32) -> Result<Vec<BpfProgram>, SandboxError> {
+pub(crate) fn filters(
+    network: Network,
+    abi: u32,
+    metadata: Metadata,
+) -> Result<Vec<BpfProgram>, SandboxError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| SandboxError::Seccomp(format!("{}: {e}", std::env::consts::ARCH)))?;
     let errno = |code: libc::c_int| SeccompAction::Errno(code.unsigned_abs());
     let refused = SeccompFilter::new(
-        refusals(network, abi)?,
+        refusals(network, abi, metadata)?,
         SeccompAction::Allow,
         errno(libc::EPERM),
         arch,
@@ -108,9 +160,14 @@ pub(crate) fn filters(network: Network, abi: u32) -> Result<Vec<BpfProgram>, San
         .collect()
 }
 
-/// The system calls refused with `EPERM` for `network` under Landlock ABI `abi`: an empty
-/// rule list refuses the call always, others when one rule matches its arguments.
-fn refusals(network: Network, abi: u32) -> Result<BTreeMap<i64, Vec<SeccompRule>>, SandboxError> {
+/// The system calls refused with `EPERM` for `network` under Landlock ABI `abi`, with
+/// `metadata`: an empty rule list refuses the call always, others when one rule matches
+/// its arguments.
+fn refusals(
+    network: Network,
+    abi: u32,
+    metadata: Metadata,
+) -> Result<BTreeMap<i64, Vec<SeccompRule>>, SandboxError> {
     let fail = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = ESCAPES
         .iter()
@@ -153,8 +210,18 @@ fn refusals(network: Network, abi: u32) -> Result<BTreeMap<i64, Vec<SeccompRule>
     if abi < TRUNCATE_ABI {
         rules.insert(libc::SYS_truncate, Vec::new());
     }
+    if metadata == Metadata::Refused {
+        rules.extend(
+            METADATA
+                .iter()
+                .chain(METADATA_LEGACY.iter())
+                .map(|&call| (call, Vec::new())),
+        );
+    }
     match network {
-        Network::Allowed => {}
+        // With the proxy, the command's own network namespace holds nothing but the proxy's
+        // port: sockets may be made.
+        Network::Allowed | Network::Proxy => {}
         Network::Blocked => {
             let unix = u64::from(libc::AF_UNIX.unsigned_abs());
             let not_unix = |call| -> Result<(i64, Vec<SeccompRule>), SandboxError> {
@@ -182,7 +249,7 @@ mod tests {
     fn both_network_settings_compile_at_every_abi() {
         for network in [Network::Allowed, Network::Blocked] {
             for abi in 1..=7 {
-                let programs = filters(network, abi).unwrap_or_default();
+                let programs = filters(network, abi, Metadata::Allowed).unwrap_or_default();
                 assert_eq!(programs.len(), 2, "{network:?} ABI {abi}");
                 assert!(programs.iter().all(|p| !p.is_empty()));
             }
@@ -193,7 +260,7 @@ mod tests {
     #[test]
     fn truncate_is_refused_below_landlock_abi_3_only() -> Result<(), SandboxError> {
         for abi in [1, 2] {
-            let rules = refusals(Network::Allowed, abi)?;
+            let rules = refusals(Network::Allowed, abi, Metadata::Allowed)?;
             assert_eq!(
                 rules.get(&libc::SYS_truncate).map(Vec::len),
                 Some(0),
@@ -202,14 +269,17 @@ mod tests {
             assert!(!rules.contains_key(&libc::SYS_ftruncate), "ABI {abi}");
         }
         for abi in [3, 6, 7] {
-            assert!(!refusals(Network::Allowed, abi)?.contains_key(&libc::SYS_truncate));
+            assert!(
+                !refusals(Network::Allowed, abi, Metadata::Allowed)?
+                    .contains_key(&libc::SYS_truncate)
+            );
         }
         Ok(())
     }
 
     #[test]
     fn machine_wide_calls_and_terminal_injection_are_refused() -> Result<(), SandboxError> {
-        let rules = refusals(Network::Allowed, 7)?;
+        let rules = refusals(Network::Allowed, 7, Metadata::Allowed)?;
         for call in [
             libc::SYS_reboot,
             libc::SYS_sethostname,
@@ -232,6 +302,20 @@ mod tests {
             rules.get(&libc::SYS_ioctl).map(Vec::len),
             Some(TERMINAL_INJECTION.len())
         );
+        Ok(())
+    }
+
+    /// Without the read-only view, seccomp refuses every way to change a file's metadata;
+    /// with it, none (the view refuses them outside the writable trees).
+    #[test]
+    fn metadata_calls_are_refused_only_without_the_read_only_view() -> Result<(), SandboxError> {
+        let refused = refusals(Network::Allowed, 7, Metadata::Refused)?;
+        let allowed = refusals(Network::Allowed, 7, Metadata::Allowed)?;
+        for call in METADATA.iter().chain(METADATA_LEGACY.iter()) {
+            assert_eq!(refused.get(call).map(Vec::len), Some(0), "call {call}");
+            assert!(!allowed.contains_key(call), "call {call}");
+        }
+        assert_eq!(filters(Network::Blocked, 7, Metadata::Refused)?.len(), 2);
         Ok(())
     }
 }

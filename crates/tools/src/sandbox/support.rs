@@ -26,6 +26,9 @@ pub struct Support {
     /// Whether a command can get a private mount namespace (to keep `.git/hooks` and rein's
     /// config read-only inside writable trees).
     pub mount_namespace: bool,
+    /// Whether that namespace can hold a read-only view of the whole machine (the mount
+    /// calls of Linux 5.12); without it seccomp refuses the metadata calls instead.
+    pub read_only_view: bool,
     /// Which sandbox this platform uses.
     pub platform: Platform,
     /// Landlock is left out because the configuration says `landlock = false`, not because
@@ -99,10 +102,12 @@ pub fn support(probe: KernelProbe) -> Support {
 
 #[cfg(target_os = "linux")]
 fn ask_kernel() -> Support {
+    let mount_namespace = super::protect::available();
     Support {
         landlock_abi: super::landlock::abi_version(),
         seccomp: seccomp_available(),
-        mount_namespace: super::protect::available(),
+        mount_namespace,
+        read_only_view: mount_namespace && super::view::read_only_view_available(),
         platform: Platform::Linux,
         landlock_off_by_config: false,
     }
@@ -115,6 +120,7 @@ fn ask_kernel() -> Support {
         // Seatbelt stands in for both: sandbox-exec is what applies the profile.
         seccomp: std::path::Path::new(super::seatbelt::SANDBOX_EXEC).exists(),
         mount_namespace: false,
+        read_only_view: false,
         platform: Platform::MacOs,
         landlock_off_by_config: false,
     }
@@ -126,6 +132,7 @@ fn ask_kernel() -> Support {
         landlock_abi: None,
         seccomp: false,
         mount_namespace: false,
+        read_only_view: false,
         platform: Platform::Other,
         landlock_off_by_config: false,
     }

@@ -18,16 +18,18 @@
 pub mod types;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use rein_llm::{Part, Provider, Usage};
+use rein_llm::{Part, Provider};
 use rein_tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, ToolRegistry, async_trait};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::sync::Semaphore;
 
+pub use crate::agent::AGENT_TOOL;
 use crate::agent::{
-    Agent, AgentEvent, AgentParts, AgentSettings, Events, NestedEvent, Transcript, TurnStop,
+    Agent, AgentEvent, AgentParts, AgentSettings, Events, NestedEvent, SubagentLink, Transcript,
+    TurnStop,
 };
 use crate::context::{CompactRequests, CompactTool, ContextSettings, PinnedState};
 use crate::hooks::Hooks;
@@ -38,8 +40,6 @@ use crate::session::NewSession;
 use crate::tools::{TodoList, TodoWriteTool};
 pub use types::{AgentType, EXPLORE};
 
-/// The tool's name.
-pub const AGENT_TOOL: &str = "agent";
 /// A sub-agent's round limit unless its type sets one.
 pub const SUBAGENT_MAX_ROUNDS: u32 = 30;
 /// The longest result a sub-agent gives back, in characters.
@@ -63,35 +63,9 @@ pub(crate) struct SubagentSetup {
     pub(crate) prompt: Box<dyn Fn(&ToolRegistry) -> String + Send + Sync>,
     /// Where transcripts go (the session's directory) and the session's working directory.
     pub(crate) transcripts: Option<(PathBuf, PathBuf)>,
-    /// What finished sub-agents used, for the parent to count and record.
-    pub(crate) usage: Arc<SubagentUsage>,
-}
-
-/// Usage of sub-agents, waiting for the parent to count it.
-#[derive(Debug, Default)]
-pub(crate) struct SubagentUsage {
-    pending: Mutex<Vec<(String, String, Usage)>>,
-}
-
-impl SubagentUsage {
-    fn add(&self, model: &str, agent: &str, usage: Usage) {
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((model.to_owned(), agent.to_owned(), usage));
-    }
-
-    /// Takes what finished sub-agents used: (model, agent type, usage) each.
-    pub(crate) fn take(&self) -> Vec<(String, String, Usage)> {
-        std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner))
-    }
-}
-
-/// What the runner attaches to an `agent` call: its id and where the parent's events go.
-#[derive(Debug, Clone)]
-pub(crate) struct AgentCallScope {
-    pub(crate) call_id: String,
-    pub(crate) events: Events,
+    /// Where sub-agents' events go during the parent's turn, and what they used, for the
+    /// parent to count and record.
+    pub(crate) link: Arc<SubagentLink>,
 }
 
 /// The `agent` tool.
@@ -173,11 +147,10 @@ impl Tool for AgentTool {
                 ))
             })?),
         };
-        let scope = ctx
-            .scope()
-            .and_then(|s| s.downcast_ref::<AgentCallScope>())
-            .cloned()
-            .ok_or_else(|| ToolError::Internal("the agent call has no scope".to_owned()))?;
+        let parent = self.setup.link.turn_events().ok_or_else(|| {
+            ToolError::Internal("the agent call runs outside the parent's turn".to_owned())
+        })?;
+        let call_id = ctx.scope().call_id.clone();
         let cancel = ctx.cancel_token().clone();
         let _slot = tokio::select! {
             biased;
@@ -187,17 +160,16 @@ impl Tool for AgentTool {
             slot = self.slots.acquire() => slot.map_err(|e| ToolError::Internal(e.to_string()))?,
         };
         let name = ty.map_or("general", |t| t.name.as_str()).to_owned();
-        let (mut agent, unrecorded) = self.build(ty, &name, &scope.call_id, ctx);
+        let (mut agent, unrecorded) = self.build(ty, &name, &call_id, ctx);
         if let Some(why) = unrecorded {
-            scope.events.emit(AgentEvent::Warning {
+            parent.emit(AgentEvent::Warning {
                 message: format!("the {name} sub-agent's transcript is not kept: {why}"),
             });
         }
-        let parent = scope.events.clone();
-        let call_id = scope.call_id.clone();
+        let nested = parent.clone();
         let agent_name = name.clone();
         let events = Events::new(move |event: AgentEvent| {
-            parent.emit(AgentEvent::Nested(NestedEvent {
+            nested.emit(AgentEvent::Nested(NestedEvent {
                 parent_call_id: call_id.clone(),
                 agent: agent_name.clone(),
                 event: Box::new(event),
@@ -205,17 +177,17 @@ impl Tool for AgentTool {
         });
         let outcome = agent.run_turn(&args.task, &events, cancel).await;
         if let Err(e) = agent.save_session() {
-            scope.events.emit(AgentEvent::Warning {
+            parent.emit(AgentEvent::Warning {
                 message: format!("the {name} sub-agent's transcript is incomplete: {e}"),
             });
         }
         self.setup
-            .usage
+            .link
             .add(agent.model(), &name, agent.total_usage());
         let mut warnings = Vec::new();
         self.setup.hooks.subagent_stop(&mut warnings).await;
         for message in warnings {
-            scope.events.emit(AgentEvent::Warning { message });
+            parent.emit(AgentEvent::Warning { message });
         }
         result(&agent, &outcome)
     }

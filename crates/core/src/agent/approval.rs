@@ -1,0 +1,98 @@
+//! Step 4 of a call: asking the person (one question at a time, through the front-end's
+//! `Interaction`), and telling the front-end and the model of a refusal.
+
+use rein_llm::ToolCall;
+use rein_tools::ToolOutput;
+
+use super::call_args::json_arguments;
+use super::event::AgentEvent;
+use super::runner::{Asked, CallEnv, Checked, Refusal};
+use crate::interaction::{Approval, ApprovalRequest};
+use crate::permissions::{Decision, Rule};
+
+impl CallEnv {
+    /// Step 4: asks the person, one question at a time.
+    pub(super) async fn ask(&self, call: &ToolCall, checked: &Checked, reason: &str) -> Asked {
+        let view = checked.view(call);
+        if !self.runner.interaction.attended() {
+            let how = self.runner.policy.how_to_allow(&view);
+            return Asked::Refused(Refusal {
+                message: format!(
+                    "rein did not run this call: {reason}, and this run has no one to ask (a \
+                     one-shot or headless run). Do not retry it; finish what you can without it \
+                     and tell the person what you wanted to do. To allow it, the person can {how}."
+                ),
+                reason: format!(
+                    "{reason}, and no one can be asked in this run; to allow it, {how}"
+                ),
+            });
+        }
+        let _asking = match self.runner.asking.try_lock() {
+            Ok(free) => free,
+            Err(_) => {
+                // Queued behind another question: Ctrl+C meanwhile must not ask this one.
+                let waited = tokio::select! {
+                    biased;
+                    () = self.cancel.cancelled() => return Asked::Cancelled,
+                    waited = self.runner.asking.lock() => waited,
+                };
+                // An answer given while this call waited ("yes for the session") may cover it.
+                if self.runner.policy.decide(&view) == Decision::Allow {
+                    return Asked::Covered;
+                }
+                waited
+            }
+        };
+        self.events.emit(AgentEvent::ApprovalRequested {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            reason: reason.to_owned(),
+        });
+        let session_rule = Rule::for_session(&view);
+        let request = ApprovalRequest {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: json_arguments(call).clone(),
+            preview: checked.call.preview(&checked.ctx(&self.ctx)).await,
+            reason: reason.to_owned(),
+            session_rule: session_rule.clone(),
+            agent: self.runner.agent.clone(),
+        };
+        let answer = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Approval::Cancelled,
+            answer = self.runner.interaction.approve(request) => answer,
+        };
+        match answer {
+            Approval::Yes => Asked::Answered,
+            Approval::YesForSession => {
+                self.runner.policy.allow_for_session(session_rule);
+                Asked::Answered
+            }
+            Approval::No => Asked::Refused(Refusal {
+                message: "The person declined this call; it did not run. Do not retry it \
+                          unchanged: ask or take another way."
+                    .to_owned(),
+                reason: "declined".to_owned(),
+            }),
+            Approval::NoBecause(why) => Asked::Refused(Refusal {
+                message: format!(
+                    "The person declined this call; it did not run. Their reason: {why}"
+                ),
+                reason: format!("declined: {why}"),
+            }),
+            Approval::Cancelled => Asked::Cancelled,
+        }
+    }
+
+    /// Tells the front-end a call was refused; returns the result for the model.
+    pub(super) fn denied(&self, call: &ToolCall, refusal: Refusal) -> ToolOutput {
+        self.events.emit(AgentEvent::PermissionDenied {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: json_arguments(call).clone(),
+            reason: refusal.reason,
+        });
+        ToolOutput::error(refusal.message)
+    }
+}

@@ -1,0 +1,239 @@
+//! Putting the agent together: its own tools beside the offered ones, the policy, the hooks,
+//! the sub-agents and the system prompt.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use rein_llm::Provider;
+use rein_tools::sandbox::Enforcement;
+use rein_tools::{ToolContext, ToolRegistry};
+
+use crate::agent::SubagentLink;
+use crate::agent::{Agent, AgentParts};
+use crate::context::{COMPACT_TOOL, CompactRequests, CompactTool, PinnedState};
+use crate::hooks::{CommandHooks, HookSetup, Hooks, NoHooks};
+use crate::permissions::{ModePolicy, PermissionMode, Policy};
+use crate::prompt::{self, PromptInputs};
+use crate::tools::skill::{SkillTool, prompt_section};
+use crate::tools::subagent::{AgentTool, SubagentSetup};
+use crate::tools::{TODO_TOOL, TodoList, TodoWriteTool};
+
+use super::mcp::start_mcp;
+use super::{AgentBuilder, BuildError};
+
+impl AgentBuilder {
+    /// The registry with the agent's own tools beside the offered ones: `compact`,
+    /// `todo_write` (its list pinned through compactions) and `skill`. Takes the todos, the
+    /// skills and the pinned state out of the builder; the skills' prompt section last.
+    pub(super) fn own_tools(
+        &mut self,
+    ) -> (
+        ToolRegistry,
+        Arc<CompactRequests>,
+        Arc<TodoList>,
+        Option<String>,
+    ) {
+        let mut registry = self.tools_offered();
+        let compact_requests = Arc::new(CompactRequests::default());
+        registry.register_arc(Arc::new(CompactTool::new(Arc::clone(&compact_requests))));
+        let todos = Arc::new(TodoList::restored(std::mem::take(&mut self.todos)));
+        registry.register_arc(Arc::new(TodoWriteTool::new(Arc::clone(&todos))));
+        self.pinned.push(Arc::clone(&todos) as Arc<dyn PinnedState>);
+        let skills_section = prompt_section(&self.skills, self.skill_window_tokens);
+        let skills = std::mem::take(&mut self.skills);
+        if !skills.is_empty() {
+            registry.register(SkillTool::new(skills));
+        }
+        (registry, compact_requests, todos, skills_section)
+    }
+
+    pub(super) fn assemble(mut self, provider: Arc<dyn Provider>) -> Result<Agent, BuildError> {
+        let sandbox = self.sandbox();
+        if self.mode == PermissionMode::Auto
+            && let Enforcement::Unavailable(why) = sandbox.enforcement()
+        {
+            return Err(BuildError::SandboxUnavailable(why.clone()));
+        }
+        // Hosts the proxy does not list are asked about when someone can answer.
+        if self.interaction.attended() {
+            sandbox.set_host_gate(Arc::new(crate::network_gate::AskingGate {
+                interaction: Arc::clone(&self.interaction),
+            }));
+        }
+        let hook_sandbox = self.sandbox.settings.hooks.then(|| sandbox.clone());
+        let mcp_sandbox = self.mcp_sandbox(|| sandbox.clone());
+        let (mut registry, compact_requests, todos, skills_section) = self.own_tools();
+        let pinned = self.pinned;
+        // Sub-agents, unless this is one (no recursion).
+        let subagent_usage = Arc::new(SubagentLink::default());
+        let subagent_tools = registry.without(&[COMPACT_TOOL, TODO_TOOL]);
+        let offer_subagents = self.agent_name.is_none();
+        let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
+        let mut tool_config = self.tool_config;
+        tool_config.env_remove = self.secrets.env_remove().to_vec();
+        tool_config.sandbox = sandbox;
+        tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
+        let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
+        let tool_ctx = ToolContext::new(tool_config);
+        let mcp = self.mcp_hub.or_else(|| {
+            start_mcp(
+                self.mcp_plan,
+                &self.workspace,
+                self.mcp_log_dir,
+                self.secrets.env_remove(),
+                mcp_sandbox,
+            )
+        });
+        let secrets = Arc::new(self.secrets);
+        let checkpoints = match (&self.checkpoints, &self.rein_home, &self.session_file) {
+            (Some(settings), Some(home), Some((id, _))) if self.agent_name.is_none() => Some(
+                crate::checkpoint::Checkpoints::open(home, id, &self.workspace, *settings),
+            ),
+            _ => None,
+        };
+        let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
+            (Some(hooks), _) => hooks,
+            (None, Some(plan)) => {
+                let (session_id, transcript_path) = self.session_file.unzip();
+                Arc::new(CommandHooks::new(
+                    &plan.hooks,
+                    HookSetup {
+                        workspace: self.workspace.clone(),
+                        project_dir: plan.project_dir,
+                        session_id,
+                        transcript_path,
+                        permission_mode: self.mode,
+                        secrets: Arc::clone(&secrets),
+                        // Stopped with the commands: on Ctrl+C, at the end of the run.
+                        processes: tool_ctx.processes().clone(),
+                        sandbox: hook_sandbox,
+                    },
+                ))
+            }
+            (None, None) => Arc::new(NoHooks),
+        };
+        if offer_subagents {
+            let workspace = self.workspace.clone();
+            let is_git_repo = self.is_git_repo;
+            let instructions = self.project_instructions.clone();
+            let skills = skills_section.clone();
+            let setup = SubagentSetup {
+                provider: Arc::clone(&provider),
+                settings: self.settings.clone(),
+                tools: subagent_tools,
+                policy: Arc::clone(&policy),
+                interaction: Arc::clone(&self.interaction),
+                hooks: Arc::clone(&hooks),
+                secrets: Arc::clone(&secrets),
+                context: self.context.clone(),
+                prompt: Box::new(move |tools| {
+                    with_skills(
+                        render_system_prompt(
+                            &workspace,
+                            is_git_repo,
+                            tools,
+                            instructions.as_deref(),
+                        ),
+                        skills.as_deref(),
+                    )
+                }),
+                transcripts: self.subagent_dir.map(|dir| (dir, self.workspace.clone())),
+                link: Arc::clone(&subagent_usage),
+            };
+            registry.register(AgentTool::new(setup, self.agent_types));
+        }
+        // Rendered once, with every tool: the prompt stays byte-identical across rounds.
+        let system_prompt = self.system_prompt.unwrap_or_else(|| {
+            with_skills(
+                render_system_prompt(
+                    &self.workspace,
+                    self.is_git_repo,
+                    &registry,
+                    self.project_instructions.as_deref(),
+                ),
+                skills_section.as_deref(),
+            )
+        });
+        Ok(Agent::new(AgentParts {
+            provider,
+            registry: Arc::new(registry),
+            tool_ctx,
+            system_prompt,
+            settings: self.settings,
+            history: self.history,
+            transcript: self.transcript,
+            policy,
+            interaction: self.interaction,
+            hooks,
+            agent_name: self.agent_name,
+            secrets,
+            context: self.context,
+            pinned,
+            compact_requests,
+            todos,
+            subagents: offer_subagents.then_some(subagent_usage),
+            anchor: self.anchor,
+            mcp: mcp.map(|hub| (hub, self.mode)),
+            checkpoints,
+        }))
+    }
+
+    /// The tools the model is offered: the built-in ones (or those given), the extra ones,
+    /// those the mode offers.
+    pub(super) fn tools_offered(&self) -> ToolRegistry {
+        let mut registry = match &self.tools {
+            Some(tools) => tools.offered(|_| true),
+            None => ToolRegistry::builtin(),
+        };
+        for tool in &self.extra_tools {
+            registry.register_arc(Arc::clone(tool));
+        }
+        let offered = registry.offered(|kind| self.mode.offers(kind));
+        // Background commands are read and stopped only where bash can start them.
+        if offered.get("bash").is_none() {
+            let names = ["bash_output", "kill_shell"];
+            return offered.without(&names);
+        }
+        offered
+    }
+}
+
+/// The system prompt with the skills' section after it, if there is one.
+pub(super) fn with_skills(mut prompt: String, skills: Option<&str>) -> String {
+    if let Some(section) = skills {
+        prompt.push_str("\n\n");
+        prompt.push_str(section);
+    }
+    prompt
+}
+
+/// The system prompt for `registry`'s tools in `cwd`, dated today.
+pub fn render_system_prompt(
+    cwd: &Path,
+    is_git_repo: bool,
+    registry: &ToolRegistry,
+    project_instructions: Option<&str>,
+) -> String {
+    let specs = registry.infos();
+    let tools: Vec<(&str, &str)> = specs
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.description.lines().next().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let date = prompt::utc_date(SystemTime::now());
+    prompt::build_system_prompt(&PromptInputs {
+        cwd,
+        os: std::env::consts::OS,
+        // The bash tool runs every command with `bash -c`, whatever the person's login shell.
+        shell: "bash",
+        date: &date,
+        is_git_repo,
+        tools: &tools,
+        project_instructions,
+    })
+}

@@ -1,0 +1,93 @@
+//! The person's say about hosts a sandboxed command wants to reach through rein's proxy
+//! (`[sandbox] network = "proxy"`) that `allow_domains` does not list: asked through the
+//! [`Interaction`], once per host and port for the session (rein-tools remembers the answer).
+//! A run with no one to ask gets no gate: those hosts are refused, and the command's result
+//! says so (a headless run lists it in `permission_denials`).
+
+use std::sync::Arc;
+
+use rein_tools::ToolKind;
+use rein_tools::async_trait;
+use rein_tools::sandbox::HostGate;
+use serde_json::json;
+
+use crate::interaction::{Approval, ApprovalRequest, Interaction};
+use crate::permissions::{CallView, Rule};
+
+/// The name approvals of hosts carry as their tool.
+pub(crate) const NETWORK_QUESTION: &str = "network";
+
+/// Asks the person about each unlisted host.
+pub(crate) struct AskingGate {
+    pub(crate) interaction: Arc<dyn Interaction>,
+}
+
+impl std::fmt::Debug for AskingGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AskingGate")
+    }
+}
+
+#[async_trait]
+impl HostGate for AskingGate {
+    async fn allow(&self, host: &str, port: u16) -> bool {
+        if !self.interaction.attended() {
+            return false;
+        }
+        let arguments = json!({ "host": host, "port": port });
+        let view = CallView {
+            tool: NETWORK_QUESTION,
+            kind: ToolKind::Execute,
+            arguments: &arguments,
+            path: None,
+            shell: None,
+            confined: true,
+        };
+        let request = ApprovalRequest {
+            call_id: format!("network:{host}:{port}"),
+            tool: NETWORK_QUESTION.to_owned(),
+            arguments: arguments.clone(),
+            preview: None,
+            reason: format!(
+                "a sandboxed command wants to reach {host} (port {port}) through rein's network \
+                 proxy, and {host} is not in [sandbox] allow_domains; your answer holds for \
+                 the rest of the session"
+            ),
+            session_rule: Rule::for_session(&view),
+            agent: None,
+        };
+        matches!(
+            self.interaction.approve(request).await,
+            Approval::Yes | Approval::YesForSession
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interaction::{ScriptedInteraction, Unattended};
+
+    #[tokio::test]
+    async fn the_person_is_asked_about_a_host_and_no_one_means_no() {
+        let interaction = Arc::new(ScriptedInteraction::new([Approval::Yes, Approval::No]));
+        let gate = AskingGate {
+            interaction: interaction.clone(),
+        };
+        assert!(gate.allow("pypi.org", 443).await);
+        assert!(!gate.allow("evil.example.com", 443).await);
+        let asked = interaction.asked();
+        assert_eq!(asked.len(), 2);
+        assert_eq!(asked[0].tool, NETWORK_QUESTION);
+        assert_eq!(asked[0].arguments, json!({"host": "pypi.org", "port": 443}));
+        assert!(
+            asked[1].reason.contains("evil.example.com"),
+            "{}",
+            asked[1].reason
+        );
+        let nobody = AskingGate {
+            interaction: Arc::new(Unattended),
+        };
+        assert!(!nobody.allow("pypi.org", 443).await);
+    }
+}
