@@ -144,7 +144,9 @@ fn kill_9_during_checkpoints_and_rewinds_never_leaves_a_half_restored_workspace(
                     .unwrap()
                     .next()
                     .is_none(),
-            "round {round}: a journal was left"
+            "round {round}: a journal was left: {:?}",
+            std::fs::read_dir(env.rein_home.join("checkpoints/journals"))
+                .map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
         );
         let now = contents(&env);
         if round % 2 == 1 {

@@ -446,6 +446,14 @@ pub fn recover(rein_home: &Path) -> Vec<String> {
     let mut notes = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(restore::PARTIAL_JOURNAL_PREFIX)
+        {
+            remove_partial_journal(&path);
+            continue;
+        }
         if path.extension().is_none_or(|e| e != "json") {
             continue;
         }
@@ -480,6 +488,18 @@ pub fn recover(rein_home: &Path) -> Vec<String> {
         }
     }
     notes
+}
+
+/// Removes a journal a killed rein was still writing (nothing of its rewind was applied);
+/// one still locked belongs to a live rewind and stays.
+fn remove_partial_journal(path: &Path) {
+    let Ok(file) = std::fs::File::open(path) else {
+        return;
+    };
+    if file.try_lock().is_ok() {
+        // Best effort: a file left is only a few bytes, and the next start tries again.
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// Gives a fork the checkpoints of its parent (the same workspace, the same turns), up to

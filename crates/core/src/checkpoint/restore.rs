@@ -107,12 +107,20 @@ pub(crate) fn journal_path(checkpoints: &Path, session: &str) -> PathBuf {
     checkpoints.join("journals").join(format!("{session}.json"))
 }
 
+/// The name prefix of a journal being written: one a killed rein left behind (unlocked) is
+/// removed by the next start.
+pub(crate) const PARTIAL_JOURNAL_PREFIX: &str = ".journal-";
+
 /// Writes the journal durably and returns it open and locked (the lock tells a concurrent
-/// start that this rewind is alive).
+/// start that this rewind is alive). The file is locked from before its first byte, so a
+/// start never takes the partial file of a live rewind for a dead one's.
 pub(crate) fn write_journal(path: &Path, journal: &Journal) -> io::Result<File> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(PARTIAL_JOURNAL_PREFIX)
+        .tempfile_in(dir)?;
+    temp.as_file().lock()?;
     temp.write_all(&serde_json::to_vec(journal).map_err(io::Error::other)?)?;
     temp.as_file().sync_all()?;
     let file = temp.persist(path).map_err(|e| e.error)?;

@@ -72,3 +72,22 @@ fn a_file_whose_copy_failed_is_named_as_not_restorable() {
         "changed too"
     );
 }
+
+#[test]
+fn a_journal_a_killed_rein_was_writing_is_removed_and_a_live_ones_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let journals = home.path().join("checkpoints").join("journals");
+    std::fs::create_dir_all(&journals).unwrap();
+    let dead = journals.join(format!("{}abc123", restore::PARTIAL_JOURNAL_PREFIX));
+    std::fs::write(&dead, "{\"sess").unwrap();
+    let live = journals.join(format!("{}def456", restore::PARTIAL_JOURNAL_PREFIX));
+    std::fs::write(&live, "{\"sess").unwrap();
+    let held = std::fs::File::open(&live).unwrap();
+    held.lock().unwrap();
+
+    let notes = recover(home.path());
+
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(!dead.exists(), "the dead rein's partial journal stayed");
+    assert!(live.exists(), "a live rewind's partial journal was removed");
+}
