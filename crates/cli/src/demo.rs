@@ -1,6 +1,7 @@
 //! `rein --demo`: rein fixes a small Python project in a temporary directory, with the model's
 //! side played back from a recording shipped in the binary. No network, no key.
 
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -63,14 +64,17 @@ pub(crate) async fn run() -> Exit {
         }
     };
     let style = render::Style::for_stderr();
-    render::notice(&format!(
+    // Styled text is rein's own: only the path (foreign text) is made harmless, so the
+    // styling's escapes reach the terminal instead of turning into visible `␛`.
+    let _ = writeln!(
+        std::io::stderr().lock(),
         "{}\nA copy of a small Python project is in {}; its main.py has a broken import.\n\
          The model's side is played back from a recording (offline, no API key), but every tool\n\
          call is real: rein reads, edits and runs the files there.\n\n{} {REQUEST}\n",
         style.bold("rein demo"),
-        workspace.display(),
+        render::neutralize(&workspace.display().to_string()),
         style.bold(">"),
-    ));
+    );
 
     // The demo shows rein editing and running code, as the person asked it to.
     let built = AgentBuilder::new(&workspace, "demo", rein_core::face::ProviderKind::OpenAi)

@@ -37,6 +37,7 @@ mod orphans;
 mod parallel;
 mod permissions;
 mod repl;
+mod repl_round_two;
 mod responses;
 mod rounds;
 mod sandbox;

@@ -580,7 +580,10 @@ fn slash_mcp_in_the_repl_shows_each_servers_state_tools_error_and_log() {
         "the REPL offers the MCP tools"
     );
     pty.send("/mcp\r");
-    pty.wait_for("mcp-logs/dies.log");
+    // The start-up warning names dies.log too (whole, now that long lines wrap): /mcp's
+    // own lines are the second mention, and fake.log's only one.
+    pty.wait_for_count("mcp-logs/dies.log", 2);
+    pty.wait_for("mcp-logs/fake.log");
     let shown = pty.transcript();
     let line = |name: &str| {
         shown

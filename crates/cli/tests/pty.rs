@@ -19,13 +19,24 @@ pub(crate) struct Pty {
     parser: Arc<Mutex<vt100::Parser>>,
     /// Everything written, escape sequences removed, for text that scrolled away.
     transcript: Arc<Mutex<String>>,
-    _master: Box<dyn MasterPty + Send>,
+    master: Box<dyn MasterPty + Send>,
 }
 
 impl Pty {
     /// `rein ARGS` in `env`'s workspace, pointed at `base_url`, in a terminal of this size,
     /// with the first-start question about the auto mode answered (the default mode kept).
     pub(crate) fn start(env: &Env, base_url: &str, args: &[&str], cols: u16) -> Pty {
+        Pty::start_with(env, base_url, args, cols, &[])
+    }
+
+    /// `rein ARGS` as [`Pty::start`], with these environment variables besides.
+    pub(crate) fn start_with(
+        env: &Env,
+        base_url: &str,
+        args: &[&str],
+        cols: u16,
+        vars: &[(&str, &str)],
+    ) -> Pty {
         let config = env.rein_home.join("config.toml");
         let text = std::fs::read_to_string(&config).unwrap_or_default();
         if !text.contains("[repl]") {
@@ -36,11 +47,15 @@ impl Pty {
             )
             .unwrap();
         }
-        Pty::first_start(env, base_url, args, cols)
+        Pty::spawn(env, base_url, args, cols, vars)
     }
 
     /// `rein ARGS` as [`Pty::start`], with rein's config as the test left it.
     pub(crate) fn first_start(env: &Env, base_url: &str, args: &[&str], cols: u16) -> Pty {
+        Pty::spawn(env, base_url, args, cols, &[])
+    }
+
+    fn spawn(env: &Env, base_url: &str, args: &[&str], cols: u16, vars: &[(&str, &str)]) -> Pty {
         let rows = 60;
         let pair = native_pty_system()
             .openpty(PtySize {
@@ -60,6 +75,9 @@ impl Pty {
         cmd.env("OPENAI_API_KEY", "sk-test");
         cmd.env("REIN_BASE_URL", base_url);
         cmd.env("REIN_MODEL", "gpt-4o");
+        for (name, value) in vars {
+            cmd.env(name, value);
+        }
         cmd.cwd(&env.work);
         cmd.args(args);
         let child = pair.slave.spawn_command(cmd).unwrap();
@@ -106,7 +124,7 @@ impl Pty {
             writer,
             parser,
             transcript,
-            _master: pair.master,
+            master: pair.master,
         }
     }
 
@@ -125,6 +143,65 @@ impl Pty {
     /// What the screen shows now.
     pub(crate) fn screen(&self) -> String {
         self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// The screen's rows as shown, one string each (a row the terminal wrapped is not joined
+    /// to the next).
+    pub(crate) fn rows(&self) -> Vec<String> {
+        let parser = self.parser.lock().unwrap();
+        let (_, cols) = parser.screen().size();
+        parser.screen().rows(0, cols.get()).collect()
+    }
+
+    /// Every row the terminal holds, the scrollback's first: what a person can scroll
+    /// through.
+    pub(crate) fn history(&self) -> Vec<String> {
+        let mut parser = self.parser.lock().unwrap();
+        let (_, cols) = parser.screen().size();
+        parser.screen_mut().set_scrollback(usize::MAX);
+        let mut lines = Vec::new();
+        // Scrolled back by k rows, the top row is the k-th from the scrollback's end.
+        for offset in (1..=parser.screen().scrollback()).rev() {
+            parser.screen_mut().set_scrollback(offset);
+            lines.extend(parser.screen().rows(0, cols.get()).next());
+        }
+        parser.screen_mut().set_scrollback(0);
+        lines.extend(parser.screen().rows(0, cols.get()));
+        lines
+    }
+
+    /// Resizes the terminal to `cols` columns (rein gets SIGWINCH).
+    pub(crate) fn resize(&self, cols: u16) {
+        let mut parser = self.parser.lock().unwrap();
+        let (rows, _) = parser.screen().size();
+        parser.set_size(rows, std::num::NonZeroU16::new(cols).unwrap());
+        self.master
+            .resize(PtySize {
+                rows: rows.get(),
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+    }
+
+    /// Whether the first cell showing `text` on the screen is (bold, underlined).
+    pub(crate) fn emphasis_of(&self, text: &str) -> Option<(bool, bool)> {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        let (_, cols) = screen.size();
+        let (row, line) = screen
+            .rows(0, cols.get())
+            .enumerate()
+            .find(|(_, line)| line.contains(text))?;
+        let col = line[..line.find(text)?].chars().count();
+        let cell = screen.cell(u16::try_from(row).ok()?, u16::try_from(col).ok()?)?;
+        Some((cell.bold(), cell.underline()))
+    }
+
+    /// The cursor's (row, column) on the screen.
+    pub(crate) fn cursor(&self) -> (u16, u16) {
+        self.parser.lock().unwrap().screen().cursor_position()
     }
 
     /// Everything written so far, without escape sequences.

@@ -52,8 +52,10 @@ fn escape_sequences_in_paths_and_output_reach_stderr_harmless() {
 fn a_refused_call_is_shown_once() {
     let env = Env::new();
     env.write("main.py", "import helpers\n");
+    // Read first: an edit of a file never read is not a refusal but a certain failure.
     let server = MockServer::start(
         Script::new()
+            .reply(call("r1", "read_file", json!({"file_path": "main.py"})))
             .reply(call(
                 "e1",
                 "edit_file",
@@ -64,7 +66,10 @@ fn a_refused_call_is_shown_once() {
     let out = run(env.rein_openai(&server).args(["-p", "fix it"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let progress = stderr(&out);
-    let lines: Vec<&str> = progress.lines().collect();
+    let lines: Vec<&str> = progress
+        .lines()
+        .skip_while(|l| !l.starts_with("● edit_file"))
+        .collect();
     assert_eq!(lines.len(), 2, "{progress}");
     assert_eq!(lines[0], "● edit_file main.py");
     assert!(

@@ -157,6 +157,12 @@ pub trait Tool: Send + Sync + 'static {
     async fn preview(&self, _args: &Self::Args, _ctx: &ToolContext) -> Option<Preview> {
         None
     }
+
+    /// The error the call would certainly fail with, found without changing anything (an
+    /// edit of a file never read): the person is not asked about a call that can only fail.
+    async fn doomed(&self, _args: &Self::Args, _ctx: &ToolContext) -> Option<String> {
+        None
+    }
 }
 
 /// The erased form of a [`Tool`], as the agent uses it: JSON arguments checked once into
@@ -186,6 +192,10 @@ pub trait DynTool: Send + Sync {
 pub trait PreparedCall: Send + Sync {
     /// What the call would do (see [`Tool::preview`]).
     async fn preview(&self, ctx: &ToolContext) -> Option<Preview>;
+    /// The error the call would certainly fail with (see [`Tool::doomed`]).
+    async fn doomed(&self, _ctx: &ToolContext) -> Option<String> {
+        None
+    }
     /// Runs the call.
     async fn run(self: Box<Self>, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
@@ -223,6 +233,10 @@ struct Prepared<T: Tool> {
 impl<T: Tool> PreparedCall for Prepared<T> {
     async fn preview(&self, ctx: &ToolContext) -> Option<Preview> {
         self.tool.preview(&self.args, ctx).await
+    }
+
+    async fn doomed(&self, ctx: &ToolContext) -> Option<String> {
+        self.tool.doomed(&self.args, ctx).await
     }
 
     async fn run(self: Box<Self>, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

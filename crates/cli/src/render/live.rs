@@ -15,7 +15,7 @@ use rein_core::face::{Display, Progress};
 
 use super::markdown::MarkdownStream;
 use super::text::State as Lines;
-use super::width::fit;
+use super::width::{fit, fit_or_wrap};
 use super::{Style, neutralize};
 
 /// How often the spinner moves to its next frame.
@@ -68,6 +68,12 @@ struct State {
     lines: Lines,
     spinner: Spinner,
     edits: Vec<Edit>,
+    /// A question's keys line is on screen without a newline after it: other output starts
+    /// below it instead of over it.
+    inline_open: bool,
+    /// Reads the terminal's width now, for the spinner: drawn wider than the window, it
+    /// would wrap, and its next redraw would leave a stale row behind.
+    width_probe: Option<fn() -> usize>,
 }
 
 #[derive(Debug)]
@@ -113,6 +119,8 @@ impl Live {
                     queued: String::new(),
                 },
                 edits: Vec::new(),
+                inline_open: false,
+                width_probe: None,
             }),
         }
     }
@@ -131,13 +139,24 @@ impl Live {
         self.lock().width
     }
 
-    /// Follows a change of the terminal's width (from the next line on).
+    /// Follows a change of the terminal's width, mid-stream too: the next line and the
+    /// spinner are laid out at the new width (a spinner wider than the window would wrap,
+    /// and its redraws would leave stale rows behind).
     pub(crate) fn set_width(&self, width: usize) {
         let mut state = self.lock();
-        if state.width != width && state.markdown.is_idle() {
+        if state.width != width {
             state.width = width;
-            state.markdown = MarkdownStream::new(self.options.style, width);
+            state.markdown.set_width(width);
+            if state.spinner.drawn {
+                state.clear_spinner();
+                self.draw_spinner(&mut state);
+            }
         }
+    }
+
+    /// Reads the terminal's width with `probe` before each spinner redraw.
+    pub(crate) fn set_width_probe(&self, probe: fn() -> usize) {
+        self.lock().width_probe = Some(probe);
     }
 
     /// A turn starts: the spinner runs until [`Live::end`].
@@ -204,6 +223,19 @@ impl Live {
         let mut state = self.lock();
         state.clear_spinner();
         let _ = state.out.write_all(text.as_bytes());
+        state.inline_open = !text.ends_with('\n');
+        let _ = state.out.flush();
+    }
+
+    /// Writes `text` (ending with a newline) in place of the inline text on screen and the
+    /// `rows_above` rows above it, or below what came since when something else was written.
+    pub(crate) fn replace_inline(&self, rows_above: usize, text: &str) {
+        let mut state = self.lock();
+        if std::mem::take(&mut state.inline_open) {
+            let up = "\x1b[1A\x1b[K".repeat(rows_above);
+            let _ = write!(state.out, "\r\x1b[K{up}");
+        }
+        self.write_locked(&mut state, text);
         let _ = state.out.flush();
     }
 
@@ -232,6 +264,9 @@ impl Live {
             return;
         }
         state.clear_spinner();
+        if std::mem::take(&mut state.inline_open) {
+            let _ = state.out.write_all(b"\n");
+        }
         let _ = state.out.write_all(text.as_bytes());
         self.draw_spinner(state);
         let _ = state.out.flush();
@@ -240,6 +275,13 @@ impl Live {
     fn draw_spinner(&self, state: &mut State) {
         if !self.options.spinner || !state.spinner.active || state.spinner.paused {
             return;
+        }
+        if let Some(probe) = state.width_probe {
+            let width = probe();
+            if width != state.width {
+                state.width = width;
+                state.markdown.set_width(width);
+            }
         }
         let spinner = &state.spinner;
         let secs = spinner.started.elapsed().as_secs();
@@ -252,7 +294,7 @@ impl Live {
         if tokens > 0 {
             line.push_str(&format!(" · ↓ {tokens} tokens"));
         }
-        line.push_str(" · Ctrl+C to stop");
+        line.push_str(" · Esc to stop");
         if !spinner.queued.is_empty() {
             line.push_str(&format!(" · queued: {}", neutralize(&spinner.queued)));
         }
@@ -386,7 +428,7 @@ impl EventSink for Live {
                 let width = state.width;
                 let lines = state.lines.render(s, other);
                 for line in lines.lines() {
-                    text.push_str(&fit(line, width));
+                    text.push_str(&fit_or_wrap(line, width));
                     text.push('\n');
                 }
             }

@@ -66,6 +66,11 @@ impl MarkdownStream {
         }
     }
 
+    /// Lays the lines to come out at `width` columns (the window was resized).
+    pub(crate) fn set_width(&mut self, width: usize) {
+        self.width = width.max(20);
+    }
+
     /// Adds streamed text; what became complete lines is appended to `out`.
     pub(crate) fn push(&mut self, text: &str, out: &mut String) {
         if !text.contains('\n') {
@@ -95,11 +100,6 @@ impl MarkdownStream {
         self.block = Block::Text;
     }
 
-    /// Whether nothing is held back.
-    pub(crate) fn is_idle(&self) -> bool {
-        self.partial.is_empty() && matches!(self.block, Block::Text)
-    }
-
     fn line(&mut self, line: &str, out: &mut String) {
         let s = self.style;
         match &mut self.block {
@@ -108,8 +108,7 @@ impl MarkdownStream {
                 if trimmed.starts_with(marker.as_str())
                     && trimmed.chars().all(|c| marker.starts_with(c))
                 {
-                    out.push_str(&s.dim(&neutralize(line)));
-                    out.push('\n');
+                    // The fence itself is not shown: it gets in the way of copying the code.
                     self.block = Block::Text;
                 } else {
                     let safe = neutralize(&expand_tabs(line)).into_owned();
@@ -150,8 +149,6 @@ impl MarkdownStream {
                 code: Box::new(CodeHighlighter::new(language)),
                 marker,
             };
-            out.push_str(&s.dim(&neutralize(line)));
-            out.push('\n');
             return;
         }
         if trimmed.starts_with('|') {
@@ -256,10 +253,16 @@ impl MarkdownStream {
 
     fn styled(&self, text: &str, attrs: Attrs) -> String {
         if !self.style.is_colored() {
-            return if attrs.code {
+            let text = if attrs.code {
                 format!("`{text}`")
             } else {
                 text.to_owned()
+            };
+            // NO_COLOR forbids colour, not emphasis: headings stay bold and underlined.
+            return if attrs.heading && self.style.has_emphasis() {
+                format!("\x1b[1;4m{text}\x1b[0m")
+            } else {
+                text
             };
         }
         let mut codes = Vec::new();

@@ -112,3 +112,13 @@ fn long_words_are_broken_and_lines_wrap_at_the_width() {
     let out = render(Style::plain(), 20, &[&"x".repeat(45), "\n"]);
     assert_eq!(out.lines().map(str::len).collect::<Vec<_>>(), [20, 20, 5]);
 }
+
+#[test]
+fn under_no_color_headings_stay_bold_and_underlined_and_nothing_is_coloured() {
+    let out = render(
+        Style::emphasis_only(),
+        80,
+        &["# Title\n\nSome `code` and text.\n"],
+    );
+    assert_eq!(out, "\x1b[1;4mTitle\x1b[0m\n\nSome `code` and text.\n");
+}

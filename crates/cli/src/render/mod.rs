@@ -22,7 +22,7 @@ pub(crate) use stats::{TurnFigures, closing_line, cost, tokens, turn_line};
 pub(crate) use stream_json::{StreamJson, session_line};
 pub(crate) use style::{ColorChoice, Style, set_color_choice};
 pub(crate) use text::TextProgress;
-pub(crate) use width::fit;
+pub(crate) use width::{fit, wrap_parts, wrap_words};
 
 /// The width of the terminal on stderr (80 when it does not say).
 pub(crate) fn terminal_width() -> usize {

@@ -31,6 +31,9 @@ pub(crate) fn set_color_choice(choice: ColorChoice) {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Style {
     color: bool,
+    /// Bold and underline without colour: a terminal under NO_COLOR, which forbids colour,
+    /// not emphasis.
+    emphasis: bool,
 }
 
 impl Style {
@@ -45,15 +48,20 @@ impl Style {
     }
 
     fn for_terminal(is_terminal: bool) -> Self {
-        let color = match CHOICE.get().copied().unwrap_or_default() {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
+        let (color, emphasis) = match CHOICE.get().copied().unwrap_or_default() {
+            ColorChoice::Always => (true, true),
+            ColorChoice::Never => (false, false),
             ColorChoice::Auto => {
                 let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-                !no_color && is_terminal
+                (!no_color && is_terminal, is_terminal)
             }
         };
-        Style { color }
+        Style { color, emphasis }
+    }
+
+    /// Whether bold and underline are written (with colour, or on a terminal under NO_COLOR).
+    pub(crate) fn has_emphasis(self) -> bool {
+        self.emphasis
     }
 
     /// Whether colour codes are written.
@@ -64,13 +72,28 @@ impl Style {
     /// No colour at all.
     #[cfg(test)]
     pub(crate) fn plain() -> Self {
-        Style { color: false }
+        Style {
+            color: false,
+            emphasis: false,
+        }
+    }
+
+    /// A terminal under NO_COLOR: emphasis without colour.
+    #[cfg(test)]
+    pub(crate) fn emphasis_only() -> Self {
+        Style {
+            color: false,
+            emphasis: true,
+        }
     }
 
     /// Colour whatever the output is.
     #[cfg(test)]
     pub(crate) fn colored() -> Self {
-        Style { color: true }
+        Style {
+            color: true,
+            emphasis: true,
+        }
     }
 
     fn paint(self, code: &str, text: &str) -> String {

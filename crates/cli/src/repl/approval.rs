@@ -8,7 +8,7 @@ use rein_core::interaction::{Approval, ApprovalRequest, Interaction};
 use rein_core::permissions::Rule;
 
 use super::keys::KeyShared;
-use crate::render::{Live, Style, fit, full_diff, neutralize};
+use crate::render::{Live, Style, fit, full_diff, neutralize, wrap_parts};
 
 /// Lines of a diff or argument shown in a question; a longer one says how many more.
 const QUESTION_SHOWN_LINES: usize = 60;
@@ -59,13 +59,15 @@ impl Interaction for ReplInteraction {
             .write(&question(style, self.live.width(), &request));
         // Listening before the keys are shown: a key pressed as soon as they are answers.
         let asked = self.keys.ask();
-        self.live.write_inline(&keys_line(style));
+        let keys = keys_line(style, self.live.width());
+        self.live.write_inline(&keys);
         let answer = match asked {
             Some(receiver) => receiver.await.unwrap_or(Approval::Cancelled),
             None => Approval::No,
         };
+        // The answer replaces the keys' lines (and a reason typed there).
         self.live
-            .write(&format!("\r\x1b[K{}\n", answered(style, &answer)));
+            .replace_inline(keys.matches('\n').count(), &answered(style, &answer));
         if answer == Approval::YesForSession {
             self.granted
                 .lock()
@@ -213,27 +215,33 @@ fn hard_wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// The keys that answer it.
-pub(crate) fn keys_line(s: Style) -> String {
-    format!(
-        "{} {} yes · {} yes for the session · {} no · {} no, say why · {} ",
+/// The keys that answer it, broken between keys in a narrow window.
+pub(crate) fn keys_line(s: Style, width: usize) -> String {
+    let line = format!(
+        "{} {} yes · {} yes for the session · {} no · {} no, say why · {}",
         s.warn("╰"),
         s.bold("y"),
         s.bold("a"),
         s.bold("n"),
         s.bold("r"),
         s.dim("Esc no ›")
-    )
+    );
+    // One column is left for the cursor after the last key.
+    let mut wrapped = wrap_parts(&line, " · ", width.saturating_sub(1)).replace('\n', "\n  ");
+    wrapped.push(' ');
+    wrapped
 }
 
+/// The line that replaces the keys once answered. A refusal has none: the call's own line
+/// (`✗ not allowed: declined: why`) follows at once and says it, with the reason.
 fn answered(s: Style, answer: &Approval) -> String {
-    match answer {
+    let line = match answer {
         Approval::Yes => s.added("  ✓ yes"),
         Approval::YesForSession => s.added("  ✓ yes, for the rest of the session"),
-        Approval::No => s.error("  ✗ no"),
-        Approval::NoBecause(why) => s.error(&format!("  ✗ no: {}", neutralize(why))),
+        Approval::No | Approval::NoBecause(_) => return String::new(),
         Approval::Cancelled => s.error("  ✗ interrupted"),
-    }
+    };
+    format!("{line}\n")
 }
 
 #[cfg(test)]
@@ -254,7 +262,7 @@ mod tests {
 
     fn shown(width: usize, request: &ApprovalRequest) -> String {
         let s = Style::plain();
-        format!("{}{}", question(s, width, request), keys_line(s))
+        format!("{}{}", question(s, width, request), keys_line(s, width))
     }
 
     #[test]

@@ -145,17 +145,21 @@ pub(super) fn settle_mode(args: &mut Args, s: Style) {
         return;
     }
     let mut out = std::io::stdout();
-    let _ = writeln!(
+    let width = super::terminal::width();
+    let wrap = |text: &str| render::wrap_words(text, width);
+    // No newline after the question: the answer is typed on its line.
+    let _ = write!(
         out,
         "{}\n{}\n{}",
-        s.bold("Commands can run in an OS sandbox on this machine."),
-        s.dim(
+        s.bold(&wrap("Commands can run in an OS sandbox on this machine.")),
+        s.dim(&wrap(
             "In the auto permission mode, edits and commands inside this workspace run without \
              asking, sandboxed: the rest of the machine stays read-only. rein asks only when \
              something must leave the sandbox, and the list of destructive commands still holds."
-        ),
-        s.dim("Make auto the REPL's default? [y/N] ")
+        )),
+        s.dim(&wrap("Make auto the REPL's default? [y/N]")),
     );
+    let _ = write!(out, " ");
     let _ = out.flush();
     let mut answer = String::new();
     // Ctrl+D or a read error is no answer: nothing is recorded, and the question comes again.

@@ -152,8 +152,8 @@ impl KeyShared {
                             _ => {}
                         }
                     }
+                    // The answer line replaces the reason's: it is shown once.
                     if let Some(answer) = answer {
-                        self.live.write_inline("\n");
                         self.answer(&mut inner, answer);
                     }
                 }
@@ -173,6 +173,12 @@ impl KeyShared {
                     inner.typeahead.pop();
                 }
                 b'\r' | b'\n' => inner.typeahead.push('\n'),
+                // Esc alone stops the turn, as Ctrl+C does (a key's sequence comes whole).
+                ESC if i + 1 == bytes.len() => {
+                    if let Some(cancel) = &inner.cancel {
+                        cancel.cancel();
+                    }
+                }
                 ESC => {
                     // An escape sequence (arrows and the like) is not text.
                     i += 1;
@@ -206,13 +212,12 @@ impl KeyShared {
     }
 
     fn answer(&self, inner: &mut Inner, answer: Approval) {
-        if answer == Approval::Cancelled
-            && let Some(cancel) = &inner.cancel
-        {
-            cancel.cancel();
-        }
+        let cancelled = answer == Approval::Cancelled;
         if let Some(question) = inner.question.take() {
             let _ = question.answer.send(answer);
+        }
+        if cancelled && let Some(cancel) = &inner.cancel {
+            cancel.cancel();
         }
     }
 }
@@ -321,6 +326,15 @@ mod tests {
         assert_eq!(keys.lock().typeahead, "abd\neé");
         assert!(!cancel.is_cancelled());
         keys.keys(b"\x03");
+        assert!(cancel.is_cancelled());
+    }
+
+    #[test]
+    fn esc_alone_stops_the_turn_and_an_arrow_does_not() {
+        let (keys, cancel) = shared();
+        keys.keys(b"\x1b[A");
+        assert!(!cancel.is_cancelled());
+        keys.keys(b"\x1b");
         assert!(cancel.is_cancelled());
     }
 

@@ -96,6 +96,7 @@ pub(crate) async fn run(mut args: Args) -> Exit {
             interactive: true,
         },
     ));
+    live.set_width_probe(terminal::width);
     let keys = KeyShared::new(Arc::clone(&live));
     let interaction = Arc::new(ReplInteraction::new(Arc::clone(&live), Arc::clone(&keys)));
     if let Err(exit) = ask_trust_once(&args, style) {

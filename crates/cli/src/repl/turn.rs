@@ -86,7 +86,7 @@ impl Repl {
         } else {
             None
         };
-        self.say(&render::turn_line(
+        let line = render::turn_line(
             self.style,
             &TurnFigures {
                 model: agent.model(),
@@ -94,7 +94,9 @@ impl Repl {
                 context,
                 elapsed,
             },
-        ));
+        );
+        // A narrow window breaks the line between its parts, never mid-word.
+        self.say(&render::wrap_parts(&line, " · ", terminal::width()));
         Ok(typed)
     }
 
@@ -153,6 +155,8 @@ impl Repl {
             let mut every = tokio::time::interval(SPINNER_TICK);
             loop {
                 every.tick().await;
+                // The window may be resized mid-turn: its width is read on each tick.
+                live.set_width(terminal::width());
                 live.tick();
             }
         });

@@ -13,6 +13,13 @@ use crate::permissions::{Decision, Rule};
 impl CallEnv {
     /// Step 4: asks the person, one question at a time.
     pub(super) async fn ask(&self, call: &ToolCall, checked: &Checked, reason: &str) -> Asked {
+        // A call that can only fail is not put to the person: the model gets the error now.
+        if let Some(error) = checked.call.doomed(&checked.ctx(&self.ctx)).await {
+            return Asked::Refused(Refusal {
+                reason: format!("not asked, it would fail: {error}"),
+                message: error,
+            });
+        }
         let view = checked.view(call);
         if !self.runner.interaction.attended() {
             let how = self.runner.policy.how_to_allow(&view);

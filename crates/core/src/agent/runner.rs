@@ -207,8 +207,13 @@ impl CallEnv {
     async fn run(&self, call: &ToolCall, checked: Option<Checked>) -> CallOutcome {
         let started = Instant::now();
         tracing::debug!(tool = %call.name, id = %call.id, "tool start");
+        // The time the person took to answer a question is not the call's.
+        // (Microseconds, in an atomic: the future is sent between threads.)
+        let asking = std::sync::atomic::AtomicU64::new(0);
         let done = |output: ToolOutput, fatal: Option<Fatal>| {
-            let duration = started.elapsed();
+            let duration = started.elapsed().saturating_sub(Duration::from_micros(
+                asking.load(std::sync::atomic::Ordering::Relaxed),
+            ));
             tracing::debug!(tool = %call.name, id = %call.id, ?duration, is_error = output.is_error, "tool end");
             CallOutcome {
                 result: ToolResult {
@@ -266,7 +271,13 @@ impl CallEnv {
         };
 
         // 3. Decision (the hooks' and the policy's), and 4. approval.
-        let leave_sandbox = match self.permit(call, &checked, pre.decision).await {
+        let permitting = Instant::now();
+        let permitted = self.permit(call, &checked, pre.decision).await;
+        asking.store(
+            u64::try_from(permitting.elapsed().as_micros()).unwrap_or(u64::MAX),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        let leave_sandbox = match permitted {
             Ok(leave_sandbox) => leave_sandbox,
             Err((output, fatal)) => return done(output, fatal),
         };

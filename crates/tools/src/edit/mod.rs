@@ -119,6 +119,27 @@ impl Tool for EditFile {
             .ok()
             .flatten()
     }
+
+    async fn doomed(&self, args: &EditFileArgs, ctx: &ToolContext) -> Option<String> {
+        let args = EditFileArgs {
+            file_path: args.file_path.clone(),
+            old_string: args.old_string.clone(),
+            new_string: args.new_string.clone(),
+            replace_all: args.replace_all,
+        };
+        let ctx = ctx.clone();
+        // Only the model's mistakes (never read, old_string not found…) are certain; an I/O
+        // error may pass, so the call is put to the person as usual.
+        crate::blocking::run(move || {
+            Ok(match plan_edit(&args, &ctx) {
+                Err(ToolError::Model(message)) => Some(message),
+                _ => None,
+            })
+        })
+        .await
+        .ok()
+        .flatten()
+    }
 }
 
 /// An edit worked out in full, nothing written yet: the preview shows it, running applies it.
