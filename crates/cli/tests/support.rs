@@ -97,14 +97,31 @@ pub(crate) fn run(cmd: &mut Command) -> Output {
 
 /// Waits for `child` with a time limit, killing it if it overruns.
 pub(crate) fn wait_output(mut child: std::process::Child, limit: Duration) -> Output {
+    // The pipes are drained as rein writes: past a pipe's 64 KiB it would block forever.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
     let deadline = Instant::now() + limit;
+    let output = |status| Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    };
     loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
+        if let Some(status) = child.try_wait().unwrap() {
+            return output(status);
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
+            let out = output(child.wait().unwrap());
             panic!(
                 "rein did not finish in {limit:?}\nstdout: {}\nstderr: {}",
                 String::from_utf8_lossy(&out.stdout),
