@@ -93,6 +93,14 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_rounds: Option<u32>,
 
+    /// Stop before a request that would take the run's cost past USD dollars (exit 3).
+    #[arg(long, value_name = "USD", allow_hyphen_values = true, value_parser = parse_max_cost)]
+    pub(crate) max_cost: Option<f64>,
+
+    /// Stop before a request that would take the run's input plus output tokens past N (exit 3).
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_max_tokens)]
+    pub(crate) max_tokens: Option<u64>,
+
     /// Play the model's side back from a cassette instead of calling a model.
     #[arg(long, value_name = "FILE", conflicts_with = "record")]
     pub(crate) replay: Option<PathBuf>,
@@ -365,6 +373,24 @@ impl From<PermissionMode> for rein_core::permissions::PermissionMode {
             PermissionMode::Auto => Self::Auto,
             PermissionMode::Yolo => Self::Yolo,
         }
+    }
+}
+
+/// `--max-cost`: US dollars above zero.
+fn parse_max_cost(text: &str) -> Result<f64, String> {
+    let usd: f64 = text
+        .trim()
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("{text:?} is not an amount of US dollars (e.g. 0.50)"))?;
+    rein_core::config::check_max_cost(usd)
+}
+
+/// `--max-tokens`: a whole number of tokens above zero.
+fn parse_max_tokens(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{text:?} is not a number of tokens above 0")),
     }
 }
 

@@ -33,7 +33,11 @@ impl Exit {
     pub(crate) fn for_stop(stop: TurnStop) -> Exit {
         match stop {
             TurnStop::EndTurn | TurnStop::MaxTokens => Exit::Done,
-            TurnStop::MaxRounds | TurnStop::RepeatedCalls | TurnStop::PromptBlocked => Exit::Limit,
+            TurnStop::MaxRounds
+            | TurnStop::RepeatedCalls
+            | TurnStop::PromptBlocked
+            | TurnStop::MaxCost
+            | TurnStop::MaxSessionTokens => Exit::Limit,
             TurnStop::Cancelled => Exit::Interrupted,
             TurnStop::Error => Exit::Runtime,
         }

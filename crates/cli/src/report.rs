@@ -19,10 +19,16 @@ pub(crate) struct RunReport {
     result: String,
     stop_reason: &'static str,
     rounds: u32,
-    /// The same names as the `usage` events of stream-json and the session file.
-    usage: Usage,
+    /// The same names as the `usage` events of stream-json and the session file; `None`
+    /// (`null`) when the server reported none.
+    usage: Option<Usage>,
     /// Of `usage`, what sub-agents used.
     subagent_usage: Usage,
+    /// Of `usage`, what compactions' summaries used.
+    compaction_usage: Usage,
+    /// Output tokens of a response that ended before the server reported them, estimated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimated_output_tokens: Option<u64>,
     cost_usd: Option<f64>,
     files_changed: Vec<String>,
     duration_ms: u64,
@@ -44,10 +50,9 @@ pub(crate) struct Denial {
 }
 
 impl RunReport {
-    /// The report of one turn of `model` in `cwd`.
+    /// The report of one turn in `cwd`.
     pub(crate) fn new(
         session_id: Option<&str>,
-        model: &str,
         outcome: &TurnOutcome,
         changed: &[std::path::PathBuf],
         cwd: &Path,
@@ -59,13 +64,17 @@ impl RunReport {
             result: outcome.text.clone(),
             stop_reason: outcome.stop().as_str(),
             rounds: outcome.rounds,
-            usage: outcome.usage,
+            usage: outcome.usage_reported.then_some(outcome.usage),
             subagent_usage: outcome.subagent_usage,
-            cost_usd: rein_core::face::cost_usd(model, &outcome.usage).map(micro_dollars),
+            compaction_usage: outcome.compaction_usage,
+            estimated_output_tokens: (outcome.estimated_output_tokens > 0)
+                .then_some(outcome.estimated_output_tokens),
+            cost_usd: outcome.cost_usd.filter(|_| outcome.usage_reported),
             files_changed: changed.iter().map(|p| display_path(p, cwd)).collect(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             error: match &outcome.end {
                 TurnEnd::PromptBlocked { reason } => Some(blocked_prompt_message(reason)),
+                TurnEnd::SpendingLimit(reached) => Some(reached.message()),
                 _ => outcome.error().map(ToString::to_string),
             },
             warnings: Vec::new(),
@@ -83,8 +92,10 @@ impl RunReport {
             result: String::new(),
             stop_reason: TurnStop::Error.as_str(),
             rounds: 0,
-            usage: Usage::default(),
+            usage: None,
             subagent_usage: Usage::default(),
+            compaction_usage: Usage::default(),
+            estimated_output_tokens: None,
             cost_usd: None,
             files_changed: Vec::new(),
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
@@ -114,12 +125,6 @@ pub(crate) fn blocked_prompt_message(reason: &str) -> String {
     format!("a UserPromptSubmit hook blocked the request; it was not sent to the model: {reason}")
 }
 
-/// Rounds a cost to whole micro-dollars: sums of float prices print as
-/// `0.019725000000000003` otherwise.
-fn micro_dollars(usd: f64) -> f64 {
-    (usd * 1e6).round() / 1e6
-}
-
 /// A path relative to the working directory when it is inside it.
 fn display_path(path: &Path, cwd: &Path) -> String {
     path.strip_prefix(cwd).unwrap_or(path).display().to_string()
@@ -127,7 +132,7 @@ fn display_path(path: &Path, cwd: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use rein_core::face::micro_dollars;
 
     #[test]
     fn costs_are_whole_micro_dollars() {

@@ -141,7 +141,6 @@ async fn one_shot(
     let changed = agent.tool_context().changed_files();
     let mut report = RunReport::new(
         session_id,
-        agent.model(),
         &outcome,
         &changed,
         &prepared.cwd,
@@ -258,8 +257,7 @@ fn show_outcome(
                     render::closing_line(
                         render::Style::for_stderr(),
                         agent.model(),
-                        outcome.rounds,
-                        &outcome.usage,
+                        outcome,
                         session_id,
                     )
                 ));
@@ -288,6 +286,11 @@ fn notice_stop(outcome: &TurnOutcome) {
              continue with: rein -c -p \"...\" and a hint on how to go on",
         ),
         TurnStop::Cancelled => render::notice("rein: interrupted"),
+        TurnStop::MaxCost | TurnStop::MaxSessionTokens => {
+            if let TurnEnd::SpendingLimit(reached) = &outcome.end {
+                render::notice(&format!("rein: {}", reached.message()));
+            }
+        }
         TurnStop::PromptBlocked => {
             if let TurnEnd::PromptBlocked { reason } = &outcome.end {
                 render::notice(&format!("rein: {}", report::blocked_prompt_message(reason)));

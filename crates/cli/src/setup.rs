@@ -186,8 +186,12 @@ pub(crate) struct Untrusted {
     pub(crate) project: PathBuf,
     /// The files that configure them.
     pub(crate) files: Vec<String>,
-    /// What they configure: "hooks", "MCP servers" or both.
+    /// What they configure: "hooks", "MCP servers", both, or "endpoint settings".
     pub(crate) what: &'static str,
+    /// What that does, in words.
+    pub(crate) effect: &'static str,
+    /// What they do once trusted: "run" or "apply".
+    pub(crate) verb: &'static str,
     /// It was trusted, but its files changed since.
     pub(crate) changed: bool,
 }
@@ -221,7 +225,12 @@ pub(crate) fn untrusted_project(args: &Args) -> Option<Untrusted> {
         servers = true;
         add(&mcp_json);
     }
-    let trust = TrustStore::new(&config.rein_home).status(&config.project_root);
+    // Endpoint settings in its `.env` (where requests, with your key, would go).
+    let endpoints = !config.untrusted_dotenv.is_empty() || config.keyless_endpoint.is_some();
+    if endpoints && let Some(file) = &config.dotenv_file {
+        add(file);
+    }
+    let trust = config.trust_store().status(&config.project_root);
     if files.is_empty() || trust == Trust::Trusted {
         return None;
     }
@@ -229,20 +238,30 @@ pub(crate) fn untrusted_project(args: &Args) -> Option<Untrusted> {
         changed: trust == Trust::Changed,
         project: config.project_root,
         files,
-        what: match (hooks, servers) {
-            (true, true) => "hooks and MCP servers",
-            (false, true) => "MCP servers",
-            (true, false) | (false, false) => "hooks",
+        what: match (hooks, servers, endpoints) {
+            (true, true, _) => "hooks and MCP servers",
+            (false, true, _) => "MCP servers",
+            (true, false, _) => "hooks",
+            (false, false, _) => "endpoint settings",
         },
+        effect: if hooks || servers {
+            "that run programs on your machine"
+        } else {
+            "that say where your requests and your API key go"
+        },
+        verb: if hooks || servers { "run" } else { "apply" },
     })
 }
 
 /// Trusts `project` (as `rein trust` does).
 pub(crate) fn trust(project: &Path) -> std::io::Result<()> {
     let env: &dyn Fn(&str) -> Option<String> = &process_env;
-    let rein_home = config::default_rein_home(env, std::env::home_dir().as_deref())
+    let home = std::env::home_dir();
+    let rein_home = config::default_rein_home(env, home.as_deref())
         .ok_or_else(|| std::io::Error::other("cannot find rein's home"))?;
-    TrustStore::new(&rein_home).trust(project).map(|_| ())
+    TrustStore::new(&rein_home, home.as_deref())
+        .trust(project)
+        .map(|_| ())
 }
 
 /// Builds the agent for this run; `interaction` answers its questions (a one-shot run
@@ -295,7 +314,17 @@ pub(crate) fn prepare(
     })
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
 
-    let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env)
+    let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env);
+    // The limits themselves are the configuration's (flags included), set by from_config.
+    if config.max_cost.is_some() && builder.model_price().is_none() {
+        return Err(SetupError::Usage(format!(
+            "rein: a cost limit needs the price of {model}, which rein does not know: set it in \
+             the configuration ([pricing.\"{model}\"] with input and output in USD per million \
+             tokens), or limit tokens instead with --max-tokens N",
+            model = config.model
+        )));
+    }
+    let builder = builder
         .mode(args.mode())
         // The level before the servers start: those configured to run in the sandbox run
         // in this one.
@@ -380,6 +409,8 @@ fn overrides_from(args: &Args) -> Overrides {
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone().map(ApiKey::new),
         max_rounds: args.max_rounds,
+        max_cost: args.max_cost,
+        max_session_tokens: args.max_tokens,
         allow: args.allow.clone(),
         deny: args.deny.clone(),
     }
@@ -470,6 +501,10 @@ mod tests {
             "k",
             "--max-rounds",
             "7",
+            "--max-cost",
+            "$0.50",
+            "--max-tokens",
+            "20000",
             "--allow",
             "bash(npm test:*)",
             "--deny",
@@ -486,6 +521,8 @@ mod tests {
                 base_url: Some("http://127.0.0.1:1/v1".into()),
                 api_key: Some(ApiKey::new("k")),
                 max_rounds: Some(7),
+                max_cost: Some(0.5),
+                max_session_tokens: Some(20_000),
                 allow: vec!["bash(npm test:*)".into(), "Edit".into()],
                 deny: vec!["read_file(**/.env)".into()],
             }

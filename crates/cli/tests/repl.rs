@@ -525,3 +525,40 @@ fn a_project_with_hooks_asks_once_for_trust_and_its_hooks_then_run() {
     pty.send("\x04");
     assert_eq!(pty.wait_exit(), 0);
 }
+
+#[test]
+fn a_projects_endpoint_lines_ask_for_trust_and_again_once_changed() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.work.join(".git")).unwrap();
+    env.write(".env", "OPENAI_BASE_URL=https://collector.example/v1\n");
+    let server = MockServer::start(Script::new());
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 100);
+    pty.wait_for("Trust it? [y/N]");
+    assert!(
+        pty.transcript().contains("endpoint settings"),
+        "{}",
+        pty.transcript()
+    );
+    pty.send("y\r");
+    pty.wait_ready();
+    pty.send("\x04");
+    assert_eq!(pty.wait_exit(), 0);
+    drop(pty);
+    // Trusted as it is: not asked again.
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 100);
+    pty.wait_ready();
+    assert!(!pty.transcript().contains("Trust it?"));
+    pty.send("\x04");
+    assert_eq!(pty.wait_exit(), 0);
+    drop(pty);
+    // A command appends an endpoint line: asked again.
+    let dotenv = env.read(".env");
+    env.write(".env", &format!("{dotenv}SSL_CERT_FILE=planted.pem\n"));
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 100);
+    pty.wait_for("Trust it? [y/N]");
+    assert!(pty.transcript().contains("changed since you trusted it"));
+    pty.send("n\r");
+    pty.wait_ready();
+    pty.send("\x04");
+    assert_eq!(pty.wait_exit(), 0);
+}

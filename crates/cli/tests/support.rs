@@ -42,7 +42,7 @@ impl Env {
     /// Trusts the project with its config files as they are now (its config file applies
     /// whole), as `rein trust` would.
     pub(crate) fn trust(&self) {
-        rein_core::trust::TrustStore::new(&self.rein_home)
+        rein_core::trust::TrustStore::new(&self.rein_home, Some(&self.home))
             .trust(&self.work)
             .unwrap();
     }
@@ -95,10 +95,12 @@ pub(crate) fn run(cmd: &mut Command) -> Output {
     wait_output(child, Duration::from_secs(60))
 }
 
-/// Waits for `child` with a time limit, killing it if it overruns.
+/// Waits for `child` with a time limit, killing it if it overruns. Its pipes are read while
+/// it runs: a child that prints more than a pipe holds (64 KiB) would otherwise block on a
+/// full pipe and look hung.
 pub(crate) fn wait_output(mut child: std::process::Child, limit: Duration) -> Output {
-    // The pipes are drained as rein writes: past a pipe's 64 KiB it would block forever.
-    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+    use std::io::Read;
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
             if let Some(mut pipe) = pipe {
@@ -106,29 +108,31 @@ pub(crate) fn wait_output(mut child: std::process::Child, limit: Duration) -> Ou
             }
             bytes
         })
-    };
-    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    }
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
     let deadline = Instant::now() + limit;
-    let output = |status| Output {
-        status,
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
-    };
-    loop {
+    let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
-            return output(status);
+            break status;
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            let out = output(child.wait().unwrap());
+            let _ = child.wait();
+            let out = stdout.join().unwrap_or_default();
+            let err = stderr.join().unwrap_or_default();
             panic!(
                 "rein did not finish in {limit:?}\nstdout: {}\nstderr: {}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&err)
             );
         }
         std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
     }
 }
 

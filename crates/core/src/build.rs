@@ -83,6 +83,10 @@ pub struct AgentBuilder {
     history: Vec<rein_llm::Message>,
     /// The provider's last count of the resumed history, when it still applies.
     anchor: Option<PromptAnchor>,
+    /// The prices calls are billed at.
+    prices: Arc<rein_llm::PriceBook>,
+    /// What the run may spend.
+    limits: crate::agent::SpendLimits,
     transcript: Option<Box<dyn Transcript>>,
     context: ContextSettings,
     pinned: Vec<Arc<dyn PinnedState>>,
@@ -155,6 +159,7 @@ impl AgentBuilder {
                 temperature: None,
                 max_tokens: None,
                 max_rounds: DEFAULT_MAX_ROUNDS,
+                cache_key: None,
             },
             tool_config,
             rein_home: None,
@@ -173,6 +178,8 @@ impl AgentBuilder {
             is_git_repo: false,
             history: Vec::new(),
             anchor: None,
+            prices: Arc::default(),
+            limits: crate::agent::SpendLimits::default(),
             transcript: None,
             checkpoints: None,
             context: ContextSettings::default(),
@@ -331,6 +338,9 @@ impl AgentBuilder {
             self.tool_config.offload_dir = home.join("tool-output").join(session.id());
         }
         self.session_file = Some((session.id().to_owned(), session.path().to_path_buf()));
+        // Stable across the session's runs (`rein -c` included), so its requests keep
+        // reaching the same prompt cache.
+        self.settings.cache_key = Some(format!("rein-{}", session.id()));
         // Beside the session's file: `<sessions>/<id>/`.
         self.subagent_dir = Some(session.path().with_extension(""));
         self.transcript = Some(Box::new(session));
@@ -359,6 +369,18 @@ impl AgentBuilder {
         self.transcript = Some(transcript);
         self.history = history;
         self
+    }
+
+    /// Spending limits in place of the configured ones.
+    pub fn limits(mut self, limits: crate::agent::SpendLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The price the run's model is billed at, when any source knows it (checked before a
+    /// cost limit is accepted).
+    pub fn model_price(&self) -> Option<rein_llm::Price> {
+        self.prices.price_for(&self.settings.model)
     }
 
     /// Checkpoints of the workspace before each turn (`None`: none are taken). They are

@@ -30,6 +30,7 @@
 pub use rein_llm::replay::{RecordingProvider, ReplayProvider};
 pub use rein_llm::{
     Message, Part, Provider, ProviderConfig, ProviderKind, Role, Usage, build_provider, cost_usd,
+    micro_dollars,
 };
 pub use rein_mcp::{McpHub, ServerState, ServerStatus};
 pub use rein_tools::bash::{
@@ -39,8 +40,8 @@ pub use rein_tools::sandbox::{Enforcement, SandboxLevel, SandboxPolicy};
 pub use rein_tools::{Display, Preview, Progress, async_trait};
 
 pub use crate::agent::{
-    Agent, AgentEvent, CompactOutcome, EventSink, Events, NestedEvent, TurnEnd, TurnError,
-    TurnOutcome, TurnStop,
+    Agent, AgentEvent, CompactOutcome, EventSink, Events, LimitReached, NestedEvent, SpendLimit,
+    SpendLimits, SpendTotals, TurnEnd, TurnError, TurnOutcome, TurnStop,
 };
 pub use crate::build::{AgentBuilder, BuildError};
 pub use crate::interaction::{Approval, ApprovalRequest, Interaction, Unattended};

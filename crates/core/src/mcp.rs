@@ -12,7 +12,6 @@ use serde::Deserialize;
 
 use crate::config::{Config, McpServerEntry, McpTransportEntry, Source};
 use crate::secrets::looks_secret;
-use crate::trust::TrustStore;
 
 /// A project's MCP servers in Claude Code's format.
 pub const MCP_JSON: &str = ".mcp.json";
@@ -44,9 +43,7 @@ pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
         }
     }
     let from_project = |e: &McpServerEntry| matches!(e.source, Source::ProjectFile(_));
-    if entries.iter().any(from_project)
-        && !TrustStore::new(&config.rein_home).is_trusted(&config.project_root)
-    {
+    if entries.iter().any(from_project) && !config.trust_store().is_trusted(&config.project_root) {
         let mut not_started = Vec::new();
         for entry in &mut entries {
             if !from_project(entry) {

@@ -3,15 +3,23 @@
 //! person has trusted that project: the REPL asks the first time, `rein trust [DIR]` records
 //! it for headless runs.
 //!
+//! A project's `.env` files can also say where requests, with the API key, go
+//! (`REIN_BASE_URL` and the other [`ENDPOINT_VARS`]): those lines apply only to a trusted
+//! project too (`config/untrusted.rs`).
+//!
 //! The trust is in those files as they were when it was given: the list keeps a fingerprint
 //! of them (SHA-256), and a project whose files changed since (a `git pull`, or a command
-//! that wrote them) is asked about again. The list is `$REIN_HOME/trusted-projects`, one
+//! that wrote them) is asked about again. The fingerprint covers the config files whole, and
+//! the endpoint lines of the `.env` in the project root and in each directory above it
+//! below the home directory (the ones a run walks up through). The list is `$REIN_HOME/trusted-projects`, one
 //! canonical directory and its fingerprint per line.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
+
+pub use crate::config::dotenv::ENDPOINT_VARS;
 
 /// The file that lists trusted projects, under rein's home.
 pub const TRUST_FILE: &str = "trusted-projects";
@@ -23,6 +31,8 @@ pub const TRUSTED_FILES: [&str; 2] = [".rein/config.toml", ".mcp.json"];
 #[derive(Debug, Clone)]
 pub struct TrustStore {
     file: PathBuf,
+    /// The home directory: `.env` files there and above are the person's, not the project's.
+    home: Option<PathBuf>,
 }
 
 /// How far a project is trusted.
@@ -46,11 +56,17 @@ struct Entry {
 }
 
 impl TrustStore {
-    /// The store of `rein_home`.
-    pub fn new(rein_home: &Path) -> Self {
+    /// The store of `rein_home`, for a person whose home directory is `home_dir`.
+    pub fn new(rein_home: &Path, home_dir: Option<&Path>) -> Self {
         TrustStore {
             file: rein_home.join(TRUST_FILE),
+            home: home_dir.map(Path::to_path_buf),
         }
+    }
+
+    /// The fingerprint of `project`'s trusted files as they are now.
+    pub fn fingerprint(&self, project: &Path) -> String {
+        fingerprint(project, self.home.as_deref())
     }
 
     /// Every trusted project, in the order they were trusted.
@@ -87,7 +103,7 @@ impl TrustStore {
         };
         match entries.iter().find(|e| e.project == project) {
             None => Trust::Unknown,
-            Some(entry) if entry.fingerprint.as_deref() == Some(&fingerprint(project)) => {
+            Some(entry) if entry.fingerprint.as_deref() == Some(&self.fingerprint(project)) => {
                 Trust::Trusted
             }
             Some(_) => Trust::Changed,
@@ -103,7 +119,7 @@ impl TrustStore {
     /// it already was).
     pub fn trust(&self, project: &Path) -> io::Result<(PathBuf, bool)> {
         let project = std::fs::canonicalize(project)?;
-        let now = fingerprint(&project);
+        let now = self.fingerprint(&project);
         let mut entries = self.entries()?;
         if entries
             .iter()
@@ -140,8 +156,8 @@ impl TrustStore {
         let mut temp = tempfile::NamedTempFile::new_in(dir)?;
         writeln!(
             temp,
-            "# Projects whose hooks and MCP servers rein may run (rein trust), each with a \
-             fingerprint of its {}.",
+            "# Projects whose hooks, MCP servers and endpoint settings rein may use (rein \
+             trust), each with a fingerprint of its {} and of its .env files' endpoint lines.",
             TRUSTED_FILES.join(" and ")
         )?;
         for entry in entries {
@@ -157,8 +173,10 @@ impl TrustStore {
 }
 
 /// The fingerprint of a project's trusted files as they are now (an absent file counts as
-/// absent: one that appears later changes it).
-pub fn fingerprint(project: &Path) -> String {
+/// absent: one that appears later changes it), and of the endpoint lines of its `.env`
+/// files (those only when there are some, so a fingerprint taken before `.env` files counted
+/// still holds for a project that has none).
+fn fingerprint(project: &Path, home_dir: Option<&Path>) -> String {
     let mut hasher = Sha256::new();
     for name in TRUSTED_FILES {
         hasher.update(name.as_bytes());
@@ -169,6 +187,14 @@ pub fn fingerprint(project: &Path) -> String {
                 hasher.update(&bytes);
             }
             Err(_) => hasher.update([0]),
+        }
+    }
+    for dir in crate::config::dotenv::covered_dirs(project, home_dir) {
+        if let Some(lines) = crate::config::dotenv::endpoint_lines(&dir) {
+            hasher.update(b".env");
+            hasher.update(dir.as_os_str().as_encoded_bytes());
+            hasher.update((lines.len() as u64).to_le_bytes());
+            hasher.update(&lines);
         }
     }
     hasher
@@ -186,7 +212,7 @@ mod tests {
     fn trusting_lists_revoking_forgets() {
         let home = tempfile::tempdir().unwrap();
         let project = tempfile::tempdir().unwrap();
-        let store = TrustStore::new(home.path());
+        let store = TrustStore::new(home.path(), None);
         let canonical = project.path().canonicalize().unwrap();
         assert!(!store.is_trusted(&canonical));
         assert_eq!(
@@ -206,7 +232,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let project = tempfile::tempdir().unwrap();
         let root = project.path().canonicalize().unwrap();
-        let store = TrustStore::new(home.path());
+        let store = TrustStore::new(home.path(), None);
         std::fs::create_dir_all(root.join(".rein")).unwrap();
         std::fs::write(root.join(".rein/config.toml"), "max_rounds = 5\n").unwrap();
         store.trust(&root).unwrap();
@@ -236,7 +262,7 @@ mod tests {
             format!("{}\n", root.display()),
         )
         .unwrap();
-        let store = TrustStore::new(home.path());
+        let store = TrustStore::new(home.path(), None);
         assert_eq!(store.status(&root), Trust::Changed);
         assert_eq!(store.list().unwrap(), [root]);
     }

@@ -64,10 +64,17 @@ impl Fixture {
     /// loses what could be used against the person: see `untrusted_project_file`).
     fn project_file(&self, text: &str) -> PathBuf {
         let path = self.untrusted_project_file(text);
-        rein_core::trust::TrustStore::new(&self.rein_home)
+        rein_core::trust::TrustStore::new(&self.rein_home, Some(&self.home))
             .trust(&self.project)
             .unwrap();
         path
+    }
+
+    /// Trusts the project with its files as they are now.
+    fn trust(&self) {
+        rein_core::trust::TrustStore::new(&self.rein_home, Some(&self.home))
+            .trust(&self.project)
+            .unwrap();
     }
 
     fn untrusted_project_file(&self, text: &str) -> PathBuf {
@@ -447,3 +454,6 @@ mod keys;
 /// Permission rules, hooks and passed variables from files and flags.
 #[path = "config/tables.rs"]
 mod tables;
+
+#[path = "config/endpoints.rs"]
+mod endpoints;

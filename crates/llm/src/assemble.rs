@@ -320,6 +320,27 @@ impl Assembler {
         id
     }
 
+    /// The usage the current attempt reported so far (Anthropic reports the input at the
+    /// start), for a response that ends before it finishes.
+    pub fn usage(&self) -> Option<Usage> {
+        self.usage
+    }
+
+    /// Output streamed so far, in characters: text, reasoning and tool arguments (an
+    /// interrupted response's tokens are estimated from it).
+    pub fn streamed_chars(&self) -> usize {
+        let parts: usize = self
+            .parts
+            .iter()
+            .map(|p| match p {
+                Slot::Text(t) => t.len(),
+                Slot::Reasoning { text, .. } => text.len(),
+                Slot::Call(_) => 0,
+            })
+            .sum();
+        parts + self.calls.iter().map(|c| c.arguments.len()).sum::<usize>()
+    }
+
     /// The text streamed so far (for a caller that shows progress without keeping its own).
     pub fn text(&self) -> String {
         self.parts

@@ -28,6 +28,8 @@ pub struct ProviderConfig {
     pub retry: RetryPolicy,
     /// Anthropic extended thinking: the tokens the model may think for; `None` leaves it off.
     pub thinking_budget_tokens: Option<u32>,
+    /// How long Anthropic's prompt cache keeps the prefixes rein marks.
+    pub cache_ttl: crate::CacheTtl,
     /// How tools reach the model (Chat Completions): natively, or described as text.
     pub tool_format: ToolFormat,
     /// Ollama's `options.num_ctx`: the window Ollama loads the model with.
@@ -45,6 +47,7 @@ impl ProviderConfig {
             network: NetworkConfig::default(),
             retry: RetryPolicy::default(),
             thinking_budget_tokens: None,
+            cache_ttl: crate::CacheTtl::default(),
             tool_format: ToolFormat::Native,
             ollama_num_ctx: None,
         }
@@ -69,6 +72,7 @@ impl fmt::Debug for ProviderConfig {
             .field("network", &self.network)
             .field("retry", &self.retry)
             .field("thinking_budget_tokens", &self.thinking_budget_tokens)
+            .field("cache_ttl", &self.cache_ttl)
             .field("tool_format", &self.tool_format)
             .field("ollama_num_ctx", &self.ollama_num_ctx)
             .finish()

@@ -70,6 +70,47 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// The same error with `mask` applied to each text it carries (the server's messages can
+    /// quote a secret: a 401 that repeats the key).
+    pub fn map_messages(self, mask: impl Fn(String) -> String) -> LlmError {
+        match self {
+            LlmError::RateLimited {
+                retry_after,
+                message,
+            } => LlmError::RateLimited {
+                retry_after,
+                message: mask(message),
+            },
+            LlmError::Overloaded {
+                retry_after,
+                message,
+            } => LlmError::Overloaded {
+                retry_after,
+                message: mask(message),
+            },
+            LlmError::Timeout(message) => LlmError::Timeout(mask(message)),
+            LlmError::Connection(message) => LlmError::Connection(mask(message)),
+            LlmError::NotRunning { url } => LlmError::NotRunning { url: mask(url) },
+            LlmError::Server {
+                status,
+                retry_after,
+                message,
+            } => LlmError::Server {
+                status,
+                retry_after,
+                message: mask(message),
+            },
+            LlmError::ContextTooLong(message) => LlmError::ContextTooLong(mask(message)),
+            LlmError::Auth(message) => LlmError::Auth(mask(message)),
+            LlmError::BadRequest { status, message } => LlmError::BadRequest {
+                status,
+                message: mask(message),
+            },
+            LlmError::Protocol(message) => LlmError::Protocol(mask(message)),
+            LlmError::Cassette(message) => LlmError::Cassette(mask(message)),
+        }
+    }
+
     /// Whether retrying the same request may succeed.
     pub fn is_retryable(&self) -> bool {
         match self {

@@ -100,9 +100,20 @@ pub struct Usage {
     /// Input tokens written to the provider's prompt cache (Anthropic).
     pub cache_creation_tokens: u64,
     /// What the provider says the call cost, in USD, when it says (gateways such as LiteLLM
-    /// and OpenRouter report `usage.cost`); a sum adds up the costs reported.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// and OpenRouter report `usage.cost`); a sum adds up the costs reported. Written in
+    /// whole micro-dollars.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "micro_dollars_or_none"
+    )]
     pub cost_usd: Option<f64>,
+}
+
+fn micro_dollars_or_none<S: serde::Serializer>(
+    cost: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    cost.map(crate::micro_dollars).serialize(serializer)
 }
 
 impl std::ops::AddAssign for Usage {

@@ -15,11 +15,19 @@ pub(crate) struct Endpoint {
     pub(crate) key_sent: bool,
     /// Where the key came from, if the caller said.
     pub(crate) key_origin: Option<String>,
+    /// The key sent, to mask where a server's message quotes it.
+    pub(crate) key: Option<String>,
 }
 
 impl Endpoint {
     /// `error`, with the facts that help fix it added to its message.
     pub(crate) fn explain(&self, error: LlmError) -> LlmError {
+        // A server that quotes the key it refused ("Incorrect API key provided: sk-...")
+        // must not put it on the person's terminal.
+        let error = match self.key.as_deref().filter(|key| !key.is_empty()) {
+            Some(key) => error.map_messages(|message| message.replace(key, "[REDACTED:api_key]")),
+            None => error,
+        };
         match error {
             LlmError::Auth(message) => LlmError::Auth(format!("{message} ({})", self.key_note())),
             LlmError::BadRequest {
@@ -85,7 +93,20 @@ mod tests {
             url: format!("{base_url}/chat/completions"),
             key_sent: true,
             key_origin: Some("the environment variable OPENAI_API_KEY".to_owned()),
+            key: Some("sk-quoted-key-123".to_owned()),
         }
+    }
+
+    #[test]
+    fn a_server_that_quotes_the_key_gets_it_masked() {
+        let endpoint = endpoint(ProviderKind::OpenAi, "https://api.openai.com/v1");
+        let told = endpoint
+            .explain(LlmError::Auth(
+                "Incorrect API key provided: sk-quoted-key-123.".into(),
+            ))
+            .to_string();
+        assert!(!told.contains("sk-quoted-key-123"), "{told}");
+        assert!(told.contains("[REDACTED:api_key]"), "{told}");
     }
 
     fn not_found() -> LlmError {

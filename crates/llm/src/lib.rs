@@ -8,6 +8,7 @@
 
 pub mod anthropic;
 pub mod assemble;
+pub mod cache;
 mod classify;
 mod config;
 mod decode;
@@ -18,6 +19,7 @@ pub mod event;
 mod explain;
 mod http;
 mod infer;
+mod listing;
 pub mod message;
 mod network;
 pub mod openai;
@@ -38,19 +40,21 @@ pub mod window;
 
 pub use anthropic::AnthropicProvider;
 pub use assemble::{AssembledResponse, Assembler, UNNAMED_TOOL, parse_arguments, unique_call_id};
+pub use cache::{CacheTtl, MAX_CACHE_BREAKPOINTS, UnknownCacheTtl};
 pub use classify::{is_context_too_long, parse_retry_after, retry_hint_in_message};
 pub use config::{ConfigError, ProviderConfig, build_provider};
 pub use decode::StreamDecoder;
 pub use error::LlmError;
 pub use event::{StopReason, StreamEvent, Usage};
 pub use infer::{ProviderKind, UnknownProvider, infer_provider, is_responses_only};
+pub use listing::ModelListing;
 pub use message::{Message, Part, Role, ToolArguments, ToolCall, ToolResult};
 pub use network::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_LOCAL_FIRST_BYTE_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, NetworkConfig, WAITING_NOTICE_INTERVAL,
 };
 pub use openai::OpenAiProvider;
-pub use pricing::{Price, cost_usd, price_for};
+pub use pricing::{Price, PriceBook, cost_usd, micro_dollars, price_for};
 pub use provider::{EventStream, Provider, Request, ToolSpec};
 pub use replay::{CassetteError, RecordingProvider, ReplayProvider};
 pub use responses::ResponsesProvider;

@@ -4,7 +4,10 @@
 //! provider has several (Qwen's by prompt length). A model that is not listed has no price:
 //! rein says "unknown" rather than guess from a similar name.
 
-use crate::Usage;
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use crate::{CacheTtl, Usage};
 
 /// The prices of one model, in USD per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -120,9 +123,20 @@ pub(crate) fn strip_version_suffix(name: &str) -> Option<&str> {
 }
 
 impl Price {
-    /// The cost of `usage` in USD. Prompt tokens include the cached and cache-written ones,
-    /// which are billed at their own rates.
+    /// The cost of `usage` in USD, cache writes at the five-minute rate.
     pub fn cost(&self, usage: &Usage) -> f64 {
+        self.cost_with_ttl(usage, CacheTtl::FiveMinutes)
+    }
+
+    /// The cost of `usage` in USD. Prompt tokens include the cached and cache-written ones,
+    /// which are billed at their own rates: a write to the one-hour cache costs twice the
+    /// input price where writes are billed apart.
+    pub fn cost_with_ttl(&self, usage: &Usage, ttl: CacheTtl) -> f64 {
+        let write_price = match (self.cache_write_per_mtok, ttl) {
+            (None, _) => self.input_per_mtok,
+            (Some(five_minutes), CacheTtl::FiveMinutes) => five_minutes,
+            (Some(_), CacheTtl::OneHour) => self.input_per_mtok * ttl.write_multiplier(),
+        };
         let cached = usage.cached_prompt_tokens.min(usage.prompt_tokens);
         let written = usage
             .cache_creation_tokens
@@ -131,21 +145,85 @@ impl Price {
         let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
         per(plain, self.input_per_mtok)
             + per(cached, self.cached_input_per_mtok)
-            + per(
-                written,
-                self.cache_write_per_mtok.unwrap_or(self.input_per_mtok),
-            )
+            + per(written, write_price)
             + per(usage.completion_tokens, self.output_per_mtok)
     }
 }
 
-/// The cost of `usage` on `model` in USD: from rein's price table, else the cost the
-/// provider reported (a gateway's model alias is in no table, but its usage carries a cost);
-/// `None` when neither is known.
+/// Rounds a cost to whole micro-dollars: sums of float prices print as
+/// `0.019725000000000003` otherwise.
+pub fn micro_dollars(usd: f64) -> f64 {
+    (usd * 1e6).round() / 1e6
+}
+
+/// Where a model's price comes from, most trusted first: the configuration
+/// (`[pricing."MODEL"]`), then what the endpoint's model list says (LiteLLM, OpenRouter), then
+/// rein's table. A cost the endpoint reports for a call (a gateway's `usage.cost`) is the bill
+/// itself and wins over every price.
+#[derive(Debug, Default)]
+pub struct PriceBook {
+    configured: HashMap<String, Price>,
+    listed: Mutex<HashMap<String, Price>>,
+    ttl: CacheTtl,
+}
+
+impl PriceBook {
+    /// Prices configured by model name (matched without regard to case), cache writes
+    /// billed for `ttl`.
+    pub fn new(configured: impl IntoIterator<Item = (String, Price)>, ttl: CacheTtl) -> Self {
+        PriceBook {
+            configured: configured
+                .into_iter()
+                .map(|(model, price)| (model.trim().to_ascii_lowercase(), price))
+                .collect(),
+            listed: Mutex::new(HashMap::new()),
+            ttl,
+        }
+    }
+
+    /// Remembers the price the endpoint lists for `model`.
+    pub fn learn(&self, model: &str, price: Price) {
+        self.listed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(model.trim().to_ascii_lowercase(), price);
+    }
+
+    /// The price of `model`, if any source knows it.
+    pub fn price_for(&self, model: &str) -> Option<Price> {
+        let key = model.trim().to_ascii_lowercase();
+        self.configured
+            .get(&key)
+            .copied()
+            .or_else(|| {
+                self.listed
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(&key)
+                    .copied()
+            })
+            .or_else(|| price_for(model))
+    }
+
+    /// The cost of one call of `model` in USD, in whole micro-dollars: what the endpoint
+    /// reported, else the usage at the model's price; `None` when neither is known.
+    pub fn call_cost(&self, model: &str, usage: &Usage) -> Option<f64> {
+        usage
+            .cost_usd
+            .or_else(|| {
+                self.price_for(model)
+                    .map(|price| price.cost_with_ttl(usage, self.ttl))
+            })
+            .map(micro_dollars)
+    }
+}
+
+/// The cost of `usage` on `model` in USD: the cost the provider reported (a gateway's
+/// `usage.cost`, the bill itself), else from rein's price table; `None` when neither is known.
 pub fn cost_usd(model: &str, usage: &Usage) -> Option<f64> {
-    price_for(model)
-        .map(|price| price.cost(usage))
-        .or(usage.cost_usd)
+    usage
+        .cost_usd
+        .or_else(|| price_for(model).map(|price| price.cost(usage)))
 }
 
 #[cfg(test)]
@@ -237,8 +315,8 @@ mod tests {
             ..Usage::default()
         };
         assert_eq!(cost_usd("my-gateway-alias", &usage), Some(0.25));
-        // rein's own price wins where it has one.
-        assert!((cost_usd("gpt-4o", &usage).unwrap() - 2.5).abs() < 1e-9);
+        // The bill the gateway reports wins over rein's table.
+        assert_eq!(cost_usd("gpt-4o", &usage), Some(0.25));
         let mut total = Usage::default();
         total += usage;
         total += Usage {
@@ -247,6 +325,54 @@ mod tests {
         };
         total += Usage::default();
         assert_eq!(total.cost_usd, Some(0.75));
+    }
+
+    #[test]
+    fn cache_writes_cost_more_for_the_one_hour_cache_and_reads_a_tenth() {
+        let usage = Usage {
+            prompt_tokens: 1_000_000,
+            cached_prompt_tokens: 600_000,
+            cache_creation_tokens: 300_000,
+            ..Usage::default()
+        };
+        let price = price_for("claude-sonnet-4-5").unwrap();
+        // 0.1M uncached × 3 + 0.6M × 0.3 + 0.3M × 3.75 (5m) or × 6 (1h).
+        let five = price.cost_with_ttl(&usage, CacheTtl::FiveMinutes);
+        let hour = price.cost_with_ttl(&usage, CacheTtl::OneHour);
+        assert!((five - (0.3 + 0.18 + 1.125)).abs() < 1e-9, "{five}");
+        assert!((hour - (0.3 + 0.18 + 1.8)).abs() < 1e-9, "{hour}");
+        // OpenAI bills no writes: they are input; reads at the model's cached price.
+        let price = price_for("gpt-4.1").unwrap();
+        let cost = price.cost_with_ttl(&usage, CacheTtl::OneHour);
+        assert!((cost - (0.4 * 2.0 + 0.6 * 0.5)).abs() < 1e-9, "{cost}");
+    }
+
+    #[test]
+    fn the_book_prefers_configured_then_listed_then_the_table() {
+        let mine = p(1.0, 2.0, 0.5);
+        let listed = p(7.0, 8.0, 7.0);
+        let book = PriceBook::new([("My-Alias".to_owned(), mine)], CacheTtl::FiveMinutes);
+        assert_eq!(book.price_for("my-alias"), Some(mine));
+        assert_eq!(book.price_for("other-alias"), None);
+        book.learn("other-alias", listed);
+        book.learn("gpt-4o", listed);
+        book.learn("my-alias", listed);
+        assert_eq!(book.price_for("other-alias"), Some(listed));
+        assert_eq!(book.price_for("gpt-4o"), Some(listed));
+        assert_eq!(book.price_for("my-alias"), Some(mine));
+        let usage = Usage {
+            prompt_tokens: 3,
+            completion_tokens: 1,
+            ..Usage::default()
+        };
+        // Rounded to micro-dollars: 3 × 1e-6 + 1 × 2e-6.
+        assert_eq!(book.call_cost("my-alias", &usage), Some(0.000_005));
+        let reported = Usage {
+            cost_usd: Some(0.123_456_789),
+            ..usage
+        };
+        assert_eq!(book.call_cost("my-alias", &reported), Some(0.123_457));
+        assert_eq!(book.call_cost("unknown", &usage), None);
     }
 
     #[test]

@@ -158,6 +158,12 @@ impl Answers {
         })
         .or_else(|| {
             settled(
+                listed.and_then(|e| number(e.get("max_input_tokens"))),
+                "LiteLLM /v1/models max_input_tokens",
+            )
+        })
+        .or_else(|| {
+            settled(
                 listed.and_then(|e| number(e.get("context_length"))),
                 "/models context_length",
             )

@@ -6,7 +6,7 @@ use futures::Stream;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use crate::{LlmError, Message, ServerWindow, StreamEvent};
+use crate::{LlmError, Message, ModelListing, ServerWindow, StreamEvent};
 
 /// A boxed stream of events from one model call (retries included).
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
@@ -52,6 +52,9 @@ pub struct Request {
     pub temperature: Option<f32>,
     /// The output token limit, when set.
     pub max_tokens: Option<u32>,
+    /// A stable key for the conversation, sent as `prompt_cache_key` where the endpoint
+    /// takes it (OpenAI routes requests with the same key to the same prompt cache).
+    pub cache_key: Option<String>,
 }
 
 /// A model endpoint.
@@ -66,6 +69,12 @@ pub trait Provider: Send + Sync {
     /// whose models rein's table knows. Never an error: a server that does not answer says
     /// nothing.
     fn context_window<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, Option<ServerWindow>> {
+        Box::pin(std::future::ready(None))
+    }
+
+    /// What the server's model list says of `model` (listed or not, its prices), for an
+    /// endpoint that has such a list; `None` otherwise. Never an error.
+    fn model_listing<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, Option<ModelListing>> {
         Box::pin(std::future::ready(None))
     }
 }

@@ -111,4 +111,11 @@ impl Provider for RecordingProvider {
     ) -> futures::future::BoxFuture<'a, Option<crate::ServerWindow>> {
         self.inner.context_window(model)
     }
+
+    fn model_listing<'a>(
+        &'a self,
+        model: &'a str,
+    ) -> futures::future::BoxFuture<'a, Option<crate::ModelListing>> {
+        self.inner.model_listing(model)
+    }
 }

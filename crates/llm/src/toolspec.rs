@@ -20,12 +20,15 @@ struct OpenAiFunction<'a> {
     parameters: Schema<'a>,
 }
 
-/// An Anthropic tool: `{name, description, input_schema}`.
+/// An Anthropic tool: `{name, description, input_schema}`, and `cache_control` on the last
+/// tool of a request.
 #[derive(Debug, Serialize)]
 pub(crate) struct AnthropicTool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: Schema<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cache_control: Option<crate::cache::CacheControl>,
 }
 
 /// A parameters schema; both APIs insist on an object schema, so anything else (a tool
@@ -62,6 +65,7 @@ impl<'a> From<&'a ToolSpec> for AnthropicTool<'a> {
             name: &spec.name,
             description: &spec.description,
             input_schema: Schema(&spec.parameters),
+            cache_control: None,
         }
     }
 }

@@ -15,6 +15,8 @@ mod anthropic;
 mod network;
 #[path = "all/openai.rs"]
 mod openai;
+#[path = "all/prompt_cache.rs"]
+mod prompt_cache;
 #[path = "all/replay.rs"]
 mod replay;
 #[path = "all/retries.rs"]

@@ -58,7 +58,7 @@ use std::time::Duration;
 
 pub use capture::{Capture, CapturedRequest, WireFormat};
 pub use script::{ApiError, ApiErrorKind, DynamicReply, HttpReply, Reply, Script};
-pub use server::{MockOptions, MockServer};
+pub use server::{ListedModel, MockOptions, MockServer};
 pub use tool_call::{ArgumentSplit, MockToolCall};
 pub use turn::{
     DEFAULT_THINKING_SIGNATURE, Interruption, MalformedLine, MockStopReason, StreamError, Turn,

@@ -79,6 +79,46 @@ impl MockOptions {
         self
     }
 
+    /// Lists `models` at `GET /v1/models` as a LiteLLM proxy does: each alias with its
+    /// `max_input_tokens` and prices per token (`input_cost_per_token`,
+    /// `output_cost_per_token`, `cache_read_input_token_cost`).
+    pub fn litellm_models(self, models: &[ListedModel<'_>]) -> Self {
+        let data: Vec<serde_json::Value> = models
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "id": m.id, "object": "model", "owned_by": "openai",
+                    "max_input_tokens": m.window,
+                    "input_cost_per_token": m.input_per_mtok / 1e6,
+                    "output_cost_per_token": m.output_per_mtok / 1e6,
+                    "cache_read_input_token_cost": m.cached_per_mtok / 1e6,
+                })
+            })
+            .collect();
+        let list = serde_json::json!({"object": "list", "data": data});
+        self.route("GET", "/v1/models", Reply::http(200, list.to_string()))
+    }
+
+    /// Lists `models` at `GET /v1/models` as OpenRouter does: `context_length`, and
+    /// `pricing` as strings of USD per token (`prompt`, `completion`, `input_cache_read`).
+    pub fn openrouter_models(self, models: &[ListedModel<'_>]) -> Self {
+        let data: Vec<serde_json::Value> = models
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "id": m.id, "name": m.id, "context_length": m.window,
+                    "pricing": {
+                        "prompt": format!("{}", m.input_per_mtok / 1e6),
+                        "completion": format!("{}", m.output_per_mtok / 1e6),
+                        "input_cache_read": format!("{}", m.cached_per_mtok / 1e6),
+                    },
+                })
+            })
+            .collect();
+        let list = serde_json::json!({"data": data});
+        self.route("GET", "/v1/models", Reply::http(200, list.to_string()))
+    }
+
     /// Says the model runs with a window of `tokens`, as llama.cpp's `GET /props` does
     /// (`default_generation_settings.n_ctx`).
     pub fn context_window(self, tokens: u64) -> Self {
@@ -305,4 +345,19 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
         }
     }
+}
+
+/// A model as a gateway's model list describes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ListedModel<'a> {
+    /// Its name (an alias, or `vendor/model`).
+    pub id: &'a str,
+    /// Its context window in tokens.
+    pub window: u64,
+    /// USD per million input tokens.
+    pub input_per_mtok: f64,
+    /// USD per million output tokens.
+    pub output_per_mtok: f64,
+    /// USD per million input tokens read from the cache.
+    pub cached_per_mtok: f64,
 }

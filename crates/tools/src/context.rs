@@ -52,6 +52,9 @@ pub struct ToolConfig {
     /// Files a search must not read on its own (rules protect them: reading them asks or is
     /// refused); `None` protects nothing.
     pub read_guard: Option<ReadGuard>,
+    /// Masks the secrets in command outputs saved to disk (background commands' files);
+    /// `None` saves them as printed.
+    pub output_mask: Option<crate::mask::SharedMask>,
 }
 
 /// Says which files rules protect from being read without asking (`.env`, keys, what a deny
@@ -92,6 +95,7 @@ impl ToolConfig {
             env_remove: Vec::new(),
             sandbox: Sandbox::off(),
             read_guard: None,
+            output_mask: None,
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod display;
 pub mod edit;
 pub mod glob;
 pub mod grep;
+pub mod mask;
 mod offload;
 pub mod paths;
 pub mod read_file;
@@ -32,6 +33,7 @@ pub use context::{
     CallScope, FileStamp, Progress, ProgressSink, ReadGuard, ToolConfig, ToolContext,
 };
 pub use display::{ContentId, Display, FileChange, Preview};
+pub use mask::{MaskStream, OutputMask, SharedMask};
 pub use registry::{ToolInfo, ToolRegistry};
 pub use schema::parameters_schema;
 pub use tool::{DynTool, PreparedCall, Tool, ToolError, ToolKind, ToolOutput};

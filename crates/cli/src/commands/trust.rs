@@ -17,7 +17,7 @@ pub(crate) fn run(dir: Option<&Path>, revoke: bool, list: bool) -> Exit {
         render::error("cannot find the home directory: set REIN_HOME");
         return Exit::Runtime;
     };
-    let store = TrustStore::new(&rein_home);
+    let store = TrustStore::new(&rein_home, home.as_deref());
     if list {
         return match store.list() {
             Ok(projects) => {
@@ -66,7 +66,7 @@ pub(crate) fn run(dir: Option<&Path>, revoke: bool, list: bool) -> Exit {
                 "already trusted"
             };
             render::notice(&format!(
-                "{}: {note}; its hooks and MCP servers (in {}) may run",
+                "{}: {note}; its hooks and MCP servers (in {}) may run, and its .env endpoint settings apply",
                 project.display(),
                 project.join(".rein/config.toml").display()
             ));

@@ -135,10 +135,10 @@ impl Settings {
             return Err(format!("{place}: max_rounds must be at least 1"));
         }
         if let Some(cost) = self.max_cost
-            && !(cost.is_finite() && cost >= 0.0)
+            && !(cost.is_finite() && cost > 0.0)
         {
             return Err(format!(
-                "{place}: max_cost must be a number of US dollars, 0 or more (got {cost})"
+                "{place}: max_cost must be a number of US dollars above 0 (got {cost})"
             ));
         }
         for (key, value) in [
@@ -492,6 +492,7 @@ mod tests {
             ("permission_mode = \"yollo\"", "did you mean \"yolo\"?"),
             ("timeout_secs = 0", "timeout_secs must be at least 1"),
             ("max_cost = -1.0", "max_cost must be"),
+            ("max_cost = 0.0", "above 0"),
             ("files = \"nope\"", "is not a directory"),
             (
                 "env = { \"1X\" = \"a\" }",

@@ -18,7 +18,7 @@ pub(crate) use diff::full_diff;
 pub(crate) use highlight::warm_up as warm_up_highlighting;
 pub(crate) use live::{Live, LiveOptions, SPINNER_TICK};
 pub(crate) use safe::neutralize;
-pub(crate) use stats::{TurnFigures, closing_line, cost, tokens, turn_line};
+pub(crate) use stats::{TurnFigures, closing_line, dollars, tokens, turn_line};
 pub(crate) use stream_json::{StreamJson, session_line};
 pub(crate) use style::{ColorChoice, Style, set_color_choice};
 pub(crate) use text::TextProgress;

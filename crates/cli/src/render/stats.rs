@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use rein_core::face::Usage;
+use rein_core::face::{TurnOutcome, Usage};
 
 use super::Style;
 use super::result::human_duration;
@@ -11,10 +11,8 @@ use super::result::human_duration;
 /// What a turn's line shows.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TurnFigures<'a> {
-    /// The model that answered.
-    pub(crate) model: &'a str,
-    /// Tokens of the turn.
-    pub(crate) usage: &'a Usage,
+    /// The turn: its tokens, whether they were reported, its cost.
+    pub(crate) outcome: &'a TurnOutcome,
     /// Context used and the usable window, in tokens, when known.
     pub(crate) context: Option<(u64, u64)>,
     /// How long the turn took.
@@ -23,10 +21,7 @@ pub(crate) struct TurnFigures<'a> {
 
 /// `↑ 12.3k in (10k cached) · ↓ 234 out · $0.0123 · context 23% of 128k · 4.2 s`.
 pub(crate) fn turn_line(s: Style, figures: &TurnFigures<'_>) -> String {
-    let mut parts = vec![tokens(figures.usage)];
-    if let Some(cost) = cost(figures.model, figures.usage) {
-        parts.push(cost);
-    }
+    let mut parts = turn_spend(figures.outcome);
     if let Some((used, usable)) = figures.context
         && usable > 0
     {
@@ -50,16 +45,37 @@ pub(crate) fn tokens(usage: &Usage) -> String {
     text
 }
 
-/// `$0.0123`, when the model's price is known (or the provider said).
-pub(crate) fn cost(model: &str, usage: &Usage) -> Option<String> {
-    let usd = usage
-        .cost_usd
-        .or_else(|| rein_core::face::cost_usd(model, usage))?;
-    Some(if usd >= 1.0 {
+/// A turn's tokens and cost as far as they are known: `usage not reported by the server`
+/// rather than zeros, and `~234 out` for output the server never counted.
+fn turn_spend(outcome: &TurnOutcome) -> Vec<String> {
+    let estimated = outcome.estimated_output_tokens;
+    let mut parts = Vec::new();
+    if outcome.usage_reported {
+        parts.push(tokens(&outcome.usage));
+        if estimated > 0 {
+            parts.push(format!("~{} out (estimated)", count(estimated)));
+        }
+        if let Some(usd) = outcome.cost_usd {
+            parts.push(dollars(usd));
+        }
+    } else if estimated > 0 {
+        parts.push(format!(
+            "~{} out (estimated: usage not reported by the server)",
+            count(estimated)
+        ));
+    } else {
+        parts.push("usage not reported by the server".to_owned());
+    }
+    parts
+}
+
+/// `$0.0123`, `$1.25`.
+pub(crate) fn dollars(usd: f64) -> String {
+    if usd >= 1.0 {
         format!("${usd:.2}")
     } else {
         format!("${usd:.4}")
-    })
+    }
 }
 
 /// `950`, `12.3k`, `1.2M`.
@@ -76,18 +92,15 @@ pub(crate) fn count(n: u64) -> String {
 pub(crate) fn closing_line(
     s: Style,
     model: &str,
-    rounds: u32,
-    usage: &Usage,
+    outcome: &TurnOutcome,
     session_id: Option<&str>,
 ) -> String {
+    let rounds = outcome.rounds;
     let mut parts = vec![
         model.to_owned(),
         format!("{rounds} round{}", if rounds == 1 { "" } else { "s" }),
-        tokens(usage),
     ];
-    if let Some(cost) = cost(model, usage) {
-        parts.push(cost);
-    }
+    parts.extend(turn_spend(outcome));
     if let Some(id) = session_id {
         parts.push(format!("session {id} (continue: rein -r {id})"));
     }
@@ -98,6 +111,31 @@ pub(crate) fn closing_line(
 mod tests {
     use super::*;
 
+    fn outcome(usage: Option<Usage>, estimated: u64, cost: Option<f64>) -> TurnOutcome {
+        TurnOutcome {
+            end: rein_core::agent::TurnEnd::EndTurn,
+            text: String::new(),
+            rounds: 1,
+            usage: usage.unwrap_or_default(),
+            subagent_usage: Usage::default(),
+            compaction_usage: Usage::default(),
+            usage_reported: usage.is_some(),
+            estimated_output_tokens: estimated,
+            cost_usd: cost,
+        }
+    }
+
+    fn line(outcome: &TurnOutcome) -> String {
+        turn_line(
+            Style::plain(),
+            &TurnFigures {
+                outcome,
+                context: Some((29_000, 128_000)),
+                elapsed: Duration::from_millis(4_200),
+            },
+        )
+    }
+
     #[test]
     fn a_turn_line_with_everything_known() {
         let usage = Usage {
@@ -106,18 +144,25 @@ mod tests {
             cached_prompt_tokens: 10_000,
             ..Usage::default()
         };
-        let line = turn_line(
-            Style::plain(),
-            &TurnFigures {
-                model: "unknown-model",
-                usage: &usage,
-                context: Some((29_000, 128_000)),
-                elapsed: Duration::from_millis(4_200),
-            },
+        assert_eq!(
+            line(&outcome(Some(usage), 0, None)),
+            "↑ 12k in (10k cached) · ↓ 234 out · context 23% of 128k · 4.2 s"
         );
         assert_eq!(
-            line,
-            "↑ 12k in (10k cached) · ↓ 234 out · context 23% of 128k · 4.2 s"
+            line(&outcome(Some(usage), 0, Some(0.0123))),
+            "↑ 12k in (10k cached) · ↓ 234 out · $0.0123 · context 23% of 128k · 4.2 s"
+        );
+    }
+
+    #[test]
+    fn unknown_usage_is_said_never_zero() {
+        assert_eq!(
+            line(&outcome(None, 0, Some(0.0))),
+            "usage not reported by the server · context 23% of 128k · 4.2 s"
+        );
+        assert_eq!(
+            line(&outcome(None, 234, None)),
+            "~234 out (estimated: usage not reported by the server) · context 23% of 128k · 4.2 s"
         );
     }
 

@@ -85,17 +85,18 @@ pub(super) fn ask_trust_once(args: &Args, s: Style) -> Result<(), Exit> {
         out,
         "{}\n{}",
         s.warn(&format!(
-            "This project ({}) has {} in {} that run programs on your machine{}.",
+            "This project ({}) has {} in {} {}{}.",
             render::neutralize(&untrusted.project.display().to_string()),
             untrusted.what,
             render::neutralize(&untrusted.files.join(", ")),
+            untrusted.effect,
             if untrusted.changed {
                 ", and these files changed since you trusted it"
             } else {
                 ""
             }
         )),
-        s.dim("They run only once you trust the project. Trust it? [y/N] ")
+        s.dim("They apply only once you trust the project. Trust it? [y/N] ")
     );
     let _ = out.flush();
     let mut answer = String::new();
@@ -110,15 +111,18 @@ pub(super) fn ask_trust_once(args: &Args, s: Style) -> Result<(), Exit> {
         let _ = writeln!(
             out,
             "{}",
-            s.dim(&format!("Trusted: its {} will run.", untrusted.what))
+            s.dim(&format!(
+                "Trusted: its {} will {}.",
+                untrusted.what, untrusted.verb
+            ))
         );
     } else {
         let _ = writeln!(
             out,
             "{}",
             s.dim(&format!(
-                "Not trusted: its {} will not run (`rein trust` changes that).",
-                untrusted.what
+                "Not trusted: its {} will not {} (`rein trust` changes that).",
+                untrusted.what, untrusted.verb
             ))
         );
     }

@@ -42,14 +42,8 @@ impl Repl {
                 self.say(&format!("{} in this session", render::tokens(&usage)));
             }
             Slash::Cost => {
-                let usage = self.session_usage(agent);
-                match render::cost(agent.model(), &usage) {
-                    Some(cost) => self.say(&format!("{cost} so far in this session")),
-                    None => self.say(&format!(
-                        "the price of {} is unknown; {}",
-                        neutralize(agent.model()),
-                        render::tokens(&usage)
-                    )),
+                for line in cost_lines(agent, self.earlier_usage) {
+                    self.say(&line);
                 }
             }
             Slash::Context => {
@@ -344,4 +338,54 @@ fn todo_list(todos: &[rein_core::tools::TodoItem]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `/cost`: what the session spent (its earlier runs included), then sub-agents' and
+/// compactions' part of this run apart.
+fn cost_lines(agent: &Agent, earlier: rein_core::face::Usage) -> Vec<String> {
+    let spent = agent.spent();
+    if !spent.reported && earlier == rein_core::face::Usage::default() {
+        return vec!["usage not reported by the server: nothing to count yet".to_owned()];
+    }
+    let mut usage = earlier;
+    usage += spent.usage;
+    let earlier_cost = if earlier == rein_core::face::Usage::default() {
+        Some(0.0)
+    } else {
+        agent.prices().call_cost(agent.model(), &earlier)
+    };
+    let cost = spent
+        .cost_usd
+        .zip(earlier_cost)
+        .map(|(run, before)| rein_core::face::micro_dollars(run + before));
+    let mut lines = vec![match cost {
+        Some(usd) => format!(
+            "{} so far in this session · {}",
+            render::dollars(usd),
+            render::tokens(&usage)
+        ),
+        None => format!(
+            "the price of {} is unknown ([pricing.\"{}\"] in the configuration sets it) · {}",
+            neutralize(agent.model()),
+            neutralize(agent.model()),
+            render::tokens(&usage)
+        ),
+    }];
+    for (what, usage) in [
+        ("sub-agents", spent.subagents),
+        ("compactions", spent.compactions),
+    ] {
+        if usage != rein_core::face::Usage::default() {
+            let cost = agent
+                .prices()
+                .call_cost(agent.model(), &usage)
+                .map(|usd| format!("{} · ", render::dollars(usd)))
+                .unwrap_or_default();
+            lines.push(format!(
+                "  of which {what}: {cost}{}",
+                render::tokens(&usage)
+            ));
+        }
+    }
+    lines
 }

@@ -372,6 +372,9 @@ impl Repl {
             for rule in self.interaction.granted() {
                 agent.allow_for_session(rule);
             }
+            // `/model NAME`: a name the server does not serve is said now, not at the next
+            // request.
+            agent.check_model(&self.events).await;
         }
         if rebuild.other_session {
             let what = if self.args.resume.is_some() {

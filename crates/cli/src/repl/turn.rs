@@ -66,6 +66,11 @@ impl Repl {
                     .warn("stopped: the model kept making the same call with the same result"),
             ),
             TurnStop::Cancelled => self.say(&self.style.warn("interrupted")),
+            TurnStop::MaxCost | TurnStop::MaxSessionTokens => {
+                if let rein_core::agent::TurnEnd::SpendingLimit(reached) = &outcome.end {
+                    self.offer_a_higher_limit(agent, reached);
+                }
+            }
             TurnStop::PromptBlocked => {
                 if let rein_core::agent::TurnEnd::PromptBlocked { reason } = &outcome.end {
                     self.say(&self.style.warn(&render::neutralize(
@@ -89,8 +94,7 @@ impl Repl {
         let line = render::turn_line(
             self.style,
             &TurnFigures {
-                model: agent.model(),
-                usage: &outcome.usage,
+                outcome: &outcome,
                 context,
                 elapsed,
             },
@@ -98,6 +102,46 @@ impl Repl {
         // A narrow window breaks the line between its parts, never mid-word.
         self.say(&render::wrap_parts(&line, " · ", terminal::width()));
         Ok(typed)
+    }
+
+    /// Says which limit stopped the turn and asks whether to double it; the person then says
+    /// "continue" to go on.
+    fn offer_a_higher_limit(&self, agent: &mut Agent, reached: &rein_core::agent::LimitReached) {
+        use rein_core::agent::SpendLimit;
+        use std::io::Write;
+        self.say(&self.style.warn(&reached.message()));
+        let mut limits = agent.limits();
+        let raised = match reached.limit {
+            SpendLimit::Cost => {
+                let usd = reached.allowed * 2.0;
+                limits.max_cost = Some(usd);
+                format!("${usd:.4}")
+            }
+            SpendLimit::Tokens => {
+                let tokens = (reached.allowed as u64).saturating_mul(2);
+                limits.max_tokens = Some(tokens);
+                format!("{tokens} tokens")
+            }
+        };
+        let mut out = std::io::stdout();
+        let _ = write!(
+            out,
+            "{}",
+            self.style
+                .dim(&format!("Raise the limit to {raised}? [y/N] "))
+        );
+        let _ = out.flush();
+        let mut answer = String::new();
+        if std::io::stdin().read_line(&mut answer).is_ok()
+            && matches!(answer.trim(), "y" | "Y" | "yes")
+        {
+            agent.set_limits(limits);
+            self.say(&self.style.dim(&format!(
+                "The limit is now {raised}: say \"continue\" to go on."
+            )));
+        } else {
+            self.say(&self.style.dim("The limit stays."));
+        }
     }
 
     /// `!command`: runs it through the permission pipeline; its output goes with the next

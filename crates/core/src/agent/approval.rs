@@ -56,11 +56,19 @@ impl CallEnv {
             reason: reason.to_owned(),
         });
         let session_rule = Rule::for_session(&view);
+        // The person sees the call masked, as the terminal shows everything else.
+        let secrets = &self.runner.secrets;
+        let mut arguments = json_arguments(call).clone();
+        crate::secrets::mask_value(secrets, &mut arguments);
+        let mut preview = checked.call.preview(&checked.ctx(&self.ctx)).await;
+        if let Some(preview) = &mut preview {
+            crate::secrets::mask_preview(secrets, preview);
+        }
         let request = ApprovalRequest {
             call_id: call.id.clone(),
             tool: call.name.clone(),
-            arguments: json_arguments(call).clone(),
-            preview: checked.call.preview(&checked.ctx(&self.ctx)).await,
+            arguments,
+            preview,
             reason: reason.to_owned(),
             session_rule: session_rule.clone(),
             agent: self.runner.agent.clone(),

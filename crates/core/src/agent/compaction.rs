@@ -10,6 +10,7 @@ use rein_llm::{LlmError, Message, Part, Role, Usage};
 use tokio_util::sync::CancellationToken;
 
 use super::cut::target;
+use super::spend::CallKind;
 use super::{Agent, AgentEvent, Events};
 use crate::context::{
     self, CompactionInfo, CompactionLayer, CompactionRecord, EMERGENCY_KEEP_MESSAGES,
@@ -246,6 +247,8 @@ impl Agent {
                     if let Some(usage) = usage {
                         self.usage += usage;
                         self.context.unreported_usage += usage;
+                        self.spend
+                            .record(CallKind::Compaction, &self.settings.model, &usage);
                     }
                     return Ok(Summary {
                         text,
@@ -379,7 +382,26 @@ impl Agent {
         record.tokens_after = after;
         info.tokens_after = after;
         if let Some(t) = self.transcript.as_mut() {
-            let recorded = t.record_compaction(&record);
+            // A summary is the model's writing: the file gets it masked.
+            let secrets = &self.runner.secrets;
+            let masked: Vec<Option<Message>> = record
+                .with
+                .iter()
+                .map(|m| {
+                    crate::secrets::masked_message(secrets, m, crate::secrets::Reasoning::Mask)
+                })
+                .collect();
+            let recorded = if masked.iter().any(Option::is_some) {
+                let mut copy = record.clone();
+                for (message, masked) in copy.with.iter_mut().zip(masked) {
+                    if let Some(masked) = masked {
+                        *message = masked;
+                    }
+                }
+                t.record_compaction(&copy)
+            } else {
+                t.record_compaction(&record)
+            };
             self.note_recording(recorded, events);
         }
         if !record.with.is_empty() {

@@ -45,6 +45,9 @@ pub(crate) struct ContextState {
     pub(super) compactions: u32,
     /// What summary calls used that the turn has not counted yet.
     pub(crate) unreported_usage: Usage,
+    /// The server's answer about the window, asked beside the first request so that the
+    /// round after the first answer does not wait for it.
+    pub(super) window_probe: Option<tokio::task::JoinHandle<Option<rein_llm::ServerWindow>>>,
 }
 
 impl ContextState {
@@ -70,6 +73,7 @@ impl ContextState {
             len_after_summary: None,
             compactions: 0,
             unreported_usage: Usage::default(),
+            window_probe: None,
         }
     }
 }
@@ -176,10 +180,20 @@ impl Agent {
             },
             None => {
                 let provider = Arc::clone(&self.provider);
-                let said = tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => None,
-                    said = provider.context_window(&self.settings.model) => said,
+                let said = match self.context.window_probe.take() {
+                    Some(mut probe) => tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => {
+                            probe.abort();
+                            None
+                        }
+                        said = &mut probe => said.ok().flatten(),
+                    },
+                    None => tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => None,
+                        said = provider.context_window(&self.settings.model) => said,
+                    },
                 };
                 match said {
                     Some(said) => {
@@ -212,6 +226,22 @@ impl Agent {
             self.context.window = Some(window.clone());
         }
         window
+    }
+
+    /// Asks the server about the window in the background, before the first request goes,
+    /// when it will be needed (no configured window) and is not known yet.
+    pub(super) fn start_window_probe(&mut self) {
+        if self.context.window.is_some()
+            || self.context.settings.window_tokens.is_some()
+            || self.context.window_probe.is_some()
+        {
+            return;
+        }
+        let provider = Arc::clone(&self.provider);
+        let model = self.settings.model.clone();
+        self.context.window_probe = Some(tokio::spawn(async move {
+            provider.context_window(&model).await
+        }));
     }
 
     /// After a response: the request was answered, so the next refusal starts a new streak;

@@ -198,6 +198,10 @@ pub enum TurnStop {
     Cancelled,
     /// A UserPromptSubmit hook blocked the request; it was not sent.
     PromptBlocked,
+    /// The next request would have crossed the cost limit (`--max-cost`).
+    MaxCost,
+    /// The next request would have crossed the session's token limit (`--max-tokens`).
+    MaxSessionTokens,
     /// The model could not be reached or refused the request, or rein itself failed.
     Error,
 }
@@ -212,6 +216,10 @@ impl TurnStop {
             TurnStop::RepeatedCalls => "repeated_calls",
             TurnStop::Cancelled => "cancelled",
             TurnStop::PromptBlocked => "prompt_blocked",
+            TurnStop::MaxCost => "max_cost",
+            // As the flag is named; the exit status (3, not 0) tells it from an answer cut at
+            // the model's output limit.
+            TurnStop::MaxSessionTokens => "max_tokens",
             TurnStop::Error => "error",
         }
     }

@@ -92,10 +92,13 @@ impl CallEnv {
             shell: None,
             confined: true,
         };
+        // The person sees the call masked, as in every other question.
+        let mut masked = arguments.clone();
+        crate::secrets::mask_value(&self.runner.secrets, &mut masked);
         let request = ApprovalRequest {
             call_id: call.id.clone(),
             tool: call.name.clone(),
-            arguments: arguments.clone(),
+            arguments: masked,
             preview: None,
             reason,
             session_rule: Rule::for_session(&view),

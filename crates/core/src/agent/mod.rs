@@ -15,8 +15,10 @@ mod hook_points;
 mod leave_sandbox;
 mod masking;
 mod mcp_tools;
+mod model_check;
 mod outcome;
 mod runner;
+mod spend;
 mod subagents;
 mod transcript;
 
@@ -41,6 +43,8 @@ use hook_points::AfterStop;
 pub use hook_points::MAX_STOP_HOOK_CONTINUATIONS;
 pub use outcome::{TurnEnd, TurnError, TurnOutcome};
 use runner::{CallEnv, Fatal, ToolRunner};
+use spend::{CallKind, Spend};
+pub use spend::{LimitReached, SpendLimit, SpendLimits, SpendTotals};
 pub use subagents::AGENT_TOOL;
 pub(crate) use subagents::SubagentLink;
 pub use transcript::Transcript;
@@ -67,6 +71,9 @@ pub struct AgentSettings {
     pub max_tokens: Option<u32>,
     /// Model responses allowed in one turn.
     pub max_rounds: u32,
+    /// The conversation's `prompt_cache_key` (derived from the session id), where the
+    /// endpoint takes one.
+    pub cache_key: Option<String>,
 }
 
 /// Everything an agent is built from (see [`crate::build::AgentBuilder`], the way to build
@@ -111,6 +118,10 @@ pub(crate) struct AgentParts {
     pub subagents: Option<Arc<SubagentLink>>,
     /// The session's MCP servers, whose tools join the registry's as they become ready.
     pub mcp: Option<(Arc<rein_mcp::McpHub>, crate::permissions::PermissionMode)>,
+    /// The prices calls are billed at.
+    pub prices: Arc<rein_llm::PriceBook>,
+    /// What the run may spend.
+    pub limits: SpendLimits,
     /// The workspace's checkpoints, and what opening them had to say.
     pub checkpoints: Option<(crate::checkpoint::Checkpoints, Vec<String>)>,
 }
@@ -134,6 +145,10 @@ pub struct Agent {
     /// nothing is rebuilt or copied; each round only appends messages.
     request: Request,
     usage: Usage,
+    /// What the calls cost, and the limits on it.
+    spend: Spend,
+    /// The question to the server's model list.
+    model_check: model_check::ModelCheck,
     guard: LoopGuard,
     /// Every tool call id in the history.
     call_ids: HashSet<String>,
@@ -205,6 +220,7 @@ impl Agent {
             tools: tool_specs,
             temperature: parts.settings.temperature,
             max_tokens: parts.settings.max_tokens,
+            cache_key: parts.settings.cache_key.clone(),
         };
         Agent {
             provider: parts.provider,
@@ -220,6 +236,8 @@ impl Agent {
             settings: parts.settings,
             request,
             usage: Usage::default(),
+            spend: Spend::new(parts.prices, parts.limits),
+            model_check: model_check::ModelCheck::default(),
             guard: LoopGuard::default(),
             call_ids,
             transcript: parts.transcript,
@@ -246,6 +264,26 @@ impl Agent {
         self.usage
     }
 
+    /// What this agent's calls used and cost, the parts apart.
+    pub fn spent(&self) -> SpendTotals {
+        self.spend.totals()
+    }
+
+    /// The limits the run stops at.
+    pub fn limits(&self) -> SpendLimits {
+        self.spend.limits
+    }
+
+    /// Raises (or sets) the run's limits, for a person who chose to go on.
+    pub fn set_limits(&mut self, limits: SpendLimits) {
+        self.spend.limits = limits;
+    }
+
+    /// The prices calls are billed at.
+    pub fn prices(&self) -> &Arc<rein_llm::PriceBook> {
+        self.spend.prices()
+    }
+
     /// The model's name.
     pub fn model(&self) -> &str {
         &self.settings.model
@@ -270,6 +308,8 @@ impl Agent {
         events: &Events,
         cancel: CancellationToken,
     ) -> TurnOutcome {
+        // Everything the front-end gets is masked: the model's text as it streams too.
+        let events = &crate::secrets::EventMasker::wrap(&self.runner.secrets, events);
         if let Some(subagents) = &self.subagents {
             subagents.start_turn(events);
         }
@@ -278,6 +318,9 @@ impl Agent {
         self.context.reactive_streak = 0;
         self.todo_reminded = false;
         let mut outcome = TurnOutcome::new();
+        let before = self.spend.totals();
+        self.start_model_check();
+        self.start_window_probe();
         self.checkpoint(Some(input), events).await;
         match self.submit_prompt(input, events, &cancel).await {
             Ok(message) => {
@@ -286,6 +329,13 @@ impl Agent {
             }
             Err(end) => outcome.end = end,
         }
+        let after = self.spend.totals();
+        outcome.usage_reported = after.reported_calls > before.reported_calls;
+        outcome.cost_usd = match (before.cost_usd, after.cost_usd) {
+            (Some(a), Some(b)) => Some(rein_llm::micro_dollars(b - a)),
+            _ => None,
+        };
+        self.mask_outcome(&mut outcome);
         let stop = outcome.stop();
         if stop == TurnStop::Cancelled {
             // Background processes of this turn's commands end with it.
@@ -322,7 +372,9 @@ impl Agent {
             self.sync_mcp_tools(&mut env).await;
             let round = self.round(&env, outcome).await;
             // What summary calls used counts with the turn.
-            outcome.usage += std::mem::take(&mut self.context.unreported_usage);
+            let summaries = std::mem::take(&mut self.context.unreported_usage);
+            outcome.usage += summaries;
+            outcome.compaction_usage += summaries;
             let end = match round {
                 RoundEnd::Continue => None,
                 RoundEnd::Stop(end @ (TurnEnd::EndTurn | TurnEnd::MaxTokens)) => {
@@ -364,6 +416,14 @@ impl Agent {
         if let Err(end) = self.prepare_context(events, &env.cancel).await {
             return RoundEnd::Stop(end);
         }
+        // A request that would cross a spending limit is not sent; the history is whole
+        // (every call answered), so the session can be continued with a higher limit.
+        if let Err(reached) = self
+            .spend
+            .check(&self.settings.model, self.context.ledger.used())
+        {
+            return RoundEnd::Stop(TurnEnd::SpendingLimit(reached));
+        }
         let sent = self.request.messages.len();
         // Call ids stay unique across the whole conversation (providers reject a reused one);
         // the set moves into the assembler and back, never rebuilt.
@@ -372,6 +432,11 @@ impl Agent {
         let streamed = self
             .stream_response(env, &mut assembler, &mut early, outcome)
             .await;
+        // Before the call is priced: the list may give the price.
+        self.finish_model_check(events).await;
+        if streamed.is_err() {
+            self.count_unfinished(&assembler, outcome);
+        }
         let finished = streamed.and_then(|()| {
             assembler.finish().map_err(|error| {
                 early.abandon("Not answered: the model's response failed.", env);
@@ -478,6 +543,8 @@ impl Agent {
     ) {
         self.usage += usage;
         outcome.usage += usage;
+        self.spend
+            .record(CallKind::Round, &self.settings.model, &usage);
         self.context.ledger.observe(PromptAnchor {
             prompt_tokens: usage.prompt_tokens,
             messages: sent,
@@ -571,12 +638,35 @@ impl Agent {
             return;
         };
         for (model, agent, usage) in subagents.take() {
+            self.spend.record(CallKind::Subagent, &model, &usage);
             self.usage += usage;
             outcome.usage += usage;
             outcome.subagent_usage += usage;
             if let Some(t) = self.transcript.as_mut() {
                 let recorded = t.record_subagent_usage(&model, &agent, &usage);
                 self.note_recording(recorded, events);
+            }
+        }
+    }
+
+    /// Counts a response that ended before it finished (interrupted, failed): what the
+    /// server reported of it, else its output estimated from what streamed.
+    fn count_unfinished(&mut self, assembler: &Assembler, outcome: &mut TurnOutcome) {
+        match assembler.usage() {
+            Some(usage) => {
+                self.usage += usage;
+                outcome.usage += usage;
+                self.spend
+                    .record(CallKind::Round, &self.settings.model, &usage);
+            }
+            None => {
+                let chars = assembler.streamed_chars();
+                if chars > 0 {
+                    // About four characters a token: an estimate, and shown as one.
+                    let tokens = (chars as u64).div_ceil(4);
+                    outcome.estimated_output_tokens += tokens;
+                    self.spend.record_estimate(&self.settings.model, tokens);
+                }
             }
         }
     }
@@ -653,10 +743,34 @@ impl Agent {
         self.todos.items()
     }
 
-    /// Appends a finished message to the history and the transcript.
+    /// The answer and the error the front-end prints, masked (a server's message can quote
+    /// the key).
+    fn mask_outcome(&self, outcome: &mut TurnOutcome) {
+        let secrets = &self.runner.secrets;
+        secrets.redact_in_place(&mut outcome.text);
+        if let TurnEnd::Failed(error) = &mut outcome.end {
+            let masked = match std::mem::replace(error, TurnError::Tool(String::new())) {
+                TurnError::Model(e) => {
+                    TurnError::Model(e.map_messages(|m| secrets.redact(&m).into_owned()))
+                }
+                TurnError::Tool(m) => TurnError::Tool(secrets.redact(&m).into_owned()),
+            };
+            *error = masked;
+        }
+    }
+
+    /// Appends a finished message to the history and the transcript, with its secrets masked
+    /// (the model may have written one: its calls run with what it wrote, its history and the
+    /// session file keep it masked).
     fn push(&mut self, message: Message, events: &Events) {
+        use crate::secrets::{Reasoning, masked_message};
+        let secrets = &self.runner.secrets;
+        let message = masked_message(secrets, &message, Reasoning::Keep).unwrap_or(message);
         if let Some(t) = self.transcript.as_mut() {
-            let recorded = t.record_message(&message);
+            let recorded = match masked_message(secrets, &message, Reasoning::Mask) {
+                Some(masked) => t.record_message(&masked),
+                None => t.record_message(&message),
+            };
             self.note_recording(recorded, events);
         }
         self.context.ledger.push(&message);

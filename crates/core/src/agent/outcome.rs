@@ -3,6 +3,7 @@
 use rein_llm::{LlmError, Usage};
 
 use super::TurnStop;
+use super::spend::{LimitReached, SpendLimit};
 
 /// What one turn achieved.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +19,16 @@ pub struct TurnOutcome {
     pub usage: Usage,
     /// Of those, what sub-agents used.
     pub subagent_usage: Usage,
+    /// Of those, what compactions' summaries used.
+    pub compaction_usage: Usage,
+    /// Whether any call of the turn reported its usage: when none did, `usage` is unknown,
+    /// not zero.
+    pub usage_reported: bool,
+    /// Output tokens of responses that ended before the server reported them (interrupted
+    /// or failed), estimated from what streamed; not in `usage`.
+    pub estimated_output_tokens: u64,
+    /// The turn's cost in USD, whole micro-dollars; `None` when a call's price is unknown.
+    pub cost_usd: Option<f64>,
 }
 
 impl TurnOutcome {
@@ -28,6 +39,10 @@ impl TurnOutcome {
             rounds: 0,
             usage: Usage::default(),
             subagent_usage: Usage::default(),
+            compaction_usage: Usage::default(),
+            usage_reported: false,
+            estimated_output_tokens: 0,
+            cost_usd: Some(0.0),
         }
     }
 
@@ -45,7 +60,8 @@ impl TurnOutcome {
             | TurnEnd::MaxRounds
             | TurnEnd::RepeatedCalls
             | TurnEnd::Cancelled
-            | TurnEnd::PromptBlocked { .. } => None,
+            | TurnEnd::PromptBlocked { .. }
+            | TurnEnd::SpendingLimit(_) => None,
         }
     }
 }
@@ -68,6 +84,8 @@ pub enum TurnEnd {
         /// Why, for the person (the hook's stderr or reason).
         reason: String,
     },
+    /// The next request would have crossed a spending limit: it was not sent.
+    SpendingLimit(LimitReached),
     /// The model could not be reached or refused the request, or rein itself failed.
     Failed(TurnError),
 }
@@ -82,6 +100,10 @@ impl TurnEnd {
             TurnEnd::RepeatedCalls => TurnStop::RepeatedCalls,
             TurnEnd::Cancelled => TurnStop::Cancelled,
             TurnEnd::PromptBlocked { .. } => TurnStop::PromptBlocked,
+            TurnEnd::SpendingLimit(reached) => match reached.limit {
+                SpendLimit::Cost => TurnStop::MaxCost,
+                SpendLimit::Tokens => TurnStop::MaxSessionTokens,
+            },
             TurnEnd::Failed(_) => TurnStop::Error,
         }
     }

@@ -70,8 +70,13 @@ impl AgentBuilder {
         let subagent_tools = registry.without(&[COMPACT_TOOL, TODO_TOOL]);
         let offer_subagents = self.agent_name.is_none();
         let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
+        let secrets = Arc::new(self.secrets);
         let mut tool_config = self.tool_config;
-        tool_config.env_remove = self.secrets.env_remove().to_vec();
+        tool_config.env_remove = secrets.env_remove().to_vec();
+        // Background commands' outputs reach the disk masked.
+        tool_config.output_mask = secrets.any().then(|| {
+            rein_tools::SharedMask(Arc::new(crate::secrets::SecretsMask(Arc::clone(&secrets))))
+        });
         tool_config.sandbox = sandbox;
         tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
         let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
@@ -81,11 +86,10 @@ impl AgentBuilder {
                 self.mcp_plan,
                 &self.workspace,
                 self.mcp_log_dir,
-                self.secrets.env_remove(),
+                secrets.env_remove(),
                 mcp_sandbox,
             )
         });
-        let secrets = Arc::new(self.secrets);
         let checkpoints = match (&self.checkpoints, &self.rein_home, &self.session_file) {
             (Some(settings), Some(home), Some((id, _))) if self.agent_name.is_none() => Some(
                 crate::checkpoint::Checkpoints::open(home, id, &self.workspace, *settings),
@@ -174,6 +178,8 @@ impl AgentBuilder {
             todos,
             subagents: offer_subagents.then_some(subagent_usage),
             anchor: self.anchor,
+            prices: self.prices,
+            limits: self.limits,
             mcp: mcp.map(|hub| (hub, self.mode)),
             checkpoints,
         }))

@@ -2,6 +2,7 @@
 //! skills, agent types, MCP servers and sandbox.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use rein_llm::{NetworkConfig, ProviderConfig, ProviderKind, RetryPolicy};
 
@@ -13,7 +14,6 @@ use crate::sandboxing::SandboxPlan;
 use crate::secrets::SecretValues;
 use crate::tools::skill::{load as load_skills, skill_dirs};
 use crate::tools::subagent::types::agent_dirs;
-use crate::trust::TrustStore;
 
 use super::{AgentBuilder, HookPlan, SecretSources};
 
@@ -31,6 +31,18 @@ impl AgentBuilder {
         builder.settings.temperature = config.temperature;
         builder.settings.max_tokens = config.max_tokens;
         builder.settings.max_rounds = config.max_rounds;
+        let ttl = config.cache_ttl.unwrap_or_default();
+        builder.prices = Arc::new(rein_llm::PriceBook::new(
+            config
+                .pricing
+                .iter()
+                .map(|(model, entry)| (model.clone(), entry.price())),
+            ttl,
+        ));
+        builder.limits = crate::agent::SpendLimits {
+            max_cost: config.max_cost,
+            max_tokens: config.max_session_tokens,
+        };
         builder.context = ContextSettings {
             window_tokens: config.context_window_tokens,
             auto_compact: config.auto_compact,
@@ -69,7 +81,14 @@ impl AgentBuilder {
             api_key: config
                 .api_key()
                 .zip(config.api_key_variable())
-                .map(|(key, var)| (var.to_owned(), key.to_owned())),
+                .map(|(key, var)| (var.to_owned(), key.to_owned()))
+                .or_else(|| {
+                    // A key not sent is masked all the same.
+                    config
+                        .withheld_api_key
+                        .as_ref()
+                        .map(|(var, key)| (var.clone(), key.expose().to_owned()))
+                }),
             pass_env: config.pass_env.clone(),
         };
         // Commands and hooks inherit rein's own environment: its secrets are what to keep
@@ -130,6 +149,7 @@ impl AgentBuilder {
                 ..RetryPolicy::default()
             },
             thinking_budget_tokens,
+            cache_ttl: ttl,
             tool_format: config.tool_format,
             ollama_num_ctx: config.ollama_num_ctx,
         });
@@ -139,10 +159,13 @@ impl AgentBuilder {
     /// Keeps the configured hooks that may run: the user's, and the project's once the
     /// project is trusted (a warning says how, when they are skipped).
     pub(super) fn plan_hooks(&mut self, config: &Config) {
-        if !config.untrusted_ignored.is_empty() {
+        if !config.untrusted_ignored.is_empty() || !config.untrusted_dotenv.is_empty() {
             self.warnings.push(untrusted_warning(config));
         }
-        let trust = TrustStore::new(&config.rein_home);
+        if let Some(note) = &config.keyless_endpoint {
+            self.warnings.push(note.clone());
+        }
+        let trust = config.trust_store();
         let (hooks, skipped) =
             crate::hooks::runnable_hooks(&config.hooks, &config.project_root, &trust);
         self.warnings.extend(skipped);
@@ -156,17 +179,26 @@ impl AgentBuilder {
     }
 }
 
-/// Says what an untrusted project's config file set that rein ignored, and how to trust it.
+/// Says what an untrusted project's config file and `.env` set that rein ignored, and how
+/// to trust it.
 pub fn untrusted_warning(config: &Config) -> String {
+    let mut ignored = Vec::new();
+    if !config.untrusted_ignored.is_empty() {
+        ignored.push(format!(
+            "{} in {}",
+            config.untrusted_ignored.join(", "),
+            config
+                .project_root
+                .join(".rein")
+                .join("config.toml")
+                .display()
+        ));
+    }
+    ignored.extend(config.untrusted_dotenv.iter().cloned());
     format!(
-        "{} in {} ignored: this project is not trusted (or its config changed since it was). \
-         If you trust its config, run `rein trust` in {}",
-        config.untrusted_ignored.join(", "),
-        config
-            .project_root
-            .join(".rein")
-            .join("config.toml")
-            .display(),
+        "{} ignored: this project is not trusted (or its config or .env changed since it \
+         was), so rein uses your own settings. If you trust them, run `rein trust` in {}",
+        ignored.join("; "),
         config.project_root.display()
     )
 }

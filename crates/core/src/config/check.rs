@@ -42,6 +42,37 @@ pub(super) fn tool_format<'de, D: Deserializer<'de>>(
     with(d, |v| string(v)?.parse())
 }
 
+pub(super) fn cache_ttl<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<rein_llm::CacheTtl>, D::Error> {
+    with(d, |v| {
+        let text = v.as_str().ok_or_else(|| expected("\"5m\" or \"1h\"", v))?;
+        text.parse()
+            .map(Some)
+            .map_err(|e: rein_llm::UnknownCacheTtl| e.to_string())
+    })
+}
+
+pub(super) fn max_cost<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    with(d, |v| {
+        let dollars = match v {
+            Value::Float(n) => *n,
+            Value::Integer(n) => *n as f64,
+            other => return Err(expected("US dollars", other)),
+        };
+        check_max_cost(dollars).map(Some)
+    })
+}
+
+/// A `max_cost`: a number of dollars above zero.
+pub fn check_max_cost(value: f64) -> Result<f64, String> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(format!("{value} is not an amount of US dollars above 0"))
+    }
+}
+
 pub(super) fn base_url<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     with(d, |v| check_base_url(string(v)?).map(Some))
 }

@@ -12,10 +12,33 @@ use super::source::Source;
 const DOTENV_FILE: &str = ".env";
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// The variables of a `.env` file that choose where requests (and the API key) go: from a
+/// project's `.env` they apply only once the project is trusted, and the trust covers them.
+pub const ENDPOINT_VARS: [&str; 4] = [
+    "REIN_BASE_URL",
+    "OPENAI_BASE_URL",
+    "REIN_PROVIDER",
+    "SSL_CERT_FILE",
+];
+
+/// Whose a `.env` file is, by where it lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DotEnvOwner {
+    /// In the home directory or above it: the person's own.
+    Person,
+    /// Below the home directory (or anywhere, when the home is unknown): a project's.
+    Project {
+        /// In the project root or a directory above it, where the trust covers it (a
+        /// `.env` in a subdirectory of the project is not covered).
+        covered: bool,
+    },
+}
+
 /// Variables from the caller's lookup, then from a `.env` file.
 pub(crate) struct Env<'a> {
     lookup: &'a dyn Fn(&str) -> Option<String>,
     dotenv: Option<(PathBuf, HashMap<String, String>)>,
+    owner: DotEnvOwner,
 }
 
 impl<'a> Env<'a> {
@@ -33,7 +56,37 @@ impl<'a> Env<'a> {
             }
             None => None,
         };
-        Ok(Env { lookup, dotenv })
+        let owner = match &dotenv {
+            Some((path, _)) => owner_of(path, home_dir, project_root),
+            None => DotEnvOwner::Person,
+        };
+        Ok(Env {
+            lookup,
+            dotenv,
+            owner,
+        })
+    }
+
+    /// Whose the `.env` file in use is.
+    pub(crate) fn dotenv_owner(&self) -> DotEnvOwner {
+        self.owner
+    }
+
+    /// Takes `var` out of the `.env` file's variables, when the file sets it and the
+    /// environment does not (where the environment sets it, the file's value is never used).
+    pub(crate) fn take_dotenv_var(&mut self, var: &str) -> Option<Sourced<String>> {
+        if (self.lookup)(var).is_some_and(|value| !value.is_empty()) {
+            return None;
+        }
+        let (file, vars) = self.dotenv.as_mut()?;
+        let value = vars.remove(var).filter(|value| !value.is_empty())?;
+        Some(Sourced::new(
+            value,
+            Source::DotEnv {
+                var: var.to_owned(),
+                file: file.clone(),
+            },
+        ))
     }
 
     /// A variable's value and where it came from; an empty value counts as unset.
@@ -89,6 +142,55 @@ pub(crate) fn find_dotenv(
         }
     }
     None
+}
+
+/// Whose the `.env` at `path` is: the person's in the home directory or above it; otherwise
+/// a project's, covered by the trust when it lies in the project root or above it.
+fn owner_of(path: &Path, home_dir: Option<&Path>, project_root: &Path) -> DotEnvOwner {
+    let dir = path.parent().unwrap_or(path);
+    match home_dir {
+        Some(home) if home.starts_with(dir) => DotEnvOwner::Person,
+        _ => DotEnvOwner::Project {
+            covered: project_root.starts_with(dir),
+        },
+    }
+}
+
+/// The directories whose `.env` endpoint lines the trust in `project` covers: the project
+/// root, then each directory above it below the home directory (a run walks up through
+/// them to find its `.env`); the home directory and above are the person's own.
+pub(crate) fn covered_dirs(project: &Path, home_dir: Option<&Path>) -> Vec<PathBuf> {
+    let dirs: Vec<&Path> = match home_dir {
+        Some(home) if project.starts_with(home) => {
+            project.ancestors().take_while(|dir| *dir != home).collect()
+        }
+        // Outside the home directory, a run stops at the project root.
+        _ => vec![project],
+    };
+    dirs.into_iter()
+        .filter(|dir| !home_dir.is_some_and(|home| home.starts_with(dir)))
+        .map(Path::to_path_buf)
+        .collect()
+}
+
+/// The endpoint lines ([`ENDPOINT_VARS`]) of the `.env` in `dir`, as bytes to fingerprint;
+/// `None` when there is no such file or it sets none of them. A file that does not parse
+/// gives its whole text (rein refuses to start with it anyway).
+pub(crate) fn endpoint_lines(dir: &Path) -> Option<Vec<u8>> {
+    let path = dir.join(DOTENV_FILE);
+    if !path.is_file() {
+        return None;
+    }
+    let Ok(vars) = read_dotenv(&path) else {
+        return std::fs::read(&path).ok();
+    };
+    let mut lines = Vec::new();
+    for var in ENDPOINT_VARS {
+        if let Some(value) = vars.get(var).filter(|value| !value.is_empty()) {
+            lines.extend_from_slice(format!("{var}={value}\n").as_bytes());
+        }
+    }
+    (!lines.is_empty()).then_some(lines)
 }
 
 /// Parses a `.env` file with dotenvy's iterator (never touching the process environment).

@@ -117,6 +117,13 @@ impl Layer {
                 "max_rounds",
                 flags.max_rounds.map(|n| Value::Integer(n.into())),
             ),
+            ("max_cost", flags.max_cost.map(Value::Float)),
+            (
+                "max_session_tokens",
+                flags
+                    .max_session_tokens
+                    .map(|n| Value::Integer(i64::try_from(n).unwrap_or(i64::MAX))),
+            ),
         ];
         for (key, value) in given {
             if let Some(value) = value {

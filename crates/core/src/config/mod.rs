@@ -7,7 +7,7 @@
 
 mod check;
 mod defaults;
-mod dotenv;
+pub(crate) mod dotenv;
 mod error;
 mod fields;
 mod file;
@@ -21,7 +21,9 @@ mod resolve;
 mod sandbox;
 mod settings;
 mod source;
+mod spend;
 mod tables;
+mod untrusted;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -40,8 +42,10 @@ pub(crate) use sandbox::stricter as sandbox_stricter;
 
 /// The person's config file, under rein's home.
 pub const USER_CONFIG_FILE: &str = "config.toml";
+pub use check::check_max_cost;
 pub use settings::{ENV_VARS, FLAGS, Settings};
 pub use source::Source;
+pub use spend::PriceEntry;
 pub use tables::{ConfiguredRule, DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, RuleLists};
 
 /// The model API rein talks to (one type for the whole of rein).
@@ -83,6 +87,10 @@ pub struct Overrides {
     pub api_key: Option<ApiKey>,
     /// `--max-rounds N`.
     pub max_rounds: Option<u32>,
+    /// `--max-cost USD`.
+    pub max_cost: Option<f64>,
+    /// `--max-tokens N` (the `max_session_tokens` setting).
+    pub max_session_tokens: Option<u64>,
     /// `--allow RULE`, each given.
     pub allow: Vec<String>,
     /// `--deny RULE`, each given.
@@ -150,8 +158,14 @@ pub struct Config {
     pub model: String,
     /// The API's base URL (OpenAI: up to `/v1`; Anthropic: without `/v1`).
     pub base_url: String,
-    /// The API key, when one was found; a local server may need none.
+    /// The API key, when one was found and may be sent; a local server may need none.
     pub api_key: Option<ApiKey>,
+    /// The key found but not sent, under the variable it came from: the base URL in use came
+    /// from an untrusted project (its value is masked all the same).
+    pub withheld_api_key: Option<(String, ApiKey)>,
+    /// When the base URL in use is a server on this machine that an untrusted project named:
+    /// what to tell the person (the person's key is not sent there).
+    pub keyless_endpoint: Option<String>,
     /// The flat settings, as the layers set them or by default.
     pub settings: Settings,
     /// The network's time limits, for the model client.
@@ -183,11 +197,19 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// The `[repl]` settings of every file.
     pub repl: ReplSettings,
+    /// `[pricing."MODEL"]` of every file: prices that add to or override rein's table.
+    pub pricing: BTreeMap<String, PriceEntry>,
     /// The secret-looking variables of the `.env` file (their values are masked).
     pub dotenv_secrets: crate::secrets::SecretValues,
     /// What the project's config file set that was ignored because the project is not
     /// trusted (allow rules, `pass_env`, `base_url`, `api_key_env`, `ca_file`).
     pub untrusted_ignored: Vec<String>,
+    /// What a project's `.env` set that was ignored because the project is not trusted (or
+    /// the trust does not cover that file), each with its file: `REIN_BASE_URL in /p/.env`.
+    pub untrusted_dotenv: Vec<String>,
+    /// The home directory: the upper bound of the `.env` search and of what the trust in a
+    /// project covers.
+    pub home_dir: Option<PathBuf>,
     sources: BTreeMap<String, Source>,
 }
 
@@ -250,6 +272,11 @@ impl Config {
     /// The variables searched for the API key, in order (for a "no API key" message).
     pub fn api_key_variables(&self) -> Vec<String> {
         resolve::key_variables(self.provider, self.api_key_env.as_deref())
+    }
+
+    /// The trusted projects of this rein home.
+    pub fn trust_store(&self) -> crate::trust::TrustStore {
+        crate::trust::TrustStore::new(&self.rein_home, self.home_dir.as_deref())
     }
 
     /// Where session files live.

@@ -11,6 +11,7 @@ use super::dotenv::Env;
 use super::file::read_layer;
 use super::layer::{Layer, Sourced};
 use super::settings::flag;
+use super::untrusted::Withheld;
 use super::{
     ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Settings, Source, Timeouts,
     find_project_root,
@@ -26,13 +27,15 @@ const ANTHROPIC_KEY_PREFIX: &str = "sk-ant-";
 /// Reads every layer and resolves the result.
 pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     let project = find_project_root(inputs.cwd);
-    let env = Env::load(inputs.env, inputs.cwd, inputs.home_dir, &project.dir)?;
-    let (files, mut stacked, untrusted_ignored) = read_files(inputs.rein_home, &project.dir)?;
+    let trusted = TrustStore::new(inputs.rein_home, inputs.home_dir).is_trusted(&project.dir);
+    let mut env = Env::load(inputs.env, inputs.cwd, inputs.home_dir, &project.dir)?;
+    let mut withheld = Withheld::from_dotenv(&mut env, trusted);
+    let (files, mut stacked) = read_files(inputs.rein_home, &project.dir, trusted, &mut withheld)?;
     stacked.stack(Layer::from_env(&env)?);
     let (from_flags, flag_key) = Layer::from_overrides(inputs.overrides)?;
     stacked.stack(from_flags);
     let settings = stacked.settings()?;
-    let endpoint = resolve_endpoint(&stacked, &settings, flag_key, &env)?;
+    let endpoint = resolve_endpoint(&stacked, &settings, flag_key, &env, &mut withheld)?;
 
     // Only Anthropic thinks within `max_tokens`; other providers ignore the budget. An unset
     // limit stays unset: the client knows each model's default and makes room for thinking.
@@ -56,6 +59,8 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         model: endpoint.model.value,
         base_url: endpoint.base_url.value,
         api_key: key,
+        withheld_api_key: endpoint.withheld_key,
+        keyless_endpoint: endpoint.keyless_note,
         timeouts: Timeouts {
             connect: settings.connect_timeout,
             first_byte: settings.first_byte_timeout,
@@ -75,8 +80,11 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         mcp_servers_replaced: stacked.tables.mcp_replaced,
         sandbox: stacked.tables.sandbox,
         repl: stacked.tables.repl,
+        pricing: stacked.tables.pricing,
         dotenv_secrets: env.dotenv_secrets(),
-        untrusted_ignored,
+        untrusted_ignored: withheld.config_items,
+        untrusted_dotenv: withheld.dotenv_items,
+        home_dir: inputs.home_dir.map(Path::to_path_buf),
         sources,
     })
 }
@@ -106,15 +114,16 @@ fn or_default<T>(value: Option<Sourced<T>>, default: T) -> Sourced<T> {
     value.unwrap_or_else(|| Sourced::new(default, Source::Default))
 }
 
-/// The user's and the project's config files (the ones that exist), their stacked layer,
-/// and what an untrusted project's file set that was ignored.
+/// The user's and the project's config files (the ones that exist) and their stacked
+/// layer; what an untrusted project's file may not set goes to `withheld`.
 fn read_files(
     rein_home: &Path,
     project_root: &Path,
-) -> Result<(Vec<PathBuf>, Layer, Vec<String>), ConfigError> {
+    trusted: bool,
+    withheld: &mut Withheld,
+) -> Result<(Vec<PathBuf>, Layer), ConfigError> {
     let mut files = Vec::new();
     let mut layer = Layer::default();
-    let mut ignored = Vec::new();
     let user = rein_home.join(super::USER_CONFIG_FILE);
     if let Some(found) = read_layer(&user, Source::UserFile(user.clone()))? {
         layer.stack(found);
@@ -125,47 +134,13 @@ fn read_files(
     if project != user
         && let Some(mut found) = read_layer(&project, Source::ProjectFile(project.clone()))?
     {
-        if !TrustStore::new(rein_home).is_trusted(project_root) {
-            ignored = withhold_from_untrusted(&mut found);
+        if !trusted {
+            withheld.withhold_from_config_file(&mut found);
         }
         layer.stack(found);
         files.push(project);
     }
-    Ok((files, layer, ignored))
-}
-
-/// Takes out of an untrusted project's layer what a cloned repository could use against the
-/// person: rules that let calls run without asking, secrets passed to commands, and where
-/// requests (with the API key) go, unless to a server on this machine. Its deny and ask
-/// rules stay: they only add caution. Returns what was taken, for a warning.
-fn withhold_from_untrusted(layer: &mut Layer) -> Vec<String> {
-    let mut ignored = Vec::new();
-    let allow = std::mem::take(&mut layer.tables.rules.allow);
-    if !allow.is_empty() {
-        let rules: Vec<&str> = allow.iter().map(|rule| rule.text.as_str()).collect();
-        ignored.push(format!("allow rules ({})", rules.join(", ")));
-    }
-    if !layer.tables.pass_env.is_empty() {
-        ignored.push(format!(
-            "[secrets] pass_env ({})",
-            std::mem::take(&mut layer.tables.pass_env).join(", ")
-        ));
-    }
-    // A server on this machine gets nothing the person's machine does not already hold.
-    let remote_url = (layer.values.get("base_url"))
-        .and_then(|url| url.value.as_str())
-        .and_then(|url| super::check::check_base_url(url).ok())
-        .is_some_and(|url| !rein_llm::is_loopback_url(&url));
-    for (key, taken) in [
-        ("base_url", remote_url),
-        ("api_key_env", true),
-        ("ca_file", true),
-    ] {
-        if taken && layer.values.remove(key).is_some() {
-            ignored.push(key.to_owned());
-        }
-    }
-    ignored
+    Ok((files, layer))
 }
 
 /// Where requests go, as who, to which model.
@@ -174,6 +149,10 @@ struct Endpoint {
     model: Sourced<String>,
     base_url: Sourced<String>,
     key: Option<(ApiKey, Source)>,
+    /// The key found but not sent: the base URL came from an untrusted project.
+    withheld_key: Option<(String, ApiKey)>,
+    /// Why the key is not sent, for the person.
+    keyless_note: Option<String>,
 }
 
 fn resolve_endpoint(
@@ -181,6 +160,7 @@ fn resolve_endpoint(
     settings: &Settings,
     flag_key: Option<ApiKey>,
     env: &Env<'_>,
+    withheld: &mut Withheld,
 ) -> Result<Endpoint, ConfigError> {
     let provider = match settings.provider {
         Some(provider) => Sourced::new(provider, source_of(stacked, "provider").clone()),
@@ -189,7 +169,7 @@ fn resolve_endpoint(
             Source::Default,
         ),
     };
-    let key = find_key(
+    let mut key = find_key(
         provider.value,
         settings.api_key_env.as_deref(),
         flag_key,
@@ -206,11 +186,37 @@ fn resolve_endpoint(
     let from_file = configured
         .as_ref()
         .is_some_and(|url| matches!(url.source, Source::UserFile(_) | Source::ProjectFile(_)));
-    let explicit_base_url = if from_file {
+    let mut explicit_base_url = if from_file {
         openai_base_url.or(configured)
     } else {
         configured.or(openai_base_url)
     };
+    // An untrusted project's server on this machine, when the person named none: never
+    // with the person's key.
+    let local = match &explicit_base_url {
+        Some(_) => None,
+        None => withheld.local_fallback(provider.value).cloned(),
+    };
+    withheld.unused_local_urls(local.as_ref());
+    let mut withheld_key = None;
+    let mut keyless_note = None;
+    if let Some(url) = local {
+        if let Some((found, source)) =
+            key.take_if(|(_, source)| !super::untrusted::key_may_follow(source, &url.source))
+        {
+            let name = match &source {
+                Source::Env(var) | Source::DotEnv { var, .. } => var.clone(),
+                _ => "api_key".to_owned(),
+            };
+            withheld_key = Some((name, found));
+        }
+        keyless_note = Some(super::untrusted::keyless_note(
+            &url,
+            withheld_key.is_some(),
+            key.is_some(),
+        ));
+        explicit_base_url = Some(url);
+    }
     let key_from_deepseek_var = key.as_ref().is_some_and(|(_, source)| {
         matches!(source, Source::Env(var) | Source::DotEnv { var, .. } if var == DEEPSEEK_API_KEY)
     });
@@ -233,6 +239,8 @@ fn resolve_endpoint(
         model: or_default(model, default_model.to_owned()),
         provider,
         key,
+        withheld_key,
+        keyless_note,
     })
 }
 

@@ -126,6 +126,16 @@ pub struct Settings {
     /// `ollama_num_ctx`: the window Ollama loads the model with (`options.num_ctx`).
     #[serde(default, deserialize_with = "check::some_positive")]
     pub ollama_num_ctx: Option<u32>,
+    /// `cache_ttl`: how long Anthropic keeps a cached prefix (`5m` unless set).
+    #[serde(default, deserialize_with = "check::cache_ttl")]
+    pub cache_ttl: Option<rein_llm::CacheTtl>,
+    /// `max_cost` (or `--max-cost`): US dollars the session may spend; `None` is no limit.
+    #[serde(default, deserialize_with = "check::max_cost")]
+    pub max_cost: Option<f64>,
+    /// `max_session_tokens` (or `--max-tokens`): input plus output tokens the session may
+    /// use; `None` is no limit.
+    #[serde(default, deserialize_with = "check::some_positive")]
+    pub max_session_tokens: Option<u64>,
     /// `checkpoint_max_file_bytes`: files larger than this are not saved in checkpoints.
     #[serde(
         default = "default::checkpoint_max_file_bytes",
@@ -180,6 +190,8 @@ pub const FLAGS: &[(&str, &str)] = &[
     ("base_url", "--base-url"),
     ("api_key", "--api-key"),
     ("max_rounds", "--max-rounds"),
+    ("max_cost", "--max-cost"),
+    ("max_session_tokens", "--max-tokens"),
 ];
 
 /// The flag of `key`, for [`super::Source::Flag`].

@@ -120,6 +120,8 @@ pub(crate) struct Tables {
     pub(crate) mcp_replaced: Vec<super::McpServerEntry>,
     pub(crate) sandbox: super::sandbox::SandboxSettings,
     pub(crate) repl: super::repl::ReplSettings,
+    /// `[pricing."MODEL"]`, by model name.
+    pub(crate) pricing: std::collections::BTreeMap<String, super::spend::PriceEntry>,
 }
 
 impl Tables {
@@ -138,6 +140,7 @@ impl Tables {
         }
         self.sandbox.stack(above.sandbox);
         self.repl.stack(above.repl);
+        self.pricing.extend(above.pricing);
         for name in above.pass_env {
             if !self.pass_env.contains(&name) {
                 self.pass_env.push(name);
@@ -147,13 +150,14 @@ impl Tables {
 }
 
 /// The table names a config file may hold besides flat settings.
-pub(crate) const TABLE_KEYS: [&str; 6] = [
+pub(crate) const TABLE_KEYS: [&str; 7] = [
     "permissions",
     "hooks",
     "secrets",
     "mcp_servers",
     "sandbox",
     "repl",
+    "pricing",
 ];
 
 /// Reads the table `key` of a file into `tables`; the error says what is wrong (the caller
@@ -224,6 +228,7 @@ pub(crate) fn read_table(
         }
         "sandbox" => super::sandbox::read(&mut tables.sandbox, table, source)?,
         "repl" => super::repl::read(&mut tables.repl, table, source)?,
+        "pricing" => super::spend::read_pricing(&mut tables.pricing, table)?,
         other => return Err(format!("unknown table [{other}]")),
     }
     Ok(())

@@ -76,6 +76,7 @@ pub(crate) fn summary_request(
         tools: Vec::new(),
         temperature: None,
         max_tokens: Some(max_tokens),
+        cache_key: None,
     }
 }
 

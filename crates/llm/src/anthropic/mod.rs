@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
 
-use crate::anthropic::wire::{ANTHROPIC_VERSION, request_body};
+use crate::anthropic::wire::{ANTHROPIC_VERSION, WireOptions, request_body};
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
 use crate::explain::Endpoint;
 use crate::http::HttpClient;
@@ -27,7 +27,7 @@ struct Shared {
     http: HttpClient,
     url: String,
     headers: HeaderMap,
-    thinking_budget_tokens: Option<u32>,
+    options: WireOptions,
     endpoint: Endpoint,
 }
 
@@ -58,6 +58,7 @@ impl AnthropicProvider {
             url: url.clone(),
             key_sent: headers.contains_key("x-api-key"),
             key_origin: config.api_key_origin.clone(),
+            key: config.api_key.as_deref().map(|k| k.trim().to_owned()),
         };
         let http = HttpClient::new(&config.network)?;
         let settings = CallSettings::new(
@@ -71,7 +72,10 @@ impl AnthropicProvider {
                 http,
                 url,
                 headers,
-                thinking_budget_tokens: config.thinking_budget_tokens,
+                options: WireOptions {
+                    thinking_budget_tokens: config.thinking_budget_tokens,
+                    cache_ttl: config.cache_ttl,
+                },
                 endpoint,
             }),
             settings,
@@ -83,7 +87,7 @@ impl Provider for AnthropicProvider {
     fn stream(&self, request: &Request) -> EventStream {
         let opener = Attempt {
             shared: self.shared.clone(),
-            body: Bytes::from(request_body(request, self.shared.thinking_budget_tokens)),
+            body: Bytes::from(request_body(request, self.shared.options)),
         };
         call_stream(Arc::new(opener), self.settings.clone())
     }

@@ -3,6 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::cache::{CacheControl, CacheTtl};
 use crate::toolspec::AnthropicTool;
 use crate::{Message, Part, Request, Role, ToolArguments};
 
@@ -20,8 +21,9 @@ struct WireRequest<'a> {
     max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    system: &'a str,
+    /// Content blocks (not a plain string), so the prompt can carry a cache breakpoint.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<SystemBlock<'a>>,
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<AnthropicTool<'a>>,
@@ -36,6 +38,16 @@ struct Thinking {
     #[serde(rename = "type")]
     kind: &'static str,
     budget_tokens: u32,
+}
+
+/// A text block of the system prompt.
+#[derive(Serialize)]
+struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 #[derive(Serialize)]
@@ -56,18 +68,49 @@ enum Block<'a> {
     },
     Text {
         text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolUse {
         id: &'a str,
         name: &'a str,
         input: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolResult {
         tool_use_id: &'a str,
         content: &'a str,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
+}
+
+impl Block<'_> {
+    /// Marks the block as a cache breakpoint; thinking blocks cannot be one (the API refuses
+    /// it), so `false` says the mark must go elsewhere.
+    fn mark(&mut self, control: CacheControl) -> bool {
+        match self {
+            Block::Text { cache_control, .. }
+            | Block::ToolUse { cache_control, .. }
+            | Block::ToolResult { cache_control, .. } => {
+                *cache_control = Some(control);
+                true
+            }
+            Block::Thinking { .. } | Block::RedactedThinking { .. } => false,
+        }
+    }
+}
+
+/// What the Anthropic client adds to every request besides the conversation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct WireOptions {
+    /// Extended thinking's budget in tokens; `None` leaves thinking off.
+    pub(crate) thinking_budget_tokens: Option<u32>,
+    /// How long the prompt cache keeps what the breakpoints mark.
+    pub(crate) cache_ttl: CacheTtl,
 }
 
 static EMPTY_OBJECT: std::sync::LazyLock<Value> =
@@ -86,10 +129,12 @@ fn default_max_tokens(model: &str) -> u32 {
     }
 }
 
-/// Serialises a streaming request body; with a thinking budget (tokens), extended thinking
-/// is on, within the API's rules: the output limit must exceed the budget (it is raised by
-/// the usual answer allowance when it does not), and temperature may not be set.
-pub(crate) fn request_body(request: &Request, thinking_budget_tokens: Option<u32>) -> Vec<u8> {
+/// Serialises a streaming request body, its cache breakpoints marked (see [`crate::cache`]).
+/// With a thinking budget (tokens), extended thinking is on, within the API's rules: the
+/// output limit must exceed the budget (it is raised by the usual answer allowance when it
+/// does not), and temperature may not be set.
+pub(crate) fn request_body(request: &Request, options: WireOptions) -> Vec<u8> {
+    let thinking_budget_tokens = options.thinking_budget_tokens;
     let mut max_tokens = request
         .max_tokens
         .unwrap_or_else(|| default_max_tokens(&request.model));
@@ -104,13 +149,40 @@ pub(crate) fn request_body(request: &Request, thinking_budget_tokens: Option<u32
             budget_tokens,
         }
     });
+    let control = CacheControl::new(options.cache_ttl);
+    let mut tools: Vec<AnthropicTool<'_>> = request.tools.iter().map(AnthropicTool::from).collect();
+    // The stable prefix: the tools, then the system prompt with the project's instructions.
+    if let Some(last) = tools.last_mut() {
+        last.cache_control = Some(control);
+    }
+    let system = if request.system.is_empty() {
+        Vec::new()
+    } else {
+        vec![SystemBlock {
+            kind: "text",
+            text: &request.system,
+            cache_control: Some(control),
+        }]
+    };
+    let mut messages = wire_messages(&request.messages);
+    // The moving breakpoints: the newest message, and the one that was newest a round ago
+    // (two back: an assistant answer lies between), whose prefix that round wrote.
+    let len = messages.len();
+    for at in [len.checked_sub(1), len.checked_sub(3)]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(message) = messages.get_mut(at) {
+            let _ = message.content.iter_mut().rev().any(|b| b.mark(control));
+        }
+    }
     let body = WireRequest {
         model: &request.model,
         max_tokens,
         thinking,
-        system: &request.system,
-        messages: wire_messages(&request.messages),
-        tools: request.tools.iter().map(AnthropicTool::from).collect(),
+        system,
+        messages,
+        tools,
         stream: true,
         temperature,
     };
@@ -120,7 +192,10 @@ pub(crate) fn request_body(request: &Request, thinking_budget_tokens: Option<u32
 fn block(part: &Part) -> Option<Block<'_>> {
     match part {
         Part::Text { text } if text.is_empty() => None, // the API rejects empty text blocks
-        Part::Text { text } => Some(Block::Text { text }),
+        Part::Text { text } => Some(Block::Text {
+            text,
+            cache_control: None,
+        }),
         // Thinking goes back exactly as it came, signed or redacted; unsigned reasoning (from
         // another provider) stays local.
         Part::Reasoning {
@@ -143,11 +218,13 @@ fn block(part: &Part) -> Option<Block<'_>> {
                 // `input` must be an object; the tool result tells the model what was wrong.
                 ToolArguments::Json { .. } | ToolArguments::Invalid { .. } => &EMPTY_OBJECT,
             },
+            cache_control: None,
         }),
         Part::ToolResult(result) => Some(Block::ToolResult {
             tool_use_id: &result.call_id,
             content: &result.content,
             is_error: result.is_error,
+            cache_control: None,
         }),
     }
 }

@@ -5,7 +5,14 @@ use crate::ToolSpec;
 use crate::{ToolCall, ToolResult};
 
 fn body_of(request: &Request) -> Value {
-    serde_json::from_slice(&request_body(request, None)).unwrap()
+    serde_json::from_slice(&request_body(request, WireOptions::default())).unwrap()
+}
+
+fn thinking(budget: u32) -> WireOptions {
+    WireOptions {
+        thinking_budget_tokens: Some(budget),
+        ..WireOptions::default()
+    }
 }
 
 fn call(id: &str, arguments: ToolArguments) -> Part {
@@ -78,18 +85,20 @@ fn maps_the_conversation_to_messages() {
             "Reads.",
             json!({"type": "object"}),
         )],
-        temperature: None,
-        max_tokens: None,
+        ..Request::default()
     };
     let body = body_of(&request);
-    assert_eq!(body["system"], "be brief");
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}])
+    );
     assert_eq!(body["max_tokens"], 8192);
     assert_eq!(body["stream"], true);
     assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
     assert_eq!(
         body["messages"],
         json!([
-            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]},
             {"role": "assistant", "content": [
                 {"type": "thinking", "thinking": "think", "signature": "sig"},
                 {"type": "redacted_thinking", "data": "opaque"},
@@ -99,7 +108,8 @@ fn maps_the_conversation_to_messages() {
             ]},
             {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": "toolu_1", "content": "result of toolu_1"},
-                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "result of toolu_2", "is_error": true}
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "result of toolu_2", "is_error": true,
+                 "cache_control": {"type": "ephemeral"}}
             ]}
         ])
     );
@@ -170,7 +180,7 @@ fn drops_what_the_api_would_reject() {
     assert_eq!(
         body["messages"],
         json!([{"role": "assistant", "content": [
-            {"type": "tool_use", "id": "t", "name": "read_file", "input": {}}
+            {"type": "tool_use", "id": "t", "name": "read_file", "input": {}, "cache_control": {"type": "ephemeral"}}
         ]}])
     );
 }
@@ -184,7 +194,7 @@ fn a_thinking_budget_turns_thinking_on_within_the_apis_rules() {
         max_tokens: Some(4000),
         ..Request::default()
     };
-    let body: Value = serde_json::from_slice(&request_body(&request, Some(2048))).unwrap();
+    let body: Value = serde_json::from_slice(&request_body(&request, thinking(2048))).unwrap();
     assert_eq!(
         body["thinking"],
         json!({"type": "enabled", "budget_tokens": 2048})
@@ -195,7 +205,7 @@ fn a_thinking_budget_turns_thinking_on_within_the_apis_rules() {
         "thinking refuses a temperature"
     );
     // The output limit must exceed the budget.
-    let body: Value = serde_json::from_slice(&request_body(&request, Some(4000))).unwrap();
+    let body: Value = serde_json::from_slice(&request_body(&request, thinking(4000))).unwrap();
     assert_eq!(body["max_tokens"], 4000 + 8192);
     // Without a budget, nothing changes.
     let body = body_of(&request);
@@ -224,4 +234,136 @@ fn reading_a_wire_list_rejects_what_is_not_one() {
     assert!(
         messages_from_anthropic(&Value::Null, &json!([{"role": "bot", "content": "x"}])).is_err()
     );
+}
+
+/// Every `cache_control` in a body, as JSON pointers.
+fn breakpoints(body: &Value) -> Vec<String> {
+    fn walk(value: &Value, at: &str, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, inner) in map {
+                    if key == "cache_control" {
+                        out.push(at.to_owned());
+                    } else {
+                        walk(inner, &format!("{at}/{key}"), out);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, inner) in items.iter().enumerate() {
+                    walk(inner, &format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(body, "", &mut out);
+    out
+}
+
+/// A conversation of `rounds` tool rounds after the first request.
+fn long_conversation(rounds: usize) -> Vec<Message> {
+    let mut messages = vec![Message {
+        role: Role::User,
+        parts: vec![Part::Text { text: "go".into() }],
+    }];
+    for i in 0..rounds {
+        let id = format!("t{i}");
+        messages.push(Message {
+            role: Role::Assistant,
+            parts: vec![call(&id, ToolArguments::Json { value: json!({}) })],
+        });
+        messages.push(Message {
+            role: Role::Tool,
+            parts: vec![result(&id, false)],
+        });
+    }
+    messages
+}
+
+#[test]
+fn breakpoints_mark_the_stable_prefix_and_move_with_the_conversation() {
+    let tools = vec![
+        ToolSpec::new("a", "A.", json!({"type": "object"})),
+        ToolSpec::new("b", "B.", json!({"type": "object"})),
+    ];
+    for rounds in 0..6 {
+        let request = Request {
+            model: "claude-sonnet-4-5".into(),
+            system: "sys".into(),
+            messages: long_conversation(rounds),
+            tools: tools.clone(),
+            ..Request::default()
+        };
+        let body = body_of(&request);
+        let marks = breakpoints(&body);
+        assert!(marks.len() <= crate::MAX_CACHE_BREAKPOINTS, "{marks:?}");
+        assert!(marks.contains(&"/tools/1".to_owned()), "{marks:?}");
+        assert!(marks.contains(&"/system/0".to_owned()), "{marks:?}");
+        let last = body["messages"].as_array().unwrap().len() - 1;
+        assert!(marks.contains(&format!("/messages/{last}/content/0")));
+        if rounds > 0 {
+            // The previous request's newest message, whose prefix it wrote to the cache.
+            assert!(
+                marks.contains(&format!("/messages/{}/content/0", last - 2)),
+                "{marks:?}"
+            );
+        }
+    }
+    // Without tools or a system prompt, only the conversation is marked.
+    let body = body_of(&Request {
+        messages: long_conversation(2),
+        ..Request::default()
+    });
+    assert_eq!(
+        breakpoints(&body),
+        vec!["/messages/2/content/0", "/messages/4/content/0"]
+    );
+}
+
+#[test]
+fn a_breakpoint_never_lands_on_a_thinking_block() {
+    let request = Request {
+        messages: vec![Message {
+            role: Role::Assistant,
+            parts: vec![
+                Part::Text { text: "a".into() },
+                Part::Reasoning {
+                    text: "t".into(),
+                    signature: Some("s".into()),
+                    redacted: None,
+                },
+            ],
+        }],
+        ..Request::default()
+    };
+    assert_eq!(
+        breakpoints(&body_of(&request)),
+        vec!["/messages/0/content/0"]
+    );
+}
+
+#[test]
+fn a_one_hour_cache_says_so_on_every_breakpoint() {
+    let request = Request {
+        system: "sys".into(),
+        messages: long_conversation(1),
+        tools: vec![ToolSpec::new("a", "A.", json!({"type": "object"}))],
+        ..Request::default()
+    };
+    let options = WireOptions {
+        cache_ttl: crate::CacheTtl::OneHour,
+        ..WireOptions::default()
+    };
+    let body: Value = serde_json::from_slice(&request_body(&request, options)).unwrap();
+    assert_eq!(
+        body["system"][0]["cache_control"],
+        json!({"type": "ephemeral", "ttl": "1h"})
+    );
+    assert_eq!(
+        body["tools"][0]["cache_control"],
+        json!({"type": "ephemeral", "ttl": "1h"})
+    );
+    assert_eq!(breakpoints(&body).len(), 4);
 }

@@ -15,7 +15,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
 use crate::explain::Endpoint;
 use crate::http::HttpClient;
-use crate::openai::wire::{BodyOptions, MaxTokensField, request_body, with_usage_option};
+use crate::openai::wire::{BodyOptions, Extras, MaxTokensField, request_body, with_extras};
 use crate::text_calls::{ToolFormat, recognise_text_calls};
 use crate::{ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request};
 
@@ -36,6 +36,8 @@ struct Shared {
     endpoint: Endpoint,
     /// Set once a server has rejected `stream_options` and accepted the request without it.
     omit_usage_option: AtomicBool,
+    /// Set once a server has rejected `prompt_cache_key` and accepted the request without it.
+    omit_cache_key: AtomicBool,
     /// Set when tools go as text: configured so, or once the server refused `tools` and took
     /// the request with the tools described in the system prompt instead.
     text_tools: AtomicBool,
@@ -60,31 +62,69 @@ impl Shared {
         }
     }
 
-    /// Posts `body`, with `stream_options` unless the server is known to refuse it.
-    async fn post(&self, body: Bytes) -> Result<ByteStream, LlmError> {
-        let post = |body: Bytes| self.http.post(&self.url, self.headers.clone(), body);
-        if self.omit_usage_option.load(Ordering::Relaxed) {
-            return post(body).await;
-        }
-        match post(Bytes::from(with_usage_option(&body))).await {
-            Err(LlmError::BadRequest {
+    /// Posts `body` with its optional members (`stream_options`, `prompt_cache_key`), less
+    /// those the server is known to refuse; on a refusal that may be about one of them, drops
+    /// what it names (else `stream_options` first, then the key) and asks again.
+    async fn post(&self, body: Bytes, cache_key: Option<&str>) -> Result<ByteStream, LlmError> {
+        let post = |extras: Extras<'_>| {
+            let body = Bytes::from(with_extras(&body, extras));
+            self.http.post(&self.url, self.headers.clone(), body)
+        };
+        let mut extras = Extras {
+            usage: !self.omit_usage_option.load(Ordering::Relaxed),
+            cache_key: cache_key.filter(|_| !self.omit_cache_key.load(Ordering::Relaxed)),
+        };
+        let mut refused = None;
+        loop {
+            let result = post(extras).await;
+            let Err(LlmError::BadRequest {
                 status: status @ (400 | 422),
                 message,
-            }) if refuses_a_parameter(&message) => {
-                tracing::info!(%message, "the server refused a parameter; retrying without stream_options");
-                let retried = post(body).await;
-                // Remembered only once the request went through without it: the
-                // complaint may have been about another parameter.
-                if retried.is_ok() {
-                    self.omit_usage_option.store(true, Ordering::Relaxed);
+            }) = &result
+            else {
+                if result.is_ok() && refused.is_some() {
+                    // Remembered only once the request went through without it: the
+                    // complaint may have been about another parameter.
+                    if !extras.usage {
+                        self.omit_usage_option.store(true, Ordering::Relaxed);
+                    }
+                    if extras.cache_key.is_none() && cache_key.is_some() {
+                        self.omit_cache_key.store(true, Ordering::Relaxed);
+                    }
                 }
-                retried.map_err(|error| match error {
-                    // Still refused: the first complaint is the one to show.
-                    LlmError::BadRequest { .. } => LlmError::BadRequest { status, message },
-                    other => other,
-                })
+                return match (result, refused) {
+                    // Still refused after dropping what it may have been: the first
+                    // complaint is the one to show.
+                    (Err(LlmError::BadRequest { .. }), Some(first)) => Err(first),
+                    (result, _) => result,
+                };
+            };
+            if !refuses_a_parameter(message) {
+                return match refused {
+                    Some(first) => Err(first),
+                    None => result,
+                };
             }
-            other => other,
+            let names_key = message.to_ascii_lowercase().contains("prompt_cache_key");
+            if extras.cache_key.is_some() && names_key {
+                extras.cache_key = None;
+            } else if extras.usage {
+                extras.usage = false;
+            } else if extras.cache_key.is_some() {
+                extras.cache_key = None;
+            } else {
+                return match refused {
+                    Some(first) => Err(first),
+                    None => result,
+                };
+            }
+            tracing::info!(%message, "the server refused a parameter; retrying without it");
+            if refused.is_none() {
+                refused = Some(LlmError::BadRequest {
+                    status: *status,
+                    message: message.clone(),
+                });
+            }
         }
     }
 }
@@ -114,6 +154,7 @@ impl OpenAiProvider {
             url: url.clone(),
             key_sent: headers.contains_key(AUTHORIZATION),
             key_origin: config.api_key_origin.clone(),
+            key: config.api_key.as_deref().map(|k| k.trim().to_owned()),
         };
         // OpenAI's own reasoning models refuse `max_tokens`; most other servers only know it.
         let max_field = if crate::url::is_on_domain(&base, "api.openai.com") {
@@ -136,6 +177,7 @@ impl OpenAiProvider {
                 max_field,
                 endpoint,
                 omit_usage_option: AtomicBool::new(false),
+                omit_cache_key: AtomicBool::new(false),
                 text_tools: AtomicBool::new(config.tool_format == ToolFormat::Text),
                 num_ctx: config.ollama_num_ctx,
             }),
@@ -148,6 +190,7 @@ impl OpenAiProvider {
 /// any other 400 is about something else and is reported as it is.
 const UNKNOWN_PARAMETER_WORDINGS: &[&str] = &[
     "stream_options",
+    "prompt_cache_key",
     "include_usage",
     "unrecognized request argument",
     "unknown parameter",
@@ -176,7 +219,7 @@ fn refuses_tools(message: &str) -> bool {
     TOOLS_REFUSED_WORDINGS.iter().any(|w| lower.contains(w))
 }
 
-/// Whether a refused request's message may be about `stream_options`.
+/// Whether a refused request's message may be about an optional member we sent.
 fn refuses_a_parameter(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     UNKNOWN_PARAMETER_WORDINGS.iter().any(|w| lower.contains(w))
@@ -192,6 +235,7 @@ impl Provider for OpenAiProvider {
         let opener = Attempt {
             shared: self.shared.clone(),
             body: Bytes::from(body),
+            cache_key: request.cache_key.as_deref().map(Arc::from),
             with_tools,
         };
         let events = call_stream(Arc::new(opener), self.settings.clone());
@@ -200,6 +244,16 @@ impl Provider for OpenAiProvider {
         } else {
             recognise_text_calls(events)
         }
+    }
+
+    fn model_listing<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<crate::ModelListing>> {
+        let shared = &self.shared;
+        Box::pin(crate::listing::fetch(
+            &shared.http,
+            &shared.endpoint.base_url,
+            &shared.headers,
+            model,
+        ))
     }
 
     fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<crate::ServerWindow>> {
@@ -215,8 +269,10 @@ impl Provider for OpenAiProvider {
 
 struct Attempt {
     shared: Arc<Shared>,
-    /// The body without `stream_options`.
+    /// The body without the optional members.
     body: Bytes,
+    /// The request's `prompt_cache_key`, if it has one.
+    cache_key: Option<Arc<str>>,
     /// The request, while its tools go natively.
     with_tools: Option<Arc<Request>>,
 }
@@ -229,25 +285,26 @@ impl Opener for Attempt {
     fn open(&self) -> BoxFuture<'static, Result<ByteStream, LlmError>> {
         let shared = self.shared.clone();
         let body = self.body.clone();
+        let cache_key = self.cache_key.clone();
         let with_tools = self.with_tools.clone();
         Box::pin(async move {
             let as_text = |request: &Request| {
                 Bytes::from(request_body(request, shared.options(ToolFormat::Text)))
             };
             let Some(request) = with_tools else {
-                return shared.post(body).await;
+                return shared.post(body, cache_key.as_deref()).await;
             };
             // An earlier attempt learned that the server takes no tools.
             if shared.tool_format() == ToolFormat::Text {
-                return shared.post(as_text(&request)).await;
+                return shared.post(as_text(&request), cache_key.as_deref()).await;
             }
-            match shared.post(body).await {
+            match shared.post(body, cache_key.as_deref()).await {
                 Err(LlmError::BadRequest {
                     status: status @ (400 | 422),
                     message,
                 }) if refuses_tools(&message) => {
                     tracing::info!(%message, "the server refused tools; describing them as text");
-                    let retried = shared.post(as_text(&request)).await;
+                    let retried = shared.post(as_text(&request), cache_key.as_deref()).await;
                     if retried.is_ok() {
                         shared.text_tools.store(true, Ordering::Relaxed);
                     }

@@ -109,14 +109,32 @@ struct WireFunction<'a> {
 }
 
 /// The `stream_options` member, spliced in before the body's closing brace.
-const USAGE_OPTION_JSON: &[u8] = br#","stream_options":{"include_usage":true}}"#;
+const USAGE_OPTION_JSON: &[u8] = br#","stream_options":{"include_usage":true}"#;
 
-/// `body` with `stream_options: {include_usage: true}` added. Splicing spares serialising
-/// the conversation twice, once with and once without, for servers that refuse it.
-pub(crate) fn with_usage_option(body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + USAGE_OPTION_JSON.len());
+/// The optional members a request may carry, which some servers refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Extras<'a> {
+    /// `stream_options: {include_usage: true}`.
+    pub(crate) usage: bool,
+    /// `prompt_cache_key`.
+    pub(crate) cache_key: Option<&'a str>,
+}
+
+/// `body` with the `extras` added at its end. Splicing spares serialising the conversation
+/// again for servers that refuse one of them, and leaves the conversation's bytes, the
+/// prefix a server's prompt cache matches, the same whichever are sent.
+pub(crate) fn with_extras(body: &[u8], extras: Extras<'_>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + USAGE_OPTION_JSON.len() + 64);
     out.extend_from_slice(body.strip_suffix(b"}").unwrap_or(body));
-    out.extend_from_slice(USAGE_OPTION_JSON);
+    if extras.usage {
+        out.extend_from_slice(USAGE_OPTION_JSON);
+    }
+    if let Some(key) = extras.cache_key {
+        out.extend_from_slice(br#","prompt_cache_key":"#);
+        // A string always serialises.
+        out.extend_from_slice(&serde_json::to_vec(key).unwrap_or_default());
+    }
+    out.push(b'}');
     out
 }
 

@@ -83,12 +83,19 @@ fn maps_the_conversation_to_chat_completions() {
         )],
         temperature: Some(0.5),
         max_tokens: Some(100),
+        cache_key: Some("rein-s1".into()),
     };
-    let body: Value = serde_json::from_slice(&with_usage_option(&request_body(
-        &request,
-        options(MaxTokensField::MaxTokens),
-    )))
-    .unwrap();
+    let plain = request_body(&request, options(MaxTokensField::MaxTokens));
+    let extras = Extras {
+        usage: true,
+        cache_key: request.cache_key.as_deref(),
+    };
+    let spliced = with_extras(&plain, extras);
+    // The conversation's bytes are the same with and without the extras.
+    assert!(spliced.starts_with(plain.strip_suffix(b"}").unwrap()));
+    let body: Value = serde_json::from_slice(&spliced).unwrap();
+    assert_eq!(body["prompt_cache_key"], "rein-s1");
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
     assert_eq!(
         body["messages"],
         json!([

@@ -51,6 +51,7 @@ impl ResponsesProvider {
             url: url.clone(),
             key_sent: headers.contains_key(AUTHORIZATION),
             key_origin: config.api_key_origin.clone(),
+            key: config.api_key.as_deref().map(|k| k.trim().to_owned()),
         };
         let settings = CallSettings::new(
             ProviderKind::OpenAiResponses,

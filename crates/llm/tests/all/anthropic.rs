@@ -65,13 +65,15 @@ async fn streams_thinking_text_and_tool_use() {
     assert_eq!(sent.header("x-api-key"), Some("test-key"));
     assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
     assert!(sent.header("authorization").is_none());
-    assert_eq!(sent.body["system"], "You are terse.");
+    assert_eq!(sent.body["system"][0]["text"], "You are terse.");
     assert_eq!(sent.body["stream"], true);
     assert!(sent.body["max_tokens"].as_u64().unwrap() > 0);
     assert_eq!(sent.body["tools"][0]["input_schema"]["type"], "object");
     assert_eq!(
         sent.body["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "read a.txt"}]}])
+        json!([{"role": "user", "content": [
+            {"type": "text", "text": "read a.txt", "cache_control": {"type": "ephemeral"}}
+        ]}])
     );
 }
 
@@ -117,7 +119,8 @@ async fn tool_results_go_back_as_blocks_of_one_user_message() {
         messages[2],
         json!({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "contents of toolu_1"},
-            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "contents of toolu_2", "is_error": true}
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "contents of toolu_2", "is_error": true,
+             "cache_control": {"type": "ephemeral"}}
         ]})
     );
 }

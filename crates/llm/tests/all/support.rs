@@ -63,6 +63,7 @@ pub(crate) fn request(model: &str) -> Request {
         )],
         temperature: None,
         max_tokens: None,
+        cache_key: None,
     }
 }
 

@@ -3,6 +3,8 @@
 //! Prints its base URL on the first line of stdout, then serves until killed. With `--log`,
 //! writes one JSON line per request once its response has been written:
 //! `{"index", "path", "body_bytes", "received_unix_nanos", "responded_unix_nanos", "status"...}`.
+//! With `--bodies DIR`, saves each model call's body as `DIR/NNNNN.json` (bench/cost.py bills
+//! them as each provider would).
 
 use std::{
     fs::File,
@@ -28,6 +30,9 @@ struct Args {
     /// Append one JSON line per request to this file.
     #[arg(long)]
     log: Option<PathBuf>,
+    /// Save each model call's request body in this directory, as NNNNN.json.
+    #[arg(long)]
+    bodies: Option<PathBuf>,
     /// Serve the script again from the start when it runs out, forever.
     #[arg(long)]
     repeat: bool,
@@ -53,11 +58,28 @@ fn main() -> anyhow::Result<()> {
     if let Some(tokens) = args.context_window {
         options = options.context_window(tokens);
     }
+    let bodies = args.bodies.clone();
+    if let Some(dir) = &bodies {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let save_body = move |request: &rein_testkit::CapturedRequest| {
+        if let Some(dir) = &bodies {
+            // A full disk must not stop the server mid-benchmark; the body is lost.
+            let _ = std::fs::write(
+                dir.join(format!("{:05}.json", request.index)),
+                &request.raw_body,
+            );
+        }
+    };
+    if args.log.is_none() {
+        options = options.on_response(save_body.clone());
+    }
     if let Some(path) = &args.log {
         let file = File::create(path)
             .with_context(|| format!("cannot create the log {}", path.display()))?;
         let log = Arc::new(Mutex::new(BufWriter::new(file)));
         options = options.on_response(move |request| {
+            save_body(request);
             let line = serde_json::json!({
                 "index": request.index,
                 "method": request.method,

@@ -95,7 +95,6 @@ struct End {
 }
 
 /// What `start` needs to know.
-#[derive(Debug)]
 pub(crate) struct StartSpec<'a> {
     pub(crate) command: &'a str,
     pub(crate) cwd: &'a Path,
@@ -107,6 +106,8 @@ pub(crate) struct StartSpec<'a> {
     /// The most bytes of output saved.
     pub(crate) cap_bytes: u64,
     pub(crate) timeout: Option<Duration>,
+    /// Masks the secrets in the output before it reaches the file.
+    pub(crate) mask: Option<Box<dyn crate::mask::MaskStream>>,
 }
 
 /// What `bash_output` found.
@@ -135,7 +136,7 @@ impl BackgroundShells {
     }
 
     /// Starts a command; its id.
-    pub(crate) fn start(&self, spec: &StartSpec<'_>) -> Result<(String, PathBuf), String> {
+    pub(crate) fn start(&self, spec: StartSpec<'_>) -> Result<(String, PathBuf), String> {
         let running = self
             .lock()
             .shells
@@ -161,8 +162,8 @@ impl BackgroundShells {
             .try_clone()
             .map_err(|e| format!("cannot start: {e}"))?;
         // Before the command: should it fail to start, the pipe's ends go and the copy ends.
-        let copied =
-            save_output(printed, file, spec.cap_bytes).map_err(|e| format!("cannot start: {e}"))?;
+        let copied = save_output(printed, file, spec.cap_bytes, spec.mask)
+            .map_err(|e| format!("cannot start: {e}"))?;
         let (child, id, _net) = launch(
             Launch {
                 script: &script,
@@ -403,20 +404,32 @@ async fn watch_child(
 /// How long a finished command's end waits for its output to be saved.
 const OUTPUT_DRAIN_WAIT: Duration = Duration::from_secs(3);
 
-/// Copies what comes through `pipe` to `file`, up to `cap_bytes`, then only counts it; at
-/// the end the file says how much was not saved. On a thread of its own; the receiver hears
-/// when it is done.
+/// Copies what comes through `pipe` to `file`, masked when a masker is given, up to
+/// `cap_bytes`, then only counts it; at the end the file says how much was not saved. On a
+/// thread of its own; the receiver hears when it is done.
 fn save_output(
     mut pipe: io::PipeReader,
     mut file: File,
     cap_bytes: u64,
+    mut mask: Option<Box<dyn crate::mask::MaskStream>>,
 ) -> io::Result<tokio::sync::oneshot::Receiver<()>> {
     let (done, copied) = tokio::sync::oneshot::channel();
     let copy = move || {
         let mut buffer = vec![0u8; 64 * 1024];
+        let mut masked = Vec::with_capacity(128 * 1024);
         let mut saved = 0u64;
         let mut more = 0u64;
         let mut writable = true;
+        let mut save = |bytes: &[u8], writable: &mut bool| {
+            let room = usize::try_from(cap_bytes.saturating_sub(saved)).unwrap_or(usize::MAX);
+            let take = room.min(bytes.len());
+            // A failed write (a full disk) keeps draining the pipe: the command must not block.
+            if *writable && take > 0 {
+                *writable = file.write_all(&bytes[..take]).is_ok();
+            }
+            saved += take as u64;
+            more += (bytes.len() - take) as u64;
+        };
         loop {
             let n = match pipe.read(&mut buffer) {
                 Ok(0) => break,
@@ -424,14 +437,19 @@ fn save_output(
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
             };
-            let room = usize::try_from(cap_bytes.saturating_sub(saved)).unwrap_or(usize::MAX);
-            let take = room.min(n);
-            // A failed write (a full disk) keeps draining the pipe: the command must not block.
-            if writable && take > 0 {
-                writable = file.write_all(&buffer[..take]).is_ok();
+            match &mut mask {
+                Some(mask) => {
+                    masked.clear();
+                    mask.push(&buffer[..n], &mut masked);
+                    save(&masked, &mut writable);
+                }
+                None => save(&buffer[..n], &mut writable),
             }
-            saved += take as u64;
-            more += (n - take) as u64;
+        }
+        if let Some(mask) = &mut mask {
+            masked.clear();
+            mask.finish(&mut masked);
+            save(&masked, &mut writable);
         }
         if more > 0 && writable {
             let _ = file.write_all(offload::cap_note(cap_bytes, more).as_bytes());

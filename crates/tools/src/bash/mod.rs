@@ -271,7 +271,7 @@ fn start_in_background(
     };
     let (id, file) = ctx
         .background()
-        .start(&background::StartSpec {
+        .start(background::StartSpec {
             command: &args.command,
             cwd,
             env_remove: &ctx.config().env_remove,
@@ -280,6 +280,7 @@ fn start_in_background(
             offload_dir,
             cap_bytes: ctx.config().offload_max_bytes,
             timeout,
+            mask: ctx.config().output_mask.as_ref().map(|m| m.0.stream()),
         })
         .map_err(ToolError::Model)?;
     notices.push(format!("output file: {}", file.display()));

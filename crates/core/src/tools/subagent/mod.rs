@@ -241,6 +241,8 @@ impl AgentTool {
             settings.model = model;
         }
         settings.max_rounds = ty.and_then(|t| t.max_rounds).unwrap_or(SUBAGENT_MAX_ROUNDS);
+        // Its own prefix, its own cache: sub-agents of one type share a prompt.
+        settings.cache_key = settings.cache_key.map(|key| format!("{key}-{name}"));
         let mut unrecorded = None;
         let transcript = setup.transcripts.as_ref().and_then(|(dir, cwd)| {
             let label: String = call_id
@@ -287,6 +289,9 @@ impl AgentTool {
             todos,
             anchor: None,
             subagents: None,
+            // The parent prices what its sub-agents used and checks its limits between rounds.
+            prices: Arc::default(),
+            limits: crate::agent::SpendLimits::default(),
             // A sub-agent works with the built-in tools its type allows; the session's MCP
             // servers stay the parent's.
             mcp: None,
@@ -317,6 +322,9 @@ fn result(agent: &Agent, outcome: &crate::agent::TurnOutcome) -> Result<ToolOutp
                         .error()
                         .map_or_else(|| "an error".to_owned(), ToString::to_string)
                 ),
+                TurnStop::MaxCost | TurnStop::MaxSessionTokens => {
+                    "it reached the session's spending limit".to_owned()
+                }
                 TurnStop::EndTurn | TurnStop::Cancelled | TurnStop::PromptBlocked => {
                     "it gave no answer".to_owned()
                 }

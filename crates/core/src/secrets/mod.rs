@@ -7,11 +7,34 @@
 //! characters or more: shorter ones would mask ordinary words) are masked as
 //! `[REDACTED:NAME]` in every tool result, before the model, a hook, the terminal or the
 //! session file sees it, in every permission mode.
+//!
+//! A command can transform a value before printing it, so each value is looked for in the
+//! forms commands commonly give it (`forms.rs`): base64 at each alignment, hex, URL-encoded,
+//! reversed, and with a separator between its characters. What the model writes (its text,
+//! its tool calls' arguments) is masked before the terminal or the session file gets it
+//! (`stream.rs` masks text as it streams, `events.rs` every event), and so is what
+//! background commands save to disk.
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+mod events;
+mod forms;
+mod matcher;
+mod messages;
+mod stream;
+
+pub use events::EventMasker;
+pub(crate) use events::{mask_preview, mask_value};
+pub(crate) use messages::{Reasoning, masked_message};
+pub(crate) use stream::SecretsMask;
+pub use stream::{ByteMasker, TextMasker};
+
+use matcher::{Found, Matcher};
+
+/// The size of the blocks a saved output is masked in.
+const FILE_BLOCK_BYTES: usize = 64 * 1024;
 
 /// Values shorter than this are not masked.
 pub const MIN_SECRET_CHARS: usize = 8;
@@ -60,9 +83,9 @@ impl fmt::Debug for SecretValues {
 pub struct Secrets {
     /// Variable names removed from the environment of commands and hooks.
     remove: Vec<String>,
-    /// The name each masked value is shown under, in the matcher's pattern order.
+    /// The name each masked value is shown under.
     labels: Vec<String>,
-    matcher: Option<AhoCorasick>,
+    matcher: Option<Matcher>,
 }
 
 impl fmt::Debug for Secrets {
@@ -112,14 +135,12 @@ impl Secrets {
         }
         // Longer first: a secret that contains another is masked whole.
         values.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
-        let matcher = if values.is_empty() {
-            None
-        } else {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(values.iter().map(|(_, v)| v.as_str()))
-                .ok()
-        };
+        let indexed: Vec<(usize, &str)> = values
+            .iter()
+            .enumerate()
+            .map(|(i, (_, value))| (i, value.as_str()))
+            .collect();
+        let matcher = Matcher::new(&indexed);
         Secrets {
             remove,
             labels: values.into_iter().map(|(name, _)| name).collect(),
@@ -132,25 +153,37 @@ impl Secrets {
         &self.remove
     }
 
-    /// `text` with every secret value replaced by `[REDACTED:NAME]`.
+    /// `text` with every secret value, in any of its forms, replaced by `[REDACTED:NAME]`.
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let Some(matcher) = &self.matcher else {
             return Cow::Borrowed(text);
         };
-        if !matcher.is_match(text) {
+        let found = matcher.find(text.as_bytes());
+        if found.is_empty() {
             return Cow::Borrowed(text);
         }
-        let mut out = String::with_capacity(text.len());
+        let mut out = Vec::with_capacity(text.len());
+        self.write_masked(text.as_bytes(), &found, &mut out);
+        // Forms start and end on character boundaries: the text stays UTF-8.
+        Cow::Owned(String::from_utf8(out).unwrap_or_default())
+    }
+
+    /// Appends `text` to `out` with the forms of `found` that lie within it masked.
+    fn write_masked(&self, text: &[u8], found: &[Found], out: &mut Vec<u8>) {
         let mut last = 0;
-        for found in matcher.find_iter(text) {
-            out.push_str(&text[last..found.start()]);
-            out.push_str("[REDACTED:");
-            out.push_str(&self.labels[found.pattern().as_usize()]);
-            out.push(']');
-            last = found.end();
+        for f in found.iter().filter(|f| f.end <= text.len()) {
+            out.extend_from_slice(&text[last..f.start]);
+            out.extend_from_slice(b"[REDACTED:");
+            out.extend_from_slice(self.labels[f.label].as_bytes());
+            out.push(b']');
+            last = f.end;
         }
-        out.push_str(&text[last..]);
-        Cow::Owned(out)
+        out.extend_from_slice(&text[last..]);
+    }
+
+    /// The matcher, when there is anything to mask.
+    fn matcher(&self) -> Option<&Matcher> {
+        self.matcher.as_ref()
     }
 
     /// Whether there is any value to mask.
@@ -159,34 +192,34 @@ impl Secrets {
     }
 
     /// Masks the file at `path` (a saved tool output) in place: the masked copy is written
-    /// beside it and renamed over it, so the file never holds half of each.
-    pub fn redact_file(&self, path: &std::path::Path) -> std::io::Result<()> {
-        let Some(matcher) = &self.matcher else {
+    /// beside it and renamed over it, so the file never holds half of each. Read in blocks:
+    /// memory stays a block, whatever the lines' length.
+    pub fn redact_file(self: &Arc<Self>, path: &std::path::Path) -> std::io::Result<()> {
+        use std::io::{Read as _, Write as _};
+        if self.matcher.is_none() {
             return Ok(());
-        };
-        use std::io::{BufRead as _, Write as _};
-        let mut source = std::io::BufReader::new(std::fs::File::open(path)?);
+        }
+        let mut source = std::fs::File::open(path)?;
         let dir = path.parent().unwrap_or(std::path::Path::new("."));
         let mut masked = tempfile::NamedTempFile::new_in(dir)?;
         {
-            // Line by line (a secret value holds no line break): memory stays one line.
-            let mut writer = std::io::BufWriter::new(masked.as_file_mut());
-            let mut line = Vec::new();
-            while source.read_until(b'\n', &mut line)? > 0 {
-                let mut last = 0;
-                for found in matcher.find_iter(&line) {
-                    writer.write_all(&line[last..found.start()])?;
-                    write!(
-                        writer,
-                        "[REDACTED:{}]",
-                        self.labels[found.pattern().as_usize()]
-                    )?;
-                    last = found.end();
-                }
-                writer.write_all(&line[last..])?;
-                line.clear();
+            let mut masker = ByteMasker::new(Arc::clone(self));
+            let mut block = vec![0u8; FILE_BLOCK_BYTES];
+            let mut out = Vec::with_capacity(FILE_BLOCK_BYTES * 2);
+            let writer = masked.as_file_mut();
+            loop {
+                let n = match source.read(&mut block) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                masker.push(&block[..n], &mut out);
+                writer.write_all(&out)?;
+                out.clear();
             }
-            writer.flush()?;
+            masker.finish(&mut out);
+            writer.write_all(&out)?;
         }
         masked.persist(path).map_err(|e| e.error)?;
         Ok(())

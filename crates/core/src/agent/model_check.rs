@@ -1,0 +1,70 @@
+//! Asking the server's model list about the model, beside the first request rather than
+//! before it: a name the list does not hold gets one warning with the closest names, and a
+//! gateway's listed price is learnt for pricing the calls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rein_llm::ModelListing;
+use tokio::task::JoinHandle;
+
+use super::{Agent, AgentEvent, Events};
+
+/// How long the answer is waited for once the first response is in (it has usually come by
+/// then: it was asked at the same time).
+const LISTING_WAIT: Duration = Duration::from_secs(2);
+
+/// Where the question stands.
+#[derive(Debug, Default)]
+pub(crate) enum ModelCheck {
+    /// Not asked yet.
+    #[default]
+    NotAsked,
+    /// Asked; the answer is on its way.
+    Pending(JoinHandle<Option<ModelListing>>),
+    /// Answered, or given up on.
+    Done,
+}
+
+impl Agent {
+    /// Asks the model list in the background, once per agent (sub-agents do not: their
+    /// parent asked).
+    pub(super) fn start_model_check(&mut self) {
+        if !matches!(self.model_check, ModelCheck::NotAsked) || self.is_subagent() {
+            return;
+        }
+        let provider = Arc::clone(&self.provider);
+        let model = self.settings.model.clone();
+        self.model_check =
+            ModelCheck::Pending(tokio::spawn(
+                async move { provider.model_listing(&model).await },
+            ));
+    }
+
+    /// Takes the answer, waiting a little for it: warns of a model the list does not name,
+    /// and learns the price it lists.
+    pub(super) async fn finish_model_check(&mut self, events: &Events) {
+        let ModelCheck::Pending(handle) =
+            std::mem::replace(&mut self.model_check, ModelCheck::Done)
+        else {
+            return;
+        };
+        // No list, a task that failed, or a server too slow to say: nothing to tell.
+        let Ok(Ok(Some(listing))) = tokio::time::timeout(LISTING_WAIT, handle).await else {
+            return;
+        };
+        if let Some(price) = listing.price {
+            self.spend.prices().learn(&self.settings.model, price);
+        }
+        if let Some(message) = listing.warning(&self.settings.model) {
+            events.emit(AgentEvent::Warning { message });
+        }
+    }
+
+    /// Asks the server's model list about the model now (the REPL's `/model`), warning as a
+    /// turn would.
+    pub async fn check_model(&mut self, events: &Events) {
+        self.start_model_check();
+        self.finish_model_check(events).await;
+    }
+}

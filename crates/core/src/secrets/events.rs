@@ -1,0 +1,214 @@
+//! Every event masked on its way to the front-end: the model's streamed text and reasoning
+//! (held back only where a secret may be starting), its tool calls' arguments, results,
+//! warnings and error messages. Core never prints, so this is the one door to the terminal.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rein_tools::{Display, Preview, Progress};
+use serde_json::Value;
+
+use super::Secrets;
+use super::stream::TextMasker;
+use crate::agent::{AgentEvent, EventSink, Events};
+
+/// Masks the events of one turn before they reach `inner`.
+#[derive(Debug)]
+pub struct EventMasker {
+    secrets: Arc<Secrets>,
+    inner: Events,
+    streams: Mutex<Streams>,
+}
+
+/// The two texts the model streams.
+#[derive(Debug)]
+struct Streams {
+    text: TextMasker,
+    reasoning: TextMasker,
+}
+
+impl EventMasker {
+    /// Events masked with `secrets`, then sent to `inner`; without secrets, `inner` itself.
+    pub fn wrap(secrets: &Arc<Secrets>, inner: &Events) -> Events {
+        if !secrets.any() {
+            return inner.clone();
+        }
+        Events::new(EventMasker {
+            secrets: Arc::clone(secrets),
+            inner: inner.clone(),
+            streams: Mutex::new(Streams {
+                text: TextMasker::new(Arc::clone(secrets)),
+                reasoning: TextMasker::new(Arc::clone(secrets)),
+            }),
+        })
+    }
+
+    /// Sends what the streams held back, before an event that follows them.
+    fn flush(&self, streams: &mut Streams) {
+        if streams.text.holds() {
+            let text = streams.text.finish();
+            self.inner.emit(AgentEvent::TextDelta { text });
+        }
+        if streams.reasoning.holds() {
+            let text = streams.reasoning.finish();
+            self.inner.emit(AgentEvent::ReasoningDelta { text });
+        }
+    }
+}
+
+impl EventSink for EventMasker {
+    fn emit(&self, mut event: AgentEvent) {
+        let mut streams = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
+        match &mut event {
+            AgentEvent::TextDelta { text } => {
+                if streams.reasoning.holds() {
+                    let rest = streams.reasoning.finish();
+                    self.inner.emit(AgentEvent::ReasoningDelta { text: rest });
+                }
+                let shown = streams.text.push(text);
+                if !shown.is_empty() {
+                    self.inner.emit(AgentEvent::TextDelta { text: shown });
+                }
+                return;
+            }
+            AgentEvent::ReasoningDelta { text } => {
+                if streams.text.holds() {
+                    let rest = streams.text.finish();
+                    self.inner.emit(AgentEvent::TextDelta { text: rest });
+                }
+                let shown = streams.reasoning.push(text);
+                if !shown.is_empty() {
+                    self.inner.emit(AgentEvent::ReasoningDelta { text: shown });
+                }
+                return;
+            }
+            // What streamed since the request started is being thrown away.
+            AgentEvent::Retry { .. } => {
+                streams.text.discard();
+                streams.reasoning.discard();
+            }
+            // Sent while nothing has streamed yet.
+            AgentEvent::Waiting { .. } => {}
+            // Whatever follows the streamed text comes after what it held back.
+            AgentEvent::ResponseFinished { .. }
+            | AgentEvent::ToolCallStarted { .. }
+            | AgentEvent::ApprovalRequested { .. }
+            | AgentEvent::PermissionDenied { .. }
+            | AgentEvent::ToolProgress { .. }
+            | AgentEvent::ToolResult { .. }
+            | AgentEvent::Usage { .. }
+            | AgentEvent::CompactionStarted { .. }
+            | AgentEvent::Compaction(_)
+            | AgentEvent::Todos { .. }
+            | AgentEvent::Warning { .. }
+            | AgentEvent::TurnFinished { .. }
+            | AgentEvent::Nested(_) => self.flush(&mut streams),
+        }
+        drop(streams);
+        mask_event(&self.secrets, &mut event);
+        self.inner.emit(event);
+    }
+}
+
+/// Masks every text of `event` that could hold a secret.
+pub(crate) fn mask_event(secrets: &Secrets, event: &mut AgentEvent) {
+    match event {
+        AgentEvent::TextDelta { text }
+        | AgentEvent::ReasoningDelta { text }
+        | AgentEvent::ResponseFinished { text, .. } => secrets.redact_in_place(text),
+        AgentEvent::Retry { reason, .. } | AgentEvent::ApprovalRequested { reason, .. } => {
+            secrets.redact_in_place(reason);
+        }
+        AgentEvent::Warning { message } => secrets.redact_in_place(message),
+        AgentEvent::ToolCallStarted { arguments, .. } => mask_value(secrets, arguments),
+        AgentEvent::PermissionDenied {
+            arguments, reason, ..
+        } => {
+            mask_value(secrets, arguments);
+            secrets.redact_in_place(reason);
+        }
+        AgentEvent::ToolProgress { progress, .. } => match progress {
+            Progress::Output { last_line, .. } => secrets.redact_in_place(last_line),
+            Progress::Steps { message, .. } => {
+                if let Some(message) = message {
+                    secrets.redact_in_place(message);
+                }
+            }
+        },
+        AgentEvent::ToolResult {
+            summary,
+            content,
+            display,
+            ..
+        } => {
+            secrets.redact_in_place(summary);
+            secrets.redact_in_place(content);
+            mask_display(secrets, display);
+        }
+        AgentEvent::Compaction(info) => {
+            if let Some(error) = &mut info.summary_error {
+                secrets.redact_in_place(error);
+            }
+            for pinned in &mut info.pinned {
+                secrets.redact_in_place(pinned);
+            }
+        }
+        AgentEvent::Todos { todos } => {
+            for todo in todos {
+                secrets.redact_in_place(&mut todo.content);
+                if let Some(active) = &mut todo.active_form {
+                    secrets.redact_in_place(active);
+                }
+            }
+        }
+        AgentEvent::Nested(nested) => mask_event(secrets, &mut nested.event),
+        AgentEvent::Waiting { .. }
+        | AgentEvent::Usage { .. }
+        | AgentEvent::CompactionStarted { .. }
+        | AgentEvent::TurnFinished { .. } => {}
+    }
+}
+
+/// Masks every string in a JSON value (a tool call's arguments).
+pub(crate) fn mask_value(secrets: &Secrets, value: &mut Value) {
+    match value {
+        Value::String(text) => secrets.redact_in_place(text),
+        Value::Array(items) => items.iter_mut().for_each(|v| mask_value(secrets, v)),
+        Value::Object(fields) => fields.values_mut().for_each(|v| mask_value(secrets, v)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// Masks what a result's display payload shows.
+pub(crate) fn mask_display(secrets: &Secrets, display: &mut Display) {
+    match display {
+        Display::FileEdit { path, diff, .. } => {
+            secrets.redact_in_place(path);
+            secrets.redact_in_place(diff);
+        }
+        Display::Command {
+            command,
+            output_tail,
+            sandbox_refusal,
+            ..
+        } => {
+            secrets.redact_in_place(command);
+            secrets.redact_in_place(output_tail);
+            if let Some(refusal) = sandbox_refusal {
+                secrets.redact_in_place(refusal);
+            }
+        }
+        Display::FileRead { path, .. } => secrets.redact_in_place(path),
+        Display::Text | Display::Search { .. } | Display::Listing { .. } => {}
+    }
+}
+
+/// Masks what the person is shown before approving a call.
+pub(crate) fn mask_preview(secrets: &Secrets, preview: &mut Preview) {
+    match preview {
+        Preview::Diff { path, diff, .. } => {
+            secrets.redact_in_place(path);
+            secrets.redact_in_place(diff);
+        }
+        Preview::Command { command, .. } => secrets.redact_in_place(command),
+    }
+}

@@ -1,0 +1,208 @@
+//! What a server's model list (`GET /v1/models`) says of one model: whether it is served at
+//! all (a typo gets the closest names), and, from gateways that list them, its prices
+//! (LiteLLM's `input_cost_per_token`, OpenRouter's `pricing.prompt`). The window the same
+//! lists give (`max_input_tokens`, `context_length`) is read with the other windows, in
+//! `probe`.
+
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+use crate::Price;
+use crate::http::HttpClient;
+
+/// How long the server has to answer.
+const LISTING_TIMEOUT: Duration = Duration::from_secs(3);
+/// The largest answer read (OpenRouter's list runs to a few megabytes).
+const LISTING_BODY_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// How many close names a warning offers.
+const CLOSEST_NAMES: usize = 3;
+
+/// What the model list says of one model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelListing {
+    /// Whether the list names the model.
+    pub listed: bool,
+    /// When it does not, the listed names closest to it, closest first.
+    pub closest: Vec<String>,
+    /// The prices the list gives for it, when it gives any.
+    pub price: Option<Price>,
+}
+
+impl ModelListing {
+    /// The warning for a model the list does not name: `the server does not list gpt-4p
+    /// (did you mean gpt-4o?)`; `None` when it does.
+    pub fn warning(&self, model: &str) -> Option<String> {
+        if self.listed {
+            return None;
+        }
+        let hint = match self.closest.as_slice() {
+            [] => String::new(),
+            names => format!(" (did you mean {}?)", names.join(", ")),
+        };
+        Some(format!(
+            "the server's model list does not name {model}{hint}; requests may be refused"
+        ))
+    }
+}
+
+/// Asks `{base}/models` (base up to `/v1`) about `model`; `None` when the server has no
+/// list, or an empty one.
+pub(crate) async fn fetch(
+    http: &HttpClient,
+    base: &str,
+    headers: &HeaderMap,
+    model: &str,
+) -> Option<ModelListing> {
+    let url = format!("{base}/models");
+    let answer = http.fetch_json(&url, headers.clone(), None, LISTING_BODY_MAX_BYTES);
+    let list = tokio::time::timeout(LISTING_TIMEOUT, answer)
+        .await
+        .ok()
+        .flatten()?;
+    read(&list, model)
+}
+
+/// Reads an OpenAI-style list (`{"data": [{"id": ...}, ...]}`).
+pub(crate) fn read(list: &Value, model: &str) -> Option<ModelListing> {
+    let entries = list.get("data")?.as_array()?;
+    let ids: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| e.get("id").and_then(Value::as_str))
+        .collect();
+    if ids.is_empty() {
+        return None;
+    }
+    let entry = entries
+        .iter()
+        .find(|e| e.get("id").and_then(Value::as_str) == Some(model));
+    Some(ModelListing {
+        listed: entry.is_some(),
+        closest: if entry.is_some() {
+            Vec::new()
+        } else {
+            closest(model, &ids)
+        },
+        price: entry.and_then(listed_price),
+    })
+}
+
+/// The prices an entry gives, per token (LiteLLM) or as per-token strings (OpenRouter),
+/// turned into USD per million tokens.
+pub(crate) fn listed_price(entry: &Value) -> Option<Price> {
+    let per_token = |value: Option<&Value>| -> Option<f64> {
+        let value = value?;
+        let number = value
+            .as_f64()
+            .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))?;
+        (number.is_finite() && number >= 0.0).then_some(number * 1e6)
+    };
+    let field = |litellm: &str, openrouter: &str| {
+        per_token(entry.get(litellm)).or_else(|| per_token(entry.pointer(openrouter)))
+    };
+    let input = field("input_cost_per_token", "/pricing/prompt")?;
+    let output = field("output_cost_per_token", "/pricing/completion")?;
+    Some(Price {
+        input_per_mtok: input,
+        output_per_mtok: output,
+        cached_input_per_mtok: field("cache_read_input_token_cost", "/pricing/input_cache_read")
+            .unwrap_or(input),
+        cache_write_per_mtok: field(
+            "cache_creation_input_token_cost",
+            "/pricing/input_cache_write",
+        ),
+    })
+}
+
+/// The names closest to `model`: those within a few edits, else those that contain it or
+/// that it contains, closest first.
+fn closest(model: &str, ids: &[&str]) -> Vec<String> {
+    let wanted = model.to_ascii_lowercase();
+    let tail = |id: &str| id.rsplit('/').next().unwrap_or(id).to_ascii_lowercase();
+    let mut scored: Vec<(usize, &str)> = ids
+        .iter()
+        .map(|id| {
+            let distance = edit_distance(&wanted, &id.to_ascii_lowercase())
+                .min(edit_distance(&wanted, &tail(id)));
+            (distance, *id)
+        })
+        .filter(|(distance, id)| {
+            *distance <= (wanted.len() / 3).max(2)
+                || id.to_ascii_lowercase().contains(&wanted)
+                || (wanted.len() >= 3 && wanted.contains(&tail(id)))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored
+        .into_iter()
+        .take(CLOSEST_NAMES)
+        .map(|(_, id)| id.to_owned())
+        .collect()
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(above + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_typo_gets_the_closest_names() {
+        let list = json!({"data": [
+            {"id": "gpt-4o"}, {"id": "gpt-4o-mini"}, {"id": "o3"}, {"id": "text-embedding-3-small"}
+        ]});
+        let listing = read(&list, "gpt-4p").unwrap();
+        assert!(!listing.listed);
+        assert_eq!(listing.closest[0], "gpt-4o");
+        assert_eq!(
+            listing.warning("gpt-4p").unwrap(),
+            "the server's model list does not name gpt-4p (did you mean gpt-4o?); \
+             requests may be refused"
+        );
+        let listed = read(&list, "gpt-4o").unwrap();
+        assert!(listed.listed && listed.warning("gpt-4o").is_none());
+        assert!(read(&json!({"data": []}), "x").is_none());
+        assert!(read(&json!({"object": "list"}), "x").is_none());
+        assert!(read(&list, "nonexistent-x").unwrap().closest.is_empty());
+    }
+
+    #[test]
+    fn gateway_prices_are_read_per_million() {
+        let litellm = json!({"id": "team-claude", "max_input_tokens": 128000,
+            "input_cost_per_token": 3e-6, "output_cost_per_token": 1.5e-5,
+            "cache_read_input_token_cost": 3e-7, "cache_creation_input_token_cost": 3.75e-6});
+        let price = listed_price(&litellm).unwrap();
+        assert!((price.input_per_mtok - 3.0).abs() < 1e-9);
+        assert!((price.output_per_mtok - 15.0).abs() < 1e-9);
+        assert!((price.cached_input_per_mtok - 0.3).abs() < 1e-9);
+        assert!((price.cache_write_per_mtok.unwrap() - 3.75).abs() < 1e-9);
+        let openrouter = json!({"id": "openai/gpt-4o", "context_length": 128000,
+            "pricing": {"prompt": "0.0000025", "completion": "0.00001", "input_cache_read": "0.00000125"}});
+        let price = listed_price(&openrouter).unwrap();
+        assert!((price.input_per_mtok - 2.5).abs() < 1e-9);
+        assert!((price.cached_input_per_mtok - 1.25).abs() < 1e-9);
+        assert_eq!(price.cache_write_per_mtok, None);
+        assert!(listed_price(&json!({"id": "m"})).is_none());
+        assert!(listed_price(&json!({"pricing": {"prompt": "-1", "completion": "0"}})).is_none());
+    }
+}
