@@ -41,7 +41,7 @@ pub(crate) async fn run(args: Args) -> Exit {
     }
     let prompt = match input::one_shot_prompt(args.prompt.as_deref(), &render::notice) {
         Ok(Some(prompt)) => prompt,
-        Ok(None) => return repl::run(args).await,
+        Ok(None) => return Box::pin(repl::run(args)).await,
         Err(message) => {
             render::error(&message);
             return Exit::Usage;

@@ -104,7 +104,7 @@ pub(crate) async fn run(mut args: Args) -> Exit {
     }
     banner::settle_mode(&mut args, style);
     let modes = terminal::keys_mode();
-    let exit = session(args, style, live, keys, interaction, &modes).await;
+    let exit = Box::pin(session(args, style, live, keys, interaction, &modes)).await;
     modes.restore();
     exit
 }
