@@ -35,21 +35,29 @@ pub(crate) struct Args {
     #[arg(short = 'p', long = "prompt", value_name = "TEXT")]
     pub(crate) prompt: Option<String>,
 
-    /// Resume the session with this id.
+    /// Resume the session with this id; without one, pick from this directory's sessions
+    /// (a list when not on a terminal).
     #[arg(
         short = 'r',
         long = "resume",
         value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = "",
         conflicts_with = "continue_session"
     )]
     pub(crate) resume: Option<String>,
+
+    /// With -r or -c: continue in a new session that starts from that one's history,
+    /// leaving it untouched.
+    #[arg(long)]
+    pub(crate) fork: bool,
 
     /// Continue the newest session of the current directory.
     #[arg(short = 'c', long = "continue")]
     pub(crate) continue_session: bool,
 
-    /// How to report a one-shot run.
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    /// How to report a one-shot run (and `rein sessions`, `rein rewind`).
+    #[arg(long, value_enum, value_name = "FORMAT", global = true)]
     pub(crate) output_format: Option<OutputFormat>,
 
     /// What rein may do without asking [default: default; the REPL's: `[repl]
@@ -144,6 +152,34 @@ pub(crate) enum Command {
         /// The command and its arguments (after `--`).
         #[arg(last = true, value_name = "CMD", required_unless_present = "explain")]
         command: Vec<std::ffi::OsString>,
+    },
+    /// This directory's sessions: id, when, model, turns, cost, first prompt.
+    Sessions {
+        /// Every directory's sessions.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Take turns back: list a session's turns (`--list`), or restore the point before
+    /// turn N (`--to N`): its files, its conversation or both.
+    Rewind {
+        /// The session (default: the newest of this directory).
+        #[arg(short = 'r', long = "resume", value_name = "ID")]
+        session: Option<String>,
+        /// List the turns, numbered from 1, with their prompts and the files they changed.
+        #[arg(long, conflicts_with = "to", required_unless_present = "to")]
+        list: bool,
+        /// Restore the point before this turn.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        to: Option<u32>,
+        /// Restore the files only.
+        #[arg(long, conflicts_with_all = ["conversation", "both"], requires = "to")]
+        code: bool,
+        /// Restore the conversation only.
+        #[arg(long, conflicts_with_all = ["code", "both"], requires = "to")]
+        conversation: bool,
+        /// Restore both (the default).
+        #[arg(long, conflicts_with_all = ["code", "conversation"], requires = "to")]
+        both: bool,
     },
     /// Run a task suite and score it: each task in a fresh workspace, checked by its
     /// validation script (see docs/eval.md).

@@ -23,9 +23,25 @@ pub(crate) async fn run(args: Args) -> Exit {
     if let Some(command) = &args.command {
         return commands::run(&args, command).await;
     }
+    let mut args = args;
+    if args.fork && args.resume.is_none() && !args.continue_session {
+        render::notice("rein: --fork goes with -r ID or -c: the session to fork");
+        return Exit::Usage;
+    }
+    if args.resume.as_deref() == Some("") {
+        // `-r` without an id: a picker on a terminal, the list otherwise.
+        match commands::sessions::pick(&args) {
+            Ok(Some(id)) => args.resume = Some(id),
+            Ok(None) => return Exit::Done,
+            Err(message) => {
+                render::error(&message);
+                return Exit::Usage;
+            }
+        }
+    }
     let prompt = match input::one_shot_prompt(args.prompt.as_deref(), &render::notice) {
         Ok(Some(prompt)) => prompt,
-        Ok(None) => return repl::run(args).await,
+        Ok(None) => return Box::pin(repl::run(args)).await,
         Err(message) => {
             render::error(&message);
             return Exit::Usage;

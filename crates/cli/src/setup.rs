@@ -282,7 +282,8 @@ pub(crate) fn prepare(
         )
     })?;
     let store = SessionStore::new(&rein_home);
-    let mut warnings = Vec::new();
+    // A rewind a stopped rein left half-done is completed before anything else.
+    let mut warnings = rein_core::checkpoint::recover(&rein_home);
 
     let mut overrides = overrides_from(args);
     let resumed = resume(args, &store, &cwd)?;
@@ -290,6 +291,15 @@ pub(crate) fn prepare(
         .as_ref()
         .map(|(_, loaded)| loaded.total_usage())
         .unwrap_or_default();
+    if let Some((session, loaded)) = &resumed
+        && args.fork
+        && let Some(parent) = &loaded.header.parent
+    {
+        warnings.push(format!(
+            "this is session {}, a fork of {parent} (left unchanged)",
+            session.id()
+        ));
+    }
     if let Some((_, loaded)) = &resumed {
         let (model, provider) = loaded.model();
         overrides.resume_session(model, provider);
@@ -367,6 +377,7 @@ pub(crate) fn prepare(
                     model: &config.model,
                     provider: config.provider,
                     cwd: &cwd,
+                    parent: None,
                 })
                 .map_err(|e| SetupError::Runtime(e.to_string()))?;
             builder.session(session, Vec::new())
@@ -428,6 +439,23 @@ fn resume(
         }
     } else {
         return Ok(None);
+    };
+    let id = if args.fork {
+        let child = store.fork(&id, None).map_err(|e| match e {
+            SessionError::NotFound { .. } | SessionError::InvalidId { .. } => {
+                SetupError::Usage(e.to_string())
+            }
+            _ => SetupError::Runtime(e.to_string()),
+        })?;
+        let home = store.dir().parent().unwrap_or(store.dir());
+        if let Err(e) = rein_core::checkpoint::copy_for_fork(home, &id, &child, None) {
+            return Err(SetupError::Runtime(format!(
+                "cannot copy the checkpoints of {id} to its fork: {e}"
+            )));
+        }
+        child
+    } else {
+        id
     };
     store.open(&id).map(Some).map_err(|e| match e {
         // A wrong id is a mistake on the command line, not a failure of rein.

@@ -7,6 +7,9 @@ mod support;
 
 mod background;
 mod big_output;
+mod checkpoint_crash;
+mod checkpoint_repl;
+mod checkpoints;
 mod context;
 mod dead_endpoint;
 mod demo;

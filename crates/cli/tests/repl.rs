@@ -101,7 +101,8 @@ fn every_slash_command_answers_without_calling_the_model() {
         ("/permissions", "mode: default"),
         ("/todos", "no todo list yet"),
         ("/nope", "Unknown command: /nope (try /help)"),
-        ("/resume", "usage: /resume ID"),
+        ("/resume", "resume which session? [1-1, Enter: none]"),
+        ("", "no session chosen"),
         ("/permissions plan", "permission mode: plan"),
         ("/model gpt-4o-mini", "switching to gpt-4o-mini"),
     ] {

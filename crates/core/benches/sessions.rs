@@ -69,6 +69,7 @@ fn populated_store(root: &Path) -> SessionStore {
             model: "gpt-4o",
             provider: ProviderKind::OpenAi,
             cwd: Path::new("/lonely"),
+            parent: None,
         })
         .unwrap();
     lonely.append_message(&conversation(0)[2]).unwrap();
@@ -80,6 +81,7 @@ fn populated_store(root: &Path) -> SessionStore {
                 model: "gpt-4o",
                 provider: ProviderKind::OpenAi,
                 cwd: &dir(index % DIRECTORIES),
+                parent: None,
             })
             .unwrap();
         for round in 0..MESSAGES_PER_SESSION / 3 {
@@ -128,6 +130,7 @@ fn load_3000_messages(bencher: Bencher) {
             model: "gpt-4o",
             provider: ProviderKind::OpenAi,
             cwd: Path::new("/w"),
+            parent: None,
         })
         .unwrap();
     for round in 0..1000 {
@@ -149,6 +152,7 @@ fn append_message(bencher: Bencher) {
             model: "gpt-4o",
             provider: ProviderKind::OpenAi,
             cwd: Path::new("/w"),
+            parent: None,
         })
         .unwrap();
     let [call, result, _] = conversation(1);

@@ -117,6 +117,8 @@ pub struct AgentBuilder {
     mcp_warnings: Vec<String>,
     /// The configured stdio servers that run in the OS sandbox.
     mcp_sandboxed: Vec<String>,
+    /// Checkpoints before each turn, when a session and rein's home are given.
+    checkpoints: Option<crate::checkpoint::CheckpointSettings>,
 }
 
 /// The secrets a configuration names, before rein's environment is added.
@@ -179,6 +181,7 @@ impl AgentBuilder {
             prices: Arc::default(),
             limits: crate::agent::SpendLimits::default(),
             transcript: None,
+            checkpoints: None,
             context: ContextSettings::default(),
             pinned: Vec::new(),
             todos: Vec::new(),
@@ -378,6 +381,13 @@ impl AgentBuilder {
     /// cost limit is accepted).
     pub fn model_price(&self) -> Option<rein_llm::Price> {
         self.prices.price_for(&self.settings.model)
+    }
+
+    /// Checkpoints of the workspace before each turn (`None`: none are taken). They are
+    /// taken only for a main agent with a session and rein's home.
+    pub fn checkpoints(mut self, settings: Option<crate::checkpoint::CheckpointSettings>) -> Self {
+        self.checkpoints = settings;
+        self
     }
 
     /// The id of the session the conversation is recorded in, once one is given.

@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod build;
+pub mod checkpoint;
 pub mod config;
 pub mod context;
 pub mod face;

@@ -37,6 +37,7 @@ impl Home {
                 model: "gpt-4o",
                 provider: ProviderKind::OpenAi,
                 cwd,
+                parent: None,
             })
             .unwrap()
     }

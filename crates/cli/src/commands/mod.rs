@@ -3,7 +3,9 @@
 
 mod explain;
 mod mcp;
+pub(crate) mod rewind;
 mod sandbox;
+pub(crate) mod sessions;
 mod trust;
 
 use crate::args::{Args, Command, McpCommand};
@@ -18,6 +20,27 @@ pub(crate) async fn run(args: &Args, command: &Command) -> Exit {
         Command::Trust { dir, revoke, list } => trust::run(dir.as_deref(), *revoke, *list),
         Command::ExplainPermission { call } => explain::run(args, call),
         Command::Sandbox { explain, command } => sandbox::run(args, *explain, command).await,
+        Command::Sessions { all } => sessions::run(args, *all),
+        Command::Rewind {
+            session,
+            list,
+            to,
+            code,
+            conversation,
+            both: _,
+        } => {
+            let scope = match (code, conversation) {
+                (true, _) => rein_core::checkpoint::RewindScope::Code,
+                (_, true) => rein_core::checkpoint::RewindScope::Conversation,
+                _ => rein_core::checkpoint::RewindScope::Both,
+            };
+            rewind::run(
+                args,
+                session.as_deref(),
+                if *list { None } else { *to },
+                scope,
+            )
+        }
         Command::Eval(eval) => crate::eval::run(args, eval).await,
     }
 }

@@ -34,6 +34,7 @@ impl Repl {
                 return Flow::Rebuild(Box::new(Rebuild {
                     args,
                     other_session: false,
+                    then: None,
                 }));
             }
             Slash::Tokens => {
@@ -68,21 +69,14 @@ impl Repl {
             }
             Slash::Diff => self.diff(),
             Slash::Sessions => self.sessions(),
-            Slash::Resume(None) => self.say("usage: /resume ID (see /sessions for the ids)"),
-            Slash::Resume(Some(id)) => {
-                if id == self.session_id {
-                    self.say(&s.dim("that is this session"));
-                    return Flow::Continue;
-                }
-                let mut args = self.args.clone();
-                args.resume = Some(id);
-                args.continue_session = false;
-                // The session's own model, unless one was chosen on the command line.
-                return Flow::Rebuild(Box::new(Rebuild {
-                    args,
-                    other_session: true,
-                }));
-            }
+            Slash::Resume(None) => match self.pick_session().await {
+                Some(id) => return self.resume_other(id),
+                None => self.say(&s.dim("no session chosen")),
+            },
+            Slash::Undo => return self.undo(agent).await,
+            Slash::Rewind(turn) => return self.rewind(agent, turn.as_deref()).await,
+            Slash::Fork(turn) => return self.fork(agent, turn.as_deref()),
+            Slash::Resume(Some(id)) => return self.resume_other(id),
             Slash::Clear => {
                 let mut args = self.args.clone();
                 args.resume = None;
@@ -90,6 +84,7 @@ impl Repl {
                 return Flow::Rebuild(Box::new(Rebuild {
                     args,
                     other_session: true,
+                    then: None,
                 }));
             }
             Slash::Permissions(None) => self.permissions(),
@@ -104,6 +99,7 @@ impl Repl {
                     return Flow::Rebuild(Box::new(Rebuild {
                         args,
                         other_session: false,
+                        then: None,
                     }));
                 }
                 Err(_) => self.say(&s.error(&format!(
@@ -130,11 +126,33 @@ impl Repl {
         Flow::Continue
     }
 
+    /// Switches to session `id`.
+    pub(super) fn resume_other(&mut self, id: String) -> Flow {
+        if id == self.session_id {
+            self.say(&self.style.dim("that is this session"));
+            return Flow::Continue;
+        }
+        let mut args = self.args.clone();
+        args.resume = Some(id);
+        args.continue_session = false;
+        // The session's own model, unless one was chosen on the command line.
+        Flow::Rebuild(Box::new(Rebuild {
+            args,
+            other_session: true,
+            then: None,
+        }))
+    }
+
     /// Tokens of the whole session: earlier runs and this one.
     fn session_usage(&self, agent: &Agent) -> rein_core::face::Usage {
         let mut usage = self.earlier_usage;
         usage += agent.total_usage();
         usage
+    }
+
+    /// The arguments that reopen this session.
+    pub(super) fn same_session_args(&self) -> crate::args::Args {
+        self.same_session()
     }
 
     /// The arguments that reopen this session.

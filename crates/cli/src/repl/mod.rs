@@ -8,6 +8,7 @@ mod banner;
 mod commands;
 mod editor;
 mod keys;
+mod rewind;
 mod signals;
 mod slash;
 mod terminal;
@@ -46,6 +47,8 @@ struct Rebuild {
     /// A different session from the one open: its hooks end and start, and its last
     /// exchange is shown.
     other_session: bool,
+    /// What to do once the agent has let go of the session file (a conversation rewind).
+    then: Option<rewind::Pending>,
 }
 
 /// The REPL's state besides the agent.
@@ -101,7 +104,7 @@ pub(crate) async fn run(mut args: Args) -> Exit {
     }
     banner::settle_mode(&mut args, style);
     let modes = terminal::keys_mode();
-    let exit = session(args, style, live, keys, interaction, &modes).await;
+    let exit = Box::pin(session(args, style, live, keys, interaction, &modes)).await;
     modes.restore();
     exit
 }
@@ -166,6 +169,8 @@ async fn session(
         earlier_usage,
         mcp_warnings,
     };
+    // Forked once: later rebuilds reopen the fork itself.
+    repl.args.fork = false;
     repl.banner(&agent);
     for warning in &warnings {
         repl.say(&style.warn(&format!("warning: {}", render::neutralize(warning))));
@@ -323,6 +328,9 @@ impl Repl {
         let servers = || hub.clone().map_or(McpServers::Start, McpServers::Keep);
         // The session file is locked by the agent holding it: that one goes first.
         drop(agent);
+        if let Some(pending) = rebuild.then {
+            self.finish_rewind(pending);
+        }
         let previous = std::mem::replace(&mut self.args, rebuild.args);
         let mut prepared =
             setup::prepare(&self.args, Arc::clone(&self.interaction) as _, servers());

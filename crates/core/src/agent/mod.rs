@@ -122,6 +122,8 @@ pub(crate) struct AgentParts {
     pub prices: Arc<rein_llm::PriceBook>,
     /// What the run may spend.
     pub limits: SpendLimits,
+    /// The workspace's checkpoints, and what opening them had to say.
+    pub checkpoints: Option<(crate::checkpoint::Checkpoints, Vec<String>)>,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -167,6 +169,10 @@ pub struct Agent {
     subagents: Option<Arc<SubagentLink>>,
     /// MCP servers whose tools join between rounds.
     mcp: Option<mcp_tools::McpTools>,
+    /// The workspace's checkpoints (a main agent with a session only).
+    checkpoints: Option<crate::checkpoint::Checkpoints>,
+    /// What the checkpoints said before the first turn, to tell then.
+    checkpoint_warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -206,6 +212,7 @@ impl Agent {
         if let Some(anchor) = parts.anchor {
             ledger.observe(anchor);
         }
+        let (checkpoints, checkpoint_warnings) = parts.checkpoints.unzip();
         let request = Request {
             model: parts.settings.model.clone(),
             system: parts.system_prompt,
@@ -242,6 +249,8 @@ impl Agent {
             todo_reminded: false,
             subagents: parts.subagents,
             mcp,
+            checkpoints,
+            checkpoint_warnings: checkpoint_warnings.unwrap_or_default(),
         }
     }
 
@@ -312,6 +321,7 @@ impl Agent {
         let before = self.spend.totals();
         self.start_model_check();
         self.start_window_probe();
+        self.checkpoint(Some(input), events).await;
         match self.submit_prompt(input, events, &cancel).await {
             Ok(message) => {
                 self.push(message, events);
@@ -331,6 +341,7 @@ impl Agent {
             // Background processes of this turn's commands end with it.
             self.tool_ctx.processes().kill_all().await;
         }
+        self.checkpoint(None, events).await;
         // A blocked request left nothing in the conversation to record.
         if stop != TurnStop::PromptBlocked
             && let Some(t) = self.transcript.as_mut()
@@ -658,6 +669,42 @@ impl Agent {
                 }
             }
         }
+    }
+
+    /// Takes the checkpoint before a turn (`Some(prompt)`) or records what the turn changed
+    /// (`None`), off the async threads: a scan reads the disk. A failure is a warning.
+    async fn checkpoint(&mut self, before: Option<&str>, events: &Events) {
+        let Some(mut checkpoints) = self.checkpoints.take() else {
+            return;
+        };
+        let line = self.transcript.as_ref().map_or(0, |t| t.lines());
+        let prompt = before.map(str::to_owned);
+        let scanned = tokio::task::spawn_blocking(move || {
+            let warnings = match &prompt {
+                Some(prompt) => checkpoints.before_turn(prompt, line),
+                None => checkpoints.after_turn(),
+            };
+            (checkpoints, warnings)
+        })
+        .await;
+        let warnings = match scanned {
+            Ok((checkpoints, warnings)) => {
+                self.checkpoints = Some(checkpoints);
+                warnings
+            }
+            Err(e) => vec![format!("checkpoints stopped: {e}")],
+        };
+        for message in std::mem::take(&mut self.checkpoint_warnings)
+            .into_iter()
+            .chain(warnings)
+        {
+            events.emit(AgentEvent::Warning { message });
+        }
+    }
+
+    /// Whether the workspace's checkpoints are taken.
+    pub fn has_checkpoints(&self) -> bool {
+        self.checkpoints.is_some()
     }
 
     /// Whether this agent is a sub-agent of another.

@@ -34,6 +34,10 @@ pub trait Transcript: Send + Sync {
     fn discard(&mut self) -> std::io::Result<()>;
     /// Writes records an earlier failure kept back; an error means some are still missing.
     fn catch_up(&mut self) -> std::io::Result<()>;
+    /// How many lines the record holds (a checkpoint notes where its turn began).
+    fn lines(&self) -> u64 {
+        0
+    }
 }
 
 impl Transcript for crate::session::Session {
@@ -92,5 +96,9 @@ impl Transcript for crate::session::Session {
 
     fn catch_up(&mut self) -> std::io::Result<()> {
         crate::session::Session::catch_up(self).map_err(std::io::Error::other)
+    }
+
+    fn lines(&self) -> u64 {
+        crate::session::Session::lines(self)
     }
 }

@@ -90,6 +90,12 @@ impl AgentBuilder {
                 mcp_sandbox,
             )
         });
+        let checkpoints = match (&self.checkpoints, &self.rein_home, &self.session_file) {
+            (Some(settings), Some(home), Some((id, _))) if self.agent_name.is_none() => Some(
+                crate::checkpoint::Checkpoints::open(home, id, &self.workspace, *settings),
+            ),
+            _ => None,
+        };
         let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
             (Some(hooks), _) => hooks,
             (None, Some(plan)) => {
@@ -175,6 +181,7 @@ impl AgentBuilder {
             prices: self.prices,
             limits: self.limits,
             mcp: mcp.map(|hub| (hub, self.mode)),
+            checkpoints,
         }))
     }
 

@@ -53,6 +53,7 @@ impl AgentBuilder {
         builder.tool_config.bash_default_timeout = config.bash_default_timeout;
         builder.tool_config.home_dir = home_dir.map(Path::to_path_buf);
         builder.rein_home = Some(config.rein_home.clone());
+        builder.checkpoints = Some(config.checkpoints());
         // Outside any session (`rein sandbox -- CMD`): under rein's home, never in the
         // person's workspace.
         builder.tool_config.offload_dir = config.rein_home.join("tool-output");

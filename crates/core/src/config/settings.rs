@@ -136,6 +136,36 @@ pub struct Settings {
     /// use; `None` is no limit.
     #[serde(default, deserialize_with = "check::some_positive")]
     pub max_session_tokens: Option<u64>,
+    /// `checkpoint_max_file_bytes`: files larger than this are not saved in checkpoints.
+    #[serde(
+        default = "default::checkpoint_max_file_bytes",
+        deserialize_with = "check::positive"
+    )]
+    pub checkpoint_max_file_bytes: u64,
+    /// `checkpoint_keep_days`: sessions' checkpoints older than this are pruned.
+    #[serde(
+        default = "default::checkpoint_keep_days",
+        deserialize_with = "check::positive"
+    )]
+    pub checkpoint_keep_days: u32,
+    /// `checkpoint_max_bytes`: the checkpoint store is pruned, oldest sessions first, down
+    /// to this.
+    #[serde(
+        default = "default::checkpoint_max_bytes",
+        deserialize_with = "check::positive"
+    )]
+    pub checkpoint_max_bytes: u64,
+}
+
+impl Settings {
+    /// How checkpoints are kept, from the three `checkpoint_*` settings.
+    pub fn checkpoints(&self) -> crate::checkpoint::CheckpointSettings {
+        crate::checkpoint::CheckpointSettings {
+            max_file_bytes: self.checkpoint_max_file_bytes,
+            keep_days: self.checkpoint_keep_days,
+            max_bytes: self.checkpoint_max_bytes,
+        }
+    }
 }
 
 /// The settings an environment variable sets: `(key, variable)`.
@@ -205,5 +235,14 @@ mod default {
     }
     pub(super) fn request_timeout() -> Duration {
         rein_llm::DEFAULT_REQUEST_TIMEOUT
+    }
+    pub(super) fn checkpoint_max_file_bytes() -> u64 {
+        crate::checkpoint::DEFAULT_MAX_FILE_BYTES
+    }
+    pub(super) fn checkpoint_keep_days() -> u32 {
+        crate::checkpoint::DEFAULT_KEEP_DAYS
+    }
+    pub(super) fn checkpoint_max_bytes() -> u64 {
+        crate::checkpoint::DEFAULT_MAX_BYTES
     }
 }

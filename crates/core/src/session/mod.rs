@@ -25,6 +25,11 @@ pub(crate) use store::create_transcript;
 pub use store::{LoadedSession, NewSession, SessionStore, SessionSummary};
 pub use writer::Session;
 
+/// `time` as RFC 3339 in UTC, to the millisecond (`2025-01-02T15:04:05.123Z`).
+pub fn rfc3339(time: std::time::SystemTime) -> String {
+    time::UtcTime::from_system(time).rfc3339()
+}
+
 /// `YYYYMMDD-HHMMSS` in UTC, for names that sort by time.
 pub fn utc_timestamp_compact(time: std::time::SystemTime) -> String {
     time::UtcTime::from_system(time).compact()

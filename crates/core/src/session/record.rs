@@ -38,6 +38,9 @@ pub struct SessionHeader {
     pub created: String,
     /// The rein version that created it.
     pub rein_version: String,
+    /// The session this one was forked from, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }
 
 /// Something that happened in a session besides a message. Readers skip kinds they do not
@@ -78,16 +81,25 @@ pub enum SessionEvent {
         /// What it used in all.
         usage: Usage,
     },
+    /// The conversation was rewound: what the file holds after line `to_line` (but the
+    /// tokens used, which were spent) no longer belongs to it.
+    Rewind {
+        /// The last line kept (1-based; the header is line 1).
+        to_line: u64,
+        /// The rewind's id (a rewind completed after a crash is recorded once).
+        id: String,
+    },
 }
 
 impl SessionEvent {
     /// The `kind` of every variant, as written.
-    pub const KINDS: [&str; 5] = [
+    pub const KINDS: [&str; 6] = [
         "usage",
         "turn_finished",
         "compaction",
         "todos",
         "subagent_usage",
+        "rewind",
     ];
 
     /// This event's `kind`.
@@ -98,6 +110,7 @@ impl SessionEvent {
             SessionEvent::Compaction(_) => "compaction",
             SessionEvent::Todos { .. } => "todos",
             SessionEvent::SubagentUsage { .. } => "subagent_usage",
+            SessionEvent::Rewind { .. } => "rewind",
         }
     }
 }
@@ -334,6 +347,10 @@ mod tests {
                 model: "m".into(),
                 agent: "explore".into(),
                 usage: Usage::default(),
+            },
+            SessionEvent::Rewind {
+                to_line: 3,
+                id: "x".into(),
             },
         ];
         for event in &events {

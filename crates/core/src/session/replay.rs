@@ -49,6 +49,8 @@ pub(crate) fn replay(messages: Vec<Message>, events: &[RecordedEvent]) -> Replay
                     Err(reason) => warnings.push(LoadWarning::CompactionSkipped { number, reason }),
                 }
             }
+            // The context changed under the last count.
+            SessionEvent::Rewind { .. } => anchor = None,
             SessionEvent::TurnFinished { .. }
             | SessionEvent::Todos { .. }
             | SessionEvent::SubagentUsage { .. } => {}

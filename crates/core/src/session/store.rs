@@ -40,6 +40,8 @@ pub struct NewSession<'a> {
     pub provider: ProviderKind,
     /// The working directory, as `-c` will later compare it.
     pub cwd: &'a Path,
+    /// The session it is forked from, if any.
+    pub parent: Option<&'a str>,
 }
 
 /// A session's history as loaded, after repair, with its compactions replayed.
@@ -77,7 +79,8 @@ impl LoadedSession {
                 SessionEvent::TurnFinished { .. }
                 | SessionEvent::Compaction(_)
                 | SessionEvent::Todos { .. }
-                | SessionEvent::SubagentUsage { .. } => None,
+                | SessionEvent::SubagentUsage { .. }
+                | SessionEvent::Rewind { .. } => None,
             })
             .unwrap_or((&self.header.model, self.header.provider))
     }
@@ -90,7 +93,9 @@ impl LoadedSession {
                 SessionEvent::Usage { usage, .. } => total += *usage,
                 SessionEvent::Compaction(record) => total += record.usage.unwrap_or_default(),
                 SessionEvent::SubagentUsage { usage, .. } => total += *usage,
-                SessionEvent::TurnFinished { .. } | SessionEvent::Todos { .. } => {}
+                SessionEvent::TurnFinished { .. }
+                | SessionEvent::Todos { .. }
+                | SessionEvent::Rewind { .. } => {}
             }
         }
         total
@@ -106,7 +111,8 @@ impl LoadedSession {
                 SessionEvent::Usage { .. }
                 | SessionEvent::TurnFinished { .. }
                 | SessionEvent::Compaction(_)
-                | SessionEvent::SubagentUsage { .. } => None,
+                | SessionEvent::SubagentUsage { .. }
+                | SessionEvent::Rewind { .. } => None,
             })
             .unwrap_or_default()
     }
@@ -163,8 +169,9 @@ impl SessionStore {
             cwd: new.cwd.to_path_buf(),
             created: UtcTime::from_system(now).rfc3339(),
             rein_version: env!("CARGO_PKG_VERSION").to_owned(),
+            parent: new.parent.map(str::to_owned),
         };
-        let mut session = Session::new(file, 0, path.clone(), header.clone());
+        let mut session = Session::new(file, (0, 0), path.clone(), header.clone());
         if let Err(err) = session.append(&LineRef::Header(&header)) {
             // A file without a header is no session; do not leave it behind.
             drop(session);
@@ -193,7 +200,16 @@ impl SessionStore {
             file.set_len(complete_len as u64)
                 .map_err(|source| self.io_error(&path, source))?;
         }
-        let mut session = Session::new(file, complete_len as u64, path, loaded.header.clone());
+        let lines = bytes[..complete_len]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u64;
+        let mut session = Session::new(
+            file,
+            (complete_len as u64, lines),
+            path,
+            loaded.header.clone(),
+        );
         if !synthetic.is_empty() {
             let parts = synthetic.into_iter().map(Part::ToolResult).collect();
             session.append_message(&Message {
@@ -202,6 +218,34 @@ impl SessionStore {
             })?;
         }
         Ok((session, loaded))
+    }
+
+    /// Starts a new session from `parent`'s history — its first `upto_line` lines, or all —
+    /// leaving `parent` untouched; the new header names the parent. Returns the new id.
+    pub fn fork(&self, parent: &str, upto_line: Option<u64>) -> Result<String, SessionError> {
+        let (id, path) = self.existing(parent)?;
+        let bytes = fs::read(&path).map_err(|source| self.not_found_or(&id, &path, source))?;
+        let (loaded, complete_len, _) = parse_file(&bytes, &path, Compactions::Ignore)?;
+        let header = loaded.header;
+        let mut session = self.create(NewSession {
+            model: &header.model,
+            provider: header.provider,
+            cwd: &header.cwd,
+            parent: Some(id.as_str()),
+        })?;
+        let keep = upto_line.map_or(u64::MAX, |l| l);
+        for (number, line) in bytes[..complete_len]
+            .split_inclusive(|&b| b == b'\n')
+            .enumerate()
+            .skip(1)
+        {
+            if number as u64 >= keep {
+                break;
+            }
+            session.append_raw(line)?;
+        }
+        session.catch_up()?;
+        Ok(session.id().to_owned())
     }
 
     /// Reads a session without locking or changing it (to show it, for example).
@@ -375,11 +419,18 @@ fn parse_file(
         };
         match parsed {
             Parsed::Lossy(..) => {}
-            Parsed::Line(Line::Message(message)) => entries.push(Entry::Message {
-                line: number,
-                message,
-            }),
-            Parsed::Line(Line::Event(event)) => entries.push(Entry::Event(event)),
+            Parsed::Line(Line::Message(message)) => entries.push((
+                number,
+                Entry::Message {
+                    line: number,
+                    message,
+                },
+            )),
+            Parsed::Line(Line::Event(SessionEvent::Rewind { to_line, id })) => {
+                rewind(&mut entries, to_line);
+                entries.push((number, Entry::Event(SessionEvent::Rewind { to_line, id })));
+            }
+            Parsed::Line(Line::Event(event)) => entries.push((number, Entry::Event(event))),
             Parsed::Line(Line::Header(_)) => warnings.push(LoadWarning::MalformedLine {
                 line: number,
                 reason: "a second header".to_owned(),
@@ -391,7 +442,7 @@ fn parse_file(
         // `split` yields an empty piece after the final newline: the cut line is that one.
         warnings.push(LoadWarning::TruncatedLastLine { line: line_count });
     }
-    let repaired = repair(entries);
+    let repaired = repair(entries.into_iter().map(|(_, entry)| entry).collect());
     warnings.extend(repaired.warnings);
     let replayed = match compactions {
         Compactions::Replay => replay(repaired.messages, &repaired.events),
@@ -407,6 +458,18 @@ fn parse_file(
         warnings,
     };
     Ok((loaded, complete_len, repaired.synthetic))
+}
+
+/// Drops what a rewind to `to_line` takes back: every message and event after that line,
+/// but the tokens used (they were spent).
+fn rewind(entries: &mut Vec<(usize, Entry)>, to_line: u64) {
+    entries.retain(|(line, entry)| {
+        u64::try_from(*line).is_ok_and(|line| line <= to_line)
+            || matches!(
+                entry,
+                Entry::Event(SessionEvent::Usage { .. } | SessionEvent::SubagentUsage { .. })
+            )
+    });
 }
 
 /// The header of a session file, or `None` if it has none this rein can read.
@@ -468,8 +531,9 @@ pub(crate) fn create_transcript(
         cwd: new.cwd.to_path_buf(),
         created: UtcTime::from_system(SystemTime::now()).rfc3339(),
         rein_version: env!("CARGO_PKG_VERSION").to_owned(),
+        parent: None,
     };
-    let mut session = Session::new(file, 0, path.to_path_buf(), header.clone());
+    let mut session = Session::new(file, (0, 0), path.to_path_buf(), header.clone());
     session.append(&LineRef::Header(&header))?;
     Ok(session)
 }

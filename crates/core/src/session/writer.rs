@@ -23,18 +23,31 @@ pub struct Session {
     header: SessionHeader,
     /// The file was deleted on purpose: records are no longer kept.
     discarded: bool,
+    /// Lines in the file, those still waiting to be written included.
+    lines: u64,
 }
 
 impl Session {
     /// Wraps a file that is already locked and positioned for appending, whose first `len`
-    /// bytes are complete records.
-    pub(crate) fn new(file: File, len: u64, path: PathBuf, header: SessionHeader) -> Self {
+    /// bytes are `lines` complete records.
+    pub(crate) fn new(
+        file: File,
+        (len, lines): (u64, u64),
+        path: PathBuf,
+        header: SessionHeader,
+    ) -> Self {
         Session {
             log: AppendLog::new(file, len),
             path,
             header,
             discarded: false,
+            lines,
         }
+    }
+
+    /// How many lines the file holds (the header is line 1): where a rewind cuts back to.
+    pub fn lines(&self) -> u64 {
+        self.lines
     }
 
     /// The session's id.
@@ -90,9 +103,17 @@ impl Session {
         let mut bytes = Vec::with_capacity(512);
         serde_json::to_writer(&mut bytes, line)?;
         bytes.push(b'\n');
+        // Counted even when it waits: it will be written before any later line.
+        self.lines += 1;
         self.log
             .append(&bytes)
             .map_err(|source| self.unsaved(source))
+    }
+
+    /// Appends a complete line (ending in a newline) copied from another session file.
+    pub(crate) fn append_raw(&mut self, line: &[u8]) -> Result<(), SessionError> {
+        self.lines += 1;
+        self.log.append(line).map_err(|source| self.unsaved(source))
     }
 
     fn unsaved(&self, source: io::Error) -> SessionError {

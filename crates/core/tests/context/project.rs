@@ -128,6 +128,7 @@ impl Project {
                 model: &self.model,
                 provider: ProviderKind::OpenAi,
                 cwd: &self.work,
+                parent: None,
             })
             .unwrap()
     }

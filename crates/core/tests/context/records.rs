@@ -48,6 +48,7 @@ fn compacted_session(tmp: &TempDir) -> (SessionStore, String, u64, Vec<Message>)
             model: "m",
             provider: ProviderKind::OpenAi,
             cwd: tmp.path(),
+            parent: None,
         })
         .unwrap();
     let mut messages = vec![text(Role::User, "first request")];

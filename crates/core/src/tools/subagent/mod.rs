@@ -263,6 +263,7 @@ impl AgentTool {
                     model: &settings.model,
                     provider: settings.provider,
                     cwd,
+                    parent: None,
                 },
             )
             .map_err(|e| unrecorded = Some(e.to_string()))
@@ -294,6 +295,8 @@ impl AgentTool {
             // A sub-agent works with the built-in tools its type allows; the session's MCP
             // servers stay the parent's.
             mcp: None,
+            // The parent turn's checkpoint covers what a sub-agent changes.
+            checkpoints: None,
         });
         (agent, unrecorded)
     }
