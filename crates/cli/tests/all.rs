@@ -5,6 +5,7 @@
 mod pty;
 mod support;
 
+mod acp;
 mod background;
 mod big_output;
 mod checkpoint_crash;
