@@ -45,7 +45,9 @@ fn acp_client() -> Option<PathBuf> {
     lock.lock().unwrap();
     let wanted = std::fs::read_to_string(source.join("package-lock.json")).unwrap();
     let installed = std::fs::read_to_string(dir.join("package-lock.json")).unwrap_or_default();
-    let ready = dir.join("node_modules/@agentclientprotocol/sdk/package.json").exists();
+    let ready = dir
+        .join("node_modules/@agentclientprotocol/sdk/package.json")
+        .exists();
     if installed != wanted || !ready {
         for file in ["package.json", "package-lock.json"] {
             std::fs::copy(source.join(file), dir.join(file)).unwrap();
@@ -157,7 +159,10 @@ fn fix_import_with_a_permission_answered() {
         json!({"scenario": "prompt", "prompt": "fix the broken import in main.py", "answers": ["allow"]}),
     );
     assert_eq!(report["initialize"]["protocolVersion"], 1);
-    assert_eq!(report["initialize"]["agentCapabilities"]["loadSession"], true);
+    assert_eq!(
+        report["initialize"]["agentCapabilities"]["loadSession"],
+        true
+    );
     assert_eq!(report["stops"][0]["stopReason"], "end_turn", "{report}");
     assert!(message(&report, "agent_message_chunk").contains("Fixed the import."));
     // The edit asked, with the call it is about.
@@ -184,7 +189,12 @@ fn fix_import_with_a_permission_answered() {
     let diff = &edited["content"][0];
     assert_eq!(diff["type"], "diff", "{edited}");
     assert_eq!(diff["path"], json!(main_py));
-    assert!(diff["oldText"].as_str().unwrap().contains("from helpers import"));
+    assert!(
+        diff["oldText"]
+            .as_str()
+            .unwrap()
+            .contains("from helpers import")
+    );
     assert!(diff["newText"].as_str().unwrap().contains(FIXED));
     assert!(
         done.iter()
@@ -201,7 +211,10 @@ fn fix_import_with_a_permission_answered() {
             .iter()
             .any(|c| c["name"] == "compact")
     );
-    assert_eq!(report["exit"]["code"], 0, "rein acp ends cleanly when the client closes");
+    assert_eq!(
+        report["exit"]["code"], 0,
+        "rein acp ends cleanly when the client closes"
+    );
 }
 
 #[test]
@@ -217,7 +230,10 @@ fn a_rejected_permission_is_told_to_the_model() {
         json!({"scenario": "prompt", "prompt": "fix the import", "answers": ["reject"]}),
     );
     assert_eq!(report["stops"][0]["stopReason"], "end_turn", "{report}");
-    assert!(!env.read("main.py").contains(FIXED), "a rejected edit wrote");
+    assert!(
+        !env.read("main.py").contains(FIXED),
+        "a rejected edit wrote"
+    );
     let failed = updates(&report, "tool_call_update");
     assert!(
         failed
@@ -254,7 +270,10 @@ fn cancel_stops_the_turn_and_its_command() {
     assert_eq!(report["stops"][1]["stopReason"], "end_turn", "{report}");
     assert!(message(&report, "agent_message_chunk").contains("Still here."));
     let pid: u32 = report["commandPid"].as_str().unwrap().parse().unwrap();
-    assert!(!process_alive(pid), "the cancelled command {pid} still runs");
+    assert!(
+        !process_alive(pid),
+        "the cancelled command {pid} still runs"
+    );
     // The mode change was announced.
     assert!(
         updates(&report, "current_mode_update")
@@ -291,7 +310,11 @@ fn file_tools_go_through_the_editor_buffers() {
     let edited = report["buffers"][key].as_str().unwrap();
     assert!(edited.starts_with("# unsaved note\n"), "{edited}");
     assert!(edited.contains(FIXED), "{edited}");
-    assert_eq!(env.read("main.py"), MAIN_PY, "the disk was written behind the editor");
+    assert_eq!(
+        env.read("main.py"),
+        MAIN_PY,
+        "the disk was written behind the editor"
+    );
     assert!(report["writes"].as_array().unwrap().contains(&json!(key)));
     // The model saw the buffer, not the disk.
     let seen = server.requests()[1].body_text();
@@ -309,7 +332,10 @@ fn session_load_replays_an_earlier_session() {
         &server,
         json!({"scenario": "prompt", "prompt": "what is the answer?"}),
     );
-    let id = first["sessions"][0]["sessionId"].as_str().unwrap().to_owned();
+    let id = first["sessions"][0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let server = MockServer::start(Script::new().reply(Turn::text("Still 42.")));
     let report = drive(
         &driver,
@@ -317,7 +343,10 @@ fn session_load_replays_an_earlier_session() {
         &server,
         json!({"scenario": "prompt", "loadSession": id, "prompt": "and now?"}),
     );
-    assert_eq!(message(&report, "user_message_chunk"), "what is the answer?");
+    assert_eq!(
+        message(&report, "user_message_chunk"),
+        "what is the answer?"
+    );
     let said = message(&report, "agent_message_chunk");
     assert!(said.starts_with("The answer is 42."), "{said}");
     assert!(said.ends_with("Still 42."), "{said}");
@@ -333,7 +362,9 @@ fn two_sessions_in_one_process() {
     // Each answer repeats the prompt it answers: which session gets which is then plain.
     let echo = Reply::dynamic(|request| {
         let messages = request.body["messages"].as_array().unwrap();
-        let last = messages.last().unwrap()["content"].as_str().unwrap_or_default();
+        let last = messages.last().unwrap()["content"]
+            .as_str()
+            .unwrap_or_default();
         let words = if last.contains("first session") {
             "first session"
         } else {
@@ -351,7 +382,9 @@ fn two_sessions_in_one_process() {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|u| &u["sessionId"] == id && u["update"]["sessionUpdate"] == "agent_message_chunk")
+            .filter(|u| {
+                &u["sessionId"] == id && u["update"]["sessionUpdate"] == "agent_message_chunk"
+            })
             .filter_map(|u| u["update"]["content"]["text"].as_str())
             .collect();
         assert_eq!(said, format!("you said: {words}"), "{report}");
@@ -401,7 +434,8 @@ fn malformed_lines_and_unknown_methods_are_answered() {
             }
         }
     };
-    let init = ask(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#);
+    let init =
+        ask(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#);
     assert_eq!(init["result"]["protocolVersion"], 1);
     let garbage = ask("{this is not json");
     assert_eq!(garbage["error"]["code"], -32700, "{garbage}");
@@ -419,5 +453,9 @@ fn malformed_lines_and_unknown_methods_are_answered() {
     assert_eq!(relative["error"]["code"], -32602, "{relative}");
     drop(stdin);
     let out = wait_output(child, Duration::from_secs(30));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
