@@ -286,10 +286,11 @@ impl Server {
             let _ = responder.respond_with_error(unknown_session(&request.session_id));
             return;
         };
-        if let Err(Request::Prompt { responder, .. }) = handle.send(Request::Prompt {
+        if let Err(refused) = handle.send(Request::Prompt {
             blocks: request.prompt,
             responder,
-        }) {
+        }) && let Request::Prompt { responder, .. } = *refused
+        {
             let _ = responder.respond_with_error(unknown_session(&request.session_id));
         }
     }
@@ -308,8 +309,8 @@ impl Server {
             let _ = responder.respond_with_error(unknown_session(&request.session_id));
             return;
         };
-        if let Err(Request::SetMode { responder, .. }) =
-            handle.send(Request::SetMode { mode, responder })
+        if let Err(refused) = handle.send(Request::SetMode { mode, responder })
+            && let Request::SetMode { responder, .. } = *refused
         {
             let _ = responder.respond_with_error(unknown_session(&request.session_id));
         }

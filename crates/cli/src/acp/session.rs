@@ -41,9 +41,9 @@ pub(crate) struct Handle {
 }
 
 impl Handle {
-    /// Passes a request on; `Err` gives it back when the session has ended.
-    pub(crate) fn send(&self, request: Request) -> Result<(), Request> {
-        self.requests.send(request).map_err(|e| e.0)
+    /// Passes a request on; `Err` gives it back (boxed) when the session has ended.
+    pub(crate) fn send(&self, request: Request) -> Result<(), Box<Request>> {
+        self.requests.send(request).map_err(|e| Box::new(e.0))
     }
 
     /// Cancels the running turn, if any (`session/cancel`).

@@ -27,8 +27,11 @@ pub(crate) struct Updates {
     /// The editor's buffers, when the tools go through them (they know what an edit changed).
     files: Option<Arc<EditorFiles>>,
     /// Edits in flight: the file's text before the call, by call id (files on disk only).
-    before: Arc<Mutex<HashMap<String, (PathBuf, Option<String>)>>>,
+    before: Arc<Mutex<HashMap<String, Before>>>,
 }
+
+/// A file an edit in flight names, and its text before the edit (`None`: it did not exist).
+type Before = (PathBuf, Option<String>);
 
 impl std::fmt::Debug for Updates {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -174,7 +177,7 @@ impl Updates {
     }
 
     /// What a call changed in `path`: the editor's buffer before and after, or the disk's.
-    fn diff(&self, path: &Path, before: Option<&(PathBuf, Option<String>)>) -> Option<Diff> {
+    fn diff(&self, path: &Path, before: Option<&Before>) -> Option<Diff> {
         if let Some(files) = &self.files {
             let (old, new) = files.last_change(path)?;
             return Some(Diff::new(path.to_owned(), new).old_text(old));
