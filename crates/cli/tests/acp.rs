@@ -393,6 +393,101 @@ fn two_sessions_in_one_process() {
 }
 
 #[test]
+fn the_clients_mcp_servers_serve_the_session() {
+    let Some(driver) = acp_client() else { return };
+    let env = Env::new();
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(call("c1", "mcp__fake__echo", json!({"text": "hi"}))))
+            .reply(Turn::text("The server said hi.")),
+    );
+    let fake = crate::mcp::fake();
+    let report = drive(
+        &driver,
+        &env,
+        &server,
+        json!({
+            "scenario": "prompt",
+            "prompt": "ask the server",
+            "mode": "yolo",
+            "mcpServers": [{"name": "fake", "command": fake, "args": [], "env": []}],
+        }),
+    );
+    assert_eq!(report["stops"][0]["stopReason"], "end_turn", "{report}");
+    let requests = server.requests();
+    assert!(crate::mcp::offered(&requests[0]).contains(&"mcp__fake__echo".to_owned()));
+    assert!(crate::mcp::result_of(&requests[1], "c1").contains("hi"));
+}
+
+#[test]
+fn attached_files_reach_the_model() {
+    let Some(driver) = acp_client() else { return };
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("Seen.")));
+    let linked = env.write("linked.py", "print('linked')\n");
+    let report = drive(
+        &driver,
+        &env,
+        &server,
+        json!({
+            "scenario": "prompt",
+            "blocks": [
+                {"type": "text", "text": "compare these"},
+                {"type": "resource_link", "name": "linked.py", "uri": format!("file://{}", linked.display())},
+                {"type": "resource", "resource": {"uri": "file:///elsewhere/attached.py", "text": "ATTACHED = 1\n"}},
+            ],
+        }),
+    );
+    assert_eq!(report["stops"][0]["stopReason"], "end_turn", "{report}");
+    let sent = server.requests()[0].body_text();
+    assert!(sent.contains("compare these"), "{sent}");
+    assert!(sent.contains(&linked.display().to_string()), "{sent}");
+    assert!(sent.contains("ATTACHED = 1"), "{sent}");
+}
+
+#[test]
+fn the_todo_list_is_the_plan() {
+    let Some(driver) = acp_client() else { return };
+    let env = Env::new();
+    let todos = json!({"todos": [
+        {"content": "read the code", "status": "completed"},
+        {"content": "fix the bug", "status": "in_progress", "active_form": "fixing the bug"},
+        {"content": "run the tests", "status": "pending"},
+    ]});
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(call("t1", "todo_write", todos)))
+            .reply(Turn::text("Planned.")),
+    );
+    let report = drive(
+        &driver,
+        &env,
+        &server,
+        json!({"scenario": "prompt", "prompt": "plan it"}),
+    );
+    let plans = updates(&report, "plan");
+    let entries: Vec<(&str, &str)> = plans[0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap(),
+                e["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("read the code", "completed"),
+            ("fix the bug", "in_progress"),
+            ("run the tests", "pending")
+        ]
+    );
+}
+
+#[test]
 fn an_unknown_mode_is_refused_and_the_session_goes_on() {
     let Some(driver) = acp_client() else { return };
     let env = Env::new();

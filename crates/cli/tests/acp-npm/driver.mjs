@@ -98,7 +98,10 @@ await app.connectWith(stream, async (cx) => {
       report.sessions.push({ sessionId: plan.loadSession, ...loaded });
       return plan.loadSession;
     }
-    const created = await cx.request("session/new", { cwd: plan.cwd, mcpServers: [] });
+    const created = await cx.request("session/new", {
+      cwd: plan.cwd,
+      mcpServers: plan.mcpServers ?? [],
+    });
     report.sessions.push(created);
     return created.sessionId;
   };
@@ -113,7 +116,12 @@ await app.connectWith(stream, async (cx) => {
       // One session, one prompt (the permission answers come from plan.answers).
       const id = await open();
       if (plan.mode) await cx.request("session/set_mode", { sessionId: id, modeId: plan.mode });
-      if (plan.prompt) await prompt(id, plan.prompt);
+      if (plan.blocks) {
+        const done = await cx.request("session/prompt", { sessionId: id, prompt: plan.blocks });
+        report.stops.push({ sessionId: id, stopReason: done.stopReason });
+      } else if (plan.prompt) {
+        await prompt(id, plan.prompt);
+      }
       break;
     }
     case "cancel": {
