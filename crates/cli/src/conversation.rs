@@ -173,12 +173,16 @@ pub(crate) async fn run(args: &Args) -> Exit {
     };
     let prepared = match setup::prepare(args, interaction, McpServers::Start) {
         Ok(prepared) => prepared,
-        Err(SetupError::Usage(message) | SetupError::Runtime(message)) => {
+        Err(error) => {
+            let (message, exit) = match error {
+                SetupError::Usage(message) => (message, Exit::Usage),
+                SetupError::Runtime(message) => (message, Exit::Runtime),
+            };
             render::error(&message);
             render::stdout_line(
                 &RunReport::failed_setup(&message, started.elapsed()).to_json_line(),
             );
-            return Exit::Runtime;
+            return exit;
         }
     };
     let mut agent = prepared.agent;

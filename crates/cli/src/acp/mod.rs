@@ -150,7 +150,7 @@ impl Server {
         let mut args = self.args.clone();
         args.resume = None;
         args.continue_session = false;
-        match self.open(&args, request.cwd, &request.mcp_servers, &cx, None) {
+        match self.open(&args, request.cwd, &request.mcp_servers, &cx, Opening::New) {
             Ok((id, modes)) => {
                 let _ = responder.respond(NewSessionResponse::new(id.clone()).modes(modes));
                 self.advertise(&cx, &id);
@@ -178,7 +178,7 @@ impl Server {
         args.resume = Some(id.clone());
         args.continue_session = false;
         args.fork = false;
-        match self.open(&args, request.cwd, &request.mcp_servers, &cx, Some(())) {
+        match self.open(&args, request.cwd, &request.mcp_servers, &cx, Opening::Load) {
             Ok((_, modes)) => {
                 let _ = responder.respond(LoadSessionResponse::new().modes(modes));
                 self.advertise(&cx, &SessionId::new(id));
@@ -197,7 +197,7 @@ impl Server {
         cwd: PathBuf,
         servers: &[McpServer],
         cx: &ConnectionTo<Client>,
-        replay: Option<()>,
+        opening: Opening,
     ) -> Result<(SessionId, SessionModeState), Error> {
         if !cwd.is_absolute() {
             return Err(Error::invalid_params().data("cwd must be an absolute path"));
@@ -209,11 +209,6 @@ impl Server {
             .iter()
             .filter_map(mcp_entry)
             .collect::<Result<Vec<_>, _>>()?;
-        // The session's id is known once it is built; the editor pieces need it before.
-        let id = match &args.resume {
-            Some(id) => id.clone(),
-            None => format!("pending-{}", std::process::id()),
-        };
         let fs = self
             .client
             .lock()
@@ -235,16 +230,14 @@ impl Server {
                 setup::SetupError::Usage(m) => Error::invalid_params().data(m),
                 setup::SetupError::Runtime(m) => Error::internal_error().data(m),
             })?;
-        let id = if prepared.session_id.is_empty() {
-            id
-        } else {
-            prepared.session_id.clone()
-        };
+        // The session's id is known once it is built; the editor pieces are named then.
+        let id = prepared.session_id.clone();
         let session = SessionId::new(id.clone());
         pending.name(&session);
         let updates = Updates::new(cx.clone(), session.clone(), cwd, pending.files.clone());
-        if replay.is_some() {
-            updates.replay(prepared.agent.history());
+        match opening {
+            Opening::New => {}
+            Opening::Load => updates.replay(prepared.agent.history()),
         }
         let mode = args.mode();
         let live = Live {
@@ -326,6 +319,13 @@ impl Server {
             handle.cancel();
         }
     }
+}
+
+/// Whether a session is new or an earlier one loaded (its history then replayed).
+#[derive(Debug, Clone, Copy)]
+enum Opening {
+    New,
+    Load,
 }
 
 type PromptResponseOf = agent_client_protocol::v1::schema::PromptResponse;
