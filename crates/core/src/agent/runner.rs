@@ -396,7 +396,7 @@ impl CallEnv {
         let prepared = Arc::clone(tool).prepare(arguments)?;
         let kind = tool.kind();
         let confined = tool.confined();
-        let path = facts::path_target(&self.ctx, arguments)?;
+        let path = facts::path_target(&self.ctx, arguments).map_err(|e| e.to_string())?;
         let analyzed = facts::shell_analysis(&self.ctx, &call.name, arguments).map(Arc::new);
         let shell = analyzed.as_deref().map(|a| facts::facts_of(&self.ctx, a));
         Ok(Checked {

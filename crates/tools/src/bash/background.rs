@@ -53,6 +53,25 @@ exec 3<&-
 ";
 
 /// The background commands of an agent (and its sub-agents). Cheap to clone: clones share
+/// Why a background command could not be read or stopped; said to the model as it is.
+#[derive(Debug, thiserror::Error)]
+pub enum BackgroundError {
+    /// No command has this id (the message lists the ids there are).
+    #[error("{0}")]
+    Unknown(String),
+    /// Its output file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The output file.
+        path: PathBuf,
+        /// What reading it said.
+        source: io::Error,
+    },
+    /// It was forgotten while being stopped.
+    #[error("{0} vanished while being stopped")]
+    Vanished(String),
+}
+
 /// the commands.
 #[derive(Debug, Clone, Default)]
 pub struct BackgroundShells {
@@ -239,16 +258,19 @@ impl BackgroundShells {
         id: &str,
         offset: Option<u64>,
         max_bytes: usize,
-    ) -> Result<OutputRead, String> {
+    ) -> Result<OutputRead, BackgroundError> {
         let mut state = self.lock();
         let known = known_ids(&state);
         let shell = state
             .shells
             .get_mut(id)
-            .ok_or_else(|| unknown(id, &known))?;
+            .ok_or_else(|| BackgroundError::Unknown(unknown(id, &known)))?;
         let from = offset.unwrap_or(shell.read_to);
-        let (text, next, size) = read_from(&shell.output, from, max_bytes)
-            .map_err(|e| format!("cannot read {}: {e}", shell.output.display()))?;
+        let (text, next, size) =
+            read_from(&shell.output, from, max_bytes).map_err(|source| BackgroundError::Read {
+                path: shell.output.clone(),
+                source,
+            })?;
         shell.read_to = next;
         // Seen finished, with all its output read: no notice needed any more.
         if shell.end.is_some() && next >= size {
@@ -266,14 +288,14 @@ impl BackgroundShells {
     }
 
     /// Stops `id` and its whole process group; what the model is told.
-    pub async fn kill(&self, id: &str) -> Result<String, String> {
+    pub async fn kill(&self, id: &str) -> Result<String, BackgroundError> {
         let command = {
             let mut state = self.lock();
             let known = known_ids(&state);
             let shell = state
                 .shells
                 .get_mut(id)
-                .ok_or_else(|| unknown(id, &known))?;
+                .ok_or_else(|| BackgroundError::Unknown(unknown(id, &known)))?;
             shell.told = true;
             if let Some(end) = &shell.end {
                 return Ok(format!(
@@ -291,7 +313,7 @@ impl BackgroundShells {
         ending.finish();
         let mut state = self.lock();
         let Some(shell) = state.shells.get_mut(id) else {
-            return Err(format!("{id} vanished while being stopped"));
+            return Err(BackgroundError::Vanished(id.to_owned()));
         };
         let after = shell.started.elapsed();
         let end = shell.end.get_or_insert(End {
