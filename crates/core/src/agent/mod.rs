@@ -5,23 +5,17 @@
 mod approval;
 mod call_args;
 mod calls;
-mod compaction;
 mod context;
-mod cut;
 mod direct;
 mod event;
 mod execute;
 mod guard;
-mod hook_points;
 mod leave_sandbox;
 mod masking;
-mod mcp_tools;
-mod model_check;
 mod outcome;
 mod runner;
 mod spend;
 mod subagents;
-mod summary_call;
 mod transcript;
 mod turn;
 
@@ -36,7 +30,6 @@ use context::ContextState;
 pub use direct::DirectOutcome;
 pub use event::{AgentEvent, EventSink, Events, NestedEvent, TurnStop};
 use guard::LoopGuard;
-pub use hook_points::MAX_STOP_HOOK_CONTINUATIONS;
 pub use outcome::{TurnEnd, TurnError, TurnOutcome};
 use runner::ToolRunner;
 use spend::Spend;
@@ -45,6 +38,7 @@ pub use subagents::AGENT_TOOL;
 pub(crate) use subagents::SubagentLink;
 pub use transcript::Transcript;
 use turn::RoundEnd;
+pub use turn::hook_points::MAX_STOP_HOOK_CONTINUATIONS;
 
 use crate::context::{CompactRequests, ContextSettings, Ledger, PinnedState, PromptAnchor};
 use crate::hooks::Hooks;
@@ -145,7 +139,7 @@ pub struct Agent {
     /// What the calls cost, and the limits on it.
     spend: Spend,
     /// The question to the server's model list.
-    model_check: model_check::ModelCheck,
+    model_check: turn::model_check::ModelCheck,
     guard: LoopGuard,
     /// Every tool call id in the history.
     call_ids: HashSet<String>,
@@ -165,7 +159,7 @@ pub struct Agent {
     /// What the sub-agents of this agent used, not yet counted.
     subagents: Option<Arc<SubagentLink>>,
     /// MCP servers whose tools join between rounds.
-    mcp: Option<mcp_tools::McpTools>,
+    mcp: Option<turn::mcp_tools::McpTools>,
     /// The workspace's checkpoints (a main agent with a session only).
     checkpoints: Option<crate::checkpoint::Checkpoints>,
     /// What the checkpoints said before the first turn, to tell then.
@@ -184,8 +178,8 @@ impl std::fmt::Debug for Agent {
 impl Agent {
     /// An agent ready for its first (or next, when resumed) turn.
     pub(crate) fn new(parts: AgentParts) -> Self {
-        let tool_specs = mcp_tools::tool_specs(&parts.registry);
-        let mcp = parts.mcp.map(|(hub, mode)| mcp_tools::McpTools {
+        let tool_specs = turn::mcp_tools::tool_specs(&parts.registry);
+        let mcp = parts.mcp.map(|(hub, mode)| turn::mcp_tools::McpTools {
             hub,
             base: Arc::clone(&parts.registry),
             mode,
@@ -234,7 +228,7 @@ impl Agent {
             request,
             usage: Usage::default(),
             spend: Spend::new(parts.prices, parts.limits),
-            model_check: model_check::ModelCheck::default(),
+            model_check: turn::model_check::ModelCheck::default(),
             guard: LoopGuard::default(),
             call_ids,
             transcript: parts.transcript,

@@ -8,7 +8,7 @@ use rein_llm::{Message, Part, Role};
 use tokio_util::sync::CancellationToken;
 
 use super::cut::target;
-use super::{Agent, AgentEvent, Events};
+use crate::agent::{Agent, AgentEvent, Events};
 use crate::context::{
     self, CompactionInfo, CompactionLayer, CompactionRecord, EMERGENCY_KEEP_MESSAGES,
     KEEP_RECENT_MESSAGES, Kind, Ledger, Limits, PERSON_REQUESTS_SHARE, PrunedResult,
@@ -19,11 +19,15 @@ use crate::context::{
 const MIN_NEW_MESSAGES_TO_SUMMARISE: usize = 4;
 
 /// The person interrupted a compaction.
-pub(super) struct Interrupted;
+pub(in crate::agent) struct Interrupted;
 
 impl Agent {
     /// Layer 2: every long result older than the last rounds cut to its ends, in one step.
-    pub(super) fn prune(&mut self, limits: &Limits, events: &Events) -> Option<CompactionInfo> {
+    pub(in crate::agent) fn prune(
+        &mut self,
+        limits: &Limits,
+        events: &Events,
+    ) -> Option<CompactionInfo> {
         let boundary = self.context.ledger.prune_boundary();
         let pruned: Vec<PrunedResult> = (0..boundary)
             .filter(|&i| self.context.ledger.is_prunable(i))
@@ -61,7 +65,7 @@ impl Agent {
 
     /// Layers 3 and 4, the reaction to a refusal, `/compact` and the `compact` tool: older
     /// turns give way to a summary. `Ok(None)` when there is nothing to summarise.
-    pub(super) async fn summarise(
+    pub(in crate::agent) async fn summarise(
         &mut self,
         layer: CompactionLayer,
         focus: Option<&str>,
@@ -261,7 +265,7 @@ impl Agent {
 
     /// Records a compaction, then applies it: a crash in between leaves a file that replays
     /// it on resume, a crash before leaves the context as it was.
-    pub(super) fn commit(
+    pub(in crate::agent) fn commit(
         &mut self,
         mut record: CompactionRecord,
         mut info: CompactionInfo,

@@ -2,6 +2,10 @@
 //! the calls, send their results) until the model answers without calling a tool, a limit is
 //! reached or the person interrupts.
 
+pub(super) mod hook_points;
+pub(super) mod mcp_tools;
+pub(super) mod model_check;
+
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -11,11 +15,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::calls::{self, EarlyStarts};
 use super::guard::LoopGuard;
-use super::hook_points::AfterStop;
 use super::runner::{CallEnv, Fatal};
 use super::spend::CallKind;
 use super::{Agent, AgentEvent, Events, TurnEnd, TurnError, TurnOutcome, TurnStop};
 use crate::context::PromptAnchor;
+use hook_points::AfterStop;
 
 impl Agent {
     /// Runs one turn: the person's input, then model rounds and tool calls until the model is

@@ -7,22 +7,22 @@ use rein_llm::{LlmError, Part, Usage};
 use tokio_util::sync::CancellationToken;
 
 use super::compaction::Interrupted;
-use super::spend::CallKind;
-use super::{Agent, AgentEvent, Events};
+use crate::agent::spend::CallKind;
+use crate::agent::{Agent, AgentEvent, Events};
 use crate::context::{self, SUMMARY_MAX_TOKENS, SummaryAuthor, Window};
 
 /// What a summary call gave.
-pub(super) struct Summary {
-    pub(super) text: String,
-    pub(super) author: SummaryAuthor,
-    pub(super) error: Option<String>,
-    pub(super) usage: Option<Usage>,
+pub(in crate::agent) struct Summary {
+    pub(in crate::agent) text: String,
+    pub(in crate::agent) author: SummaryAuthor,
+    pub(in crate::agent) error: Option<String>,
+    pub(in crate::agent) usage: Option<Usage>,
 }
 
 impl Agent {
     /// The summary of messages `..split`: the model's, or rein's own when the model cannot
     /// give one. Only the person interrupting stops it.
-    pub(super) async fn ask_for_summary(
+    pub(in crate::agent) async fn ask_for_summary(
         &mut self,
         split: usize,
         focus: Option<&str>,
