@@ -38,6 +38,7 @@ mod orphans;
 mod parallel;
 mod permissions;
 mod repl;
+mod repl_round_three;
 mod repl_round_two;
 mod responses;
 mod rounds;
