@@ -376,3 +376,26 @@ fn at_60_columns_the_compaction_line_of_compact_wraps_whole() {
     pty.send("/exit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
+
+#[test]
+fn a_placeholder_recalled_from_an_earlier_session_is_not_sent_without_its_paste() {
+    let env = Env::new();
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    std::fs::write(
+        env.rein_home.join("history"),
+        "#V2\nfix [pasted 2000 lines] please\n",
+    )
+    .unwrap();
+    let server = MockServer::start(Script::new().reply(Turn::text("never")));
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 100);
+    wait_input(&pty, "");
+    pty.send("\x1b[A");
+    wait_input(&pty, "fix [pasted 2000 lines] please");
+    pty.send("\r");
+    pty.wait_for("rein no longer has its text: paste it again in its place");
+    // Kept at the prompt to be mended; nothing was sent.
+    wait_input(&pty, "fix [pasted 2000 lines] please");
+    assert_eq!(server.request_count(), 0);
+    pty.send("\x03/exit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}

@@ -53,6 +53,14 @@ impl ReplHelper {
             .expand(input)
     }
 
+    /// A paste placeholder in `input` whose paste is not held (from an earlier session).
+    pub(crate) fn missing_paste(&self, input: &str) -> Option<String> {
+        self.pastes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .missing(input)
+    }
+
     /// What was typed when Ctrl+O ended the input (`None`: it was not Ctrl+O).
     pub(crate) fn take_output_view(&self) -> Option<String> {
         self.output_view

@@ -249,6 +249,21 @@ impl Repl {
             if input.trim().is_empty() {
                 continue;
             }
+            // A placeholder recalled from an earlier session stands for a paste rein no
+            // longer holds: sent, the paste would be lost without a word.
+            if let Some(missing) = self
+                .editor
+                .as_ref()
+                .and_then(|e| e.helper())
+                .and_then(|h| h.missing_paste(&input))
+            {
+                self.say(&self.style.warn(&format!(
+                    "{missing} is from an earlier session and rein no longer has its text: \
+                     paste it again in its place"
+                )));
+                prefill = input;
+                continue;
+            }
             if let Some(editor) = self.editor.as_mut() {
                 editor::remember(editor, history, &input);
             }

@@ -40,6 +40,22 @@ impl Pastes {
         out
     }
 
+    /// A placeholder in `input` whose paste rein does not hold (recalled from the history
+    /// of an earlier session): sent as it reads, it would lose the paste.
+    pub(crate) fn missing(&self, input: &str) -> Option<String> {
+        let mut rest = input;
+        while let Some(start) = rest.find("[pasted ") {
+            let candidate = &rest[start..];
+            let end = candidate.find(']').map_or(candidate.len(), |i| i + 1);
+            let placeholder = &candidate[..end];
+            if is_placeholder(placeholder) && !self.stored.iter().any(|(p, _)| p == placeholder) {
+                return Some(placeholder.to_owned());
+            }
+            rest = &candidate[end.min(candidate.len())..];
+        }
+        None
+    }
+
     /// What a finished paste inserts: the text itself when short, else a placeholder.
     fn finish(&mut self, text: String) -> String {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
@@ -66,6 +82,26 @@ impl Pastes {
         self.stored.push((placeholder.clone(), text));
         placeholder
     }
+}
+
+/// Whether `text` reads as a placeholder: `[pasted 12 lines]`, `[pasted 5000 characters #2]`.
+fn is_placeholder(text: &str) -> bool {
+    let Some(inner) = text
+        .strip_prefix("[pasted ")
+        .and_then(|t| t.strip_suffix(']'))
+    else {
+        return false;
+    };
+    let mut words = inner.split(' ');
+    let count = words.next().is_some_and(|n| n.parse::<u64>().is_ok());
+    let unit = matches!(words.next(), Some("lines" | "characters"));
+    let number = match words.next() {
+        None => true,
+        Some(n) => n
+            .strip_prefix('#')
+            .is_some_and(|n| n.parse::<u64>().is_ok()),
+    };
+    count && unit && number && words.next().is_none()
 }
 
 /// Binds the paste's keys in `editor` to `pastes`.
@@ -146,6 +182,18 @@ mod tests {
         assert_eq!(sent, format!("look: {long} and {wide}"));
         // A placeholder the person typed over is sent as it reads.
         assert_eq!(pastes.expand("[pasted 2000 line]"), "[pasted 2000 line]");
+    }
+
+    #[test]
+    fn a_placeholder_whose_paste_is_gone_is_found() {
+        let mut pastes = Pastes::default();
+        let held = pastes.finish("a\nb\nc\nd\n".into());
+        assert_eq!(pastes.missing(&format!("see {held}")), None);
+        assert_eq!(
+            pastes.missing("see [pasted 2000 lines #3] and more"),
+            Some("[pasted 2000 lines #3]".to_owned())
+        );
+        assert_eq!(pastes.missing("[pasted my notes] [pasted 3 apples]"), None);
     }
 
     #[test]
