@@ -67,7 +67,15 @@ const RUNS_NAMED: [(&str, &str); 8] = [
 ];
 
 /// Redirections that write nothing anywhere.
-const HARMLESS_REDIRECTS: [&str; 4] = ["2>&1", ">&2", "1>&2", "2>/dev/null"];
+const HARMLESS_REDIRECTS: [&str; 7] = [
+    "2>&1",
+    ">&2",
+    "1>&2",
+    "2>/dev/null",
+    ">/dev/null",
+    "1>/dev/null",
+    "&>/dev/null",
+];
 
 impl CommandAnalysis {
     /// The command prefix "yes for the session" may offer for this line (without `:*`), or
@@ -123,8 +131,7 @@ fn is_plain_name(word: &str) -> bool {
         && !word.starts_with('-')
         && word
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.+-@:".contains(c))
-        && !word.contains(':')
+            .all(|c| c.is_ascii_alphanumeric() || "_.+-@".contains(c))
 }
 
 /// Whether no prefix of a command run by `name` may be offered.
@@ -161,6 +168,7 @@ mod tests {
             ("npm run build -- --prod", "npm run build"),
             ("npx prettier --write .", "npx prettier"),
             ("make test 2>&1", "make"),
+            ("touch a > /dev/null", "touch"),
         ] {
             assert_eq!(prefix(line).as_deref(), Some(expected), "{line}");
         }
