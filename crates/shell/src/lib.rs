@@ -69,6 +69,7 @@ mod paths;
 mod prefix;
 mod printed;
 mod readonly;
+mod record;
 mod rule_form;
 mod rules;
 mod shells;
