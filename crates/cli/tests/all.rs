@@ -39,6 +39,7 @@ mod orphans;
 mod parallel;
 mod permissions;
 mod repl;
+mod repl_round_three;
 mod repl_round_two;
 mod responses;
 mod rounds;

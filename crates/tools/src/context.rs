@@ -127,6 +127,10 @@ pub enum Progress {
         lines: u64,
         /// The latest line, shortened.
         last_line: String,
+        /// The last few lines, each shortened, for a live view of the output's end (the
+        /// person's; not in the JSON events, which carry `last_line`).
+        #[serde(skip)]
+        tail: String,
     },
     /// A tool that reports how far it has got (an MCP server's progress notifications).
     Steps {

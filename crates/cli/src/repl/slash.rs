@@ -207,6 +207,7 @@ pub(crate) fn help(s: Style) -> String {
             "a new line; a paste keeps its lines",
         ),
         ("Ctrl+R", "search the history"),
+        ("Ctrl+O", "the last command's whole output"),
         ("Ctrl+C", "stop the turn; on an empty line twice: leave"),
         ("Ctrl+D", "leave"),
     ] {
