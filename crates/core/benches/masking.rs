@@ -60,7 +60,7 @@ fn twenty_secrets() -> Vec<(String, String)> {
             let body: String = (0..32)
                 .map(|j| char::from(b"abcdefghijklmnopqrstuvwxyz0123456789"[(i * 7 + j * 5) % 36]))
                 .collect();
-            (format!("{name}_{i}"), format!("{prefix}{body}"))
+            (format!("APP{i}_{name}"), format!("{prefix}{body}"))
         })
         .collect()
 }
