@@ -13,12 +13,16 @@ Figures, per scenario:
                tool execution included (median over every round of every run); the
                median of each round is printed too, with the time the commands the
                tools run take alone (fix-import runs `python3 main.py` through bash)
-  rss_mb       peak resident memory of the rein process
+  rss_mb       peak resident memory of the rein process itself (its VmHWM)
+  rss_tree_mb  the same as GNU time gives it: the largest of rein and the commands it ran
   cpu_ms       user + system CPU time of the rein process
   first_req_kb bytes of the first request body (system prompt + every tool schema)
+  metadata_before/after  requests that are not model calls (model list, window probes),
+               before the first answer and after it (median per run)
 
 Each run is two passes of rein: one spawned directly (start, rounds, CPU), one under GNU
-time (peak RSS: a child forked from Python would inherit Python's high-water mark).
+time (peak RSS: a child forked from Python would inherit Python's high-water mark), whose
+own VmHWM is followed too.
 
 Usage: python3 bench/agent.py [--runs N] [--rein PATH] [--mock PATH] [--baseline PATH] [--json]
 Builds the release binaries first unless --rein/--mock are given. With --baseline, that
@@ -33,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TIME = "/usr/bin/time"  # GNU time (Debian package "time")
@@ -112,6 +117,53 @@ def build():
     return os.path.join(target, "rein"), os.path.join(target, "rein-mock")
 
 
+class HighWater:
+    """Follows the peak resident memory of rein itself (VmHWM), not of the commands it runs.
+
+    GNU time's figure is the largest of rein and every process it waited for: in fix-import
+    that is python3 (about 13 MB), which hid rein's own. VmHWM is rein's high-water mark; it is
+    read every millisecond until rein exits, and the last reading kept (rein frees, it does
+    not grow, on its way out). Only in the RSS pass, so the polling costs the timed pass
+    nothing.
+    """
+
+    def __init__(self, pid, active):
+        self.pid = pid  # GNU time's: rein is its child
+        self.peak_kb = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True) if active else None
+        if self.thread:
+            self.thread.start()
+
+    def run(self):
+        # The pass runs rein under GNU time: follow time's child.
+        pid = None
+        while pid is None and not self.done.is_set():
+            try:
+                with open(f"/proc/{self.pid}/task/{self.pid}/children") as f:
+                    pid = (f.read().split() or [None])[0]
+            except OSError:
+                return
+            time.sleep(0.0002)
+        path = f"/proc/{pid}/status"
+        while not self.done.is_set():
+            try:
+                with open(path) as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+                            break
+            except OSError:
+                return
+            time.sleep(0.001)
+
+    def stop(self):
+        self.done.set()
+        if self.thread:
+            self.thread.join()
+        return self.peak_kb
+
+
 def one_pass(rein, mock, scenario, tmp, wrapped):
     """Runs rein once against a fresh mock; returns its requests, t0 and (status, rusage)."""
     script_fn, prompt = SCENARIOS[scenario]
@@ -145,12 +197,14 @@ def one_pass(rein, mock, scenario, tmp, wrapped):
         t0 = time.time_ns()
         proc = subprocess.Popen(argv, env=env, cwd=work, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        watcher = HighWater(proc.pid, wrapped)
         # wait4 gives CPU time with microsecond resolution (GNU time's is 10 ms); it covers
         # rein and the commands it ran.
         _, wait_status, usage = os.wait4(proc.pid, 0)
         status = os.waitstatus_to_exitcode(wait_status)
         if status != 0:
             raise SystemExit(f"{rein} failed in {scenario} (status {status})")
+        own_kb = watcher.stop()
         if wrapped:
             with open(measured) as f:
                 max_kb = int(f.read().split()[-3])
@@ -158,23 +212,32 @@ def one_pass(rein, mock, scenario, tmp, wrapped):
         server.terminate()
         server.wait()
     with open(log) as f:
-        requests = [json.loads(line) for line in f if line.strip()]
-    return requests, t0, usage, max_kb
+        logged = [json.loads(line) for line in f if line.strip()]
+    requests = [r for r in logged if not r.get("metadata")]
+    # The questions besides the model calls (model list, window probes), and how many of
+    # them came after the first answer, inside the rounds.
+    first_answer = requests[0]["responded_unix_nanos"]
+    metadata = [r for r in logged if r.get("metadata")]
+    asked = {"before": sum(r["received_unix_nanos"] < first_answer for r in metadata),
+             "after": sum(r["received_unix_nanos"] >= first_answer for r in metadata)}
+    return requests, t0, usage, (max_kb, own_kb), asked
 
 
 def one_run(rein, mock, scenario, tmp):
-    requests, t0, usage, _ = one_pass(rein, mock, scenario, tmp, wrapped=False)
-    wrapped_requests, wrapped_t0, _, max_kb = one_pass(rein, mock, scenario, tmp, wrapped=True)
+    requests, t0, usage, _, asked = one_pass(rein, mock, scenario, tmp, wrapped=False)
+    wrapped_requests, wrapped_t0, _, (max_kb, own_kb), _ = one_pass(rein, mock, scenario, tmp, wrapped=True)
     rounds = [(b["received_unix_nanos"] - a["responded_unix_nanos"]) / 1e6
               for a, b in zip(requests, requests[1:])]
     return {
         "start_ms": (requests[0]["received_unix_nanos"] - t0) / 1e6,
         "start_wrapped_ms": (wrapped_requests[0]["received_unix_nanos"] - wrapped_t0) / 1e6,
         "round_ms": rounds,
-        "rss_mb": max_kb / 1024,
+        "rss_mb": own_kb / 1024,
+        "rss_tree_mb": max_kb / 1024,
         "cpu_ms": (usage.ru_utime + usage.ru_stime) * 1000,
         "first_req_kb": requests[0]["body_bytes"] / 1024,
         "requests": len(requests),
+        "asked": asked,
     }
 
 
@@ -188,8 +251,11 @@ def summarise(runs):
         "round_ms": statistics.median(all_rounds),
         "round_ms_p90": statistics.quantiles(all_rounds, n=10)[-1] if len(all_rounds) > 1 else all_rounds[0],
         "rss_mb": statistics.median(r["rss_mb"] for r in runs),
+        "rss_tree_mb": statistics.median(r["rss_tree_mb"] for r in runs),
         "cpu_ms": statistics.median(r["cpu_ms"] for r in runs),
         "first_req_kb": runs[0]["first_req_kb"],
+        "metadata_before": statistics.median(r["asked"]["before"] for r in runs),
+        "metadata_after": statistics.median(r["asked"]["after"] for r in runs),
         "round_ms_each": [statistics.median(run["round_ms"][i] for run in runs)
                           for i in range(len(runs[0]["round_ms"]))],
     }
@@ -224,11 +290,12 @@ def main():
         print(json.dumps(results if args.baseline else results["rein"], indent=2))
         return
     print(f"{'binary':<9} {'scenario':<12} {'rounds':>6} {'start ms':>9} {'wrapped':>8} {'round ms':>9} {'p90 ms':>7} "
-          f"{'RSS MB':>7} {'CPU ms':>7} {'1st req KB':>10}")
+          f"{'RSS MB':>7} {'tree MB':>7} {'CPU ms':>7} {'1st req KB':>10}")
     for name, per_scenario in results.items():
         for scenario, r in per_scenario.items():
             print(f"{name:<9} {scenario:<12} {r['rounds']:>6} {r['start_ms']:>9.2f} {r['start_wrapped_ms']:>8.2f} "
-                  f"{r['round_ms']:>9.3f} {r['round_ms_p90']:>7.3f} {r['rss_mb']:>7.1f} {r['cpu_ms']:>7.1f} "
+                  f"{r['round_ms']:>9.3f} {r['round_ms_p90']:>7.3f} {r['rss_mb']:>7.1f} {r['rss_tree_mb']:>7.1f} "
+                  f"{r['cpu_ms']:>7.1f} "
                   f"{r['first_req_kb']:>10.2f}")
     for name, per_scenario in results.items():
         for scenario, r in per_scenario.items():
@@ -236,6 +303,8 @@ def main():
             line = f"{name} {scenario}: median ms of each round: {each}"
             if "command_alone_ms" in r:
                 line += f" (its command alone: {r['command_alone_ms']:.3f} ms)"
+            line += (f"; other requests (model list, window probes): {r['metadata_before']:g} "
+                     f"before the first answer, {r['metadata_after']:g} after")
             print(line)
 
 

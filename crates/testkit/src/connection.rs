@@ -107,7 +107,11 @@ pub(crate) async fn serve_connection(stream: TcpStream, connection: u64, shared:
                     hook(&request);
                 }
             }
-            Written::Done | Written::Cut => {}
+            Written::Done | Written::Cut => {
+                if let Some(hook) = &shared.on_metadata {
+                    hook(&request);
+                }
+            }
             Written::Stalled | Written::ClientGone => {}
         }
         match written {

@@ -24,6 +24,7 @@ pub struct MockOptions {
     port: u16,
     capture: Capture,
     on_response: Option<ResponseHook>,
+    on_metadata: Option<ResponseHook>,
     routes: Vec<Route>,
 }
 
@@ -58,6 +59,14 @@ impl MockOptions {
     /// metadata requests (see [`MockOptions::route`]).
     pub fn on_response(mut self, hook: impl Fn(&CapturedRequest) + Send + Sync + 'static) -> Self {
         self.on_response = Some(Arc::new(hook));
+        self
+    }
+
+    /// Calls `hook` (on the server's thread) with each metadata request (see
+    /// [`MockOptions::route`]) once its answer has been written: benchmarks count the
+    /// questions a client asks besides its model calls.
+    pub fn on_metadata(mut self, hook: impl Fn(&CapturedRequest) + Send + Sync + 'static) -> Self {
+        self.on_metadata = Some(Arc::new(hook));
         self
     }
 
@@ -136,6 +145,7 @@ impl fmt::Debug for MockOptions {
             .field("port", &self.port)
             .field("capture", &self.capture)
             .field("on_response", &self.on_response.as_ref().map(|_| ".."))
+            .field("on_metadata", &self.on_metadata.as_ref().map(|_| ".."))
             .field("routes", &self.routes)
             .finish()
     }
@@ -171,6 +181,7 @@ pub(crate) struct Shared {
     pub(crate) metadata_log: Arc<RequestLog>,
     pub(crate) routes: Vec<Route>,
     pub(crate) on_response: Option<ResponseHook>,
+    pub(crate) on_metadata: Option<ResponseHook>,
     connections: AtomicU64,
 }
 
@@ -235,6 +246,7 @@ impl MockServer {
             }),
             log: Arc::clone(&log),
             on_response: options.on_response,
+            on_metadata: options.on_metadata,
             connections: AtomicU64::new(0),
         });
         let (stop, stopped) = oneshot::channel();

@@ -164,6 +164,9 @@ pub struct Agent {
     checkpoints: Option<crate::checkpoint::Checkpoints>,
     /// What the checkpoints said before the first turn, to tell then.
     checkpoint_warnings: Vec<String>,
+    /// The checkpoint before the turn, while it is being taken (beside the first request).
+    checkpoint_pending:
+        Option<tokio::task::JoinHandle<(crate::checkpoint::Checkpoints, Vec<String>)>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -242,6 +245,7 @@ impl Agent {
             mcp,
             checkpoints,
             checkpoint_warnings: checkpoint_warnings.unwrap_or_default(),
+            checkpoint_pending: None,
         }
     }
 
@@ -292,7 +296,7 @@ impl Agent {
 
     /// Whether the workspace's checkpoints are taken.
     pub fn has_checkpoints(&self) -> bool {
-        self.checkpoints.is_some()
+        self.checkpoints.is_some() || self.checkpoint_pending.is_some()
     }
 
     /// Whether this agent is a sub-agent of another.

@@ -158,6 +158,12 @@ impl Hooks for CommandHooks {
         reply::post_tool_use(said)
     }
 
+    fn runs_on_prompt(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.event == HookEvent::UserPromptSubmit)
+    }
+
     async fn user_prompt_submit(&self, prompt: &str, warnings: &mut HookWarnings) -> PromptCheck {
         let said = self
             .run(EventInput::UserPromptSubmit(prompt), warnings)

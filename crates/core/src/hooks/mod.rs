@@ -128,6 +128,12 @@ pub trait Hooks: Send + Sync {
         PostToolUse::default()
     }
 
+    /// Whether a UserPromptSubmit hook may run (and so change the workspace) when the person
+    /// submits a request: the turn's checkpoint must then be whole before it runs.
+    fn runs_on_prompt(&self) -> bool {
+        true
+    }
+
     /// Before the person's request reaches the model.
     async fn user_prompt_submit(&self, _prompt: &str, _warnings: &mut HookWarnings) -> PromptCheck {
         PromptCheck::Send { context: None }
@@ -162,4 +168,8 @@ pub trait Hooks: Send + Sync {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoHooks;
 
-impl Hooks for NoHooks {}
+impl Hooks for NoHooks {
+    fn runs_on_prompt(&self) -> bool {
+        false
+    }
+}

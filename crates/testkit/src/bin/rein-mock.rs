@@ -2,7 +2,9 @@
 //!
 //! Prints its base URL on the first line of stdout, then serves until killed. With `--log`,
 //! writes one JSON line per request once its response has been written:
-//! `{"index", "path", "body_bytes", "received_unix_nanos", "responded_unix_nanos", "status"...}`.
+//! `{"index", "method", "path", "metadata", "body_bytes", "received_unix_nanos",
+//! "responded_unix_nanos"}`; `metadata` is true for the questions that are not model calls
+//! (`GET /v1/models`, llama.cpp's `/props`, ...), whose `index` counts apart.
 //! With `--bodies DIR`, saves each model call's body as `DIR/NNNNN.json` (bench/cost.py bills
 //! them as each provider would).
 
@@ -78,12 +80,12 @@ fn main() -> anyhow::Result<()> {
         let file = File::create(path)
             .with_context(|| format!("cannot create the log {}", path.display()))?;
         let log = Arc::new(Mutex::new(BufWriter::new(file)));
-        options = options.on_response(move |request| {
-            save_body(request);
+        let write_line = move |request: &rein_testkit::CapturedRequest, metadata: bool| {
             let line = serde_json::json!({
                 "index": request.index,
                 "method": request.method,
                 "path": request.path,
+                "metadata": metadata,
                 "body_bytes": request.raw_body.len(),
                 "received_unix_nanos": request.received_unix_nanos,
                 "responded_unix_nanos": request.responded_unix_nanos,
@@ -91,7 +93,14 @@ fn main() -> anyhow::Result<()> {
             let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
             // A full disk must not stop the server mid-benchmark; the line is lost.
             let _ = writeln!(log, "{line}").and_then(|()| log.flush());
-        });
+        };
+        let write_metadata = write_line.clone();
+        options = options
+            .on_response(move |request| {
+                save_body(request);
+                write_line(request, false);
+            })
+            .on_metadata(move |request| write_metadata(request, true));
     }
     let server = MockServer::try_start_with(script, options)?;
 

@@ -44,7 +44,12 @@ impl Agent {
         let before = self.spend.totals();
         self.start_model_check();
         self.start_window_probe();
-        self.checkpoint(Some(input), events).await;
+        // The checkpoint is taken while the first request goes: nothing changes the workspace
+        // before the model answers, unless a UserPromptSubmit hook runs; the calls wait for it.
+        self.start_checkpoint(Some(input), events).await;
+        if self.hooks.runs_on_prompt() {
+            self.settle_checkpoint(events).await;
+        }
         match self.submit_prompt(input, events, &cancel).await {
             Ok(message) => {
                 self.push(message, events);
@@ -101,6 +106,8 @@ impl Agent {
             let end = match round {
                 RoundEnd::Continue => None,
                 RoundEnd::Stop(end @ (TurnEnd::EndTurn | TurnEnd::MaxTokens)) => {
+                    // A Stop hook may change files: the turn's checkpoint comes first.
+                    self.settle_checkpoint(events).await;
                     match self.stop_hooks(&mut continued, events, &cancel).await {
                         AfterStop::End => match self.todo_reminder(&end) {
                             Some(message) => {
@@ -228,6 +235,8 @@ impl Agent {
         outcome: &mut TurnOutcome,
     ) -> RoundEnd {
         let events = &env.events;
+        // The checkpoint before the turn is whole before a call can change a file.
+        self.settle_checkpoint(events).await;
         let mut outcomes = calls::run_calls(env, calls, early, &mut self.guard).await;
         self.count_subagents(events, outcome);
         let updated = self.report_todos(events);
@@ -408,22 +417,37 @@ impl Agent {
     }
 
     /// Takes the checkpoint before a turn (`Some(prompt)`) or records what the turn changed
-    /// (`None`), off the async threads: a scan reads the disk. A failure is a warning.
+    /// (`None`), and waits for it. A failure is a warning.
     pub(super) async fn checkpoint(&mut self, before: Option<&str>, events: &Events) {
+        self.start_checkpoint(before, events).await;
+        self.settle_checkpoint(events).await;
+    }
+
+    /// Starts the checkpoint of [`Self::checkpoint`] off the async threads (a scan reads the
+    /// disk), once the one before it is done; [`Self::settle_checkpoint`] waits for it.
+    async fn start_checkpoint(&mut self, before: Option<&str>, events: &Events) {
+        self.settle_checkpoint(events).await;
         let Some(mut checkpoints) = self.checkpoints.take() else {
             return;
         };
         let line = self.transcript.as_ref().map_or(0, |t| t.lines());
         let prompt = before.map(str::to_owned);
-        let scanned = tokio::task::spawn_blocking(move || {
+        self.checkpoint_pending = Some(tokio::task::spawn_blocking(move || {
             let warnings = match &prompt {
                 Some(prompt) => checkpoints.before_turn(prompt, line),
                 None => checkpoints.after_turn(),
             };
             (checkpoints, warnings)
-        })
-        .await;
-        let warnings = match scanned {
+        }));
+    }
+
+    /// Waits for the checkpoint being taken, if any, and tells what it had to say: before
+    /// anything can change the workspace (a tool call, a hook, the turn's end).
+    async fn settle_checkpoint(&mut self, events: &Events) {
+        let Some(pending) = self.checkpoint_pending.take() else {
+            return;
+        };
+        let warnings = match pending.await {
             Ok((checkpoints, warnings)) => {
                 self.checkpoints = Some(checkpoints);
                 warnings
