@@ -110,6 +110,9 @@ pub struct Checkpoints {
     settings: CheckpointSettings,
     /// The last snapshot, once read or taken.
     tree: Option<Tree>,
+    /// Whether `tree.json` holds the files of `tree` (its scan time may be older): then a
+    /// turn that starts with nothing changed need not write it again.
+    tree_saved: bool,
     /// The turn running, between [`Checkpoints::before_turn`] and [`Checkpoints::after_turn`].
     running: Option<u32>,
 }
@@ -132,6 +135,7 @@ impl Checkpoints {
             root,
             settings,
             tree: None,
+            tree_saved: false,
             running: None,
         };
         let mut warnings = prune::prune(&checkpoints.root, session, &settings);
@@ -174,19 +178,31 @@ impl Checkpoints {
                 return warnings;
             }
         };
-        let saved = std::fs::create_dir_all(self.dir())
-            .and_then(|()| log::write_tree(&self.tree_path(), &tree))
-            .and_then(|()| {
-                log::append(
-                    &self.log_path(),
-                    &Record::Turn {
-                        turn,
-                        line,
-                        prompt: prompt.to_owned(),
-                        at: crate::session::time::UtcTime::from_system(SystemTime::now()).rfc3339(),
-                    },
-                )
-            });
+        // Between turns the workspace seldom changes: then the saved snapshot stands.
+        let unchanged = self.tree_saved
+            && self
+                .tree
+                .as_ref()
+                .is_some_and(|t| t.files == tree.files && t.ignored == tree.ignored);
+        let written = std::fs::create_dir_all(self.dir()).and_then(|()| {
+            if unchanged {
+                Ok(())
+            } else {
+                log::write_tree(&self.tree_path(), &tree)
+            }
+        });
+        self.tree_saved = written.is_ok();
+        let saved = written.and_then(|()| {
+            log::append(
+                &self.log_path(),
+                &Record::Turn {
+                    turn,
+                    line,
+                    prompt: prompt.to_owned(),
+                    at: crate::session::time::UtcTime::from_system(SystemTime::now()).rfc3339(),
+                },
+            )
+        });
         self.tree = Some(tree);
         match saved {
             Ok(()) => self.running = Some(turn),
@@ -206,7 +222,9 @@ impl Checkpoints {
         let before = self.tree.clone().unwrap_or_default();
         match self.snapshot(&mut warnings) {
             Ok((after, _lock)) => {
-                if let Err(e) = self.record_changes(turn, &before, &after) {
+                let recorded = self.record_changes(turn, &before, &after);
+                self.tree_saved = recorded.is_ok();
+                if let Err(e) = recorded {
                     warnings.push(format!("the changes of this turn were not recorded: {e}"));
                 }
                 self.tree = Some(after);
@@ -241,6 +259,7 @@ impl Checkpoints {
         };
         self.running = Some(last.number);
         self.tree = log::read_tree(&self.tree_path());
+        self.tree_saved = self.tree.is_some();
         self.after_turn()
     }
 
@@ -252,6 +271,7 @@ impl Checkpoints {
         let lock = prune::shared_lock(&self.root)?;
         if self.tree.is_none() {
             self.tree = log::read_tree(&self.tree_path());
+            self.tree_saved = self.tree.is_some();
         }
         let (tree, notes) = tree::scan(
             &self.workspace,

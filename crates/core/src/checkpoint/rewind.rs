@@ -70,6 +70,7 @@ impl Checkpoints {
             });
         }
         self.tree = Some(now);
+        self.tree_saved = false;
         Ok(plan)
     }
 

@@ -148,53 +148,25 @@ pub(crate) fn scan(
         ..Tree::default()
     };
     let mut notes = ScanNotes::default();
-    let mut seen: HashSet<PathBuf> = HashSet::new();
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    let walk = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .parents(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(true)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .build();
-    for entry in walk {
-        let Ok(entry) = entry else { continue };
-        let path = entry.path();
-        let Some(file_type) = entry.file_type() else {
-            continue;
-        };
-        if file_type.is_dir() {
-            dirs.push(path.to_path_buf());
-            seen.insert(path.to_path_buf());
-            continue;
-        }
-        if !file_type.is_file() && !file_type.is_symlink() {
-            continue;
-        }
-        seen.insert(path.to_path_buf());
-        if tree.files.len() >= MAX_FILES {
-            return Err(io::Error::other(format!(
-                "the workspace holds more than {MAX_FILES} files (not ignored): checkpoints are \
-                 off for it"
-            )));
-        }
+    let walked = walk(root)?;
+    let seen: HashSet<PathBuf> = walked
+        .dirs
+        .iter()
+        .cloned()
+        .chain(walked.files.iter().map(|(path, _)| path.clone()))
+        .collect();
+    for (path, metadata) in &walked.files {
+        let path = path.as_path();
         let Ok(rel) = path.strip_prefix(root) else {
             continue;
         };
-        let Ok(metadata) = std::fs::symlink_metadata(path) else {
-            continue;
-        };
         let Some(key) = key_of(rel) else {
-            let mut state = stamp(&metadata);
+            let mut state = stamp(metadata);
             state.unsaved = Some(Unsaved::BadName);
             tree.files.insert(rel.to_string_lossy().into_owned(), state);
             continue;
         };
-        let mut state = stamp(&metadata);
+        let mut state = stamp(metadata);
         let reusable = previous
             .and_then(|p| p.files.get(&key).map(|old| (old, p.taken)))
             .filter(|(old, taken)| {
@@ -228,8 +200,92 @@ pub(crate) fn scan(
         }
         tree.files.insert(key, state);
     }
-    tree.ignored = ignored_entries(root, &dirs, &seen);
+    tree.ignored = ignored_entries(root, &walked.dirs, &seen);
     Ok((tree, notes))
+}
+
+/// What a walk of the workspace found: directories, and files and links with their stamps.
+#[derive(Default)]
+struct Walked {
+    dirs: Vec<PathBuf>,
+    files: Vec<(PathBuf, std::fs::Metadata)>,
+}
+
+/// One walking thread's finds, handed over when the thread is done with them.
+struct Gathered<'a> {
+    mine: Walked,
+    into: &'a std::sync::Mutex<Walked>,
+}
+
+impl Drop for Gathered<'_> {
+    fn drop(&mut self) {
+        let mut all = self
+            .into
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.dirs.append(&mut self.mine.dirs);
+        all.files.append(&mut self.mine.files);
+    }
+}
+
+/// Walks `root` on several threads (the stat of each file is most of a scan's time), `.git`
+/// and what the ignore files exclude left out.
+fn walk(root: &Path) -> io::Result<Walked> {
+    use ignore::WalkState;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    let found = Mutex::new(Walked::default());
+    let count = AtomicUsize::new(0);
+    let too_many = AtomicBool::new(false);
+    ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .parents(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .build_parallel()
+        .run(|| {
+            let mut mine = Gathered {
+                mine: Walked::default(),
+                into: &found,
+            };
+            let (count, too_many) = (&count, &too_many);
+            Box::new(move |entry| {
+                let mine = &mut mine.mine;
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                let Some(file_type) = entry.file_type() else {
+                    return WalkState::Continue;
+                };
+                if file_type.is_dir() {
+                    mine.dirs.push(entry.into_path());
+                } else if file_type.is_file() || file_type.is_symlink() {
+                    if count.fetch_add(1, Ordering::Relaxed) >= MAX_FILES {
+                        too_many.store(true, Ordering::Relaxed);
+                        return WalkState::Quit;
+                    }
+                    if let Ok(metadata) = std::fs::symlink_metadata(entry.path()) {
+                        mine.files.push((entry.into_path(), metadata));
+                    }
+                }
+                WalkState::Continue
+            })
+        });
+    if too_many.load(Ordering::Relaxed) {
+        return Err(io::Error::other(format!(
+            "the workspace holds more than {MAX_FILES} files (not ignored): checkpoints are \
+             off for it"
+        )));
+    }
+    Ok(found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner))
 }
 
 /// Entries of walked directories that the walk did not yield: those the ignore files leave
