@@ -84,11 +84,24 @@ pub(crate) fn configuration(args: &Args) -> Result<(config::Config, PathBuf), Se
 pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError> {
     let (config, cwd) = configuration(args)?;
     let home = std::env::home_dir();
-    Ok(
-        AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
-            .mode(args.mode())
-            .sandbox_level(args.sandbox.map(Into::into)),
-    )
+    let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
+        .mode(args.mode())
+        .sandbox_level(args.sandbox.map(Into::into));
+    checked_rules(&builder)?;
+    Ok(builder)
+}
+
+/// Refuses to start when a rule names no tool (a misspelled deny rule would protect
+/// nothing); returns the warnings about rules for MCP servers not configured.
+pub(crate) fn checked_rules(builder: &AgentBuilder) -> Result<Vec<String>, SetupError> {
+    let check = builder.check_rules();
+    if check.errors.is_empty() {
+        return Ok(check.warnings);
+    }
+    Err(SetupError::Usage(format!(
+        "rein: {}",
+        check.errors.join("\nrein: ")
+    )))
 }
 
 /// Why `auto` could not start here, or `None` when it could (the sandbox is enforced).
@@ -315,6 +328,7 @@ pub(crate) fn prepare(
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env);
+    warnings.extend(checked_rules(&builder)?);
     // The limits themselves are the configuration's (flags included), set by from_config.
     if config.max_cost.is_some() && builder.model_price().is_none() {
         return Err(SetupError::Usage(format!(

@@ -10,6 +10,7 @@ mod big_output;
 mod checkpoint_crash;
 mod checkpoint_repl;
 mod checkpoints;
+mod claude_rules;
 mod context;
 mod dead_endpoint;
 mod demo;

@@ -16,5 +16,6 @@ pub mod prompt;
 mod sandboxing;
 pub mod secrets;
 pub mod session;
+pub mod suggest;
 pub mod tools;
 pub mod trust;

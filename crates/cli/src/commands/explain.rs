@@ -27,6 +27,10 @@ pub(crate) fn run(args: &Args, call: &str) -> Exit {
     }
     let verdict = match builder.explain(call) {
         Ok(verdict) => verdict,
+        Err(message) if message.starts_with("no such tool") => {
+            render::error(&message);
+            return Exit::Usage;
+        }
         Err(message) if message.starts_with('"') => {
             // The rule itself does not parse.
             render::error(&format!("cannot explain {call}: {message}"));
