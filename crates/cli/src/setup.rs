@@ -88,6 +88,49 @@ pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError
         .mode(args.mode())
         .sandbox_level(args.sandbox.map(Into::into));
     checked_rules(&builder)?;
+    prompt_flags(builder, args)
+}
+
+/// `--system-prompt-file`, `--append-system-prompt` and `--add-dir` applied to `builder`;
+/// a file that cannot be read or a directory that is not one is bad usage.
+pub(crate) fn prompt_flags(
+    mut builder: AgentBuilder,
+    args: &Args,
+) -> Result<AgentBuilder, SetupError> {
+    if let Some(path) = &args.system_prompt_file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            SetupError::Usage(format!(
+                "rein: --system-prompt-file: cannot read {}: {e}",
+                path.display()
+            ))
+        })?;
+        if text.trim().is_empty() {
+            return Err(SetupError::Usage(format!(
+                "rein: --system-prompt-file: {} is empty",
+                path.display()
+            )));
+        }
+        builder = builder.prompt_template(text);
+    }
+    if let Some(text) = args
+        .append_system_prompt
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())
+    {
+        builder = builder.append_system_prompt(text);
+    }
+    for dir in &args.add_dir {
+        let canonical = std::fs::canonicalize(dir)
+            .ok()
+            .filter(|d| d.is_dir())
+            .ok_or_else(|| {
+                SetupError::Usage(format!(
+                    "rein: --add-dir: {} is not a directory",
+                    dir.display()
+                ))
+            })?;
+        builder = builder.add_dir(canonical);
+    }
     Ok(builder)
 }
 
@@ -329,6 +372,7 @@ pub(crate) fn prepare(
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env);
     warnings.extend(checked_rules(&builder)?);
+    let builder = prompt_flags(builder, args)?;
     // The limits themselves are the configuration's (flags included), set by from_config.
     if config.max_cost.is_some() && builder.model_price().is_none() {
         return Err(SetupError::Usage(format!(

@@ -38,6 +38,7 @@ mod mcp_npm;
 mod orphans;
 mod parallel;
 mod permissions;
+mod prompt_flags;
 mod repl;
 mod repl_round_two;
 mod responses;
