@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use rein_core::agent::Agent;
 use rein_core::build::{AgentBuilder, BuildError};
+use rein_core::commands::CustomCommand;
 use rein_core::config::{self, ApiKey, ConfigInputs, Overrides};
 use rein_core::face::Provider;
 use rein_core::face::{RecordingProvider, ReplayProvider};
@@ -39,6 +40,8 @@ pub(crate) struct Prepared {
     pub(crate) warnings: Vec<String>,
     /// Those of them about the MCP servers (for `/mcp`).
     pub(crate) mcp_warnings: Vec<String>,
+    /// The custom slash commands of this project and person.
+    pub(crate) custom_commands: Vec<CustomCommand>,
 }
 
 /// Where a prepared agent's MCP servers come from.
@@ -372,6 +375,9 @@ pub(crate) fn prepare(
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env);
     warnings.extend(checked_rules(&builder)?);
+    let (custom_commands, skipped) =
+        rein_core::commands::available_commands(&config.project_root, Some(&config.rein_home));
+    warnings.extend(skipped);
     let builder = prompt_flags(builder, args)?;
     // The limits themselves are the configuration's (flags included), set by from_config.
     if config.max_cost.is_some() && builder.model_price().is_none() {
@@ -453,7 +459,51 @@ pub(crate) fn prepare(
         earlier_usage,
         warnings,
         mcp_warnings,
+        custom_commands,
     })
+}
+
+/// The custom command `input` uses (`/name args`) and its arguments; `Ok(None)` when the
+/// input is no slash command; an error naming the known commands when it is an unknown one
+/// (a headless run has no built-in slash commands).
+pub(crate) fn headless_command(
+    args: &Args,
+    input: &str,
+) -> Result<Option<(CustomCommand, String)>, SetupError> {
+    let Some(name) = slash_name(input) else {
+        return Ok(None);
+    };
+    let (config, _) = configuration(args)?;
+    let (commands, _) =
+        rein_core::commands::available_commands(&config.project_root, Some(&config.rein_home));
+    let arguments = input.trim()[1 + name.len()..].trim().to_owned();
+    match commands.iter().find(|c| c.name == name) {
+        Some(command) => Ok(Some((command.clone(), arguments))),
+        None => {
+            let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+            let hint = match rein_core::suggest::closest(name, names.iter().copied()) {
+                Some(close) => format!("; did you mean /{close}?"),
+                None if names.is_empty() => format!(
+                    "; custom commands are Markdown files in {}/.rein/commands, \
+                     .claude/commands or {}/commands",
+                    config.project_root.display(),
+                    config.rein_home.display()
+                ),
+                None => format!("; the custom commands are: /{}", names.join(", /")),
+            };
+            Err(SetupError::Usage(format!(
+                "rein: unknown command /{name}{hint}"
+            )))
+        }
+    }
+}
+
+/// The name of the slash command `input` starts with (`/name args`), or `None` when it is
+/// a request (a path like `/usr/bin/x` is one).
+pub(crate) fn slash_name(input: &str) -> Option<&str> {
+    let rest = input.trim().strip_prefix('/')?;
+    let name = rest.split(char::is_whitespace).next().unwrap_or("");
+    (!name.is_empty() && !name.contains('/')).then_some(name)
 }
 
 fn overrides_from(args: &Args) -> Overrides {

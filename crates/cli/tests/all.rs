@@ -12,6 +12,7 @@ mod checkpoint_repl;
 mod checkpoints;
 mod claude_rules;
 mod context;
+mod custom_commands;
 mod dead_endpoint;
 mod demo;
 mod deny_modes;

@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod build;
 pub mod checkpoint;
+pub mod commands;
 pub mod config;
 pub mod context;
 pub mod face;

@@ -19,7 +19,7 @@ impl Repl {
     pub(super) async fn slash(&mut self, agent: &mut Agent, command: Slash) -> Flow {
         let s = self.style;
         match command {
-            Slash::Help => self.live.write(&slash::help(s)),
+            Slash::Help => self.live.write(&slash::help(s, &self.custom_commands)),
             Slash::Model(None) => self.say(&format!(
                 "model: {} ({}) · switch with /model NAME",
                 s.bold(&neutralize(agent.model())),

@@ -6,6 +6,7 @@ mod approval;
 mod attach;
 mod banner;
 mod commands;
+mod custom;
 mod editor;
 mod keys;
 mod rewind;
@@ -72,6 +73,8 @@ struct Repl {
     earlier_usage: rein_core::face::Usage,
     /// What was said at start about the MCP servers (those left out), for `/mcp`.
     mcp_warnings: Vec<String>,
+    /// The custom slash commands (`/help` lists them, Tab completes them).
+    custom_commands: Vec<rein_core::commands::CustomCommand>,
 }
 
 /// A turn (or a command that may take a while) running, with keys read and the spinner on.
@@ -137,6 +140,7 @@ async fn session(
         earlier_usage,
         warnings,
         mcp_warnings,
+        custom_commands,
     } = prepared;
     let mut agent = agent;
     let signals = Signals::install(
@@ -145,7 +149,8 @@ async fn session(
         modes.clone(),
     );
     let history = rein_home.join("history");
-    let editor = match editor::new(&cwd, &history, style.is_colored()) {
+    let completions = editor::custom_completions(&custom_commands);
+    let editor = match editor::new(&cwd, &history, style.is_colored(), completions) {
         Ok(editor) => editor,
         Err(e) => {
             render::error(&format!("cannot set up the input line: {e}"));
@@ -168,6 +173,7 @@ async fn session(
         direct_calls: 0,
         earlier_usage,
         mcp_warnings,
+        custom_commands,
     };
     // Forked once: later rebuilds reopen the fork itself.
     repl.args.fork = false;
@@ -241,7 +247,20 @@ impl Repl {
             if let Some(editor) = self.editor.as_mut() {
                 editor::remember(editor, history, &input);
             }
-            let typed = if let Some(command) = slash::parse(&input) {
+            let custom = match slash::parse(&input) {
+                Some(slash::Slash::Unknown(name)) => self.custom_command(&name),
+                _ => None,
+            };
+            let typed = if let Some(command) = custom {
+                let arguments = input.trim()[1 + command.name.len()..].trim().to_owned();
+                match self.custom(&mut agent, &command, &arguments).await {
+                    Ok(typed) => typed,
+                    Err(typed_instead) => {
+                        prefill = typed_instead;
+                        continue;
+                    }
+                }
+            } else if let Some(command) = slash::parse(&input) {
                 match self.slash(&mut agent, command).await {
                     Flow::Continue => Typed::default(),
                     Flow::Exit => break,
@@ -358,6 +377,7 @@ impl Repl {
         self.session_id = prepared.session_id;
         self.earlier_usage = prepared.earlier_usage;
         self.mcp_warnings = prepared.mcp_warnings;
+        self.custom_commands = prepared.custom_commands;
         self.signals
             .set_processes(agent.tool_context().processes().clone());
         for warning in &prepared.warnings {
