@@ -11,6 +11,7 @@ mod checkpoint_crash;
 mod checkpoint_repl;
 mod checkpoints;
 mod claude_rules;
+mod claude_settings;
 mod context;
 mod custom_commands;
 mod dead_endpoint;

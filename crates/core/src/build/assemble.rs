@@ -112,6 +112,7 @@ impl AgentBuilder {
                         // Stopped with the commands: on Ctrl+C, at the end of the run.
                         processes: tool_ctx.processes().clone(),
                         sandbox: hook_sandbox,
+                        env_set: tool_ctx.config().env_set.clone(),
                     },
                 ))
             }

@@ -64,6 +64,13 @@ impl AgentBuilder {
             .warnings
             .extend(config.sandbox.ignored.iter().cloned());
         builder.warnings.extend(config.repl.ignored.iter().cloned());
+        builder
+            .warnings
+            .extend(config.claude_ignored.iter().cloned());
+        // A settings file's `env` (a project's only once it is trusted: withheld otherwise).
+        builder.tool_config.env_set = (config.env.iter())
+            .map(|entry| (entry.name.clone(), entry.value.clone()))
+            .collect();
         let mcp = crate::mcp::plan(config, env);
         builder.warnings.extend(mcp.warnings.iter().cloned());
         builder.mcp_warnings = mcp.warnings;
