@@ -27,6 +27,7 @@ mod fix_import;
 mod gateways;
 mod headless;
 mod hooks;
+mod instructions;
 mod interrupt;
 mod killed;
 mod local_servers;

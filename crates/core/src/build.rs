@@ -83,6 +83,8 @@ pub struct AgentBuilder {
     /// Text added after the system prompt (`--append-system-prompt`, `--add-dir`).
     prompt_additions: Vec<String>,
     project_instructions: Option<String>,
+    /// The nested AGENTS.md files of the project.
+    nested_instructions: Option<Arc<crate::agent::NestedInstructions>>,
     is_git_repo: bool,
     history: Vec<rein_llm::Message>,
     /// The provider's last count of the resumed history, when it still applies.
@@ -181,6 +183,7 @@ impl AgentBuilder {
             prompt_template: None,
             prompt_additions: Vec::new(),
             project_instructions: None,
+            nested_instructions: None,
             is_git_repo: false,
             history: Vec::new(),
             anchor: None,

@@ -16,6 +16,7 @@ mod leave_sandbox;
 mod masking;
 mod mcp_tools;
 mod model_check;
+mod nested;
 mod outcome;
 mod runner;
 mod spend;
@@ -41,6 +42,7 @@ pub use event::{AgentEvent, EventSink, Events, NestedEvent, TurnStop};
 use guard::LoopGuard;
 use hook_points::AfterStop;
 pub use hook_points::MAX_STOP_HOOK_CONTINUATIONS;
+pub use nested::NestedInstructions;
 pub use outcome::{TurnEnd, TurnError, TurnOutcome};
 use runner::{CallEnv, Fatal, ToolRunner};
 use spend::{CallKind, Spend};
@@ -81,6 +83,8 @@ pub struct AgentSettings {
 pub(crate) struct AgentParts {
     /// The model endpoint.
     pub provider: Arc<dyn Provider>,
+    /// The nested AGENTS.md files, given with the first call below them.
+    pub nested: Option<Arc<NestedInstructions>>,
     /// The tools the model may call.
     pub registry: Arc<ToolRegistry>,
     /// The state the tools share (workspace, current directory, files read).
@@ -224,14 +228,17 @@ impl Agent {
         };
         Agent {
             provider: parts.provider,
-            runner: Arc::new(ToolRunner::new(
-                parts.registry,
-                parts.policy,
-                parts.interaction,
-                Arc::clone(&parts.hooks),
-                parts.agent_name,
-                parts.secrets,
-            )),
+            runner: Arc::new(
+                ToolRunner::new(
+                    parts.registry,
+                    parts.policy,
+                    parts.interaction,
+                    Arc::clone(&parts.hooks),
+                    parts.agent_name,
+                    parts.secrets,
+                )
+                .with_nested(parts.nested),
+            ),
             tool_ctx: parts.tool_ctx,
             settings: parts.settings,
             request,

@@ -168,6 +168,7 @@ impl AgentBuilder {
         });
         Ok(Agent::new(AgentParts {
             provider,
+            nested: self.nested_instructions,
             registry: Arc::new(registry),
             tool_ctx,
             system_prompt,

@@ -104,9 +104,19 @@ impl AgentBuilder {
         match prompt::find_project_instructions(
             &config.project_root,
             cwd,
+            home_dir,
             PROJECT_INSTRUCTIONS_LIMIT_BYTES,
         ) {
-            Ok(found) => builder.project_instructions = found.map(|i| i.text),
+            Ok(found) => {
+                let files = found.as_ref().map(|f| f.files.clone()).unwrap_or_default();
+                if let Some(found) = &found {
+                    builder.warnings.extend(found.warnings.iter().cloned());
+                }
+                builder.nested_instructions = Some(std::sync::Arc::new(
+                    crate::agent::NestedInstructions::new(&config.project_root, files),
+                ));
+                builder.project_instructions = found.map(|i| i.text);
+            }
             Err(e) => builder
                 .warnings
                 .push(format!("project instructions skipped: {e}")),

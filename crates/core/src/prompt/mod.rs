@@ -4,11 +4,13 @@
 //! [`build_system_prompt`] is pure, so the same inputs give the same bytes; the caller builds
 //! the prompt once per session (date included) and reuses it, so providers can cache it.
 
+mod imports;
 mod instructions;
 
 use std::path::Path;
 use std::time::SystemTime;
 
+pub use imports::MAX_IMPORT_DEPTH;
 pub use instructions::{
     PROJECT_INSTRUCTIONS_LIMIT_BYTES, ProjectInstructions, PromptError, find_project_instructions,
 };
