@@ -159,3 +159,45 @@ fn custom_commands_are_listed_completed_and_sent_in_the_repl() {
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
+
+#[test]
+fn init_studies_the_project_and_writes_agents_md_after_approval() {
+    use crate::pty::Pty;
+    use rein_testkit::MockToolCall;
+    let env = Env::new();
+    env.write("Cargo.toml", "[package]\nname = \"demo\"\n");
+    let call = |id: &str, tool: &str, args: serde_json::Value| {
+        Turn::new().tool_call(MockToolCall::new(id, tool, args.to_string()))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(call("g", "glob", serde_json::json!({ "pattern": "*" })))
+            .reply(call(
+                "w",
+                "write_file",
+                serde_json::json!({
+                    "file_path": "AGENTS.md",
+                    "content": "# demo\n\n## Build and test\n\n```\ncargo test\n```\n",
+                }),
+            ))
+            .reply(Turn::text("Wrote AGENTS.md.")),
+    );
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 120);
+    pty.wait_for("permissions: default");
+    pty.wait_ready();
+    pty.send("/init\r");
+    // The file is shown and asked about before it is written.
+    pty.wait_for("write_file needs your approval");
+    pty.wait_for("cargo test");
+    assert!(!env.work.join("AGENTS.md").exists());
+    pty.send("y");
+    pty.wait_for("Wrote AGENTS.md.");
+    assert!(env.read("AGENTS.md").contains("cargo test"));
+    let first = server.requests()[0].body.to_string();
+    assert!(
+        first.contains("read-only tools only") && first.contains("Write the file"),
+        "{first}"
+    );
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}

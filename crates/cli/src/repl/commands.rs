@@ -50,6 +50,18 @@ impl Repl {
                 let report = agent.context_report().await.to_string();
                 self.say(neutralize(&report).trim_end());
             }
+            Slash::Init => {
+                let root = rein_core::config::find_project_root(&self.cwd).dir;
+                let prompt = rein_core::commands::init_prompt(&root);
+                let plan = self.args.mode() == rein_core::face::PermissionMode::Plan;
+                if plan {
+                    self.say(&self.style.warn(
+                        "/init writes AGENTS.md: leave plan mode first (/permissions default)",
+                    ));
+                } else if let Ok(typed) = self.turn(agent, &prompt).await {
+                    return Flow::Typed(typed);
+                }
+            }
             Slash::Compact(focus) => {
                 let running = self.begin("compacting");
                 let outcome = agent

@@ -38,6 +38,8 @@ use signals::Signals;
 /// What to do after a command.
 enum Flow {
     Continue,
+    /// Done, with what was typed meanwhile (a command that ran a turn).
+    Typed(Typed),
     Exit,
     /// Build the agent again from these arguments (another model, mode or session).
     Rebuild(Box<Rebuild>),
@@ -263,6 +265,7 @@ impl Repl {
             } else if let Some(command) = slash::parse(&input) {
                 match self.slash(&mut agent, command).await {
                     Flow::Continue => Typed::default(),
+                    Flow::Typed(typed) => typed,
                     Flow::Exit => break,
                     Flow::Rebuild(rebuild) => {
                         // Lines typed meanwhile are kept, as during a turn (rustyline drops

@@ -43,6 +43,11 @@ pub(crate) const COMMANDS: &[Command] = &[
         about: "how much of the context window is used, and by what",
     },
     Command {
+        name: "/init",
+        argument: "",
+        about: "have the model study the project and write AGENTS.md",
+    },
+    Command {
         name: "/compact",
         argument: "[focus]",
         about: "summarise older turns now, [focus] kept in detail",
@@ -121,6 +126,7 @@ pub(crate) enum Slash {
     Cost,
     Context,
     Compact(Option<String>),
+    Init,
     Diff,
     Sessions,
     Resume(Option<String>),
@@ -157,6 +163,7 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
         "cost" => Slash::Cost,
         "context" => Slash::Context,
         "compact" => Slash::Compact(argument),
+        "init" => Slash::Init,
         "diff" => Slash::Diff,
         "sessions" => Slash::Sessions,
         "resume" => Slash::Resume(argument),

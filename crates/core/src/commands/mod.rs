@@ -9,6 +9,23 @@
 
 mod expand;
 
+/// The request `/init` sends: study the project read-only, then write (or improve) its
+/// AGENTS.md, which the person approves.
+pub fn init_prompt(project_root: &Path) -> String {
+    let file = project_root.join("AGENTS.md");
+    let action = if file.is_file() {
+        format!(
+            "An AGENTS.md exists at {}: read it first, keep what is right, correct what the \
+             repository contradicts and add what is missing, with edit_file (never rewrite it \
+             blindly).",
+            file.display()
+        )
+    } else {
+        format!("Write the file {} with write_file.", file.display())
+    };
+    include_str!("init.md").replace("{action}", &action)
+}
+
 use std::path::{Path, PathBuf};
 
 pub use expand::{Expanded, expand, split_arguments, substitute_arguments};
@@ -235,6 +252,19 @@ pub fn available_commands(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn init_improves_an_existing_agents_md_instead_of_overwriting_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(init_prompt(tmp.path()).contains("with write_file"));
+        std::fs::write(tmp.path().join("AGENTS.md"), "old").unwrap();
+        let prompt = init_prompt(tmp.path());
+        assert!(
+            prompt.contains("read it first") && prompt.contains("edit_file"),
+            "{prompt}"
+        );
+        assert!(!prompt.contains("{action}"));
+    }
 
     #[test]
     fn files_become_commands_with_front_matter_and_subdirectories() {
