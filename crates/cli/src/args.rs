@@ -149,6 +149,13 @@ pub(crate) enum Command {
         #[arg(long, conflicts_with_all = ["dir", "revoke"])]
         list: bool,
     },
+    /// The configuration in effect here: every setting with where it came from, the
+    /// rules, hooks and variables, the files read and what was left out.
+    Config {
+        /// Print the merged settings (the only action for now; the default).
+        #[arg(long)]
+        show: bool,
+    },
     /// Say whether a call would run, ask or be refused here, and which rule or reason
     /// decides, e.g. `rein explain-permission 'bash(rm -rf build)'`.
     ExplainPermission {

@@ -201,3 +201,33 @@ fn a_broken_settings_file_is_named() {
         stderr(&out)
     );
 }
+
+#[test]
+fn config_show_prints_each_setting_with_where_it_came_from() {
+    let env = Env::new();
+    env.write(".claude/settings.json", SETTINGS_JSON);
+    env.write(".rein/config.toml", "max_rounds = 7\n");
+    env.trust();
+    let out = run(env.rein().env("REIN_MODEL", "m-from-env").args([
+        "config",
+        "--show",
+        "--deny",
+        "Read(**/.env)",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = crate::support::stdout(&out);
+    for line in [
+        "max_rounds = 7  (",
+        "model = \"m-from-env\"  (environment variable REIN_MODEL)",
+        "retries = (default)  (built-in default)",
+        "deny  Bash(git push:*)  (",
+        "deny  Read(**/.env)  (flag --deny)",
+        "allow Bash(npm test:*)  (",
+        "PreToolUse [Bash] echo",
+        "FOO_MODE=from-settings",
+        "\"model\" is not supported",
+    ] {
+        assert!(text.contains(line), "{line:?} missing from:\n{text}");
+    }
+    assert!(text.contains(".claude/settings.json"), "{text}");
+}

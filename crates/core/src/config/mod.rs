@@ -219,6 +219,8 @@ pub struct Config {
     pub env: Vec<EnvEntry>,
     /// What Claude Code settings files held that rein does not apply, one warning each.
     pub claude_ignored: Vec<String>,
+    /// Each flat setting a layer set, as written there (TOML), for `rein config --show`.
+    shown: BTreeMap<String, String>,
     sources: BTreeMap<String, Source>,
 }
 
@@ -286,6 +288,27 @@ impl Config {
     /// The trusted projects of this rein home.
     pub fn trust_store(&self) -> crate::trust::TrustStore {
         crate::trust::TrustStore::new(&self.rein_home, self.home_dir.as_deref())
+    }
+
+    /// Every flat setting with its value (as a layer wrote it, or `default`) and where it
+    /// came from, in key order; the resolved endpoint (provider, model, base URL) as used.
+    pub fn settings_shown(&self) -> Vec<(&'static str, String, &Source)> {
+        layer::keys()
+            .iter()
+            .map(|key| {
+                let value = match *key {
+                    "provider" => self.provider.as_str().to_owned(),
+                    "model" => format!("\"{}\"", self.model),
+                    "base_url" => format!("\"{}\"", self.base_url),
+                    key => self
+                        .shown
+                        .get(key)
+                        .cloned()
+                        .unwrap_or_else(|| "(default)".to_owned()),
+                };
+                (*key, value, self.source(key))
+            })
+            .collect()
     }
 
     /// Where session files live.

@@ -92,6 +92,9 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         untrusted_ignored: withheld.config_items,
         untrusted_dotenv: withheld.dotenv_items,
         home_dir: inputs.home_dir.map(Path::to_path_buf),
+        shown: (stacked.values.iter())
+            .map(|(key, value)| (key.clone(), value.value.to_string()))
+            .collect(),
         env: stacked.tables.env,
         claude_ignored: stacked.tables.claude_ignored,
         sources,
