@@ -412,41 +412,8 @@ pub(crate) fn prepare(
     // Said once: commands then run with the permission checks alone.
     warnings.extend(builder.sandbox_warning());
     // The endpoint first: a missing key must not leave a session file behind.
-    let builder = match &args.replay {
-        Some(path) => {
-            let replay =
-                ReplayProvider::from_path(path).map_err(|e| SetupError::Usage(e.to_string()))?;
-            builder.provider(Arc::new(replay))
-        }
-        None => builder.connect().map_err(|e| match e {
-            BuildError::NoApiKey { .. } => {
-                SetupError::Usage(no_key::message(&config.api_key_variables()))
-            }
-            other => SetupError::Runtime(other.to_string()),
-        })?,
-    };
-    let builder = match &args.record {
-        Some(path) => builder
-            .wrap_provider(|live| {
-                RecordingProvider::create(live, path).map(|r| Arc::new(r) as Arc<dyn Provider>)
-            })
-            .map_err(|e| SetupError::Runtime(e.to_string()))?,
-        None => builder,
-    };
-    let builder = match resumed {
-        Some((session, loaded)) => builder.resume(session, loaded),
-        None => {
-            let session = store
-                .create(NewSession {
-                    model: &config.model,
-                    provider: config.provider,
-                    cwd: &cwd,
-                    parent: None,
-                })
-                .map_err(|e| SetupError::Runtime(e.to_string()))?;
-            builder.session(session, Vec::new())
-        }
-    };
+    let builder = endpoint(builder, args, &config)?;
+    let builder = session(builder, resumed, &store, &config, &cwd)?;
     let session_id = builder.session_id().unwrap_or_default().to_owned();
     let agent = builder
         .build()
@@ -460,6 +427,59 @@ pub(crate) fn prepare(
         warnings,
         mcp_warnings,
         custom_commands,
+    })
+}
+
+/// The model endpoint: a replayed recording, or the configured one (recorded on request).
+fn endpoint(
+    builder: AgentBuilder,
+    args: &Args,
+    config: &config::Config,
+) -> Result<AgentBuilder, SetupError> {
+    let builder = match &args.replay {
+        Some(path) => {
+            let replay =
+                ReplayProvider::from_path(path).map_err(|e| SetupError::Usage(e.to_string()))?;
+            builder.provider(Arc::new(replay))
+        }
+        None => builder.connect().map_err(|e| match e {
+            BuildError::NoApiKey { .. } => {
+                SetupError::Usage(no_key::message(&config.api_key_variables()))
+            }
+            other => SetupError::Runtime(other.to_string()),
+        })?,
+    };
+    Ok(match &args.record {
+        Some(path) => builder
+            .wrap_provider(|live| {
+                RecordingProvider::create(live, path).map(|r| Arc::new(r) as Arc<dyn Provider>)
+            })
+            .map_err(|e| SetupError::Runtime(e.to_string()))?,
+        None => builder,
+    })
+}
+
+/// The session the agent writes to: the resumed one, or a new one.
+fn session(
+    builder: AgentBuilder,
+    resumed: Option<(Session, LoadedSession)>,
+    store: &SessionStore,
+    config: &config::Config,
+    cwd: &Path,
+) -> Result<AgentBuilder, SetupError> {
+    Ok(match resumed {
+        Some((session, loaded)) => builder.resume(session, loaded),
+        None => {
+            let session = store
+                .create(NewSession {
+                    model: &config.model,
+                    provider: config.provider,
+                    cwd,
+                    parent: None,
+                })
+                .map_err(|e| SetupError::Runtime(e.to_string()))?;
+            builder.session(session, Vec::new())
+        }
     })
 }
 

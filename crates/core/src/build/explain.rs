@@ -3,20 +3,39 @@
 
 use rein_tools::{ToolContext, ToolRegistry};
 
-use crate::permissions::{AGENT_TOOL_NAMES, CallView, ModePolicy, Rule, RuleCheck, Verdict};
+use crate::permissions::{
+    AGENT_TOOL_NAMES, CallView, ModePolicy, Rule, RuleCheck, RuleError, Verdict,
+};
 
 use super::AgentBuilder;
+
+/// Why a call could not be explained.
+#[derive(Debug, thiserror::Error)]
+pub enum ExplainError {
+    /// The call, written as a rule, does not parse.
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    /// The tool itself refuses the call before any permission check (a path it cannot
+    /// resolve, say).
+    #[error(transparent)]
+    Tool(#[from] rein_tools::ToolError),
+    /// The call names no tool rein has (`no such tool: bogus; did you mean ...`).
+    #[error("{0}")]
+    UnknownTool(String),
+}
 
 impl AgentBuilder {
     /// What the policy this builder would give the agent decides for a call written as a
     /// rule (`bash(git push)`, `edit_file(src/main.rs)`, `read_file(.env)`), and why: for
     /// `rein explain-permission`.
-    pub fn explain(&self, call: &str) -> Result<Verdict, String> {
+    pub fn explain(&self, call: &str) -> Result<Verdict, ExplainError> {
         let rule = Rule::parse(call, self.tool_config.home_dir.as_deref())?;
         let known = self.known_tool_names();
         let names: Vec<&str> = known.iter().map(String::as_str).collect();
         if let Some(why) = crate::permissions::unknown_tool(call, &names) {
-            return Err(format!("no such tool: {call} {why}"));
+            return Err(ExplainError::UnknownTool(format!(
+                "no such tool: {call} {why}"
+            )));
         }
         let tool = rule.tool.as_str();
         // The argument as written: a rule's text is normalised (spaces, line breaks), and a
@@ -62,7 +81,7 @@ impl AgentBuilder {
         &self,
         tool: &str,
         arguments: &serde_json::Value,
-    ) -> Result<Verdict, String> {
+    ) -> Result<Verdict, ExplainError> {
         let registry = self.tools_offered();
         let kind = registry
             .get(tool)

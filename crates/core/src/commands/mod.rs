@@ -188,7 +188,7 @@ fn is_command_name(name: &str) -> bool {
 fn read_command(path: &Path, name: String) -> Result<(CustomCommand, Vec<String>), String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let (fields, body) = if text.trim_start().starts_with("---") {
-        let doc = crate::frontmatter::parse(&text)?;
+        let doc = crate::frontmatter::parse(&text).map_err(|e| e.to_string())?;
         (doc.fields, doc.body)
     } else {
         (Default::default(), text.trim().to_owned())
