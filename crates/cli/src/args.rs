@@ -120,6 +120,19 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     pub(crate) record: Option<PathBuf>,
 
+    /// Text added after the system prompt.
+    #[arg(long, value_name = "TEXT", global = true)]
+    pub(crate) append_system_prompt: Option<String>,
+
+    /// A file whose text replaces rein's system prompt ({cwd}, {tools}... are filled in;
+    /// the project's instructions still follow).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub(crate) system_prompt_file: Option<PathBuf>,
+
+    /// Another directory file tools may read and write, writable in the sandbox (repeatable).
+    #[arg(long = "add-dir", value_name = "DIR", global = true)]
+    pub(crate) add_dir: Vec<PathBuf>,
+
     /// Watch rein fix a small project, offline: no API key needed.
     #[arg(long, conflicts_with_all = ["prompt", "resume", "continue_session", "replay", "record"])]
     pub(crate) demo: bool,
@@ -146,6 +159,13 @@ pub(crate) enum Command {
         /// List the trusted projects.
         #[arg(long, conflicts_with_all = ["dir", "revoke"])]
         list: bool,
+    },
+    /// The configuration in effect here: every setting with where it came from, the
+    /// rules, hooks and variables, the files read and what was left out.
+    Config {
+        /// Print the merged settings (the only action for now; the default).
+        #[arg(long)]
+        show: bool,
     },
     /// Say whether a call would run, ask or be refused here, and which rule or reason
     /// decides, e.g. `rein explain-permission 'bash(rm -rf build)'`.

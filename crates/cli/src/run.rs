@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rein_core::agent::{Agent, AgentEvent, EventSink, Events, TurnEnd, TurnOutcome, TurnStop};
+use rein_core::commands::CustomCommand;
 use rein_core::hooks::SessionStartSource;
 use rein_core::interaction::Unattended;
 use tokio_util::sync::CancellationToken;
@@ -56,11 +57,24 @@ pub(crate) async fn run(args: Args) -> Exit {
     };
     let started = Instant::now();
     let format = args.output_format.unwrap_or(OutputFormat::Text);
+    let command = match setup::headless_command(&args, &prompt) {
+        Ok(command) => command,
+        Err(SetupError::Usage(message) | SetupError::Runtime(message)) => {
+            render::notice(&message);
+            return Exit::Usage;
+        }
+    };
+    // The model a command asks for, unless the command line names one.
+    if let Some((command, _)) = &command
+        && args.model.is_none()
+    {
+        args.model.clone_from(&command.model);
+    }
     let prepared = match set_up(&args, format, started) {
         Ok(prepared) => prepared,
         Err(exit) => return exit,
     };
-    one_shot(&args, &prompt, prepared, format, started).await
+    one_shot(&args, &prompt, command, prepared, format, started).await
 }
 
 /// Set-up: the agent as the command line and the configuration describe it; a failure is
@@ -90,6 +104,7 @@ fn set_up(args: &Args, format: OutputFormat, started: Instant) -> Result<setup::
 async fn one_shot(
     args: &Args,
     prompt: &str,
+    command: Option<(CustomCommand, String)>,
     prepared: setup::Prepared,
     format: OutputFormat,
     started: Instant,
@@ -135,7 +150,19 @@ async fn one_shot(
             }
         })
     });
-    let outcome = agent.run_turn(prompt, &events, cancel).await;
+    let prompt = match &command {
+        Some((command, arguments)) => {
+            let expanded =
+                rein_core::commands::expand(&agent, command, arguments, &events, cancel.clone())
+                    .await;
+            for warning in expanded.warnings {
+                events.emit(AgentEvent::Warning { message: warning });
+            }
+            expanded.prompt
+        }
+        None => prompt.to_owned(),
+    };
+    let outcome = agent.run_turn(&prompt, &events, cancel).await;
     if let Some(ticker) = ticker {
         ticker.abort();
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use rein_core::agent::Agent;
 use rein_core::build::{AgentBuilder, BuildError};
+use rein_core::commands::CustomCommand;
 use rein_core::config::{self, ApiKey, ConfigInputs, Overrides};
 use rein_core::face::Provider;
 use rein_core::face::{RecordingProvider, ReplayProvider};
@@ -39,6 +40,8 @@ pub(crate) struct Prepared {
     pub(crate) warnings: Vec<String>,
     /// Those of them about the MCP servers (for `/mcp`).
     pub(crate) mcp_warnings: Vec<String>,
+    /// The custom slash commands of this project and person.
+    pub(crate) custom_commands: Vec<CustomCommand>,
 }
 
 /// Where a prepared agent's MCP servers come from.
@@ -84,11 +87,67 @@ pub(crate) fn configuration(args: &Args) -> Result<(config::Config, PathBuf), Se
 pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError> {
     let (config, cwd) = configuration(args)?;
     let home = std::env::home_dir();
-    Ok(
-        AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
-            .mode(args.mode())
-            .sandbox_level(args.sandbox.map(Into::into)),
-    )
+    let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
+        .mode(args.mode())
+        .sandbox_level(args.sandbox.map(Into::into));
+    checked_rules(&builder)?;
+    prompt_flags(builder, args)
+}
+
+/// `--system-prompt-file`, `--append-system-prompt` and `--add-dir` applied to `builder`;
+/// a file that cannot be read or a directory that is not one is bad usage.
+pub(crate) fn prompt_flags(
+    mut builder: AgentBuilder,
+    args: &Args,
+) -> Result<AgentBuilder, SetupError> {
+    if let Some(path) = &args.system_prompt_file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            SetupError::Usage(format!(
+                "rein: --system-prompt-file: cannot read {}: {e}",
+                path.display()
+            ))
+        })?;
+        if text.trim().is_empty() {
+            return Err(SetupError::Usage(format!(
+                "rein: --system-prompt-file: {} is empty",
+                path.display()
+            )));
+        }
+        builder = builder.prompt_template(text);
+    }
+    if let Some(text) = args
+        .append_system_prompt
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())
+    {
+        builder = builder.append_system_prompt(text);
+    }
+    for dir in &args.add_dir {
+        let canonical = std::fs::canonicalize(dir)
+            .ok()
+            .filter(|d| d.is_dir())
+            .ok_or_else(|| {
+                SetupError::Usage(format!(
+                    "rein: --add-dir: {} is not a directory",
+                    dir.display()
+                ))
+            })?;
+        builder = builder.add_dir(canonical);
+    }
+    Ok(builder)
+}
+
+/// Refuses to start when a rule names no tool (a misspelled deny rule would protect
+/// nothing); returns the warnings about rules for MCP servers not configured.
+pub(crate) fn checked_rules(builder: &AgentBuilder) -> Result<Vec<String>, SetupError> {
+    let check = builder.check_rules();
+    if check.errors.is_empty() {
+        return Ok(check.warnings);
+    }
+    Err(SetupError::Usage(format!(
+        "rein: {}",
+        check.errors.join("\nrein: ")
+    )))
 }
 
 /// Why `auto` could not start here, or `None` when it could (the sandbox is enforced).
@@ -354,6 +413,11 @@ pub(crate) fn prepare_at(
     }
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env);
+    warnings.extend(checked_rules(&builder)?);
+    let (custom_commands, skipped) =
+        rein_core::commands::available_commands(&config.project_root, Some(&config.rein_home));
+    warnings.extend(skipped);
+    let builder = prompt_flags(builder, args)?;
     // The limits themselves are the configuration's (flags included), set by from_config.
     if config.max_cost.is_some() && builder.model_price().is_none() {
         return Err(SetupError::Usage(format!(
@@ -402,6 +466,7 @@ pub(crate) fn prepare_at(
         earlier_usage,
         warnings,
         mcp_warnings,
+        custom_commands,
     })
 }
 
@@ -456,6 +521,49 @@ fn session(
             builder.session(session, Vec::new())
         }
     })
+}
+
+/// The custom command `input` uses (`/name args`) and its arguments; `Ok(None)` when the
+/// input is no slash command; an error naming the known commands when it is an unknown one
+/// (a headless run has no built-in slash commands).
+pub(crate) fn headless_command(
+    args: &Args,
+    input: &str,
+) -> Result<Option<(CustomCommand, String)>, SetupError> {
+    let Some(name) = slash_name(input) else {
+        return Ok(None);
+    };
+    let (config, _) = configuration(args)?;
+    let (commands, _) =
+        rein_core::commands::available_commands(&config.project_root, Some(&config.rein_home));
+    let arguments = input.trim()[1 + name.len()..].trim().to_owned();
+    match commands.iter().find(|c| c.name == name) {
+        Some(command) => Ok(Some((command.clone(), arguments))),
+        None => {
+            let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+            let hint = match rein_core::suggest::closest(name, names.iter().copied()) {
+                Some(close) => format!("; did you mean /{close}?"),
+                None if names.is_empty() => format!(
+                    "; custom commands are Markdown files in {}/.rein/commands, \
+                     .claude/commands or {}/commands",
+                    config.project_root.display(),
+                    config.rein_home.display()
+                ),
+                None => format!("; the custom commands are: /{}", names.join(", /")),
+            };
+            Err(SetupError::Usage(format!(
+                "rein: unknown command /{name}{hint}"
+            )))
+        }
+    }
+}
+
+/// The name of the slash command `input` starts with (`/name args`), or `None` when it is
+/// a request (a path like `/usr/bin/x` is one).
+pub(crate) fn slash_name(input: &str) -> Option<&str> {
+    let rest = input.trim().strip_prefix('/')?;
+    let name = rest.split(char::is_whitespace).next().unwrap_or("");
+    (!name.is_empty() && !name.contains('/')).then_some(name)
 }
 
 fn overrides_from(args: &Args) -> Overrides {

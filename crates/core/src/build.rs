@@ -79,7 +79,13 @@ pub struct AgentBuilder {
     session_file: Option<(String, PathBuf)>,
     agent_name: Option<String>,
     system_prompt: Option<String>,
+    /// The person's prompt in place of rein's (`--system-prompt-file`).
+    prompt_template: Option<String>,
+    /// Text added after the system prompt (`--append-system-prompt`, `--add-dir`).
+    prompt_additions: Vec<String>,
     project_instructions: Option<String>,
+    /// The nested AGENTS.md files of the project.
+    nested_instructions: Option<Arc<crate::agent::NestedInstructions>>,
     is_git_repo: bool,
     history: Vec<rein_llm::Message>,
     /// The provider's last count of the resumed history, when it still applies.
@@ -175,7 +181,10 @@ impl AgentBuilder {
             session_file: None,
             agent_name: None,
             system_prompt: None,
+            prompt_template: None,
+            prompt_additions: Vec::new(),
             project_instructions: None,
+            nested_instructions: None,
             is_git_repo: false,
             history: Vec::new(),
             anchor: None,
@@ -286,6 +295,38 @@ impl AgentBuilder {
             }
         }
         self.skills = skills;
+        self
+    }
+
+    /// The person's own system prompt in place of rein's (`--system-prompt-file`): its
+    /// `{placeholders}` are filled as rein's are, the project's instructions follow it.
+    pub fn prompt_template(mut self, template: impl Into<String>) -> Self {
+        self.prompt_template = Some(template.into());
+        self
+    }
+
+    /// Text added after the system prompt (`--append-system-prompt`).
+    pub fn append_system_prompt(mut self, text: impl Into<String>) -> Self {
+        self.prompt_additions.push(text.into());
+        self
+    }
+
+    /// Another directory the agent works in (`--add-dir`, canonical): file tools may read
+    /// and write there, the sandbox makes it writable, and the rules judge it as they judge
+    /// the workspace (writes there are not "outside"; `.git` and sensitive files keep
+    /// their protection).
+    pub fn add_dir(mut self, dir: PathBuf) -> Self {
+        if !self.tool_config.extra_allowed_dirs.contains(&dir) {
+            self.sandbox
+                .settings
+                .writable
+                .push(dir.to_string_lossy().into_owned());
+            self.prompt_additions.push(format!(
+                "The user added {} as another directory you may read and change.",
+                dir.display()
+            ));
+            self.tool_config.extra_allowed_dirs.push(dir);
+        }
         self
     }
 

@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod build;
 pub mod checkpoint;
+pub mod commands;
 pub mod config;
 pub mod context;
 pub mod face;
@@ -16,5 +17,6 @@ pub mod prompt;
 mod sandboxing;
 pub mod secrets;
 pub mod session;
+pub mod suggest;
 pub mod tools;
 pub mod trust;

@@ -10,6 +10,7 @@
 //! The trust is in those files as they were when it was given: the list keeps a fingerprint
 //! of them (SHA-256), and a project whose files changed since (a `git pull`, or a command
 //! that wrote them) is asked about again. The fingerprint covers the config files whole, and
+//! the project's Claude Code settings (`.claude/settings.json` and `settings.local.json`), and
 //! the endpoint lines of the `.env` in the project root and in each directory above it
 //! below the home directory (the ones a run walks up through). The list is `$REIN_HOME/trusted-projects`, one
 //! canonical directory and its fingerprint per line.
@@ -157,7 +158,8 @@ impl TrustStore {
         writeln!(
             temp,
             "# Projects whose hooks, MCP servers and endpoint settings rein may use (rein \
-             trust), each with a fingerprint of its {} and of its .env files' endpoint lines.",
+             trust), each with a fingerprint of its {}, Claude Code settings files and .env \
+             files' endpoint lines.",
             TRUSTED_FILES.join(" and ")
         )?;
         for entry in entries {
@@ -187,6 +189,15 @@ fn fingerprint(project: &Path, home_dir: Option<&Path>) -> String {
                 hasher.update(&bytes);
             }
             Err(_) => hasher.update([0]),
+        }
+    }
+    // Claude Code's settings files count only when present, so a fingerprint taken before
+    // they counted still holds for a project that has none.
+    for name in crate::config::CLAUDE_PROJECT_FILES {
+        if let Ok(bytes) = std::fs::read(project.join(name)) {
+            hasher.update(name.as_bytes());
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(&bytes);
         }
     }
     for dir in crate::config::dotenv::covered_dirs(project, home_dir) {

@@ -38,6 +38,7 @@ async fn interrupting_a_hanging_prompt_hook_stops_it_and_ends_the_turn() {
     let hooks = CommandHooks::new(
         &[hook],
         HookSetup {
+            env_set: Vec::new(),
             workspace: workspace.clone(),
             project_dir: workspace.clone(),
             session_id: None,

@@ -98,6 +98,7 @@ fn instructions_are_read_from_the_root_down_to_the_working_directory() {
     let found = find_project_instructions(
         &tree.root,
         &tree.root.join("a/b"),
+        None,
         PROJECT_INSTRUCTIONS_LIMIT_BYTES,
     )
     .unwrap()
@@ -123,6 +124,7 @@ fn claude_md_is_read_only_where_there_is_no_agents_md() {
     let found = find_project_instructions(
         &tree.root,
         &tree.root.join("a/b"),
+        None,
         PROJECT_INSTRUCTIONS_LIMIT_BYTES,
     )
     .unwrap()
@@ -139,6 +141,7 @@ fn no_instruction_files_means_none() {
     let found = find_project_instructions(
         &tree.root,
         &tree.root.join("a"),
+        None,
         PROJECT_INSTRUCTIONS_LIMIT_BYTES,
     )
     .unwrap();
@@ -154,6 +157,7 @@ fn instructions_are_capped_at_32_kib_with_a_notice() {
     let found = find_project_instructions(
         &tree.root,
         &tree.root.join("a"),
+        None,
         PROJECT_INSTRUCTIONS_LIMIT_BYTES,
     )
     .unwrap()

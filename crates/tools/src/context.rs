@@ -47,6 +47,8 @@ pub struct ToolConfig {
     pub home_dir: Option<PathBuf>,
     /// Variables removed from the environment of the commands the tools run (secrets).
     pub env_remove: Vec<String>,
+    /// Variables commands get besides rein's environment (a settings file's `env`).
+    pub env_set: Vec<(String, String)>,
     /// The OS sandbox commands run in.
     pub sandbox: Sandbox,
     /// Files a search must not read on its own (rules protect them: reading them asks or is
@@ -107,6 +109,7 @@ impl ToolConfig {
             bash_default_timeout: BASH_DEFAULT_TIMEOUT,
             home_dir: None,
             env_remove: Vec::new(),
+            env_set: Vec::new(),
             sandbox: Sandbox::off(),
             read_guard: None,
             output_mask: None,

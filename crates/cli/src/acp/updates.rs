@@ -256,6 +256,7 @@ impl EventSink for Updates {
             | AgentEvent::Usage { .. }
             | AgentEvent::CompactionStarted { .. }
             | AgentEvent::Compaction(_)
+            | AgentEvent::InstructionsLoaded { .. }
             | AgentEvent::TurnFinished { .. }
             | AgentEvent::Nested(_) => {}
         }

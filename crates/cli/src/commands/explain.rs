@@ -28,6 +28,10 @@ pub(crate) fn run(args: &Args, call: &str) -> Exit {
     }
     let verdict = match builder.explain(call) {
         Ok(verdict) => verdict,
+        Err(ExplainError::UnknownTool(message)) => {
+            render::error(&message);
+            return Exit::Usage;
+        }
         Err(ExplainError::Rule(message)) => {
             // The rule itself does not parse.
             render::error(&format!("cannot explain {call}: {message}"));

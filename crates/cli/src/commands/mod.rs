@@ -1,6 +1,7 @@
 //! Sub-commands for people: `rein trust`, `rein explain-permission`, `rein sandbox`,
 //! `rein mcp list`.
 
+mod config;
 mod explain;
 mod mcp;
 pub(crate) mod rewind;
@@ -19,6 +20,7 @@ pub(crate) async fn run(args: &Args, command: &Command) -> Exit {
         } => mcp::list(args).await,
         Command::Trust { dir, revoke, list } => trust::run(dir.as_deref(), *revoke, *list),
         Command::ExplainPermission { call } => explain::run(args, call),
+        Command::Config { show: _ } => config::show(args),
         Command::Sandbox { explain, command } => sandbox::run(args, *explain, command).await,
         Command::Sessions { all } => sessions::run(args, *all),
         Command::Rewind {

@@ -190,6 +190,13 @@ impl State {
             AgentEvent::Warning { message } => {
                 format!("{}\n", s.warn(&format!("warning: {}", flat(&message))))
             }
+            AgentEvent::InstructionsLoaded { path } => format!(
+                "{}\n",
+                s.dim(&format!(
+                    "(instructions added from {})",
+                    flat(&path.display().to_string())
+                ))
+            ),
             AgentEvent::CompactionStarted {
                 tokens,
                 usable_window,

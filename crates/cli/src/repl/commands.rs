@@ -19,7 +19,7 @@ impl Repl {
     pub(super) async fn slash(&mut self, agent: &mut Agent, command: Slash) -> Flow {
         let s = self.style;
         match command {
-            Slash::Help => self.live.write(&slash::help(s)),
+            Slash::Help => self.live.write(&slash::help(s, &self.custom_commands)),
             Slash::Model(None) => self.say(&format!(
                 "model: {} ({}) · switch with /model NAME",
                 s.bold(&neutralize(agent.model())),
@@ -49,6 +49,18 @@ impl Repl {
             Slash::Context => {
                 let report = agent.context_report().await.to_string();
                 self.say(neutralize(&report).trim_end());
+            }
+            Slash::Init => {
+                let root = rein_core::config::find_project_root(&self.cwd).dir;
+                let prompt = rein_core::commands::init_prompt(&root);
+                let plan = self.args.mode() == rein_core::face::PermissionMode::Plan;
+                if plan {
+                    self.say(&self.style.warn(
+                        "/init writes AGENTS.md: leave plan mode first (/permissions default)",
+                    ));
+                } else if let Ok(typed) = self.turn(agent, &prompt).await {
+                    return Flow::Typed(typed);
+                }
             }
             Slash::Compact(focus) => {
                 let running = self.begin("compacting");

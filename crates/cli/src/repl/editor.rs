@@ -37,6 +37,8 @@ pub(crate) type LineEditor = Editor<ReplHelper, FileHistory>;
 pub(crate) struct ReplHelper {
     cwd: PathBuf,
     colored: bool,
+    /// The custom commands: `/name` and whether it takes arguments.
+    custom: Vec<(String, bool)>,
     /// Large pastes, shown as placeholders.
     pastes: SharedPastes,
     /// Set by Ctrl+O to what was typed: the input ends for the REPL to show the last
@@ -70,8 +72,27 @@ impl ReplHelper {
     }
 }
 
+/// What Tab offers of the custom commands.
+pub(crate) fn custom_completions(
+    commands: &[rein_core::commands::CustomCommand],
+) -> Vec<(String, bool)> {
+    commands
+        .iter()
+        .map(|c| {
+            let takes =
+                c.argument_hint.is_some() || c.body.contains("$ARGUMENTS") || c.body.contains("$1");
+            (format!("/{}", c.name), takes)
+        })
+        .collect()
+}
+
 /// A line editor for the REPL in `cwd`, its history loaded from `history`.
-pub(crate) fn new(cwd: &Path, history: &Path, colored: bool) -> rustyline::Result<LineEditor> {
+pub(crate) fn new(
+    cwd: &Path,
+    history: &Path,
+    colored: bool,
+    custom: Vec<(String, bool)>,
+) -> rustyline::Result<LineEditor> {
     let config = Config::builder()
         .max_history_size(HISTORY_ENTRIES)?
         .history_ignore_dups(true)?
@@ -95,6 +116,7 @@ pub(crate) fn new(cwd: &Path, history: &Path, colored: bool) -> rustyline::Resul
         colored,
         pastes,
         output_view,
+        custom,
     }));
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     editor.bind_sequence(
@@ -216,7 +238,7 @@ impl Completer for ReplHelper {
         });
         let word = &before[start..];
         if start == 0 && word.starts_with('/') {
-            return Ok((0, complete_command(word)));
+            return Ok((0, complete_command(word, &self.custom)));
         }
         if let Some(argument) = before.strip_prefix("/permissions ") {
             return Ok((
@@ -242,18 +264,22 @@ fn pair(display: &str, replacement: &str) -> Pair {
     }
 }
 
-/// Slash commands starting with `word`.
-fn complete_command(word: &str) -> Vec<Pair> {
-    slash::COMMANDS
+/// Slash commands starting with `word`, the custom ones after the built-in ones.
+fn complete_command(word: &str, custom: &[(String, bool)]) -> Vec<Pair> {
+    let built_in = slash::COMMANDS
         .iter()
-        .filter(|command| command.name.starts_with(word))
-        .map(|command| {
-            let replacement = if command.argument.is_empty() {
-                command.name.to_owned()
+        .map(|command| (command.name, !command.argument.is_empty()));
+    let custom = custom.iter().map(|(name, takes)| (name.as_str(), *takes));
+    built_in
+        .chain(custom)
+        .filter(|(name, _)| name.starts_with(word))
+        .map(|(name, takes)| {
+            let replacement = if takes {
+                format!("{name} ")
             } else {
-                format!("{} ", command.name)
+                name.to_owned()
             };
-            pair(command.name, &replacement)
+            pair(name, &replacement)
         })
         .collect()
 }
@@ -297,7 +323,7 @@ mod tests {
 
     #[test]
     fn commands_complete_from_their_start() {
-        let names: Vec<String> = complete_command("/co")
+        let names: Vec<String> = complete_command("/co", &[])
             .into_iter()
             .map(|p| p.replacement)
             .collect();

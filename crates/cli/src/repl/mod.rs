@@ -6,6 +6,7 @@ mod approval;
 mod attach;
 mod banner;
 mod commands;
+mod custom;
 mod editor;
 mod keys;
 mod pager;
@@ -39,6 +40,8 @@ use signals::Signals;
 /// What to do after a command.
 enum Flow {
     Continue,
+    /// Done, with what was typed meanwhile (a command that ran a turn).
+    Typed(Typed),
     Exit,
     /// Build the agent again from these arguments (another model, mode or session).
     Rebuild(Box<Rebuild>),
@@ -74,6 +77,8 @@ struct Repl {
     earlier_usage: rein_core::face::Usage,
     /// What was said at start about the MCP servers (those left out), for `/mcp`.
     mcp_warnings: Vec<String>,
+    /// The custom slash commands (`/help` lists them, Tab completes them).
+    custom_commands: Vec<rein_core::commands::CustomCommand>,
 }
 
 /// A turn (or a command that may take a while) running, with keys read and the spinner on.
@@ -139,6 +144,7 @@ async fn session(
         earlier_usage,
         warnings,
         mcp_warnings,
+        custom_commands,
     } = prepared;
     let mut agent = agent;
     let signals = Signals::install(
@@ -147,7 +153,8 @@ async fn session(
         modes.clone(),
     );
     let history = rein_home.join("history");
-    let editor = match editor::new(&cwd, &history, style.is_colored()) {
+    let completions = editor::custom_completions(&custom_commands);
+    let editor = match editor::new(&cwd, &history, style.is_colored(), completions) {
         Ok(editor) => editor,
         Err(e) => {
             render::error(&format!("cannot set up the input line: {e}"));
@@ -170,6 +177,7 @@ async fn session(
         direct_calls: 0,
         earlier_usage,
         mcp_warnings,
+        custom_commands,
     };
     // Forked once: later rebuilds reopen the fork itself.
     repl.args.fork = false;
@@ -272,9 +280,23 @@ impl Repl {
                 Some(helper) => helper.expand_pastes(&input),
                 None => input,
             };
-            let typed = if let Some(command) = slash::parse(&input) {
+            let custom = match slash::parse(&input) {
+                Some(slash::Slash::Unknown(name)) => self.custom_command(&name),
+                _ => None,
+            };
+            let typed = if let Some(command) = custom {
+                let arguments = input.trim()[1 + command.name.len()..].trim().to_owned();
+                match self.custom(&mut agent, &command, &arguments).await {
+                    Ok(typed) => typed,
+                    Err(typed_instead) => {
+                        prefill = typed_instead;
+                        continue;
+                    }
+                }
+            } else if let Some(command) = slash::parse(&input) {
                 match self.slash(&mut agent, command).await {
                     Flow::Continue => Typed::default(),
+                    Flow::Typed(typed) => typed,
                     Flow::Exit => break,
                     Flow::Rebuild(rebuild) => {
                         // Lines typed meanwhile are kept, as during a turn (rustyline drops
@@ -397,6 +419,7 @@ impl Repl {
         self.session_id = prepared.session_id;
         self.earlier_usage = prepared.earlier_usage;
         self.mcp_warnings = prepared.mcp_warnings;
+        self.custom_commands = prepared.custom_commands;
         self.signals
             .set_processes(agent.tool_context().processes().clone());
         for warning in &prepared.warnings {

@@ -1,5 +1,7 @@
 //! Slash commands: typed at the prompt, handled by rein, never sent to the model.
 
+use rein_core::commands::CustomCommand;
+
 use crate::render::Style;
 
 /// One slash command, for /help and completion.
@@ -45,6 +47,11 @@ pub(crate) const COMMANDS: &[Command] = &[
         name: "/context",
         argument: "",
         about: "how much of the context window is used, and by what",
+    },
+    Command {
+        name: "/init",
+        argument: "",
+        about: "have the model study the project and write AGENTS.md",
     },
     Command {
         name: "/compact",
@@ -125,6 +132,7 @@ pub(crate) enum Slash {
     Cost,
     Context,
     Compact(Option<String>),
+    Init,
     Diff,
     Sessions,
     Resume(Option<String>),
@@ -161,6 +169,7 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
         "cost" => Slash::Cost,
         "context" => Slash::Context,
         "compact" => Slash::Compact(argument),
+        "init" => Slash::Init,
         "diff" => Slash::Diff,
         "sessions" => Slash::Sessions,
         "resume" => Slash::Resume(argument),
@@ -176,21 +185,38 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
     })
 }
 
-/// The text of /help.
-pub(crate) fn help(s: Style) -> String {
+/// The text of /help, the custom commands after the built-in ones.
+pub(crate) fn help(s: Style, custom: &[CustomCommand]) -> String {
     let mut out = String::from("Commands:\n");
+    let line = |out: &mut String, usage: &str, about: &str| {
+        out.push_str(&format!(
+            "  {}{}{}\n",
+            s.bold(usage),
+            " ".repeat(22usize.saturating_sub(usage.chars().count()).max(1)),
+            about
+        ));
+    };
     for command in COMMANDS {
         let usage = if command.argument.is_empty() {
             command.name.to_owned()
         } else {
             format!("{} {}", command.name, command.argument)
         };
-        out.push_str(&format!(
-            "  {}{}{}\n",
-            s.bold(&usage),
-            " ".repeat(22usize.saturating_sub(usage.len())),
-            command.about
-        ));
+        line(&mut out, &usage, command.about);
+    }
+    if !custom.is_empty() {
+        out.push_str(&format!("\n{}\n", s.bold("Custom commands:")));
+        for command in custom {
+            let usage = match &command.argument_hint {
+                Some(hint) => format!("/{} {hint}", command.name),
+                None => format!("/{}", command.name),
+            };
+            line(
+                &mut out,
+                &usage,
+                &crate::render::neutralize(&command.description),
+            );
+        }
     }
     out.push_str(&format!("\n{}\n", s.bold("Input:")));
     for (keys, about) in [
@@ -246,7 +272,7 @@ mod tests {
     #[test]
     fn help_at_80_and_120_columns() {
         // The list is narrower than 80 columns: both widths show the same text.
-        let help = help(Style::plain());
+        let help = help(Style::plain(), &[]);
         assert!(help.lines().all(|l| l.chars().count() <= 80), "{help}");
         insta::assert_snapshot!("help_80", help);
         insta::assert_snapshot!("help_120", help);

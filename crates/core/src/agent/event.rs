@@ -136,6 +136,12 @@ pub enum AgentEvent {
         /// Its items, in order.
         todos: Vec<crate::tools::TodoItem>,
     },
+    /// A nested AGENTS.md (or CLAUDE.md) was added to the context: the first file below it
+    /// was read or edited.
+    InstructionsLoaded {
+        /// The file.
+        path: std::path::PathBuf,
+    },
     /// Something the person should know that is not an error of the turn.
     Warning {
         /// What happened.

@@ -12,6 +12,7 @@ mod execute;
 mod guard;
 mod leave_sandbox;
 mod masking;
+mod nested;
 mod outcome;
 mod runner;
 mod spend;
@@ -30,6 +31,7 @@ use context::ContextState;
 pub use direct::DirectOutcome;
 pub use event::{AgentEvent, EventSink, Events, NestedEvent, TurnStop};
 use guard::LoopGuard;
+pub use nested::NestedInstructions;
 pub use outcome::{TurnEnd, TurnError, TurnOutcome};
 use runner::ToolRunner;
 use spend::Spend;
@@ -72,6 +74,8 @@ pub struct AgentSettings {
 pub(crate) struct AgentParts {
     /// The model endpoint.
     pub provider: Arc<dyn Provider>,
+    /// The nested AGENTS.md files, given with the first call below them.
+    pub nested: Option<Arc<NestedInstructions>>,
     /// The tools the model may call.
     pub registry: Arc<ToolRegistry>,
     /// The state the tools share (workspace, current directory, files read).
@@ -218,14 +222,17 @@ impl Agent {
         };
         Agent {
             provider: parts.provider,
-            runner: Arc::new(ToolRunner::new(
-                parts.registry,
-                parts.policy,
-                parts.interaction,
-                Arc::clone(&parts.hooks),
-                parts.agent_name,
-                parts.secrets,
-            )),
+            runner: Arc::new(
+                ToolRunner::new(
+                    parts.registry,
+                    parts.policy,
+                    parts.interaction,
+                    Arc::clone(&parts.hooks),
+                    parts.agent_name,
+                    parts.secrets,
+                )
+                .with_nested(parts.nested),
+            ),
             tool_ctx: parts.tool_ctx,
             settings: parts.settings,
             request,

@@ -68,6 +68,8 @@ pub(crate) struct ToolRunner {
     pub(crate) secrets: Arc<Secrets>,
     /// One question at a time: calls running together must not ask over each other.
     pub(crate) asking: tokio::sync::Mutex<()>,
+    /// The nested AGENTS.md files, given with the first call that reads or edits below them.
+    pub(crate) nested: Option<Arc<super::NestedInstructions>>,
 }
 
 impl ToolRunner {
@@ -87,7 +89,14 @@ impl ToolRunner {
             agent,
             secrets,
             asking: tokio::sync::Mutex::new(()),
+            nested: None,
         }
+    }
+
+    /// The same pipeline, giving the nested instruction files.
+    pub(crate) fn with_nested(mut self, nested: Option<Arc<super::NestedInstructions>>) -> Self {
+        self.nested = nested;
+        self
     }
 
     /// The same pipeline over other tools (an MCP server's joined or changed); between
@@ -101,6 +110,7 @@ impl ToolRunner {
             self.agent.clone(),
             Arc::clone(&self.secrets),
         )
+        .with_nested(self.nested.clone())
     }
 }
 
@@ -277,6 +287,7 @@ impl CallEnv {
             Err((output, fatal)) => return done(output, fatal),
         };
 
+        let file = checked.path.as_ref().map(|p| p.absolute.clone());
         // 5. Run, with secrets masked before anyone (a hook, the model, the person, the
         // session file) sees the result.
         let (mut output, fatal) = self.run_checked(call, checked, leave_sandbox).await;
@@ -306,6 +317,17 @@ impl CallEnv {
         // 7. Output budget.
         output.content =
             rein_tools::apply_output_budget(output.content, self.ctx.config(), &call.name);
+
+        // 8. A nested AGENTS.md the call reached for the first time goes with its result.
+        if let (Some(nested), Some(file), false) = (&self.runner.nested, &file, output.is_error) {
+            let found = nested.for_file(file);
+            if !found.is_empty() {
+                output.content.push_str(&super::nested::note(&found));
+                for (path, _) in found {
+                    self.events.emit(AgentEvent::InstructionsLoaded { path });
+                }
+            }
+        }
         done(output, fatal)
     }
 

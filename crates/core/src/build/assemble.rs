@@ -97,6 +97,7 @@ impl AgentBuilder {
                         // Stopped with the commands: on Ctrl+C, at the end of the run.
                         processes: tool_ctx.processes().clone(),
                         sandbox: hook_sandbox,
+                        env_set: tool_ctx.config().env_set.clone(),
                     },
                 ))
             }
@@ -120,18 +121,25 @@ impl AgentBuilder {
         }
         // Rendered once, with every tool: the prompt stays byte-identical across rounds.
         let system_prompt = self.system_prompt.unwrap_or_else(|| {
-            with_skills(
-                render_system_prompt(
+            let mut prompt = with_skills(
+                render_prompt_from(
+                    self.prompt_template.as_deref(),
                     &self.workspace,
                     self.is_git_repo,
                     &registry,
                     self.project_instructions.as_deref(),
                 ),
                 skills_section.as_deref(),
-            )
+            );
+            for addition in &self.prompt_additions {
+                prompt.push_str("\n\n");
+                prompt.push_str(addition.trim());
+            }
+            prompt
         });
         Ok(Agent::new(AgentParts {
             provider,
+            nested: self.nested_instructions,
             registry: Arc::new(registry),
             tool_ctx,
             system_prompt,
@@ -235,6 +243,17 @@ pub fn render_system_prompt(
     registry: &ToolRegistry,
     project_instructions: Option<&str>,
 ) -> String {
+    render_prompt_from(None, cwd, is_git_repo, registry, project_instructions)
+}
+
+/// [`render_system_prompt`] from the person's template when there is one.
+fn render_prompt_from(
+    template: Option<&str>,
+    cwd: &Path,
+    is_git_repo: bool,
+    registry: &ToolRegistry,
+    project_instructions: Option<&str>,
+) -> String {
     let specs = registry.infos();
     let tools: Vec<(&str, &str)> = specs
         .iter()
@@ -246,7 +265,7 @@ pub fn render_system_prompt(
         })
         .collect();
     let date = prompt::utc_date(SystemTime::now());
-    prompt::build_system_prompt(&PromptInputs {
+    let inputs = PromptInputs {
         cwd,
         os: std::env::consts::OS,
         // The bash tool runs every command with `bash -c`, whatever the person's login shell.
@@ -255,5 +274,9 @@ pub fn render_system_prompt(
         is_git_repo,
         tools: &tools,
         project_instructions,
-    })
+    };
+    match template {
+        Some(template) => prompt::build_custom_system_prompt(template, &inputs),
+        None => prompt::build_system_prompt(&inputs),
+    }
 }

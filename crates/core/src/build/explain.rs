@@ -1,9 +1,11 @@
 //! What the permission engine would decide for a call, without an agent (`rein
 //! explain-permission`).
 
-use rein_tools::ToolContext;
+use rein_tools::{ToolContext, ToolRegistry};
 
-use crate::permissions::{CallView, ModePolicy, Rule, RuleError, Verdict};
+use crate::permissions::{
+    AGENT_TOOL_NAMES, CallView, ModePolicy, Rule, RuleCheck, RuleError, Verdict,
+};
 
 use super::AgentBuilder;
 
@@ -17,6 +19,9 @@ pub enum ExplainError {
     /// resolve, say).
     #[error(transparent)]
     Tool(#[from] rein_tools::ToolError),
+    /// The call names no tool rein has (`no such tool: bogus; did you mean ...`).
+    #[error("{0}")]
+    UnknownTool(String),
 }
 
 impl AgentBuilder {
@@ -25,6 +30,13 @@ impl AgentBuilder {
     /// `rein explain-permission`.
     pub fn explain(&self, call: &str) -> Result<Verdict, ExplainError> {
         let rule = Rule::parse(call, self.tool_config.home_dir.as_deref())?;
+        let known = self.known_tool_names();
+        let names: Vec<&str> = known.iter().map(String::as_str).collect();
+        if let Some(why) = crate::permissions::unknown_tool(call, &names) {
+            return Err(ExplainError::UnknownTool(format!(
+                "no such tool: {call} {why}"
+            )));
+        }
         let tool = rule.tool.as_str();
         // The argument as written: a rule's text is normalised (spaces, line breaks), and a
         // command must be judged as the model would send it.
@@ -39,6 +51,27 @@ impl AgentBuilder {
             (_, None) => serde_json::json!({}),
         };
         self.explain_call(tool, &arguments)
+    }
+
+    /// Every tool name a rule may use here: the machine tools (whatever the mode offers),
+    /// the extra ones and the agent's own.
+    pub fn known_tool_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = (ToolRegistry::builtin().names().into_iter())
+            .map(str::to_owned)
+            .collect();
+        names.extend(self.extra_tools.iter().map(|tool| tool.name().to_owned()));
+        names.extend(AGENT_TOOL_NAMES.iter().map(|name| (*name).to_owned()));
+        names.dedup();
+        names
+    }
+
+    /// Checks that every configured rule names a tool (errors, with the closest name) and
+    /// that MCP rules name configured servers (warnings).
+    pub fn check_rules(&self) -> RuleCheck {
+        let known = self.known_tool_names();
+        let tools: Vec<&str> = known.iter().map(String::as_str).collect();
+        let servers: Vec<&str> = self.mcp_plan.iter().map(|s| s.name.as_str()).collect();
+        crate::permissions::check_rule_tools(&self.rules, &tools, &servers)
     }
 
     /// The decision for a call of `tool` with `arguments` (JSON, as the model sends them),

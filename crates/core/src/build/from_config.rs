@@ -64,6 +64,13 @@ impl AgentBuilder {
             .warnings
             .extend(config.sandbox.ignored.iter().cloned());
         builder.warnings.extend(config.repl.ignored.iter().cloned());
+        builder
+            .warnings
+            .extend(config.claude_ignored.iter().cloned());
+        // A settings file's `env` (a project's only once it is trusted: withheld otherwise).
+        builder.tool_config.env_set = (config.env.iter())
+            .map(|entry| (entry.name.clone(), entry.value.clone()))
+            .collect();
         let mcp = crate::mcp::plan(config, env);
         builder.warnings.extend(mcp.warnings.iter().cloned());
         builder.mcp_warnings = mcp.warnings;
@@ -77,9 +84,19 @@ impl AgentBuilder {
         match prompt::find_project_instructions(
             &config.project_root,
             cwd,
+            home_dir,
             PROJECT_INSTRUCTIONS_LIMIT_BYTES,
         ) {
-            Ok(found) => builder.project_instructions = found.map(|i| i.text),
+            Ok(found) => {
+                let files = found.as_ref().map(|f| f.files.clone()).unwrap_or_default();
+                if let Some(found) = &found {
+                    builder.warnings.extend(found.warnings.iter().cloned());
+                }
+                builder.nested_instructions = Some(std::sync::Arc::new(
+                    crate::agent::NestedInstructions::new(&config.project_root, files),
+                ));
+                builder.project_instructions = found.map(|i| i.text);
+            }
             Err(e) => builder
                 .warnings
                 .push(format!("project instructions skipped: {e}")),

@@ -26,6 +26,18 @@ pub enum ConfigError {
         /// What the parser said.
         message: String,
     },
+    /// A settings file is not valid JSON.
+    #[error("invalid JSON in {} at line {line}, column {column}: {message}", path.display())]
+    JsonSyntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser said.
+        message: String,
+    },
     /// A config file has a key rein does not know.
     #[error("unknown key \"{key}\" in {} (line {line}){hint}", path.display())]
     UnknownKey {

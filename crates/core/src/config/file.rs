@@ -90,7 +90,7 @@ fn unknown_key_hint(key: &str) -> String {
                 file, and name the variable with api_key_env"
             .to_owned();
     }
-    match closest(key, keys().iter().copied()) {
+    match crate::suggest::closest(key, keys().iter().copied()) {
         Some(known) => format!("; did you mean \"{known}\"?"),
         None => format!(
             "; known keys: {}; tables: {}",
@@ -98,31 +98,6 @@ fn unknown_key_hint(key: &str) -> String {
             TABLE_KEYS.join(", ")
         ),
     }
-}
-
-/// The known key within two edits of `key`, for a "did you mean" hint.
-pub(crate) fn closest<'k>(key: &str, known: impl Iterator<Item = &'k str>) -> Option<&'k str> {
-    known
-        .map(|known| (edit_distance(key, known), known))
-        .min()
-        .filter(|(distance, _)| *distance <= 2)
-        .map(|(_, known)| known)
-}
-
-/// Levenshtein distance, for "did you mean" hints on short keys.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -233,12 +208,5 @@ mod tests {
                 .starts_with("invalid TOML in /p/config.toml at line 2"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn edit_distance_counts_edits() {
-        assert_eq!(edit_distance("modle", "model"), 2);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("retries", "retries"), 0);
     }
 }

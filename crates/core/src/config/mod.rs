@@ -6,6 +6,7 @@
 //! every setting came from. The reference for users is `docs/config.md`.
 
 mod check;
+mod claude;
 mod defaults;
 pub(crate) mod dotenv;
 mod error;
@@ -43,10 +44,13 @@ pub(crate) use sandbox::stricter as sandbox_stricter;
 /// The person's config file, under rein's home.
 pub const USER_CONFIG_FILE: &str = "config.toml";
 pub use check::{NotACost, check_max_cost};
+pub use claude::CLAUDE_PROJECT_FILES;
 pub use settings::{ENV_VARS, FLAGS, Settings};
 pub use source::Source;
 pub use spend::PriceEntry;
-pub use tables::{ConfiguredRule, DEFAULT_HOOK_TIMEOUT, HookCommand, HookEvent, RuleLists};
+pub use tables::{
+    ConfiguredRule, DEFAULT_HOOK_TIMEOUT, EnvEntry, HookCommand, HookEvent, RuleLists,
+};
 
 /// The model API rein talks to (one type for the whole of rein).
 pub use rein_llm::ProviderKind;
@@ -210,6 +214,13 @@ pub struct Config {
     /// The home directory: the upper bound of the `.env` search and of what the trust in a
     /// project covers.
     pub home_dir: Option<PathBuf>,
+    /// Variables the settings files set for commands and hooks (a project's only once it
+    /// is trusted).
+    pub env: Vec<EnvEntry>,
+    /// What Claude Code settings files held that rein does not apply, one warning each.
+    pub claude_ignored: Vec<String>,
+    /// Each flat setting a layer set, as written there (TOML), for `rein config --show`.
+    shown: BTreeMap<String, String>,
     sources: BTreeMap<String, Source>,
 }
 
@@ -277,6 +288,27 @@ impl Config {
     /// The trusted projects of this rein home.
     pub fn trust_store(&self) -> crate::trust::TrustStore {
         crate::trust::TrustStore::new(&self.rein_home, self.home_dir.as_deref())
+    }
+
+    /// Every flat setting with its value (as a layer wrote it, or `default`) and where it
+    /// came from, in key order; the resolved endpoint (provider, model, base URL) as used.
+    pub fn settings_shown(&self) -> Vec<(&'static str, String, &Source)> {
+        layer::keys()
+            .iter()
+            .map(|key| {
+                let value = match *key {
+                    "provider" => self.provider.as_str().to_owned(),
+                    "model" => format!("\"{}\"", self.model),
+                    "base_url" => format!("\"{}\"", self.base_url),
+                    key => self
+                        .shown
+                        .get(key)
+                        .cloned()
+                        .unwrap_or_else(|| "(default)".to_owned()),
+                };
+                (*key, value, self.source(key))
+            })
+            .collect()
     }
 
     /// Where session files live.

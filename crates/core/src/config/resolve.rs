@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::claude::read_claude_settings;
 use super::defaults::{
     ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, OPENAI_DEFAULT_MODEL,
 };
@@ -30,7 +31,13 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     let trusted = TrustStore::new(inputs.rein_home, inputs.home_dir).is_trusted(&project.dir);
     let mut env = Env::load(inputs.env, inputs.cwd, inputs.home_dir, &project.dir)?;
     let mut withheld = Withheld::from_dotenv(&mut env, trusted);
-    let (files, mut stacked) = read_files(inputs.rein_home, &project.dir, trusted, &mut withheld)?;
+    let (files, mut stacked) = read_files(
+        inputs.rein_home,
+        inputs.home_dir,
+        &project.dir,
+        trusted,
+        &mut withheld,
+    )?;
     stacked.stack(Layer::from_env(&env)?);
     let (from_flags, flag_key) = Layer::from_overrides(inputs.overrides)?;
     stacked.stack(from_flags);
@@ -85,6 +92,11 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         untrusted_ignored: withheld.config_items,
         untrusted_dotenv: withheld.dotenv_items,
         home_dir: inputs.home_dir.map(Path::to_path_buf),
+        shown: (stacked.values.iter())
+            .map(|(key, value)| (key.clone(), value.value.to_string()))
+            .collect(),
+        env: stacked.tables.env,
+        claude_ignored: stacked.tables.claude_ignored,
         sources,
     })
 }
@@ -118,6 +130,7 @@ fn or_default<T>(value: Option<Sourced<T>>, default: T) -> Sourced<T> {
 /// layer; what an untrusted project's file may not set goes to `withheld`.
 fn read_files(
     rein_home: &Path,
+    home_dir: Option<&Path>,
     project_root: &Path,
     trusted: bool,
     withheld: &mut Withheld,
@@ -129,6 +142,16 @@ fn read_files(
         layer.stack(found);
         files.push(user.clone());
     }
+    // The person's Claude Code settings, only when they opted in.
+    let import = (layer.values.get("import_claude_settings"))
+        .is_some_and(|v| v.value.as_bool() == Some(true));
+    if import && let Some(home) = home_dir {
+        let path = home.join(".claude").join("settings.json");
+        if let Some(found) = read_claude_settings(&path, Source::UserFile(path.clone()))? {
+            layer.stack(found);
+            files.push(path);
+        }
+    }
     let project = project_root.join(".rein").join("config.toml");
     // With REIN_HOME at the project's `.rein`, the two layers are one file.
     if project != user
@@ -139,6 +162,16 @@ fn read_files(
         }
         layer.stack(found);
         files.push(project);
+    }
+    for name in super::CLAUDE_PROJECT_FILES {
+        let path = project_root.join(name);
+        if let Some(mut found) = read_claude_settings(&path, Source::ProjectFile(path.clone()))? {
+            if !trusted {
+                withheld.withhold_from_settings_file(&mut found, &path);
+            }
+            layer.stack(found);
+            files.push(path);
+        }
     }
     Ok((files, layer))
 }

@@ -155,6 +155,9 @@ pub struct Settings {
         deserialize_with = "check::positive"
     )]
     pub checkpoint_max_bytes: u64,
+    /// `import_claude_settings`: whether the person's `~/.claude/settings.json` applies too.
+    #[serde(default, deserialize_with = "check::boolean")]
+    pub import_claude_settings: bool,
 }
 
 impl Settings {

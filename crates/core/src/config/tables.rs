@@ -108,6 +108,17 @@ pub struct HookCommand {
     pub source: Source,
 }
 
+/// A variable a settings file sets for commands and hooks (Claude Code's `env`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvEntry {
+    /// The variable.
+    pub name: String,
+    /// Its value.
+    pub value: String,
+    /// The file that set it: a project's apply only once the project is trusted.
+    pub source: Source,
+}
+
 /// What the tables of one layer hold.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Tables {
@@ -122,6 +133,10 @@ pub(crate) struct Tables {
     pub(crate) repl: super::repl::ReplSettings,
     /// `[pricing."MODEL"]`, by model name.
     pub(crate) pricing: std::collections::BTreeMap<String, super::spend::PriceEntry>,
+    /// Variables for commands and hooks (a Claude Code settings file's `env`).
+    pub(crate) env: Vec<EnvEntry>,
+    /// What a Claude Code settings file held that rein does not apply, one line each.
+    pub(crate) claude_ignored: Vec<String>,
 }
 
 impl Tables {
@@ -141,6 +156,11 @@ impl Tables {
         self.sandbox.stack(above.sandbox);
         self.repl.stack(above.repl);
         self.pricing.extend(above.pricing);
+        for entry in above.env {
+            self.env.retain(|e| e.name != entry.name);
+            self.env.push(entry);
+        }
+        self.claude_ignored.extend(above.claude_ignored);
         for name in above.pass_env {
             if !self.pass_env.contains(&name) {
                 self.pass_env.push(name);

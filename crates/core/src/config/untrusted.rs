@@ -97,6 +97,31 @@ impl Withheld {
         }
     }
 
+    /// Takes out of an untrusted project's Claude Code settings file what could loosen
+    /// rein's caution: its allow rules and its `env` (its hooks do not run untrusted either;
+    /// deny and ask rules stay).
+    pub(crate) fn withhold_from_settings_file(
+        &mut self,
+        layer: &mut Layer,
+        path: &std::path::Path,
+    ) {
+        let allow = std::mem::take(&mut layer.tables.rules.allow);
+        if !allow.is_empty() {
+            let rules: Vec<&str> = allow.iter().map(|rule| rule.text.as_str()).collect();
+            self.config_items.push(format!(
+                "allow rules ({}) of {}",
+                rules.join(", "),
+                path.display()
+            ));
+        }
+        let env = std::mem::take(&mut layer.tables.env);
+        if !env.is_empty() {
+            let names: Vec<&str> = env.iter().map(|e| e.name.as_str()).collect();
+            self.config_items
+                .push(format!("env ({}) of {}", names.join(", "), path.display()));
+        }
+    }
+
     /// The local base URL to use when the person configured none: the `.env`'s
     /// `REIN_BASE_URL`, its `OPENAI_BASE_URL` (OpenAI only), then the config file's.
     pub(crate) fn local_fallback(&self, provider: ProviderKind) -> Option<&Sourced<String>> {

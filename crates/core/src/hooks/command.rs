@@ -45,6 +45,8 @@ pub struct HookSetup {
     /// The OS sandbox hooks run in; `None` (the default: hooks are the person's own code)
     /// runs them as rein runs.
     pub sandbox: Option<rein_tools::sandbox::Sandbox>,
+    /// Variables hooks get besides rein's environment (a settings file's `env`).
+    pub env_set: Vec<(String, String)>,
 }
 
 /// One configured hook, ready to match.
@@ -105,10 +107,13 @@ impl CommandHooks {
         };
         let stdin = input::render(&common, &input);
         let project_dir: &OsStr = self.setup.project_dir.as_os_str();
-        let env = [
+        let mut env: Vec<(&str, &OsStr)> = (self.setup.env_set.iter())
+            .map(|(k, v)| (k.as_str(), OsStr::new(v.as_str())))
+            .collect();
+        env.extend([
             ("CLAUDE_PROJECT_DIR", project_dir),
             ("REIN_PROJECT_DIR", project_dir),
-        ];
+        ]);
         let runs = chosen.iter().map(|entry| {
             let launch = Launch {
                 command: &entry.command,

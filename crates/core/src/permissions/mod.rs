@@ -8,6 +8,7 @@
 mod engine;
 pub mod facts;
 mod judge;
+mod known;
 mod mode;
 mod rule;
 
@@ -18,6 +19,7 @@ use rein_tools::ToolKind;
 use serde_json::Value;
 
 pub use engine::{RuleOrigin, RuleSet, SENSITIVE_FILES, SourcedRule, Verdict};
+pub use known::{AGENT_TOOL_NAMES, RuleCheck, check_rule_tools, unknown_tool};
 pub use mode::PermissionMode;
 pub use rule::{Pattern, Rule, RuleError, canonical_tool_name};
 

@@ -38,6 +38,11 @@ pub fn canonical_tool_name(name: &str) -> &str {
         .map_or(name, |(_, rein)| rein)
 }
 
+/// Claude Code's tool names that rein accepts as aliases in rules and hook matchers.
+pub(crate) fn claude_tool_names() -> impl Iterator<Item = &'static str> {
+    ALIASES.iter().map(|(alias, _)| *alias)
+}
+
 /// A tool, and optionally which of its calls.
 #[derive(Debug, Clone, Serialize)]
 pub struct Rule {

@@ -20,6 +20,8 @@ pub struct ProjectInstructions {
     pub files: Vec<PathBuf>,
     /// Whether the text was cut at the limit.
     pub truncated: bool,
+    /// Imports not followed (outside the workspace and home, too deep), one line each.
+    pub warnings: Vec<String>,
 }
 
 /// A project instruction file exists but could not be read.
@@ -38,6 +40,7 @@ pub struct PromptError {
 pub fn find_project_instructions(
     root: &Path,
     cwd: &Path,
+    home: Option<&Path>,
     limit_bytes: usize,
 ) -> Result<Option<ProjectInstructions>, PromptError> {
     let dirs: Vec<&Path> = if cwd.starts_with(root) {
@@ -53,6 +56,14 @@ pub fn find_project_instructions(
 
     let mut text = String::new();
     let mut files = Vec::new();
+    let mut warnings = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let workspace = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let home = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf()));
+    let bounds = super::imports::ImportBounds {
+        workspace: &workspace,
+        home: home.as_deref(),
+    };
     for dir in dirs {
         let Some(path) = INSTRUCTION_FILES
             .iter()
@@ -73,7 +84,20 @@ pub fn find_project_instructions(
             text.push_str("\n\n");
         }
         text.push_str(&format!("## {}\n\n{content}", path.display()));
+        seen.extend(std::fs::canonicalize(&path).ok());
+        let imports =
+            super::imports::resolve_imports(&path, content, &bounds, &mut seen, 0, &mut warnings);
         files.push(path);
+        for (imported, content) in imports {
+            if content.is_empty() {
+                continue;
+            }
+            text.push_str(&format!(
+                "\n\n## {} (imported)\n\n{content}",
+                imported.display()
+            ));
+            files.push(imported);
+        }
     }
     if files.is_empty() {
         return Ok(None);
@@ -93,6 +117,7 @@ pub fn find_project_instructions(
         text,
         files,
         truncated,
+        warnings,
     }))
 }
 

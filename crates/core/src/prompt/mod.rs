@@ -4,11 +4,13 @@
 //! [`build_system_prompt`] is pure, so the same inputs give the same bytes; the caller builds
 //! the prompt once per session (date included) and reuses it, so providers can cache it.
 
+mod imports;
 mod instructions;
 
 use std::path::Path;
 use std::time::SystemTime;
 
+pub use imports::MAX_IMPORT_DEPTH;
 pub use instructions::{
     PROJECT_INSTRUCTIONS_LIMIT_BYTES, ProjectInstructions, PromptError, find_project_instructions,
 };
@@ -36,6 +38,20 @@ pub struct PromptInputs<'a> {
 
 /// Renders the system prompt.
 pub fn build_system_prompt(inputs: &PromptInputs<'_>) -> String {
+    render(TEMPLATE, inputs)
+}
+
+/// Renders a person's own prompt (`--system-prompt-file`) in place of rein's: the same
+/// `{placeholders}` are filled, and the project's instructions follow it unless it places
+/// them itself with `{project_instructions}`.
+pub fn build_custom_system_prompt(template: &str, inputs: &PromptInputs<'_>) -> String {
+    if template.contains("{project_instructions}") {
+        return render(template, inputs);
+    }
+    render(&format!("{template}\n{{project_instructions}}"), inputs)
+}
+
+fn render(template: &str, inputs: &PromptInputs<'_>) -> String {
     let cwd = inputs.cwd.display().to_string();
     let tools = if inputs.tools.is_empty() {
         "(no tools in this session)".to_owned()
@@ -60,7 +76,7 @@ pub fn build_system_prompt(inputs: &PromptInputs<'_>) -> String {
     };
     let git = if inputs.is_git_repo { "yes" } else { "no" };
     let mut prompt = fill(
-        TEMPLATE,
+        template,
         &[
             ("cwd", &cwd),
             ("git", git),
@@ -115,6 +131,26 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_custom_prompt_gets_the_placeholders_and_the_project_instructions() {
+        let inputs = PromptInputs {
+            cwd: Path::new("/w"),
+            os: "linux",
+            shell: "bash",
+            date: "2025-01-02",
+            is_git_repo: false,
+            tools: &[],
+            project_instructions: Some("use tabs"),
+        };
+        let prompt = build_custom_system_prompt("You are terse. Working in {cwd}.", &inputs);
+        assert!(
+            prompt.starts_with("You are terse. Working in /w.\n"),
+            "{prompt}"
+        );
+        assert!(prompt.contains("use tabs"), "{prompt}");
+        assert!(!prompt.contains("You are rein"), "{prompt}");
+    }
 
     #[test]
     fn fill_does_not_rescan_inserted_text() {

@@ -100,6 +100,7 @@ impl EventSink for EventMasker {
             | AgentEvent::Compaction(_)
             | AgentEvent::Todos { .. }
             | AgentEvent::Warning { .. }
+            | AgentEvent::InstructionsLoaded { .. }
             | AgentEvent::TurnFinished { .. }
             | AgentEvent::Nested(_) => self.flush(&mut streams),
         }
@@ -169,6 +170,7 @@ pub(crate) fn mask_event(secrets: &Secrets, event: &mut AgentEvent) {
         AgentEvent::Waiting { .. }
         | AgentEvent::Usage { .. }
         | AgentEvent::CompactionStarted { .. }
+        | AgentEvent::InstructionsLoaded { .. }
         | AgentEvent::TurnFinished { .. } => {}
     }
 }

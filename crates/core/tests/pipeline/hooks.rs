@@ -248,6 +248,7 @@ async fn a_real_hooks_allow_never_beats_a_deny_rule() {
     let hooks = CommandHooks::new(
         &[hook],
         HookSetup {
+            env_set: Vec::new(),
             workspace: workspace.clone(),
             project_dir: workspace.clone(),
             session_id: None,

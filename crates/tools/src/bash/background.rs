@@ -121,6 +121,7 @@ pub(crate) struct StartSpec<'a> {
     pub(crate) command: &'a str,
     pub(crate) cwd: &'a Path,
     pub(crate) env_remove: &'a [String],
+    pub(crate) env_set: &'a [(String, String)],
     pub(crate) git_guard: bool,
     /// The OS sandbox it runs in, if any.
     pub(crate) sandbox: Option<&'a crate::sandbox::Sandbox>,
@@ -193,6 +194,7 @@ impl BackgroundShells {
                 cwd: spec.cwd,
                 cwd_file: Path::new("/dev/null"),
                 env_remove: spec.env_remove,
+                env_set: spec.env_set,
                 git_guard: spec.git_guard,
                 sandbox: spec.sandbox,
                 stdin: watch.into(),

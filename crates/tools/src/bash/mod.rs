@@ -189,6 +189,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             .map_or(Path::new("/dev/null"), CwdFile::path),
         timeout,
         env_remove: &ctx.config().env_remove,
+        env_set: &ctx.config().env_set,
         sandbox: ctx.sandbox().filter(|s| s.is_enforced()),
         git_guard: read_only_git,
         spool: SpoolSpec {
@@ -277,6 +278,7 @@ fn start_in_background(
             command: &args.command,
             cwd,
             env_remove: &ctx.config().env_remove,
+            env_set: &ctx.config().env_set,
             git_guard,
             sandbox: ctx.sandbox().filter(|s| s.is_enforced()),
             offload_dir,

@@ -66,6 +66,8 @@ pub(crate) struct RunSpec<'a> {
     pub(crate) spool: SpoolSpec,
     /// Variables kept from it (secrets).
     pub(crate) env_remove: &'a [String],
+    /// Variables it gets besides rein's environment.
+    pub(crate) env_set: &'a [(String, String)],
     /// The OS sandbox it runs in, if any.
     pub(crate) sandbox: Option<&'a Sandbox>,
     /// Whether git must ignore repository config that runs programs ([`GIT_GUARD`]).
@@ -146,6 +148,7 @@ pub(crate) async fn run(
             cwd: spec.cwd,
             cwd_file: spec.cwd_file,
             env_remove: spec.env_remove,
+            env_set: spec.env_set,
             git_guard: spec.git_guard,
             sandbox: spec.sandbox,
             stdin: Stdio::null(),
@@ -238,6 +241,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) cwd: &'a Path,
     pub(crate) cwd_file: &'a Path,
     pub(crate) env_remove: &'a [String],
+    /// Variables it gets besides rein's environment.
+    pub(crate) env_set: &'a [(String, String)],
     /// Whether git must ignore repository config that runs programs ([`GIT_GUARD`]).
     pub(crate) git_guard: bool,
     /// The OS sandbox it runs in, if any.
@@ -268,6 +273,7 @@ pub(crate) fn launch(
         env_remove: spec.env_remove,
     }
     .build_watched()?;
+    command.envs(spec.env_set.iter().map(|(k, v)| (k, v)));
     command.envs(CHILD_ENV);
     if spec.git_guard {
         guard_git(&mut command);

@@ -271,6 +271,7 @@ impl AgentTool {
             .map(|s| Box::new(s) as Box<dyn Transcript>)
         });
         let agent = Agent::new(AgentParts {
+            nested: None,
             provider: Arc::clone(&setup.provider),
             registry: Arc::new(tools),
             tool_ctx: ctx.for_helper(),

@@ -1,0 +1,96 @@
+//! `rein config --show`: the configuration in effect in this directory, each part with
+//! where it came from (built-in default, a file, the environment, a flag).
+
+use crate::args::Args;
+use crate::exit::Exit;
+use crate::render;
+use crate::setup::{self, SetupError};
+
+/// Prints the merged configuration.
+pub(crate) fn show(args: &Args) -> Exit {
+    let (config, _) = match setup::configuration(args) {
+        Ok(found) => found,
+        Err(SetupError::Usage(message)) => {
+            render::error(&message);
+            return Exit::Usage;
+        }
+        Err(SetupError::Runtime(message)) => {
+            render::error(&message);
+            return Exit::Runtime;
+        }
+    };
+    let mut out = String::from("Files read, in order (later ones win):\n");
+    for file in &config.files {
+        out.push_str(&format!("  {}\n", file.display()));
+    }
+    if let Some(file) = &config.dotenv_file {
+        out.push_str(&format!(
+            "  {} (fills gaps in the environment)\n",
+            file.display()
+        ));
+    }
+    out.push_str("\nSettings:\n");
+    for (key, value, source) in config.settings_shown() {
+        out.push_str(&format!("  {key} = {value}  ({source})\n"));
+    }
+    let key = match config.api_key_origin() {
+        Some(origin) => format!("set, from {origin}"),
+        None => "not set".to_owned(),
+    };
+    out.push_str(&format!("  api key: {key}\n"));
+    out.push_str("\nPermission rules:\n");
+    let lists = [
+        ("deny", &config.rules.deny),
+        ("ask", &config.rules.ask),
+        ("allow", &config.rules.allow),
+    ];
+    let mut any = false;
+    for (list, rules) in lists {
+        for rule in rules {
+            any = true;
+            out.push_str(&format!("  {list:5} {}  ({})\n", rule.text, rule.source));
+        }
+    }
+    if !any {
+        out.push_str("  (none)\n");
+    }
+    if !config.hooks.is_empty() {
+        out.push_str("\nHooks:\n");
+        for hook in &config.hooks {
+            let matcher = hook.matcher.as_deref().unwrap_or("*");
+            out.push_str(&format!(
+                "  {} [{matcher}] {}  ({})\n",
+                hook.event, hook.command, hook.source
+            ));
+        }
+    }
+    if !config.env.is_empty() {
+        out.push_str("\nVariables for commands and hooks:\n");
+        for entry in &config.env {
+            out.push_str(&format!(
+                "  {}={}  ({})\n",
+                entry.name, entry.value, entry.source
+            ));
+        }
+    }
+    if !config.mcp_servers.is_empty() {
+        out.push_str("\nMCP servers:\n");
+        for server in &config.mcp_servers {
+            out.push_str(&format!("  {}  ({})\n", server.name, server.source));
+        }
+    }
+    let mut left_out: Vec<String> = config.claude_ignored.clone();
+    if !config.untrusted_ignored.is_empty() || !config.untrusted_dotenv.is_empty() {
+        left_out.push(rein_core::build::untrusted_warning(&config));
+    }
+    left_out.extend(config.sandbox.ignored.iter().cloned());
+    left_out.extend(config.repl.ignored.iter().cloned());
+    if !left_out.is_empty() {
+        out.push_str("\nLeft out:\n");
+        for line in left_out {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    render::stdout_line(out.trim_end());
+    Exit::Done
+}
