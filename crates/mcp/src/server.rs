@@ -165,6 +165,20 @@ impl Server {
         self.lock().tools.clone()
     }
 
+    /// Notes that the server is still not ready though its `startup_timeout` ran out: it
+    /// shows as timed out (its start goes on in the background).
+    pub(crate) fn note_timed_out(&self) {
+        let mut inner = self.lock();
+        if inner.state == ServerState::Starting {
+            inner.last_error = Some(format!(
+                "it did not finish starting within {} s (its `startup_timeout`); rein keeps \
+                 waiting for it in the background",
+                self.config.startup_timeout.as_secs_f64()
+            ));
+            self.set_state(&mut inner, ServerState::TimedOut);
+        }
+    }
+
     /// A receiver that sees each change of state.
     pub(crate) fn watch(&self) -> watch::Receiver<ServerState> {
         self.changed.subscribe()
@@ -241,6 +255,9 @@ impl Server {
                 let changed = inner.tools != tools;
                 inner.tools = tools;
                 inner.live = Some(Live { service, process });
+                if inner.state == ServerState::TimedOut {
+                    inner.last_error = None;
+                }
                 self.set_state(&mut inner, ServerState::Ready);
                 if changed {
                     self.generation.fetch_add(1, Ordering::SeqCst);
@@ -398,12 +415,14 @@ impl Server {
     /// restarted once) or `Failed`. Whether it died.
     fn died(&self) -> bool {
         let mut inner = self.lock();
-        // Only a connection that was up can have died: one still starting has none yet.
-        let closed = inner
-            .live
-            .as_ref()
-            .is_some_and(|live| live.service.is_transport_closed());
-        if !closed {
+        // Only a connection that was up can have died: one still starting has none yet. The
+        // process is asked too: its connection may close only a while after it is gone (a
+        // child it started can hold its stdout open).
+        let Some(live) = inner.live.as_mut() else {
+            return false;
+        };
+        let exited = live.process.as_mut().and_then(ServerProcess::exited);
+        if exited.is_none() && !live.service.is_transport_closed() {
             return false;
         }
         if let Some(mut live) = inner.live.take()
@@ -411,6 +430,10 @@ impl Server {
         {
             process.kill_now();
         }
+        let how = match exited {
+            Some(status) => format!("it exited, {status}"),
+            None => "its connection closed".to_owned(),
+        };
         let state = if inner.restarts < RESTARTS {
             ServerState::Exited
         } else {
@@ -422,7 +445,7 @@ impl Server {
             .and_then(crate::process::last_log_line)
             .map(|line| format!(": \"{line}\""))
             .unwrap_or_default();
-        inner.last_error = Some(format!("the server stopped (its connection closed){said}"));
+        inner.last_error = Some(format!("the server stopped ({how}){said}"));
         self.set_state(&mut inner, state);
         true
     }
@@ -440,10 +463,11 @@ impl Server {
         let state = self.lock().state.clone();
         match state {
             ServerState::Ready => {}
-            ServerState::Starting => {
+            ServerState::Starting | ServerState::TimedOut => {
                 // Still starting: wait for it within its startup timeout.
                 let mut watch = self.watch();
-                let wait = watch.wait_for(|s| *s != ServerState::Starting);
+                let wait =
+                    watch.wait_for(|s| !matches!(s, ServerState::Starting | ServerState::TimedOut));
                 tokio::select! {
                     () = cancel.cancelled() => return Err(CallFailure::Cancelled),
                     _ = tokio::time::timeout(self.config.startup_timeout, wait) => {}

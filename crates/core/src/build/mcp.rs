@@ -45,6 +45,11 @@ impl AgentBuilder {
         self.mcp_hub.as_ref()
     }
 
+    /// The project's MCP servers that do not start until the person runs `rein trust`.
+    pub fn mcp_awaiting_trust(&self) -> &[String] {
+        &self.mcp_awaiting_trust
+    }
+
     /// What the person should know about the configured MCP servers: those left out (an
     /// untrusted project's, one naming an unset variable; these are among
     /// [`AgentBuilder::warnings`] too), and, when some are to run in the OS sandbox, why it
