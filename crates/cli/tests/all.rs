@@ -34,6 +34,7 @@ mod mcp_auto;
 mod mcp_config;
 mod mcp_lifecycle;
 mod mcp_npm;
+mod mcp_subagents;
 mod orphans;
 mod parallel;
 mod permissions;

@@ -7,16 +7,63 @@
 use std::sync::Arc;
 
 use rein_mcp::McpHub;
-use rein_tools::ToolRegistry;
+use rein_tools::{ToolKind, ToolRegistry};
 
 use super::Agent;
 use super::event::AgentEvent;
 use super::runner::CallEnv;
 use crate::permissions::PermissionMode;
 
+/// The MCP servers an agent is offered the tools of, and which of them.
+#[derive(Debug, Clone)]
+pub(crate) struct McpOffer {
+    pub(crate) hub: Arc<McpHub>,
+    /// Which kinds of tool the mode offers (plan mode: read-only ones).
+    pub(crate) mode: PermissionMode,
+    /// Which of the servers' tools (a sub-agent's type may name them).
+    pub(crate) only: McpFilter,
+}
+
+/// Which MCP tools an agent is offered, beside what its mode allows.
+#[derive(Debug, Clone)]
+pub(crate) enum McpFilter {
+    /// Every one (the main agent, a general sub-agent).
+    All,
+    /// The read-only ones (the `explore` sub-agent).
+    ReadOnly,
+    /// Those an agent type's `tools` list names: `mcp__github__get_issue`, a pattern
+    /// `mcp__github__*`, or Claude Code's `mcp__github` for every tool of a server.
+    Named(Vec<String>),
+}
+
+impl McpFilter {
+    /// Whether the tool `name` of `kind` is offered.
+    fn admits(&self, name: &str, kind: ToolKind) -> bool {
+        match self {
+            McpFilter::All => true,
+            McpFilter::ReadOnly => kind == ToolKind::ReadOnly,
+            McpFilter::Named(names) => names.iter().any(|wanted| {
+                let wanted = wanted.trim();
+                match wanted.strip_suffix('*') {
+                    Some(prefix) => name.starts_with(prefix),
+                    None => {
+                        name == wanted
+                            || name
+                                .strip_prefix(wanted)
+                                .is_some_and(|rest| rest.starts_with("__"))
+                                && wanted.matches("__").count() == 1
+                    }
+                }
+            }),
+        }
+    }
+}
+
 /// The MCP servers an agent offers tools of, and what it last offered.
 pub(crate) struct McpTools {
     pub(crate) hub: Arc<McpHub>,
+    /// Which of the servers' tools this agent is offered.
+    pub(crate) only: McpFilter,
     /// The agent's other tools.
     pub(crate) base: Arc<ToolRegistry>,
     /// Which kinds of tool the mode offers (plan mode: read-only ones).
@@ -48,7 +95,7 @@ impl Agent {
         mcp.seen = Some(generation);
         let mut registry = mcp.base.offered(|_| true);
         for tool in mcp.hub.tools() {
-            if mcp.mode.offers(tool.kind()) {
+            if mcp.mode.offers(tool.kind()) && mcp.only.admits(tool.name(), tool.kind()) {
                 registry.register_arc(tool);
             }
         }
@@ -82,4 +129,24 @@ pub(super) fn tool_specs(registry: &ToolRegistry) -> Vec<rein_llm::ToolSpec> {
         .into_iter()
         .map(|s| rein_llm::ToolSpec::new(s.name, s.description, s.parameters))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_types_list_names_mcp_tools_one_by_one_by_pattern_or_by_server() {
+        let named =
+            |names: &[&str]| McpFilter::Named(names.iter().map(|n| (*n).to_owned()).collect());
+        let write = ToolKind::Execute;
+        assert!(named(&["mcp__gh__get_issue"]).admits("mcp__gh__get_issue", write));
+        assert!(!named(&["mcp__gh__get_issue"]).admits("mcp__gh__get_issues", write));
+        assert!(named(&["mcp__gh__*"]).admits("mcp__gh__delete", write));
+        assert!(named(&["mcp__gh"]).admits("mcp__gh__delete", write));
+        assert!(!named(&["mcp__gh"]).admits("mcp__ghx__delete", write));
+        assert!(!named(&["read_file", "grep"]).admits("mcp__gh__delete", write));
+        assert!(McpFilter::ReadOnly.admits("mcp__gh__get", ToolKind::ReadOnly));
+        assert!(!McpFilter::ReadOnly.admits("mcp__gh__delete", write));
+    }
 }

@@ -41,6 +41,7 @@ pub use event::{AgentEvent, EventSink, Events, NestedEvent, TurnStop};
 use guard::LoopGuard;
 use hook_points::AfterStop;
 pub use hook_points::MAX_STOP_HOOK_CONTINUATIONS;
+pub(crate) use mcp_tools::{McpFilter, McpOffer};
 pub use outcome::{TurnEnd, TurnError, TurnOutcome};
 use runner::{CallEnv, Fatal, ToolRunner};
 use spend::{CallKind, Spend};
@@ -117,7 +118,7 @@ pub(crate) struct AgentParts {
     /// Where the `agent` tool leaves what its sub-agents used.
     pub subagents: Option<Arc<SubagentLink>>,
     /// The session's MCP servers, whose tools join the registry's as they become ready.
-    pub mcp: Option<(Arc<rein_mcp::McpHub>, crate::permissions::PermissionMode)>,
+    pub mcp: Option<McpOffer>,
     /// The prices calls are billed at.
     pub prices: Arc<rein_llm::PriceBook>,
     /// What the run may spend.
@@ -188,12 +189,14 @@ impl Agent {
     /// An agent ready for its first (or next, when resumed) turn.
     pub(crate) fn new(parts: AgentParts) -> Self {
         let tool_specs = mcp_tools::tool_specs(&parts.registry);
-        let mcp = parts.mcp.map(|(hub, mode)| mcp_tools::McpTools {
-            hub,
+        let mcp = parts.mcp.map(|offer| mcp_tools::McpTools {
+            hub: offer.hub,
+            only: offer.only,
             base: Arc::clone(&parts.registry),
-            mode,
+            mode: offer.mode,
             seen: None,
-            waited: false,
+            // A sub-agent's servers were waited for by its parent's first request.
+            waited: parts.agent_name.is_some(),
         });
         let call_ids = parts
             .history

@@ -144,6 +144,7 @@ impl AgentBuilder {
                 }),
                 transcripts: self.subagent_dir.map(|dir| (dir, self.workspace.clone())),
                 link: Arc::clone(&subagent_usage),
+                mcp: mcp.clone().map(|hub| (hub, self.mode)),
             };
             registry.register(AgentTool::new(setup, self.agent_types));
         }
@@ -180,7 +181,11 @@ impl AgentBuilder {
             anchor: self.anchor,
             prices: self.prices,
             limits: self.limits,
-            mcp: mcp.map(|hub| (hub, self.mode)),
+            mcp: mcp.map(|hub| crate::agent::McpOffer {
+                hub,
+                mode: self.mode,
+                only: crate::agent::McpFilter::All,
+            }),
             checkpoints,
         }))
     }
