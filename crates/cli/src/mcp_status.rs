@@ -59,6 +59,10 @@ pub(crate) fn server_lines(statuses: &[ServerStatus], s: Style) -> Vec<String> {
             ));
         }
         lines.push(line.trim_end().to_owned());
+        for (tool, why) in &status.left_out {
+            let note = format!("not offered: {}: {}", neutralize(tool), neutralize(why));
+            lines.push(format!("{:width$}  {}", "", s.warn(&note)));
+        }
         if let Some(log) = &status.log {
             let log = format!("log: {}", neutralize(&log.display().to_string()));
             lines.push(format!("{:width$}  {}", "", s.dim(&log)));
@@ -80,6 +84,10 @@ mod tests {
                 name: "fs".into(),
                 state: ServerState::Ready,
                 tools: 4,
+                left_out: vec![(
+                    "research".into(),
+                    "it requires MCP tasks (execution.taskSupport = \"required\"), which rein does not run yet".into(),
+                )],
                 last_error: None,
                 log: Some(PathBuf::from("/h/.rein/mcp-logs/fs.log")),
                 sandboxed: true,
@@ -88,6 +96,7 @@ mod tests {
                 name: "github".into(),
                 state: ServerState::Failed,
                 tools: 0,
+                left_out: Vec::new(),
                 last_error: Some("cannot start `gh-mcp`: No such file\x1b[2J".into()),
                 log: Some(PathBuf::from("/h/.rein/mcp-logs/github.log")),
                 sandboxed: false,
@@ -96,6 +105,7 @@ mod tests {
                 name: "slow".into(),
                 state: ServerState::TimedOut,
                 tools: 0,
+                left_out: Vec::new(),
                 last_error: Some("it did not finish starting within 10 s".into()),
                 log: None,
                 sandboxed: false,
@@ -104,6 +114,7 @@ mod tests {
                 name: "web".into(),
                 state: ServerState::Ready,
                 tools: 1,
+                left_out: Vec::new(),
                 last_error: None,
                 log: None,
                 sandboxed: false,

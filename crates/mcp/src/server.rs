@@ -149,20 +149,39 @@ impl Server {
     /// after its restart), not `Ready`.
     pub(crate) fn status(&self) -> ServerStatus {
         self.died();
+        let left_out = self.left_out();
         let inner = self.lock();
         ServerStatus {
             name: self.config.name.clone(),
             state: inner.state.clone(),
-            tools: inner.tools.len(),
+            tools: inner.tools.len().saturating_sub(left_out.len()),
+            left_out,
             last_error: inner.last_error.clone(),
             log: self.log.clone(),
             sandboxed: self.confined(),
         }
     }
 
-    /// Its tools as last listed.
+    /// Its tools as last listed, less those it cannot offer (see [`Server::left_out`]).
     pub(crate) fn tools(&self) -> Vec<Tool> {
-        self.lock().tools.clone()
+        let required = &self.listener.task_required;
+        self.lock()
+            .tools
+            .iter()
+            .filter(|t| !required.contains(&t.name))
+            .cloned()
+            .collect()
+    }
+
+    /// The tools it lists that rein does not offer, each with why.
+    pub(crate) fn left_out(&self) -> Vec<(String, String)> {
+        let required = &self.listener.task_required;
+        self.lock()
+            .tools
+            .iter()
+            .filter(|t| required.contains(&t.name))
+            .map(|t| (t.name.to_string(), crate::tasks::TASKS_REQUIRED.to_owned()))
+            .collect()
     }
 
     /// Notes that the server is still not ready though its `startup_timeout` ran out: it

@@ -41,6 +41,8 @@ pub struct ServerStatus {
     pub state: ServerState,
     /// How many tools it offers (0 until it is ready).
     pub tools: usize,
+    /// Tools it lists that are not offered, each with why (they require MCP tasks).
+    pub left_out: Vec<(String, String)>,
     /// The last thing that went wrong with it.
     pub last_error: Option<String>,
     /// Where its stderr goes (stdio servers).
