@@ -33,6 +33,7 @@ mod mcp;
 mod mcp_auto;
 mod mcp_config;
 mod mcp_lifecycle;
+mod mcp_manage;
 mod mcp_npm;
 mod mcp_subagents;
 mod orphans;
