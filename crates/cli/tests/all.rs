@@ -36,6 +36,7 @@ mod mcp_lifecycle;
 mod mcp_manage;
 mod mcp_npm;
 mod mcp_subagents;
+mod mcp_tool_search;
 mod orphans;
 mod parallel;
 mod permissions;

@@ -117,6 +117,8 @@ pub struct AgentBuilder {
     mcp_warnings: Vec<String>,
     /// The project's servers that wait for `rein trust`.
     mcp_awaiting_trust: Vec<String>,
+    /// When the MCP tools go through `tool_search`.
+    tool_search_budget: crate::agent::ToolSearchBudget,
     /// The configured stdio servers that run in the OS sandbox.
     mcp_sandboxed: Vec<String>,
     /// Checkpoints before each turn, when a session and rein's home are given.
@@ -200,6 +202,7 @@ impl AgentBuilder {
             mcp_hub: None,
             mcp_warnings: Vec::new(),
             mcp_awaiting_trust: Vec::new(),
+            tool_search_budget: crate::agent::ToolSearchBudget::default(),
             mcp_sandboxed: Vec::new(),
             workspace,
         }

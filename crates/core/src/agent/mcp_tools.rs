@@ -12,6 +12,7 @@ use rein_tools::{ToolKind, ToolRegistry};
 use super::Agent;
 use super::event::AgentEvent;
 use super::runner::CallEnv;
+use super::tool_search::{SharedCatalog, ToolSearchBudget, ToolSearchTool};
 use crate::permissions::PermissionMode;
 
 /// The MCP servers an agent is offered the tools of, and which of them.
@@ -22,6 +23,8 @@ pub(crate) struct McpOffer {
     pub(crate) mode: PermissionMode,
     /// Which of the servers' tools (a sub-agent's type may name them).
     pub(crate) only: McpFilter,
+    /// When the MCP tools go through `tool_search`.
+    pub(crate) budget: ToolSearchBudget,
 }
 
 /// Which MCP tools an agent is offered, beside what its mode allows.
@@ -68,8 +71,13 @@ pub(crate) struct McpTools {
     pub(crate) base: Arc<ToolRegistry>,
     /// Which kinds of tool the mode offers (plan mode: read-only ones).
     pub(crate) mode: PermissionMode,
-    /// The hub's generation the current tools come from.
-    pub(crate) seen: Option<u64>,
+    /// The hub's generation and the count of tools found by `tool_search` the current
+    /// tools come from.
+    pub(crate) seen: Option<(u64, usize)>,
+    /// When the MCP tools go through `tool_search`.
+    pub(crate) budget: ToolSearchBudget,
+    /// Set once the tools passed the budget: the MCP tools to search (for good).
+    pub(crate) search: Option<SharedCatalog>,
     /// The first request has waited for the servers.
     pub(crate) waited: bool,
 }
@@ -89,14 +97,59 @@ impl Agent {
         }
         mcp.hub.refresh().await;
         let generation = mcp.hub.generation();
-        if mcp.seen == Some(generation) {
+        let found = mcp.search.as_ref().map_or(0, |c| {
+            c.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .found_count()
+        });
+        if mcp.seen == Some((generation, found)) {
             return;
         }
-        mcp.seen = Some(generation);
+        mcp.seen = Some((generation, found));
+        let mcp_tools: Vec<Arc<dyn rein_tools::DynTool>> = mcp
+            .hub
+            .tools()
+            .into_iter()
+            .filter(|tool| {
+                mcp.mode.offers(tool.kind()) && mcp.only.admits(tool.name(), tool.kind())
+            })
+            .collect();
         let mut registry = mcp.base.offered(|_| true);
-        for tool in mcp.hub.tools() {
-            if mcp.mode.offers(tool.kind()) && mcp.only.admits(tool.name(), tool.kind()) {
-                registry.register_arc(tool);
+        if mcp.search.is_none() {
+            let mut all = registry.offered(|_| true);
+            for tool in &mcp_tools {
+                all.register_arc(Arc::clone(tool));
+            }
+            if mcp.budget.exceeded(&tool_specs(&all)) {
+                let catalog = SharedCatalog::default();
+                env.events.emit(AgentEvent::Warning {
+                    message: format!(
+                        "{} MCP tools pass the tool budget ({} tools or {} KB of descriptions): \
+                         the model finds them through tool_search",
+                        mcp_tools.len(),
+                        mcp.budget.max_tools,
+                        mcp.budget.max_schema_bytes / 1024
+                    ),
+                });
+                mcp.search = Some(catalog);
+            }
+        }
+        match &mcp.search {
+            Some(catalog) => {
+                registry.register(ToolSearchTool::new(Arc::clone(catalog)));
+                let mut catalog = catalog
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                catalog.set_tools(mcp_tools);
+                // After the agent's own tools: the request's start stays as it was.
+                for tool in catalog.found() {
+                    registry.register_arc(tool);
+                }
+            }
+            None => {
+                for tool in mcp_tools {
+                    registry.register_arc(tool);
+                }
             }
         }
         let registry = Arc::new(registry);

@@ -20,6 +20,7 @@ mod outcome;
 mod runner;
 mod spend;
 mod subagents;
+mod tool_search;
 mod transcript;
 
 use std::collections::HashSet;
@@ -48,6 +49,9 @@ use spend::{CallKind, Spend};
 pub use spend::{LimitReached, SpendLimit, SpendLimits, SpendTotals};
 pub use subagents::AGENT_TOOL;
 pub(crate) use subagents::SubagentLink;
+pub use tool_search::{
+    TOOL_SEARCH, TOOL_SEARCH_MAX_SCHEMA_BYTES, TOOL_SEARCH_MAX_TOOLS, ToolSearchBudget,
+};
 pub use transcript::Transcript;
 
 use crate::context::{CompactRequests, ContextSettings, Ledger, PinnedState, PromptAnchor};
@@ -195,6 +199,8 @@ impl Agent {
             base: Arc::clone(&parts.registry),
             mode: offer.mode,
             seen: None,
+            budget: offer.budget,
+            search: None,
             // A sub-agent's servers were waited for by its parent's first request.
             waited: parts.agent_name.is_some(),
         });

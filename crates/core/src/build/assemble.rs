@@ -144,7 +144,9 @@ impl AgentBuilder {
                 }),
                 transcripts: self.subagent_dir.map(|dir| (dir, self.workspace.clone())),
                 link: Arc::clone(&subagent_usage),
-                mcp: mcp.clone().map(|hub| (hub, self.mode)),
+                mcp: mcp
+                    .clone()
+                    .map(|hub| (hub, self.mode, self.tool_search_budget)),
             };
             registry.register(AgentTool::new(setup, self.agent_types));
         }
@@ -185,6 +187,7 @@ impl AgentBuilder {
                 hub,
                 mode: self.mode,
                 only: crate::agent::McpFilter::All,
+                budget: self.tool_search_budget,
             }),
             checkpoints,
         }))

@@ -120,6 +120,7 @@ pub(crate) struct Tables {
     pub(crate) mcp_replaced: Vec<super::McpServerEntry>,
     pub(crate) sandbox: super::sandbox::SandboxSettings,
     pub(crate) repl: super::repl::ReplSettings,
+    pub(crate) tool_search: super::tool_search::ToolSearchSettings,
     /// `[pricing."MODEL"]`, by model name.
     pub(crate) pricing: std::collections::BTreeMap<String, super::spend::PriceEntry>,
 }
@@ -140,6 +141,7 @@ impl Tables {
         }
         self.sandbox.stack(above.sandbox);
         self.repl.stack(above.repl);
+        self.tool_search.stack(above.tool_search);
         self.pricing.extend(above.pricing);
         for name in above.pass_env {
             if !self.pass_env.contains(&name) {
@@ -150,7 +152,7 @@ impl Tables {
 }
 
 /// The table names a config file may hold besides flat settings.
-pub(crate) const TABLE_KEYS: [&str; 7] = [
+pub(crate) const TABLE_KEYS: [&str; 8] = [
     "permissions",
     "hooks",
     "secrets",
@@ -158,6 +160,7 @@ pub(crate) const TABLE_KEYS: [&str; 7] = [
     "sandbox",
     "repl",
     "pricing",
+    "tool_search",
 ];
 
 /// Reads the table `key` of a file into `tables`; the error says what is wrong (the caller
@@ -228,6 +231,7 @@ pub(crate) fn read_table(
         }
         "sandbox" => super::sandbox::read(&mut tables.sandbox, table, source)?,
         "repl" => super::repl::read(&mut tables.repl, table, source)?,
+        "tool_search" => super::tool_search::read(&mut tables.tool_search, table)?,
         "pricing" => super::spend::read_pricing(&mut tables.pricing, table)?,
         other => return Err(format!("unknown table [{other}]")),
     }

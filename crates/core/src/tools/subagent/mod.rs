@@ -67,7 +67,11 @@ pub(crate) struct SubagentSetup {
     /// parent to count and record.
     pub(crate) link: Arc<SubagentLink>,
     /// The parent's MCP servers and permission mode: sub-agents get their tools too.
-    pub(crate) mcp: Option<(Arc<rein_mcp::McpHub>, crate::permissions::PermissionMode)>,
+    pub(crate) mcp: Option<(
+        Arc<rein_mcp::McpHub>,
+        crate::permissions::PermissionMode,
+        crate::agent::ToolSearchBudget,
+    )>,
 }
 
 /// The `agent` tool.
@@ -295,9 +299,10 @@ impl AgentTool {
             prices: Arc::default(),
             limits: crate::agent::SpendLimits::default(),
             // The parent's MCP servers, whose tools it gets as its type allows.
-            mcp: setup.mcp.clone().map(|(hub, mode)| McpOffer {
+            mcp: setup.mcp.clone().map(|(hub, mode, budget)| McpOffer {
                 hub,
                 mode,
+                budget,
                 only: match ty {
                     Some(t) if t.read_only => McpFilter::ReadOnly,
                     Some(AgentType {
