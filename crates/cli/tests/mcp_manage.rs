@@ -84,3 +84,35 @@ fn a_project_server_is_added_to_the_projects_file_and_waits_for_trust() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!std::fs::read_to_string(&file).unwrap().contains("docs"));
 }
+
+/// In the REPL, `@server:uri` attaches an MCP server's resource to the request; one the
+/// server does not have is not sent, and says why.
+#[test]
+fn a_resource_is_attached_with_at_server_colon_uri() {
+    use rein_testkit::{MockServer, Script, Turn};
+
+    use crate::pty::Pty;
+
+    let env = Env::new();
+    crate::mcp::configure(&env, "[mcp_servers.fake]\ncommand = \"FAKE\"\n");
+    let server = MockServer::start(Script::new().reply(Turn::text("Read it.")).repeating());
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 160);
+    pty.wait_ready();
+    pty.send("summarise @fake:fake://notes/7 please\r");
+    pty.wait_for("Read it.");
+    let body = server.requests()[0].body.to_string();
+    assert!(
+        body.contains("<attached file=\\\"fake:fake://notes/7\\\">\\nnote 7: the resource body"),
+        "{body}"
+    );
+    pty.send("and @fake:fake://elsewhere\r");
+    pty.wait_for("could not be attached");
+    assert!(
+        pty.transcript().contains("no resource fake://elsewhere"),
+        "{}",
+        pty.transcript()
+    );
+    assert_eq!(server.requests().len(), 1, "the request was not sent");
+    pty.send("\x15/exit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}

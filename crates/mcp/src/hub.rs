@@ -221,6 +221,27 @@ impl McpHub {
         tools
     }
 
+    /// Whether `name` is one of the servers (for `@server:uri` mentions).
+    pub fn has_server(&self, name: &str) -> bool {
+        self.servers.iter().any(|s| s.config.name == name)
+    }
+
+    /// The text of resource `uri` of server `name` (`@server:uri` in the REPL); the error
+    /// says why it could not be read.
+    pub async fn read_resource(
+        &self,
+        name: &str,
+        uri: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, String> {
+        let server = self
+            .servers
+            .iter()
+            .find(|s| s.config.name == name)
+            .ok_or_else(|| format!("there is no MCP server `{name}`"))?;
+        server.read_resource(uri, cancel).await
+    }
+
     /// Each server's status, in configuration order.
     pub fn statuses(&self) -> Vec<ServerStatus> {
         self.servers.iter().map(|s| s.status()).collect()

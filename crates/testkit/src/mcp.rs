@@ -217,8 +217,34 @@ impl ServerHandler for FakeServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
                 .build(),
         )
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        // `fake://notes/N` holds a line naming N; any other address is unknown.
+        match request.uri.strip_prefix("fake://notes/") {
+            Some(n) => {
+                Ok(
+                    rmcp::model::ReadResourceResult::new(vec![
+                        rmcp::model::ResourceContents::text(
+                            format!("note {n}: the resource body"),
+                            &request.uri,
+                        ),
+                    ])
+                    .into(),
+                )
+            }
+            None => Err(McpError::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            )),
+        }
     }
 
     async fn on_cancelled(
