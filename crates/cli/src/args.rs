@@ -424,7 +424,7 @@ fn parse_max_cost(text: &str) -> Result<f64, String> {
         .trim_start_matches('$')
         .parse()
         .map_err(|_| format!("{text:?} is not an amount of US dollars (e.g. 0.50)"))?;
-    rein_core::config::check_max_cost(usd)
+    rein_core::config::check_max_cost(usd).map_err(|e| e.to_string())
 }
 
 /// `--max-tokens`: a whole number of tokens above zero.

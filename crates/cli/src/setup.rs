@@ -348,6 +348,29 @@ pub(crate) fn prepare(
     // Said once: commands then run with the permission checks alone.
     warnings.extend(builder.sandbox_warning());
     // The endpoint first: a missing key must not leave a session file behind.
+    let builder = endpoint(builder, args, &config)?;
+    let builder = session(builder, resumed, &store, &config, &cwd)?;
+    let session_id = builder.session_id().unwrap_or_default().to_owned();
+    let agent = builder
+        .build()
+        .map_err(|e| SetupError::Runtime(e.to_string()))?;
+    Ok(Prepared {
+        agent,
+        session_id,
+        cwd,
+        rein_home,
+        earlier_usage,
+        warnings,
+        mcp_warnings,
+    })
+}
+
+/// The model endpoint: a replayed recording, or the configured one (recorded on request).
+fn endpoint(
+    builder: AgentBuilder,
+    args: &Args,
+    config: &config::Config,
+) -> Result<AgentBuilder, SetupError> {
     let builder = match &args.replay {
         Some(path) => {
             let replay =
@@ -361,40 +384,37 @@ pub(crate) fn prepare(
             other => SetupError::Runtime(other.to_string()),
         })?,
     };
-    let builder = match &args.record {
+    Ok(match &args.record {
         Some(path) => builder
             .wrap_provider(|live| {
                 RecordingProvider::create(live, path).map(|r| Arc::new(r) as Arc<dyn Provider>)
             })
             .map_err(|e| SetupError::Runtime(e.to_string()))?,
         None => builder,
-    };
-    let builder = match resumed {
+    })
+}
+
+/// The session the agent writes to: the resumed one, or a new one.
+fn session(
+    builder: AgentBuilder,
+    resumed: Option<(Session, LoadedSession)>,
+    store: &SessionStore,
+    config: &config::Config,
+    cwd: &Path,
+) -> Result<AgentBuilder, SetupError> {
+    Ok(match resumed {
         Some((session, loaded)) => builder.resume(session, loaded),
         None => {
             let session = store
                 .create(NewSession {
                     model: &config.model,
                     provider: config.provider,
-                    cwd: &cwd,
+                    cwd,
                     parent: None,
                 })
                 .map_err(|e| SetupError::Runtime(e.to_string()))?;
             builder.session(session, Vec::new())
         }
-    };
-    let session_id = builder.session_id().unwrap_or_default().to_owned();
-    let agent = builder
-        .build()
-        .map_err(|e| SetupError::Runtime(e.to_string()))?;
-    Ok(Prepared {
-        agent,
-        session_id,
-        cwd,
-        rein_home,
-        earlier_usage,
-        warnings,
-        mcp_warnings,
     })
 }
 

@@ -6,4 +6,4 @@ pub mod subagent;
 pub mod todo;
 
 pub use subagent::{AGENT_TOOL, AgentTool, AgentType};
-pub use todo::{TODO_TOOL, TodoItem, TodoList, TodoStatus, TodoWriteTool};
+pub use todo::{TODO_TOOL, TodoItem, TodoList, TodoRuleBroken, TodoStatus, TodoWriteTool};

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use rein_mcp::McpHub;
 use rein_tools::{ToolKind, ToolRegistry};
 
-use super::Agent;
-use super::event::AgentEvent;
-use super::runner::CallEnv;
-use super::tool_search::{SharedCatalog, ToolSearchBudget, ToolSearchTool};
+use crate::agent::Agent;
+use crate::agent::event::AgentEvent;
+use crate::agent::runner::CallEnv;
+use crate::agent::tool_search::{SharedCatalog, ToolSearchBudget, ToolSearchTool};
 use crate::permissions::PermissionMode;
 
 /// The MCP servers an agent is offered the tools of, and which of them.
@@ -84,7 +84,7 @@ pub(crate) struct McpTools {
 
 impl Agent {
     /// Brings the offered tools up to date with the MCP servers, before a request.
-    pub(super) async fn sync_mcp_tools(&mut self, env: &mut CallEnv) {
+    pub(in crate::agent) async fn sync_mcp_tools(&mut self, env: &mut CallEnv) {
         let Some(mcp) = self.mcp.as_mut() else {
             return;
         };
@@ -176,7 +176,7 @@ impl Agent {
 }
 
 /// The request's description of `registry`'s tools.
-pub(super) fn tool_specs(registry: &ToolRegistry) -> Vec<rein_llm::ToolSpec> {
+pub(in crate::agent) fn tool_specs(registry: &ToolRegistry) -> Vec<rein_llm::ToolSpec> {
     registry
         .infos()
         .into_iter()
