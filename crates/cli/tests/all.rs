@@ -5,6 +5,7 @@
 mod pty;
 mod support;
 
+mod acp;
 mod background;
 mod big_output;
 mod checkpoint_crash;
@@ -41,6 +42,7 @@ mod orphans;
 mod parallel;
 mod permissions;
 mod repl;
+mod repl_round_three;
 mod repl_round_two;
 mod responses;
 mod rounds;
@@ -52,6 +54,7 @@ mod secret_forms;
 mod secrets;
 mod sessions;
 mod skills;
+mod stream_input;
 mod subagents;
 mod text_output;
 mod text_tool_calls;

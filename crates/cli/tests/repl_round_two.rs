@@ -149,7 +149,10 @@ fn at_60_columns_the_usage_line_and_key_hints_break_between_parts() {
     pty.wait_for_screen("Esc no ›");
     let keys = joined(&pty.rows());
     assert!(
-        keys.contains("y yes · a yes for the session · n no · r no, say why · Esc no ›"),
+        keys.contains(
+            "y yes · a yes for the session · l this line for the session · n no · r no, say \
+             why · Esc no ›"
+        ),
         "the key hints broke mid-word:\n{}",
         pty.screen()
     );

@@ -23,8 +23,13 @@ pub struct ApprovalRequest {
     pub preview: Option<Preview>,
     /// Why rein asks.
     pub reason: String,
-    /// What "yes for the rest of the session" allows from then on.
+    /// What "yes for the rest of the session" allows from then on: for a plain command,
+    /// its prefix (`bash(touch:*)`), else the exact call.
     pub session_rule: Rule,
+    /// The narrow choice when `session_rule` is a command's prefix: the exact line
+    /// (answered with [`Approval::YesForLine`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_rule: Option<Rule>,
     /// The sub-agent that made the call, when it was not the main conversation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
@@ -37,6 +42,9 @@ pub enum Approval {
     Yes,
     /// Run it, and the same kind of call without asking for the rest of the session.
     YesForSession,
+    /// Run it, and this exact line again without asking for the rest of the session (the
+    /// request's `line_rule`; its `session_rule` when it has none).
+    YesForLine,
     /// Do not run it.
     No,
     /// Do not run it, and tell the model why.

@@ -54,11 +54,12 @@ impl HostGate for AskingGate {
                  the rest of the session"
             ),
             session_rule: Rule::for_session(&view),
+            line_rule: None,
             agent: None,
         };
         matches!(
             self.interaction.approve(request).await,
-            Approval::Yes | Approval::YesForSession
+            Approval::Yes | Approval::YesForSession | Approval::YesForLine
         )
     }
 }

@@ -66,6 +66,7 @@ mod nested;
 mod options;
 mod parse;
 mod paths;
+mod prefix;
 mod printed;
 mod readonly;
 mod record;

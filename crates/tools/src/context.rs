@@ -55,6 +55,20 @@ pub struct ToolConfig {
     /// Masks the secrets in command outputs saved to disk (background commands' files);
     /// `None` saves them as printed.
     pub output_mask: Option<crate::mask::SharedMask>,
+    /// Where read_file, edit_file and write_file read and write text files instead of the
+    /// disk (an editor's buffers, over ACP); `None`: the disk.
+    pub client_files: Option<Arc<dyn ClientFiles>>,
+}
+
+/// Text files as a front-end holds them (an editor's open buffers, unsaved changes
+/// included). The file tools go through it only after their own checks: the path is
+/// confined to the workspace (or approved) and the permission decision is rein's either way.
+/// Called from a blocking thread.
+pub trait ClientFiles: Send + Sync + std::fmt::Debug {
+    /// The text of `path` (absolute) as the front-end has it.
+    fn read(&self, path: &Path) -> std::io::Result<String>;
+    /// Replaces the text of `path` (absolute), creating the file when it does not exist.
+    fn write(&self, path: &Path, content: &str) -> std::io::Result<()>;
 }
 
 /// Says which files rules protect from being read without asking (`.env`, keys, what a deny
@@ -96,6 +110,7 @@ impl ToolConfig {
             sandbox: Sandbox::off(),
             read_guard: None,
             output_mask: None,
+            client_files: None,
         }
     }
 }
@@ -112,6 +127,10 @@ pub enum Progress {
         lines: u64,
         /// The latest line, shortened.
         last_line: String,
+        /// The last few lines, each shortened, for a live view of the output's end (the
+        /// person's; not in the JSON events, which carry `last_line`).
+        #[serde(skip)]
+        tail: String,
     },
     /// A tool that reports how far it has got (an MCP server's progress notifications).
     Steps {

@@ -57,6 +57,12 @@ pub enum Display {
         timed_out: bool,
         /// The end of its output (at most a few lines), for a glance.
         output_tail: String,
+        /// How many lines it printed in all.
+        output_lines: u64,
+        /// Its whole output when rein held all of it, for a person to page through; empty
+        /// when `saved_to` holds it. Not in the JSON events, which stay small.
+        #[serde(skip)]
+        output: String,
         /// The file holding the whole output, when it was too big to show.
         #[serde(skip_serializing_if = "Option::is_none")]
         saved_to: Option<String>,

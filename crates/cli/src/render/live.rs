@@ -14,6 +14,8 @@ use rein_core::agent::{AgentEvent, EventSink};
 use rein_core::face::{Display, Progress};
 
 use super::markdown::MarkdownStream;
+use super::result::output_tail_body;
+use super::safe::one_line;
 use super::text::State as Lines;
 use super::width::{fit, fit_or_wrap};
 use super::{Style, neutralize};
@@ -50,6 +52,20 @@ pub(crate) struct Edit {
     pub(crate) diff: String,
 }
 
+/// The whole output of the last command that ran, for Ctrl+O.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LastOutput {
+    /// The command.
+    pub(crate) command: String,
+    /// Its output, when rein held it.
+    pub(crate) text: String,
+    /// The file holding it, when it was too big to hold.
+    pub(crate) saved_to: Option<String>,
+}
+
+/// Characters of a line of a running command's output shown live.
+const TAIL_LINE_CHARS: usize = 200;
+
 /// The live renderer.
 pub(crate) struct Live {
     options: LiveOptions,
@@ -74,6 +90,8 @@ struct State {
     /// Reads the terminal's width now, for the spinner: drawn wider than the window, it
     /// would wrap, and its next redraw would leave a stale row behind.
     width_probe: Option<fn() -> usize>,
+    /// The last command's whole output.
+    last_output: Option<LastOutput>,
 }
 
 #[derive(Debug)]
@@ -82,8 +100,15 @@ struct Spinner {
     active: bool,
     /// Hidden while the person answers a question.
     paused: bool,
-    /// The spinner's line is on screen now.
-    drawn: bool,
+    /// Rows of the live area on screen now: the spinner's line and, above it, the tail of
+    /// a running command's output.
+    drawn: usize,
+    /// The running command's output so far: its last lines, how many in all, the call.
+    tail: Vec<String>,
+    tail_lines: u64,
+    tail_id: String,
+    /// The command of the call running, for the whole-output view.
+    command: String,
     started: Instant,
     chars: u64,
     label: String,
@@ -106,11 +131,15 @@ impl Live {
                 markdown: MarkdownStream::new(options.style, options.width),
                 reasoning: String::new(),
                 reasoning_open: false,
-                lines: Lines::detached(),
+                lines: Lines::detached(options.interactive),
                 spinner: Spinner {
                     active: false,
                     paused: false,
-                    drawn: false,
+                    drawn: 0,
+                    tail: Vec::new(),
+                    tail_lines: 0,
+                    tail_id: String::new(),
+                    command: String::new(),
                     started: Instant::now(),
                     chars: 0,
                     label: String::new(),
@@ -121,6 +150,7 @@ impl Live {
                 edits: Vec::new(),
                 inline_open: false,
                 width_probe: None,
+                last_output: None,
             }),
         }
     }
@@ -147,7 +177,7 @@ impl Live {
         if state.width != width {
             state.width = width;
             state.markdown.set_width(width);
-            if state.spinner.drawn {
+            if state.spinner.drawn > 0 {
                 state.clear_spinner();
                 self.draw_spinner(&mut state);
             }
@@ -177,6 +207,7 @@ impl Live {
         state.close_text(&mut text);
         state.spinner.active = false;
         state.spinner.queued.clear();
+        state.spinner.tail.clear();
         self.write_locked(&mut state, &text);
         state.clear_spinner();
         let _ = state.out.flush();
@@ -254,6 +285,11 @@ impl Live {
         self.lock().edits.clone()
     }
 
+    /// The last command's whole output, for Ctrl+O.
+    pub(crate) fn last_output(&self) -> Option<LastOutput> {
+        self.lock().last_output.clone()
+    }
+
     /// Forgets the edits (a new session).
     pub(crate) fn clear_edits(&self) {
         self.lock().edits.clear();
@@ -298,22 +334,93 @@ impl Live {
         if !spinner.queued.is_empty() {
             line.push_str(&format!(" · queued: {}", neutralize(&spinner.queued)));
         }
-        let line = self
-            .options
-            .style
-            .dim(&fit(&line, state.width.saturating_sub(1)));
-        let _ = write!(state.out, "\r\x1b[K{line}");
+        let room = state.width.saturating_sub(1);
+        let s = self.options.style;
+        // A running command's last lines above the spinner, redrawn in place with it.
+        let mut rows: Vec<String> = Vec::new();
+        if !spinner.tail.is_empty() {
+            let tail = spinner.tail.join("\n");
+            rows.extend(
+                output_tail_body(s, &tail, spinner.tail_lines, false)
+                    .iter()
+                    .map(|row| fit(&format!("    {row}"), room)),
+            );
+        }
+        rows.push(s.dim(&fit(&line, room)));
+        state.clear_spinner();
+        let _ = write!(state.out, "\r{}", rows.join("\r\n"));
         let _ = state.out.flush();
-        state.spinner.drawn = true;
+        state.spinner.drawn = rows.len();
+    }
+
+    /// Notes what a finished call leaves for the whole-output view and, for a command
+    /// stopped while it ran, the lines to show under its result (its last lines and how
+    /// many are hidden): its result holds neither.
+    fn finish_call(&self, state: &mut State, event: &mut AgentEvent) -> Vec<String> {
+        let AgentEvent::ToolResult {
+            id,
+            summary,
+            content,
+            is_error,
+            display,
+            ..
+        } = event
+        else {
+            return Vec::new();
+        };
+        let spinner = &mut state.spinner;
+        let (tail, lines) = if *id == spinner.tail_id {
+            spinner.tail_id.clear();
+            (std::mem::take(&mut spinner.tail), spinner.tail_lines)
+        } else {
+            (Vec::new(), 0)
+        };
+        match display {
+            Display::Command {
+                command,
+                output,
+                saved_to,
+                ..
+            } => {
+                state.last_output = Some(LastOutput {
+                    command: command.clone(),
+                    text: output.clone(),
+                    saved_to: saved_to.clone(),
+                });
+                Vec::new()
+            }
+            Display::Text if *is_error && !tail.is_empty() => {
+                state.last_output = Some(LastOutput {
+                    command: state.spinner.command.clone(),
+                    text: content.clone(),
+                    saved_to: None,
+                });
+                // The interruption's own line, then the output's end, not "(+12 lines)".
+                *summary = content.lines().next().unwrap_or_default().to_owned();
+                output_tail_body(
+                    self.options.style,
+                    &tail.join("\n"),
+                    lines,
+                    self.options.interactive,
+                )
+            }
+            _ => Vec::new(),
+        }
     }
 }
 
 impl State {
-    /// Clears the spinner's line, so the next write starts at its beginning.
+    /// Clears the live area (the spinner's line, the tail above it), so the next write
+    /// starts where it began.
     fn clear_spinner(&mut self) {
-        if self.spinner.drawn {
-            let _ = self.out.write_all(b"\r\x1b[K");
-            self.spinner.drawn = false;
+        match std::mem::take(&mut self.spinner.drawn) {
+            0 => {}
+            1 => {
+                let _ = self.out.write_all(b"\r\x1b[K");
+            }
+            rows => {
+                let _ = write!(self.out, "\r\x1b[{}A\x1b[J", rows - 1);
+            }
         }
     }
 
@@ -378,12 +485,29 @@ impl EventSink for Live {
                 // The question shows the reason.
                 state.close_text(&mut text);
             }
-            other => {
+            AgentEvent::ToolProgress {
+                id,
+                progress: Progress::Output { lines, tail, .. },
+            } => {
+                state.spinner.tail = tail
+                    .lines()
+                    .map(|line| one_line(line, TAIL_LINE_CHARS))
+                    .collect();
+                state.spinner.tail_lines = lines;
+                state.spinner.tail_id = id;
+            }
+            mut other => {
                 state.close_text(&mut text);
+                let after = self.finish_call(&mut state, &mut other);
                 match &other {
-                    AgentEvent::ToolCallStarted { name, .. } => {
+                    AgentEvent::ToolCallStarted {
+                        name, arguments, ..
+                    } => {
                         state.spinner.label = format!("running {}", neutralize(name));
                         state.spinner.tool = state.spinner.label.clone();
+                        if let Some(command) = arguments.get("command").and_then(|c| c.as_str()) {
+                            state.spinner.command = command.to_owned();
+                        }
                     }
                     // A tool's own report of how far it got (an MCP server's progress).
                     AgentEvent::ToolProgress {
@@ -431,6 +555,10 @@ impl EventSink for Live {
                     text.push_str(&fit_or_wrap(line, width));
                     text.push('\n');
                 }
+                for line in after {
+                    text.push_str(&fit_or_wrap(&format!("    {line}"), width));
+                    text.push('\n');
+                }
             }
         }
         self.write_locked(&mut state, &text);
@@ -438,170 +566,5 @@ impl EventSink for Live {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-    use std::time::Duration;
-
-    use super::*;
-
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Buffer {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    fn live(width: usize, spinner: bool) -> (Live, Buffer) {
-        let buffer = Buffer::default();
-        let live = Live::new(
-            buffer.clone(),
-            LiveOptions {
-                style: Style::plain(),
-                width,
-                spinner,
-                show_reasoning: true,
-                interactive: true,
-            },
-        );
-        (live, buffer)
-    }
-
-    fn text(buffer: &Buffer) -> String {
-        String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap()
-    }
-
-    #[test]
-    fn the_answer_streams_line_by_line_with_tool_lines_between() {
-        let (live, out) = live(80, false);
-        live.emit(AgentEvent::TextDelta {
-            text: "I will **read** it.\nNow".into(),
-        });
-        assert_eq!(text(&out), "I will read it.\n");
-        live.emit(AgentEvent::ResponseFinished {
-            round: 1,
-            text: String::new(),
-            tool_calls: 1,
-        });
-        live.emit(AgentEvent::ToolCallStarted {
-            id: "c1".into(),
-            name: "bash".into(),
-            arguments: serde_json::json!({"command": "cargo test"}),
-        });
-        live.emit(AgentEvent::ToolResult {
-            id: "c1".into(),
-            name: "bash".into(),
-            summary: String::new(),
-            content: String::new(),
-            is_error: false,
-            duration: Duration::from_millis(10),
-            display: Display::Command {
-                command: "cargo test".into(),
-                exit_code: Some(0),
-                duration: Duration::from_millis(10),
-                timed_out: false,
-                output_tail: "ok".into(),
-                sandbox_refusal: None,
-                saved_to: None,
-            },
-            changes: Vec::new(),
-        });
-        insta::assert_snapshot!(text(&out));
-    }
-
-    /// A turn with a long command, a failed one and an edit, as the REPL shows it.
-    fn tool_turn(width: usize) -> String {
-        let (live, out) = live(width, false);
-        let command = "cargo test --workspace --all-features -- --nocapture --test-threads=1 2>&1 | tee target/test-output.log";
-        live.emit(AgentEvent::ToolCallStarted {
-            id: "c1".into(),
-            name: "bash".into(),
-            arguments: serde_json::json!({ "command": command }),
-        });
-        live.emit(AgentEvent::ToolResult {
-            id: "c1".into(),
-            name: "bash".into(),
-            summary: String::new(),
-            content: String::new(),
-            is_error: true,
-            duration: Duration::from_millis(3200),
-            display: Display::Command {
-                command: command.into(),
-                exit_code: Some(101),
-                duration: Duration::from_millis(3200),
-                timed_out: false,
-                output_tail: "running 12 tests\ntest parse::works ... ok\ntest parse::fails_on_a_very_long_input_that_goes_past_the_edge_of_any_reasonable_terminal ... FAILED\nfailures:\n    parse::fails\ntest result: FAILED. 11 passed; 1 failed".into(),
-                sandbox_refusal: None,
-                saved_to: None,
-            },
-            changes: Vec::new(),
-        });
-        live.emit(AgentEvent::ToolCallStarted {
-            id: "c2".into(),
-            name: "edit_file".into(),
-            arguments: serde_json::json!({ "file_path": "src/parse.rs" }),
-        });
-        live.emit(AgentEvent::ToolResult {
-            id: "c2".into(),
-            name: "edit_file".into(),
-            summary: String::new(),
-            content: String::new(),
-            is_error: false,
-            duration: Duration::from_millis(4),
-            display: Display::FileEdit {
-                path: "src/parse.rs".into(),
-                diff: "--- src/parse.rs\n+++ src/parse.rs\n@@ -10,3 +10,3 @@\n fn parse(input: &str) -> Result<Ast, Error> {\n-    let tokens = lex(input).expect(\"the lexer never fails on input that came from a file we just read\");\n+    let tokens = lex(input).map_err(|e| Error::Lex { offset: e.offset, message: e.to_string() })?;\n     build(tokens)\n".into(),
-                added: 1,
-                removed: 1,
-                created: false,
-            },
-            changes: Vec::new(),
-        });
-        text(&out)
-    }
-
-    #[test]
-    fn tool_lines_and_diffs_at_80_and_120_columns() {
-        insta::assert_snapshot!("tools_80", tool_turn(80));
-        insta::assert_snapshot!("tools_120", tool_turn(120));
-    }
-
-    #[test]
-    fn the_spinner_is_replaced_in_place_and_cleared_before_text() {
-        let (live, out) = live(80, true);
-        live.begin("thinking");
-        live.tick();
-        live.emit(AgentEvent::TextDelta {
-            text: "hello\n".into(),
-        });
-        live.end();
-        let written = text(&out);
-        assert!(
-            !written.contains("\n⠋"),
-            "the spinner never scrolls: {written:?}"
-        );
-        assert!(written.contains("\r\x1b[Khello\n"), "{written:?}");
-        assert!(
-            written.ends_with("\r\x1b[K"),
-            "cleared at the end: {written:?}"
-        );
-    }
-
-    #[test]
-    fn long_tool_lines_fit_the_width() {
-        let (live, out) = live(30, false);
-        live.emit(AgentEvent::ToolCallStarted {
-            id: "c1".into(),
-            name: "bash".into(),
-            arguments: serde_json::json!({"command": "x".repeat(80)}),
-        });
-        for line in text(&out).lines() {
-            assert!(super::super::width::visible_width(line) <= 30, "{line}");
-        }
-    }
-}
+#[path = "live_tests.rs"]
+mod tests;

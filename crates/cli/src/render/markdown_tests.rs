@@ -99,12 +99,23 @@ fn escape_sequences_from_the_model_are_shown_harmlessly() {
 }
 
 #[test]
-fn a_table_wider_than_the_terminal_is_narrowed() {
-    let table = "| a | b |\n|---|---|\n| one two three four five six seven | eight nine ten eleven twelve |\n";
+fn a_table_wider_than_the_terminal_wraps_its_cells_and_cuts_nothing() {
+    let table = "| a | b |\n|---|---|\n| one two three four five six seven | eight nine ten eleven twelve |\n| `/home/me/a/very/long/path/to/a/file.rs` | x |\n";
     let out = render(Style::plain(), 30, &[table]);
     for line in out.lines() {
         assert!(visible_width(line) <= 30, "{line:?}");
     }
+    assert!(!out.contains('…'), "a cell was cut:\n{out}");
+    let words: String = out
+        .lines()
+        .map(|l| l.replace('│', " ").replace(['─', '┼'], ""))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let words: Vec<&str> = words.split_whitespace().collect();
+    for word in ["one", "seven", "eight", "twelve"] {
+        assert!(words.contains(&word), "{word} lost:\n{out}");
+    }
+    insta::assert_snapshot!("table_wrapped_30", out);
 }
 
 #[test]

@@ -16,7 +16,7 @@ use std::io::Write;
 
 pub(crate) use diff::full_diff;
 pub(crate) use highlight::warm_up as warm_up_highlighting;
-pub(crate) use live::{Live, LiveOptions, SPINNER_TICK};
+pub(crate) use live::{LastOutput, Live, LiveOptions, SPINNER_TICK};
 pub(crate) use safe::neutralize;
 pub(crate) use stats::{TurnFigures, closing_line, dollars, tokens, turn_line};
 pub(crate) use stream_json::{StreamJson, session_line};

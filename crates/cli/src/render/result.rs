@@ -35,6 +35,8 @@ pub(super) struct Finished<'a> {
     pub(super) is_error: bool,
     /// How long it ran.
     pub(super) duration: Duration,
+    /// Whether Ctrl+O shows a command's whole output here (the REPL).
+    pub(super) pager: bool,
 }
 
 /// What a finished call shows.
@@ -92,13 +94,21 @@ pub(super) fn shown(s: Style, finished: &Finished<'_>) -> Shown {
             duration,
             timed_out,
             output_tail,
+            output_lines,
             saved_to,
             ..
         } => {
+            let mut body = output_tail_body(s, output_tail, *output_lines, finished.pager);
+            if let Some(path) = saved_to {
+                body.push(s.dim(&format!(
+                    "whole output saved to {}",
+                    one_line(path, usize::MAX)
+                )));
+            }
             return Shown {
                 head: command_head(*exit_code, *duration, *timed_out, output_tail),
                 failed: finished.is_error,
-                body: command_body(s, output_tail, saved_to.as_deref()),
+                body,
             };
         }
         Display::Search { matches, files } => (search(*matches, *files), Vec::new()),
@@ -224,21 +234,29 @@ fn command_head(
     head
 }
 
-/// The end of a command's output, and where the whole of it is.
-fn command_body(s: Style, output_tail: &str, saved_to: Option<&str>) -> Vec<String> {
+/// The end of a command's output (`output_tail`, of `total_lines` printed), with how many
+/// lines are hidden above it (`pager`: and the key that shows them).
+pub(super) fn output_tail_body(
+    s: Style,
+    output_tail: &str,
+    total_lines: u64,
+    pager: bool,
+) -> Vec<String> {
+    if output_tail.trim().is_empty() {
+        return Vec::new();
+    }
     let lines: Vec<&str> = output_tail.trim_end().lines().collect();
     let from = lines.len().saturating_sub(TAIL_SHOWN_LINES);
-    let mut body: Vec<String> = if output_tail.trim().is_empty() {
-        Vec::new()
-    } else {
-        lines[from..].iter().map(|line| gutter(s, line)).collect()
-    };
-    if let Some(path) = saved_to {
-        body.push(s.dim(&format!(
-            "whole output saved to {}",
-            one_line(path, usize::MAX)
-        )));
+    let mut body = Vec::new();
+    let hidden = total_lines.saturating_sub((lines.len() - from) as u64);
+    if hidden > 0 {
+        let mut line = format!("… {} above", counted(hidden, "line", "lines"));
+        if pager {
+            line.push_str(" · Ctrl+O shows all");
+        }
+        body.push(s.dim(&line));
     }
+    body.extend(lines[from..].iter().map(|line| gutter(s, line)));
     body
 }
 

@@ -35,6 +35,8 @@ pub(super) struct State {
     /// (which the caller prints on stdout).
     pending: String,
     calls: OpenCalls,
+    /// Whether Ctrl+O shows a command's whole output (the REPL).
+    pub(super) pager: bool,
 }
 
 /// Calls started but not finished: a result that does not follow its own call's line (the
@@ -83,6 +85,7 @@ impl TextProgress {
                 out: Box::new(out),
                 pending: String::new(),
                 calls: OpenCalls::default(),
+                pager: false,
             }),
         }
     }
@@ -102,11 +105,13 @@ impl EventSink for TextProgress {
 
 impl State {
     /// The lines of tool calls and notices, for a renderer that writes them itself.
-    pub(super) fn detached() -> Self {
+    /// `pager`: Ctrl+O shows a command's whole output here.
+    pub(super) fn detached(pager: bool) -> Self {
         State {
             out: Box::new(std::io::sink()),
             pending: String::new(),
             calls: OpenCalls::default(),
+            pager,
         }
     }
 
@@ -158,6 +163,7 @@ impl State {
                     summary: &summary,
                     is_error,
                     duration,
+                    pager: self.pager,
                 },
             ),
             AgentEvent::Retry {

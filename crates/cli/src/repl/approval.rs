@@ -59,20 +59,27 @@ impl Interaction for ReplInteraction {
             .write(&question(style, self.live.width(), &request));
         // Listening before the keys are shown: a key pressed as soon as they are answers.
         let asked = self.keys.ask();
-        let keys = keys_line(style, self.live.width());
+        let keys = keys_line(style, self.live.width(), request.line_rule.is_some());
         self.live.write_inline(&keys);
         let answer = match asked {
             Some(receiver) => receiver.await.unwrap_or(Approval::Cancelled),
             None => Approval::No,
         };
         // The answer replaces the keys' lines (and a reason typed there).
-        self.live
-            .replace_inline(keys.matches('\n').count(), &answered(style, &answer));
-        if answer == Approval::YesForSession {
+        self.live.replace_inline(
+            keys.matches('\n').count(),
+            &answered(style, &answer, &request),
+        );
+        let granted = match answer {
+            Approval::YesForSession => Some(request.session_rule),
+            Approval::YesForLine => Some(request.line_rule.unwrap_or(request.session_rule)),
+            Approval::Yes | Approval::No | Approval::NoBecause(_) | Approval::Cancelled => None,
+        };
+        if let Some(rule) = granted {
             self.granted
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .push(request.session_rule.clone());
+                .push(rule);
         }
         self.live.resume();
         answer
@@ -151,17 +158,22 @@ pub(crate) fn question(s: Style, width: usize, request: &ApprovalRequest) -> Str
         out.push_str(&fit(&format!("{bar} {}", s.dim(&line)), width));
         out.push('\n');
     }
-    out.push_str(&fit(
-        &format!(
-            "{bar} {}",
-            s.dim(&format!(
-                "a: allow {} for the rest of the session",
-                neutralize(&request.session_rule.to_string())
-            ))
-        ),
-        width,
-    ));
-    out.push('\n');
+    let mut choices = vec![format!(
+        "a: allow {} for the rest of the session",
+        neutralize(&request.session_rule.to_string())
+    )];
+    if let Some(line) = &request.line_rule {
+        choices.push(format!(
+            "l: allow only this line, {}, for the rest of the session",
+            neutralize(&line.to_string())
+        ));
+    }
+    // Wrapped whole: the rule is what the person agrees to.
+    for choice in choices {
+        for line in word_wrap(&choice, room) {
+            out.push_str(&format!("{bar} {}\n", s.dim(&line)));
+        }
+    }
     out
 }
 
@@ -215,10 +227,16 @@ fn hard_wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// The keys that answer it, broken between keys in a narrow window.
-pub(crate) fn keys_line(s: Style, width: usize) -> String {
+/// The keys that answer it (`narrow`: with the exact line's), broken between keys in a
+/// narrow window.
+pub(crate) fn keys_line(s: Style, width: usize, narrow: bool) -> String {
+    let line_key = if narrow {
+        format!("{} this line for the session · ", s.bold("l"))
+    } else {
+        String::new()
+    };
     let line = format!(
-        "{} {} yes · {} yes for the session · {} no · {} no, say why · {}",
+        "{} {} yes · {} yes for the session · {line_key}{} no · {} no, say why · {}",
         s.warn("╰"),
         s.bold("y"),
         s.bold("a"),
@@ -234,10 +252,23 @@ pub(crate) fn keys_line(s: Style, width: usize) -> String {
 
 /// The line that replaces the keys once answered. A refusal has none: the call's own line
 /// (`✗ not allowed: declined: why`) follows at once and says it, with the reason.
-fn answered(s: Style, answer: &Approval) -> String {
+fn answered(s: Style, answer: &Approval, request: &ApprovalRequest) -> String {
     let line = match answer {
         Approval::Yes => s.added("  ✓ yes"),
-        Approval::YesForSession => s.added("  ✓ yes, for the rest of the session"),
+        Approval::YesForSession => s.added(&format!(
+            "  ✓ yes, {} for the rest of the session",
+            neutralize(&request.session_rule.to_string())
+        )),
+        Approval::YesForLine => s.added(&format!(
+            "  ✓ yes, {} for the rest of the session",
+            neutralize(
+                &request
+                    .line_rule
+                    .as_ref()
+                    .unwrap_or(&request.session_rule)
+                    .to_string()
+            )
+        )),
         Approval::No | Approval::NoBecause(_) => return String::new(),
         Approval::Cancelled => s.error("  ✗ interrupted"),
     };
@@ -256,13 +287,18 @@ mod tests {
             preview,
             reason: "this command may change files".into(),
             session_rule: Rule::parse("bash(cargo test:*)", None).unwrap(),
+            line_rule: None,
             agent: None,
         }
     }
 
     fn shown(width: usize, request: &ApprovalRequest) -> String {
         let s = Style::plain();
-        format!("{}{}", question(s, width, request), keys_line(s, width))
+        format!(
+            "{}{}",
+            question(s, width, request),
+            keys_line(s, width, request.line_rule.is_some())
+        )
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! The input line: rustyline with rein's keys. Persistent history in `$REIN_HOME/history`
-//! (Ctrl+R searches it), a paste keeps its newlines (bracketed paste), Alt+Enter or a
+//! (Ctrl+R searches it), a paste keeps its newlines (bracketed paste; a large one shows as a
+//! placeholder, see `paste.rs`), Alt+Enter or a
 //! trailing `\` adds a line, Tab completes slash commands and paths after `@`, Ctrl+C
 //! clears a line (and, on an empty one, is handed to the REPL to warn or exit).
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::{CmdKind, Highlighter};
@@ -16,6 +18,7 @@ use rustyline::{
     EventHandler, Helper, KeyCode, KeyEvent, Modifiers, Movement, RepeatCount,
 };
 
+use super::paste::{self, SharedPastes};
 use super::slash;
 
 /// Entries kept in the history file.
@@ -34,6 +37,37 @@ pub(crate) type LineEditor = Editor<ReplHelper, FileHistory>;
 pub(crate) struct ReplHelper {
     cwd: PathBuf,
     colored: bool,
+    /// Large pastes, shown as placeholders.
+    pastes: SharedPastes,
+    /// Set by Ctrl+O to what was typed: the input ends for the REPL to show the last
+    /// command's output, then the prompt comes back with the same text.
+    output_view: Arc<Mutex<Option<String>>>,
+}
+
+impl ReplHelper {
+    /// `input` with its paste placeholders replaced by what was pasted.
+    pub(crate) fn expand_pastes(&self, input: &str) -> String {
+        self.pastes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .expand(input)
+    }
+
+    /// A paste placeholder in `input` whose paste is not held (from an earlier session).
+    pub(crate) fn missing_paste(&self, input: &str) -> Option<String> {
+        self.pastes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .missing(input)
+    }
+
+    /// What was typed when Ctrl+O ended the input (`None`: it was not Ctrl+O).
+    pub(crate) fn take_output_view(&self) -> Option<String> {
+        self.output_view
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
 }
 
 /// A line editor for the REPL in `cwd`, its history loaded from `history`.
@@ -49,9 +83,18 @@ pub(crate) fn new(cwd: &Path, history: &Path, colored: bool) -> rustyline::Resul
         .check_cursor_position(false)
         .build();
     let mut editor = LineEditor::with_config(config)?;
+    let pastes = SharedPastes::default();
+    paste::bind(&mut editor, &pastes);
+    let output_view = Arc::default();
+    editor.bind_sequence(
+        KeyEvent::ctrl('O'),
+        EventHandler::Conditional(Box::new(CtrlO(Arc::clone(&output_view)))),
+    );
     editor.set_helper(Some(ReplHelper {
         cwd: cwd.to_path_buf(),
         colored,
+        pastes,
+        output_view,
     }));
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     editor.bind_sequence(
@@ -84,6 +127,23 @@ pub(crate) fn remember(editor: &mut LineEditor, history: &Path, line: &str) {
 /// What was typed, with `\` line continuations joined into newlines.
 pub(crate) fn joined(line: &str) -> String {
     line.replace("\\\n", "\n")
+}
+
+/// Ctrl+O: ends the input, keeping what was typed, for the REPL to show the last command's
+/// whole output.
+struct CtrlO(Arc<Mutex<Option<String>>>);
+
+impl ConditionalEventHandler for CtrlO {
+    fn handle(
+        &self,
+        _event: &Event,
+        _count: RepeatCount,
+        _positive: bool,
+        ctx: &EventContext<'_>,
+    ) -> Option<Cmd> {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(ctx.line().to_owned());
+        Some(Cmd::Interrupt)
+    }
 }
 
 /// Ctrl+C: clears a line with text in it; on an empty line, ends the input with

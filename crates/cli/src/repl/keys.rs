@@ -106,6 +106,7 @@ impl KeyShared {
                     let answer = match bytes.first() {
                         Some(b'y' | b'Y') => Some(Approval::Yes),
                         Some(b'a' | b'A') => Some(Approval::YesForSession),
+                        Some(b'l' | b'L') => Some(Approval::YesForLine),
                         Some(b'n' | b'N') => Some(Approval::No),
                         Some(&ESC) if bytes.len() == 1 => Some(Approval::No),
                         Some(&CTRL_C) => Some(Approval::Cancelled),
@@ -351,6 +352,7 @@ mod tests {
         for (pressed, expected) in [
             (&b"y"[..], Approval::Yes),
             (b"a", Approval::YesForSession),
+            (b"l", Approval::YesForLine),
             (b"N", Approval::No),
             (b"\x1b", Approval::No),
         ] {

@@ -8,9 +8,11 @@ mod banner;
 mod commands;
 mod editor;
 mod keys;
+mod pager;
+mod paste;
 mod rewind;
 mod signals;
-mod slash;
+pub(crate) mod slash;
 mod terminal;
 mod turn;
 
@@ -212,8 +214,17 @@ impl Repl {
                 }
                 None => match self.read_line(std::mem::take(&mut prefill)).await {
                     Ok(line) => line,
-                    Err(ReadlineError::Interrupted) if warned => break,
                     Err(ReadlineError::Interrupted) => {
+                        // Ctrl+O: the last output, then the prompt again with what was typed.
+                        if let Some(typed) = self.output_view() {
+                            let last = self.live.last_output();
+                            pager::show(self.style, last.as_ref(), self.live.width());
+                            prefill = typed;
+                            continue;
+                        }
+                        if warned {
+                            break;
+                        }
                         warned = true;
                         // Ctrl+C at an empty prompt also stops the background commands.
                         let stopped = agent.tool_context().background().stop_all().await;
@@ -238,9 +249,29 @@ impl Repl {
             if input.trim().is_empty() {
                 continue;
             }
+            // A placeholder recalled from an earlier session stands for a paste rein no
+            // longer holds: sent, the paste would be lost without a word.
+            if let Some(missing) = self
+                .editor
+                .as_ref()
+                .and_then(|e| e.helper())
+                .and_then(|h| h.missing_paste(&input))
+            {
+                self.say(&self.style.warn(&format!(
+                    "{missing} is from an earlier session and rein no longer has its text: \
+                     paste it again in its place"
+                )));
+                prefill = input;
+                continue;
+            }
             if let Some(editor) = self.editor.as_mut() {
                 editor::remember(editor, history, &input);
             }
+            // Shown and remembered with its pastes' placeholders; acted on with them whole.
+            let input = match self.editor.as_ref().and_then(|e| e.helper()) {
+                Some(helper) => helper.expand_pastes(&input),
+                None => input,
+            };
             let typed = if let Some(command) = slash::parse(&input) {
                 match self.slash(&mut agent, command).await {
                     Flow::Continue => Typed::default(),
@@ -290,6 +321,14 @@ impl Repl {
             prefill = rest.to_owned();
         }
         self.leave(agent, Exit::Done).await
+    }
+
+    /// What was typed when Ctrl+O ended the input, when it did.
+    fn output_view(&self) -> Option<String> {
+        self.editor
+            .as_ref()
+            .and_then(|e| e.helper())
+            .and_then(editor::ReplHelper::take_output_view)
     }
 
     /// Reads one input, on a thread of its own (rustyline blocks).

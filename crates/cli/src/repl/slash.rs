@@ -13,7 +13,13 @@ pub(crate) struct Command {
     pub(crate) about: &'static str,
 }
 
-/// Every slash command, in /help's order.
+/// Every slash command rein knows, in /help's order: what the REPL completes and what `rein
+/// acp` advertises to editors. Commands defined in files join here.
+pub(crate) fn available() -> Vec<Command> {
+    COMMANDS.to_vec()
+}
+
+/// Every built-in slash command, in /help's order.
 pub(crate) const COMMANDS: &[Command] = &[
     Command {
         name: "/help",
@@ -201,6 +207,7 @@ pub(crate) fn help(s: Style) -> String {
             "a new line; a paste keeps its lines",
         ),
         ("Ctrl+R", "search the history"),
+        ("Ctrl+O", "the last command's whole output"),
         ("Ctrl+C", "stop the turn; on an empty line twice: leave"),
         ("Ctrl+D", "leave"),
     ] {

@@ -55,7 +55,13 @@ impl CallEnv {
             name: call.name.clone(),
             reason: reason.to_owned(),
         });
-        let session_rule = Rule::for_session(&view);
+        // A plain command offers its prefix (`bash(touch:*)`), the exact line as the
+        // narrow choice; any other call its one session rule.
+        let exact = Rule::for_session(&view);
+        let (session_rule, line_rule) = match Rule::prefix_for_session(&view) {
+            Some(prefix) if prefix != exact => (prefix, Some(exact)),
+            _ => (exact, None),
+        };
         // The person sees the call masked, as the terminal shows everything else.
         let secrets = &self.runner.secrets;
         let mut arguments = json_arguments(call).clone();
@@ -71,6 +77,7 @@ impl CallEnv {
             preview,
             reason: reason.to_owned(),
             session_rule: session_rule.clone(),
+            line_rule: line_rule.clone(),
             agent: self.runner.agent.clone(),
         };
         let answer = tokio::select! {
@@ -82,6 +89,12 @@ impl CallEnv {
             Approval::Yes => Asked::Answered,
             Approval::YesForSession => {
                 self.runner.policy.allow_for_session(session_rule);
+                Asked::Answered
+            }
+            Approval::YesForLine => {
+                self.runner
+                    .policy
+                    .allow_for_session(line_rule.unwrap_or(session_rule));
                 Asked::Answered
             }
             Approval::No => Asked::Refused(Refusal {

@@ -36,12 +36,15 @@ impl CallEnv {
                     bytes,
                     lines,
                     mut last_line,
+                    mut tail,
                 } => {
                     secrets.redact_in_place(&mut last_line);
+                    secrets.redact_in_place(&mut tail);
                     Progress::Output {
                         bytes,
                         lines,
                         last_line,
+                        tail,
                     }
                 }
                 Progress::Steps {

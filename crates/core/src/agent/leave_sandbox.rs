@@ -102,6 +102,7 @@ impl CallEnv {
             preview: None,
             reason,
             session_rule: Rule::for_session(&view),
+            line_rule: None,
             agent: self.runner.agent.clone(),
         };
         let answer = tokio::select! {
@@ -111,7 +112,7 @@ impl CallEnv {
         };
         match answer {
             // One command, once: leaving the sandbox is never remembered for the session.
-            Approval::Yes | Approval::YesForSession => Outside::Rerun,
+            Approval::Yes | Approval::YesForSession | Approval::YesForLine => Outside::Rerun,
             Approval::No | Approval::NoBecause(_) => Outside::Keep,
             Approval::Cancelled => Outside::Cancelled,
         }

@@ -52,10 +52,12 @@ pub(super) fn mask(secrets: &Secrets, output: &mut ToolOutput) {
         Display::Command {
             command,
             output_tail,
+            output,
             ..
         } => {
             secrets.redact_in_place(command);
             secrets.redact_in_place(output_tail);
+            secrets.redact_in_place(output);
         }
         Display::Text
         | Display::FileRead { .. }

@@ -100,6 +100,7 @@ pub(crate) fn facts_of(ctx: &ToolContext, analyzed: &Analyzed) -> ShellFacts {
             .map(|c| c.text.clone())
             .collect(),
         read_only: analysis.read_only.clone(),
+        prefix: analysis.session_prefix(),
         danger: analysis.danger.as_ref().map(|d| d.reason.clone()),
         files: named.files,
         unknown_files: named.unknown,

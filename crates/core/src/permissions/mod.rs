@@ -58,6 +58,9 @@ pub struct ShellFacts {
     pub harmless: Vec<bool>,
     /// Ok when the whole command line is provably read-only; else why not.
     pub read_only: Result<(), String>,
+    /// The prefix "yes for the session" may offer (`touch` for `touch one.txt`), when the
+    /// line is one plain command for which a prefix is safe.
+    pub prefix: Option<String>,
     /// Set when the hard deny list refuses it.
     pub danger: Option<String>,
     /// The files its commands name (operands, `--opt=FILE` values, redirections, and what a

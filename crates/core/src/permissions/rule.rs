@@ -174,6 +174,19 @@ impl Rule {
         }
     }
 
+    /// The wider rule "yes for the session" offers for a plain command: its prefix
+    /// (`bash(touch:*)` for `touch one.txt`); `None` where only the exact line is safe.
+    pub fn prefix_for_session(call: &CallView<'_>) -> Option<Rule> {
+        let prefix = call.shell?.prefix.as_ref()?;
+        is_command_tool(call.tool).then(|| Rule {
+            tool: call.tool.to_owned(),
+            pattern: Some(Pattern::Command {
+                text: normalize_command(prefix),
+                prefix: true,
+            }),
+        })
+    }
+
     /// Whether this rule is about `tool` at all.
     pub fn names_tool(&self, tool: &str) -> bool {
         match self.tool.find('*') {

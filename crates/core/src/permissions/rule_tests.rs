@@ -29,6 +29,7 @@ fn facts(commands: &[&str]) -> ShellFacts {
         dynamic_args: vec![false; commands.len()],
         harmless: vec![false; commands.len()],
         read_only: Err("test".into()),
+        prefix: None,
         danger: None,
         files: Vec::new(),
         unknown_files: None,

@@ -127,7 +127,12 @@ pub(crate) fn mask_event(secrets: &Secrets, event: &mut AgentEvent) {
             secrets.redact_in_place(reason);
         }
         AgentEvent::ToolProgress { progress, .. } => match progress {
-            Progress::Output { last_line, .. } => secrets.redact_in_place(last_line),
+            Progress::Output {
+                last_line, tail, ..
+            } => {
+                secrets.redact_in_place(last_line);
+                secrets.redact_in_place(tail);
+            }
             Progress::Steps { message, .. } => {
                 if let Some(message) = message {
                     secrets.redact_in_place(message);
@@ -188,11 +193,13 @@ pub(crate) fn mask_display(secrets: &Secrets, display: &mut Display) {
         Display::Command {
             command,
             output_tail,
+            output,
             sandbox_refusal,
             ..
         } => {
             secrets.redact_in_place(command);
             secrets.redact_in_place(output_tail);
+            secrets.redact_in_place(output);
             if let Some(refusal) = sandbox_refusal {
                 secrets.redact_in_place(refusal);
             }

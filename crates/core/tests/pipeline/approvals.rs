@@ -57,7 +57,12 @@ async fn no_with_a_reason_reaches_the_model_and_the_next_request_is_valid() {
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].tool, "bash");
     assert_eq!(asked[0].arguments["command"], "cargo test");
-    assert_eq!(asked[0].session_rule.to_string(), "bash(cargo test)");
+    // A plain command offers its prefix, the exact line as the narrow choice.
+    assert_eq!(asked[0].session_rule.to_string(), "bash(cargo test:*)");
+    assert_eq!(
+        asked[0].line_rule.as_ref().map(ToString::to_string),
+        Some("bash(cargo test)".to_owned())
+    );
 
     let results = results(agent.history());
     assert!(results[0].contains("the tests are slow"), "{}", results[0]);

@@ -119,10 +119,14 @@ pub(crate) struct RunOutcome {
     pub(crate) leftovers: Leftovers,
     /// What the sandbox's proxy refused it.
     pub(crate) net: crate::sandbox::NetUse,
+    /// Lines printed in all.
+    pub(crate) lines: u64,
 }
 
 /// Characters of the latest line a progress report carries.
 const PROGRESS_LINE_CHARS: usize = 200;
+/// Lines of the output's end a progress report carries.
+const PROGRESS_TAIL_LINES: usize = 5;
 /// How often a running command's progress is reported at most.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
@@ -163,17 +167,21 @@ pub(crate) async fn run(
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
     let mut status = None;
-    let mut reported = Instant::now();
+    // Reported on a clock, not on reads: output that stops (a command printing a line, then
+    // working) is shown within one period.
+    let mut every = tokio::time::interval(PROGRESS_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut reported_bytes = 0;
     let stop = loop {
         tokio::select! {
             () = cancel.cancelled() => break Stop::Cancelled,
             () = &mut deadline => break Stop::TimedOut,
-            read = reader.read_chunk(), if !reader.eof => {
+            _ = reader.read_chunk(), if !reader.eof => {}
+            _ = every.tick(), if report.is_some() => {
                 if let Some(report) = report
-                    && read > 0
-                    && reported.elapsed() >= PROGRESS_EVERY
+                    && reader.bytes != reported_bytes
                 {
-                    reported = Instant::now();
+                    reported_bytes = reader.bytes;
                     report(reader.progress());
                 }
             }
@@ -207,8 +215,10 @@ pub(crate) async fn run(
         Leftovers::None
     };
     guard.armed = false;
+    let lines = reader.lines;
     let (output, spooled) = reader.finish();
     Ok(RunOutcome {
+        lines,
         output,
         spooled,
         stop,
@@ -352,6 +362,9 @@ impl OutputReader {
                 .last_lines(1, PROGRESS_LINE_CHARS)
                 .trim_end()
                 .to_owned(),
+            tail: self
+                .output
+                .last_lines(PROGRESS_TAIL_LINES, PROGRESS_LINE_CHARS),
         }
     }
 

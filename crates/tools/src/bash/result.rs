@@ -39,6 +39,7 @@ pub(crate) fn finish(
         status,
         leftovers,
         net: _,
+        lines,
     } = outcome;
     match leftovers {
         Leftovers::None => {}
@@ -86,6 +87,12 @@ pub(crate) fn finish(
         duration: ran_for,
         timed_out: stop == Stop::TimedOut,
         output_tail: output.last_lines(GLANCE_LINES, GLANCE_LINE_CHARS),
+        output_lines: lines,
+        output: if spooled.path().is_some() {
+            String::new()
+        } else {
+            output.render()
+        },
         saved_to: spooled.path().map(|p| p.display().to_string()),
         sandbox_refusal,
     };
