@@ -292,6 +292,47 @@ pub(crate) enum McpCommand {
     /// Start the configured MCP servers, then show each one's state, tool count and last
     /// error.
     List,
+    /// Add a server: `rein mcp add NAME -- CMD ARGS...` or `rein mcp add NAME --url URL`.
+    #[command(
+        after_help = "Examples:\n  rein mcp add fs -- npx -y @modelcontextprotocol/server-filesystem .\n  rein mcp add gh --env GITHUB_TOKEN='${GITHUB_TOKEN}' -- gh-mcp\n  rein mcp add docs --url http://127.0.0.1:8931/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}'\n  rein mcp add fs --scope project -- npx -y @modelcontextprotocol/server-filesystem ."
+    )]
+    Add {
+        /// The server's name (its tools are `mcp__NAME__TOOL`).
+        name: String,
+        /// A streamable-HTTP server at URL, instead of a command.
+        #[arg(long, value_name = "URL", conflicts_with_all = ["command", "env"])]
+        url: Option<String>,
+        /// Which config file: yours ($REIN_HOME/config.toml) or the project's
+        /// (.rein/config.toml).
+        #[arg(long, value_enum, default_value_t = McpScope::User)]
+        scope: McpScope,
+        /// A variable for the server, KEY=VALUE (repeatable; `${VAR}` is expanded at start).
+        #[arg(long, value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// A header for an HTTP server, NAME=VALUE (repeatable).
+        #[arg(long, value_name = "NAME=VALUE", requires = "url")]
+        header: Vec<String>,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// Remove a server from your config file or the project's.
+    Remove {
+        /// The server's name.
+        name: String,
+        /// Which config file (default: wherever it is configured, the project's first).
+        #[arg(long, value_enum)]
+        scope: Option<McpScope>,
+    },
+}
+
+/// `--scope` of `rein mcp add|remove`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum McpScope {
+    /// Yours: $REIN_HOME/config.toml.
+    User,
+    /// The project's: .rein/config.toml (its servers start once it is trusted).
+    Project,
 }
 
 /// `--provider`.

@@ -9,16 +9,32 @@ use crate::render::{Style, neutralize};
 pub(crate) const NO_SERVERS: &str = "No MCP servers to start here: configure them as \
      [mcp_servers.NAME] in config.toml or in the project's .mcp.json (see docs/mcp.md).";
 
+/// One line per server of an untrusted project, which waits for `rein trust`.
+pub(crate) fn awaiting_trust_lines(names: &[String], s: Style) -> Vec<String> {
+    let width = names.iter().map(String::len).max().unwrap_or(0);
+    names
+        .iter()
+        .map(|name| {
+            format!(
+                "{}  {}  {}",
+                s.bold(&format!("{:width$}", neutralize(name))),
+                s.warn("untrusted"),
+                "not started: this project's servers wait for `rein trust` (run it in the project)"
+            )
+        })
+        .collect()
+}
+
 /// One line per server, and one for its log file below it (stdio servers).
 pub(crate) fn server_lines(statuses: &[ServerStatus], s: Style) -> Vec<String> {
     let width = statuses.iter().map(|st| st.name.len()).max().unwrap_or(0);
     let mut lines = Vec::new();
     for status in statuses {
         let name = format!("{:width$}", neutralize(&status.name));
-        let state = format!("{:8}", status.state.as_str());
+        let state = format!("{:9}", status.state.as_str());
         let state = match status.state {
             ServerState::Ready => s.accent(&state),
-            ServerState::Starting | ServerState::Exited => s.warn(&state),
+            ServerState::Starting | ServerState::TimedOut | ServerState::Exited => s.warn(&state),
             ServerState::Failed => s.error(&state),
         };
         let mut line = format!("{}  {state}", s.bold(&name));
@@ -28,7 +44,10 @@ pub(crate) fn server_lines(statuses: &[ServerStatus], s: Style) -> Vec<String> {
                 status.tools,
                 if status.tools == 1 { "" } else { "s" }
             )),
-            ServerState::Starting | ServerState::Exited | ServerState::Failed => {}
+            ServerState::Starting
+            | ServerState::TimedOut
+            | ServerState::Exited
+            | ServerState::Failed => {}
         }
         if status.sandboxed {
             line.push_str(&format!("  {}", s.dim("sandboxed")));
@@ -40,6 +59,10 @@ pub(crate) fn server_lines(statuses: &[ServerStatus], s: Style) -> Vec<String> {
             ));
         }
         lines.push(line.trim_end().to_owned());
+        for (tool, why) in &status.left_out {
+            let note = format!("not offered: {}: {}", neutralize(tool), neutralize(why));
+            lines.push(format!("{:width$}  {}", "", s.warn(&note)));
+        }
         if let Some(log) = &status.log {
             let log = format!("log: {}", neutralize(&log.display().to_string()));
             lines.push(format!("{:width$}  {}", "", s.dim(&log)));
@@ -61,6 +84,10 @@ mod tests {
                 name: "fs".into(),
                 state: ServerState::Ready,
                 tools: 4,
+                left_out: vec![(
+                    "research".into(),
+                    "it requires MCP tasks (execution.taskSupport = \"required\"), which rein does not run yet".into(),
+                )],
                 last_error: None,
                 log: Some(PathBuf::from("/h/.rein/mcp-logs/fs.log")),
                 sandboxed: true,
@@ -69,14 +96,25 @@ mod tests {
                 name: "github".into(),
                 state: ServerState::Failed,
                 tools: 0,
+                left_out: Vec::new(),
                 last_error: Some("cannot start `gh-mcp`: No such file\x1b[2J".into()),
                 log: Some(PathBuf::from("/h/.rein/mcp-logs/github.log")),
+                sandboxed: false,
+            },
+            ServerStatus {
+                name: "slow".into(),
+                state: ServerState::TimedOut,
+                tools: 0,
+                left_out: Vec::new(),
+                last_error: Some("it did not finish starting within 10 s".into()),
+                log: None,
                 sandboxed: false,
             },
             ServerStatus {
                 name: "web".into(),
                 state: ServerState::Ready,
                 tools: 1,
+                left_out: Vec::new(),
                 last_error: None,
                 log: None,
                 sandboxed: false,

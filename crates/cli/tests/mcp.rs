@@ -205,7 +205,9 @@ fn a_slow_server_does_not_hold_up_the_first_request_and_joins_later() {
     let report = final_json(&out);
     let warned = warnings(&report);
     assert!(
-        warned.contains("still starting") && warned.contains("slow") && warned.contains("stuck"),
+        warned.contains("timed out at start")
+            && warned.contains("slow")
+            && warned.contains("stuck"),
         "{warned}"
     );
     let requests = server.requests();
@@ -506,7 +508,12 @@ fn mcp_list_shows_each_servers_state_tools_and_error() {
         line("dies").contains("failed") && line("dies").contains("exited"),
         "{text}"
     );
-    assert!(line("stuck").contains("starting"), "{text}");
+    assert!(
+        line("stuck").contains("timed out")
+            && !line("stuck").contains("  starting")
+            && line("stuck").contains("within 0.3 s"),
+        "{text}"
+    );
     assert!(text.contains("mcp-logs/fake.log"), "{text}");
 }
 

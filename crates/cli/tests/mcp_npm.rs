@@ -346,3 +346,34 @@ fn progress_reaches_stream_json_and_keeps_a_call_past_its_idle_timeout() {
         "{result}"
     );
 }
+
+/// server-everything's `simulate-research-query` requires MCP tasks: rein does not offer it
+/// (every plain call would fail) and `rein mcp list` says why; its other tools are offered.
+#[test]
+fn a_tool_that_requires_tasks_is_not_offered_and_mcp_list_says_why() {
+    let Some(bin) = reference_servers() else {
+        return;
+    };
+    let env = Env::new();
+    configure(&env, &bin, "");
+    let out = run(env.rein().args(["mcp", "list"]));
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    let note = text
+        .lines()
+        .find(|l| l.contains("simulate-research-query"))
+        .unwrap_or_else(|| panic!("simulate-research-query not named: {text}"));
+    assert!(
+        note.contains("not offered") && note.contains("requires MCP tasks"),
+        "{text}"
+    );
+
+    let server = MockServer::start(Script::new().reply(Turn::text("done")));
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "go", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tools = server.requests()[0].body["tools"].to_string();
+    assert!(tools.contains("mcp__everything__echo"), "{tools}");
+    assert!(!tools.contains("simulate-research-query"), "{tools}");
+}

@@ -122,6 +122,10 @@ pub struct AgentBuilder {
     mcp_hub: Option<Arc<rein_mcp::McpHub>>,
     /// What the person should know about the configured servers (skipped ones).
     mcp_warnings: Vec<String>,
+    /// The project's servers that wait for `rein trust`.
+    mcp_awaiting_trust: Vec<String>,
+    /// When the MCP tools go through `tool_search`.
+    tool_search_budget: crate::agent::ToolSearchBudget,
     /// The configured stdio servers that run in the OS sandbox.
     mcp_sandboxed: Vec<String>,
     /// Checkpoints before each turn, when a session and rein's home are given.
@@ -207,6 +211,8 @@ impl AgentBuilder {
             mcp_log_dir: None,
             mcp_hub: None,
             mcp_warnings: Vec::new(),
+            mcp_awaiting_trust: Vec::new(),
+            tool_search_budget: crate::agent::ToolSearchBudget::default(),
             mcp_sandboxed: Vec::new(),
             workspace,
         }

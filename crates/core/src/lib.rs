@@ -11,6 +11,7 @@ pub mod frontmatter;
 pub mod hooks;
 pub mod interaction;
 pub mod mcp;
+pub mod mcp_edit;
 mod network_gate;
 pub mod permissions;
 pub mod prompt;

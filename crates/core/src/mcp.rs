@@ -25,6 +25,8 @@ pub struct McpPlan {
     pub servers: Vec<ServerConfig>,
     /// Servers skipped (untrusted project, unset variable, unreadable `.mcp.json`).
     pub warnings: Vec<String>,
+    /// The project's servers that wait for `rein trust` (the project is not trusted).
+    pub awaiting_trust: Vec<String>,
     /// Values from the servers' configuration to mask in results (secret-looking `env`
     /// values, header values), named for the mask.
     pub secrets: Vec<(String, String)>,
@@ -66,6 +68,7 @@ pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
                 None => not_started.push(entry.name.clone()),
             }
         }
+        plan.awaiting_trust.clone_from(&not_started);
         if !not_started.is_empty() {
             plan.warnings.push(format!(
                 "MCP server{} {} of this project did not start: this project is not trusted (or \

@@ -30,6 +30,8 @@ use crate::process::{Launch, ServerProcess};
 #[derive(Clone, Default)]
 pub(crate) struct Listener {
     pub(crate) tools_changed: Arc<AtomicBool>,
+    /// Its tools that require MCP tasks (stdio servers), not offered.
+    pub(crate) task_required: crate::tasks::TaskRequired,
     pub(crate) progress: ProgressRoutes,
 }
 
@@ -149,6 +151,7 @@ pub(crate) async fn connect(
 ) -> Result<Connection, McpError> {
     match (&config.transport, launched) {
         (TransportConfig::Stdio { .. }, Some((mut process, stdout, stdin))) => {
+            let stdout = crate::tasks::TaskSniffer::new(stdout, listener.task_required.clone());
             match listener.serve((stdout, stdin)).await {
                 Ok(service) => finish(service, Some(process)).await,
                 // Dropped on failure: the process goes with it.

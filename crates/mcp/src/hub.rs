@@ -59,7 +59,7 @@ struct Names {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StartReport {
     /// Servers still starting when their `startup_timeout` ran out.
-    pub still_starting: Vec<String>,
+    pub timed_out: Vec<String>,
     /// Servers that could not be started, with why.
     pub failed: Vec<(String, String)>,
 }
@@ -68,16 +68,22 @@ impl StartReport {
     /// The warnings to show, one per line.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
-        if !self.still_starting.is_empty() {
+        if !self.timed_out.is_empty() {
             warnings.push(format!(
-                "MCP server{} {}: still starting, not in this request (their tools join once \
-                 ready)",
-                if self.still_starting.len() == 1 {
-                    ""
+                "MCP server{} {}: timed out at start (`startup_timeout`), not in this request; \
+                 {} tools join if {} ready later",
+                if self.timed_out.len() == 1 { "" } else { "s" },
+                self.timed_out.join(", "),
+                if self.timed_out.len() == 1 {
+                    "its"
                 } else {
-                    "s"
+                    "their"
                 },
-                self.still_starting.join(", ")
+                if self.timed_out.len() == 1 {
+                    "it becomes"
+                } else {
+                    "they become"
+                },
             ));
         }
         for (name, error) in &self.failed {
@@ -164,9 +170,14 @@ impl McpHub {
         }
         let mut report = StartReport::default();
         for server in &self.servers {
+            if Instant::now() >= self.started + server.config.startup_timeout {
+                server.note_timed_out();
+            }
             let status = server.status();
             match status.state {
-                ServerState::Starting => report.still_starting.push(status.name),
+                // Cancelled before its deadline: it is simply still starting.
+                ServerState::Starting => {}
+                ServerState::TimedOut => report.timed_out.push(status.name),
                 ServerState::Failed => report.failed.push((
                     status.name,
                     status
@@ -208,6 +219,27 @@ impl McpHub {
             }
         }
         tools
+    }
+
+    /// Whether `name` is one of the servers (for `@server:uri` mentions).
+    pub fn has_server(&self, name: &str) -> bool {
+        self.servers.iter().any(|s| s.config.name == name)
+    }
+
+    /// The text of resource `uri` of server `name` (`@server:uri` in the REPL); the error
+    /// says why it could not be read.
+    pub async fn read_resource(
+        &self,
+        name: &str,
+        uri: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, String> {
+        let server = self
+            .servers
+            .iter()
+            .find(|s| s.config.name == name)
+            .ok_or_else(|| format!("there is no MCP server `{name}`"))?;
+        server.read_resource(uri, cancel).await
     }
 
     /// Each server's status, in configuration order.

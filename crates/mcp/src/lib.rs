@@ -13,6 +13,7 @@ mod process;
 mod schema;
 mod server;
 mod status;
+mod tasks;
 mod tool;
 
 pub use config::{

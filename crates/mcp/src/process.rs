@@ -158,6 +158,11 @@ impl ServerProcess {
         ended.await.ok().flatten()
     }
 
+    /// How the server ended, if it has ended by now (without waiting).
+    pub(crate) fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
     /// Stops the server's group: SIGTERM, then SIGKILL after [`STOP_GRACE`].
     pub(crate) async fn stop(&mut self) {
         let Some(group) = self.group.get() else {

@@ -122,20 +122,53 @@ impl Server {
     /// after its restart), not `Ready`.
     pub(crate) fn status(&self) -> ServerStatus {
         self.died();
+        let left_out = self.left_out();
         let inner = self.lock();
         ServerStatus {
             name: self.config.name.clone(),
             state: inner.state.clone(),
-            tools: inner.tools.len(),
+            tools: inner.tools.len().saturating_sub(left_out.len()),
+            left_out,
             last_error: inner.last_error.clone(),
             log: self.log.clone(),
             sandboxed: self.confined(),
         }
     }
 
-    /// Its tools as last listed.
+    /// Its tools as last listed, less those it cannot offer (see [`Server::left_out`]).
     pub(crate) fn tools(&self) -> Vec<Tool> {
-        self.lock().tools.clone()
+        let required = &self.listener.task_required;
+        self.lock()
+            .tools
+            .iter()
+            .filter(|t| !required.contains(&t.name))
+            .cloned()
+            .collect()
+    }
+
+    /// The tools it lists that rein does not offer, each with why.
+    pub(crate) fn left_out(&self) -> Vec<(String, String)> {
+        let required = &self.listener.task_required;
+        self.lock()
+            .tools
+            .iter()
+            .filter(|t| required.contains(&t.name))
+            .map(|t| (t.name.to_string(), crate::tasks::TASKS_REQUIRED.to_owned()))
+            .collect()
+    }
+
+    /// Notes that the server is still not ready though its `startup_timeout` ran out: it
+    /// shows as timed out (its start goes on in the background).
+    pub(crate) fn note_timed_out(&self) {
+        let mut inner = self.lock();
+        if inner.state == ServerState::Starting {
+            inner.last_error = Some(format!(
+                "it did not finish starting within {} s (its `startup_timeout`); rein keeps \
+                 waiting for it in the background",
+                self.config.startup_timeout.as_secs_f64()
+            ));
+            self.set_state(&mut inner, ServerState::TimedOut);
+        }
     }
 
     /// A receiver that sees each change of state.
@@ -214,6 +247,9 @@ impl Server {
                 let changed = inner.tools != tools;
                 inner.tools = tools;
                 inner.live = Some(Live { service, process });
+                if inner.state == ServerState::TimedOut {
+                    inner.last_error = None;
+                }
                 self.set_state(&mut inner, ServerState::Ready);
                 if changed {
                     self.generation.fetch_add(1, Ordering::SeqCst);
@@ -274,12 +310,14 @@ impl Server {
     /// restarted once) or `Failed`. Whether it died.
     fn died(&self) -> bool {
         let mut inner = self.lock();
-        // Only a connection that was up can have died: one still starting has none yet.
-        let closed = inner
-            .live
-            .as_ref()
-            .is_some_and(|live| live.service.is_transport_closed());
-        if !closed {
+        // Only a connection that was up can have died: one still starting has none yet. The
+        // process is asked too: its connection may close only a while after it is gone (a
+        // child it started can hold its stdout open).
+        let Some(live) = inner.live.as_mut() else {
+            return false;
+        };
+        let exited = live.process.as_mut().and_then(ServerProcess::exited);
+        if exited.is_none() && !live.service.is_transport_closed() {
             return false;
         }
         if let Some(mut live) = inner.live.take()
@@ -287,6 +325,10 @@ impl Server {
         {
             process.kill_now();
         }
+        let how = match exited {
+            Some(status) => format!("it exited, {status}"),
+            None => "its connection closed".to_owned(),
+        };
         let state = if inner.restarts < RESTARTS {
             ServerState::Exited
         } else {
@@ -298,7 +340,7 @@ impl Server {
             .and_then(crate::process::last_log_line)
             .map(|line| format!(": \"{line}\""))
             .unwrap_or_default();
-        inner.last_error = Some(format!("the server stopped (its connection closed){said}"));
+        inner.last_error = Some(format!("the server stopped ({how}){said}"));
         self.set_state(&mut inner, state);
         true
     }

@@ -154,10 +154,11 @@ impl Server {
         let state = self.lock().state.clone();
         match state {
             ServerState::Ready => {}
-            ServerState::Starting => {
+            ServerState::Starting | ServerState::TimedOut => {
                 // Still starting: wait for it within its startup timeout.
                 let mut watch = self.watch();
-                let wait = watch.wait_for(|s| *s != ServerState::Starting);
+                let wait =
+                    watch.wait_for(|s| !matches!(s, ServerState::Starting | ServerState::TimedOut));
                 tokio::select! {
                     () = cancel.cancelled() => return Err(CallFailure::Cancelled),
                     _ = tokio::time::timeout(self.config.startup_timeout, wait) => {}
@@ -183,5 +184,64 @@ impl Server {
                  session; go on without them."
             ))
         })
+    }
+
+    /// Reads resource `uri` as text (binary contents are described, not given), within the
+    /// server's call timeout.
+    pub(crate) async fn read_resource(
+        &self,
+        uri: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, String> {
+        let name = &self.config.name;
+        let peer = self
+            .peer_for_call(cancel)
+            .await
+            .map_err(|failure| match failure {
+                CallFailure::Message(message) => message,
+                CallFailure::Cancelled => "cancelled".to_owned(),
+            })?;
+        let params = rmcp::model::ReadResourceRequestParams::new(uri.to_owned());
+        let read = tokio::select! {
+            () = cancel.cancelled() => return Err("cancelled".to_owned()),
+            read = tokio::time::timeout(self.config.call_timeout, peer.read_resource(params)) => read,
+        };
+        let result = match read {
+            Ok(Ok(result)) => result,
+            Ok(Err(ServiceError::McpError(error))) => {
+                return Err(format!("MCP server `{name}` refused: {}", error.message));
+            }
+            Ok(Err(error)) => {
+                return Err(format!(
+                    "reading it from MCP server `{name}` failed: {}",
+                    connect::without_transport_name(error.to_string())
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "MCP server `{name}` did not answer within {} s",
+                    self.config.call_timeout.as_secs_f64()
+                ));
+            }
+        };
+        let parts: Vec<String> = result
+            .contents
+            .into_iter()
+            .map(|content| match content {
+                rmcp::model::ResourceContents::TextResourceContents { text, .. } => text,
+                rmcp::model::ResourceContents::BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob,
+                    ..
+                } => format!(
+                    "[binary resource {uri}: {}, {} bytes base64; not included]",
+                    mime_type.as_deref().unwrap_or("unknown type"),
+                    blob.len()
+                ),
+                _ => "[a resource of a kind rein does not read]".to_owned(),
+            })
+            .collect();
+        Ok(parts.join("\n"))
     }
 }

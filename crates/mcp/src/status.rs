@@ -7,6 +7,9 @@ use std::path::PathBuf;
 pub enum ServerState {
     /// Being started (or restarted).
     Starting,
+    /// Still not ready when its `startup_timeout` ran out; it goes on starting in the
+    /// background, and its tools join if it becomes ready.
+    TimedOut,
     /// Answering; its tools are offered.
     Ready,
     /// It stopped; it is started again on the next call (once).
@@ -21,6 +24,7 @@ impl ServerState {
     pub fn as_str(&self) -> &'static str {
         match self {
             ServerState::Starting => "starting",
+            ServerState::TimedOut => "timed out",
             ServerState::Ready => "ready",
             ServerState::Exited => "exited",
             ServerState::Failed => "failed",
@@ -37,6 +41,8 @@ pub struct ServerStatus {
     pub state: ServerState,
     /// How many tools it offers (0 until it is ready).
     pub tools: usize,
+    /// Tools it lists that are not offered, each with why (they require MCP tasks).
+    pub left_out: Vec<(String, String)>,
     /// The last thing that went wrong with it.
     pub last_error: Option<String>,
     /// Where its stderr goes (stdio servers).

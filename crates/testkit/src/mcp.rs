@@ -22,6 +22,9 @@ use serde_json::{Value, json};
 pub struct FakeServer {
     /// `change_tools` was called: `late_tool` is listed.
     grown: Arc<AtomicBool>,
+    /// How many numbered tools (`tool_000`, ...) it lists besides its own: a server with
+    /// many tools.
+    extra_tools: usize,
     /// Calls under way, so that the server finishes them (and logs their end) before it
     /// exits when its input closes.
     in_flight: Arc<tokio::sync::watch::Sender<usize>>,
@@ -48,8 +51,47 @@ impl FakeServer {
     pub fn new() -> Self {
         FakeServer {
             grown: Arc::new(AtomicBool::new(false)),
+            extra_tools: 0,
             in_flight: Arc::new(tokio::sync::watch::channel(0).0),
         }
+    }
+
+    /// The same server listing `count` numbered tools besides its own (`tool_000`, ...; each
+    /// with a schema of the usual size, and a description naming a topic to search for).
+    pub fn with_extra_tools(mut self, count: usize) -> Self {
+        self.extra_tools = count;
+        self
+    }
+
+    fn extra_tool(index: usize) -> Tool {
+        let topics = [
+            "invoice",
+            "calendar",
+            "ticket",
+            "deploy",
+            "metric",
+            "customer",
+            "shipment",
+            "repository",
+        ];
+        let topic = topics[index % topics.len()];
+        Tool::new(
+            format!("tool_{index:03}"),
+            format!(
+                "Looks up the {topic} record number {index} and returns its fields; use it when \
+                 asked about {topic} {index}."
+            ),
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "description": format!("The {topic} identifier.")},
+                    "fields": {"type": "array", "items": {"type": "string"}, "description": "Which fields to return (default: all)."},
+                    "limit": {"type": "integer", "description": "How many records at most."}
+                },
+                "required": ["id"]
+            })),
+        )
+        .annotate(ToolAnnotations::new().read_only(true))
     }
 
     fn tools(&self) -> Vec<Tool> {
@@ -100,6 +142,7 @@ impl FakeServer {
         if self.grown.load(Ordering::SeqCst) {
             tools.push(Tool::new("late_tool", "Listed after a change.", none).annotate(read_only));
         }
+        tools.extend((0..self.extra_tools).map(Self::extra_tool));
         tools
     }
 
@@ -116,6 +159,9 @@ impl FakeServer {
                 .to_owned()
         };
         Ok(match name {
+            extra if extra.starts_with("tool_") => {
+                CallToolResult::success(vec![ContentBlock::text(format!("{extra} ran"))])
+            }
             "echo" => {
                 // In the log too: which server answered.
                 let _ = writeln!(std::io::stderr(), "fake: echo {}", text());
@@ -171,8 +217,34 @@ impl ServerHandler for FakeServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
                 .build(),
         )
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        // `fake://notes/N` holds a line naming N; any other address is unknown.
+        match request.uri.strip_prefix("fake://notes/") {
+            Some(n) => {
+                Ok(
+                    rmcp::model::ReadResourceResult::new(vec![
+                        rmcp::model::ResourceContents::text(
+                            format!("note {n}: the resource body"),
+                            &request.uri,
+                        ),
+                    ])
+                    .into(),
+                )
+            }
+            None => Err(McpError::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            )),
+        }
     }
 
     async fn on_cancelled(

@@ -27,14 +27,24 @@ pub(crate) async fn list(args: &Args) -> Exit {
     for warning in builder.mcp_warnings() {
         render::notice(&format!("rein: warning: {warning}"));
     }
+    let awaiting =
+        mcp_status::awaiting_trust_lines(builder.mcp_awaiting_trust(), Style::for_stdout());
     let Some(hub) = builder.started_mcp().cloned() else {
-        render::stdout_line(NO_SERVERS);
+        if awaiting.is_empty() {
+            render::stdout_line(NO_SERVERS);
+        }
+        for line in &awaiting {
+            render::stdout_line(line);
+        }
         return Exit::Done;
     };
     hub.wait_started(&CancellationToken::new()).await;
     let statuses = hub.statuses();
-    for line in mcp_status::server_lines(&statuses, Style::for_stdout()) {
-        render::stdout_line(&line);
+    for line in mcp_status::server_lines(&statuses, Style::for_stdout())
+        .iter()
+        .chain(&awaiting)
+    {
+        render::stdout_line(line);
     }
     hub.shutdown().await;
     if statuses.iter().all(|s| s.state == ServerState::Ready) {

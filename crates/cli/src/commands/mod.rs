@@ -1,9 +1,10 @@
 //! Sub-commands for people: `rein trust`, `rein explain-permission`, `rein sandbox`,
-//! `rein mcp list`.
+//! `rein mcp list|add|remove`.
 
 mod config;
 mod explain;
 mod mcp;
+mod mcp_edit;
 pub(crate) mod rewind;
 mod sandbox;
 pub(crate) mod sessions;
@@ -18,6 +19,20 @@ pub(crate) async fn run(args: &Args, command: &Command) -> Exit {
         Command::Mcp {
             command: McpCommand::List,
         } => mcp::list(args).await,
+        Command::Mcp {
+            command:
+                McpCommand::Add {
+                    name,
+                    url,
+                    scope,
+                    env,
+                    header,
+                    command,
+                },
+        } => mcp_edit::add(name, url.as_deref(), *scope, env, header, command),
+        Command::Mcp {
+            command: McpCommand::Remove { name, scope },
+        } => mcp_edit::remove(name, *scope),
         Command::Trust { dir, revoke, list } => trust::run(dir.as_deref(), *revoke, *list),
         Command::ExplainPermission { call } => explain::run(args, call),
         Command::Config { show: _ } => config::show(args),

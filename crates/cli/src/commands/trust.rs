@@ -66,9 +66,9 @@ pub(crate) fn run(dir: Option<&Path>, revoke: bool, list: bool) -> Exit {
                 "already trusted"
             };
             render::notice(&format!(
-                "{}: {note}; its hooks and MCP servers (in {}) may run, and its .env endpoint settings apply",
+                "{}: {note}; {}",
                 project.display(),
-                project.join(".rein/config.toml").display()
+                what_applies(&project)
             ));
             Exit::Done
         }
@@ -80,5 +80,32 @@ pub(crate) fn run(dir: Option<&Path>, revoke: bool, list: bool) -> Exit {
                 Exit::Runtime
             }
         }
+    }
+}
+
+/// The project's files that trust lets apply, among those that exist.
+const PROJECT_FILES: [(&str, &str); 4] = [
+    (
+        ".rein/config.toml",
+        "hooks, MCP servers, allow rules and endpoint settings",
+    ),
+    (".claude/settings.json", "hooks and allow rules"),
+    (".mcp.json", "MCP servers"),
+    (".env", "endpoint settings"),
+];
+
+/// What trusting `project` lets apply, naming only the files it has.
+fn what_applies(project: &Path) -> String {
+    let present: Vec<String> = PROJECT_FILES
+        .iter()
+        .filter(|(file, _)| project.join(file).is_file())
+        .map(|(file, what)| format!("{what} of {}", project.join(file).display()))
+        .collect();
+    if present.is_empty() {
+        "it has no configuration of its own yet; hooks, MCP servers and settings its \
+         .rein/config.toml, .claude/settings.json, .mcp.json or .env will hold then apply"
+            .to_owned()
+    } else {
+        format!("these now apply: {}", present.join("; "))
     }
 }

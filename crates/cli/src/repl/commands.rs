@@ -277,10 +277,12 @@ impl Repl {
                     out.push('\n');
                 }
             }
-            None => {
+            // The warnings below say why none started, if some were configured.
+            None if self.mcp_warnings.is_empty() => {
                 out.push_str(&s.dim(NO_SERVERS));
                 out.push('\n');
             }
+            None => {}
         }
         for warning in &self.mcp_warnings {
             out.push_str(&s.warn(&format!("warning: {}", neutralize(warning))));

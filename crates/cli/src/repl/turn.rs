@@ -19,6 +19,30 @@ impl Repl {
         let running = self.begin("thinking");
         let mut files = Vec::new();
         for path in attach::mentioned_paths(input) {
+            // `@server:uri`: a resource of an MCP server of the session.
+            let resource = path.split_once(':').and_then(|(server, uri)| {
+                let hub = agent.mcp_hub()?;
+                (hub.has_server(server) && !uri.is_empty())
+                    .then(|| (Arc::clone(hub), server.to_owned(), uri.to_owned()))
+            });
+            if let Some((hub, server, uri)) = resource {
+                match hub.read_resource(&server, &uri, &running.cancel).await {
+                    Ok(content) => {
+                        files.push(attach::Attached { path, content });
+                        continue;
+                    }
+                    Err(why) => {
+                        self.end(running);
+                        self.say(&self.style.error(&format!(
+                            "not sent: @{} could not be attached: {} (edit the request and press \
+                             Enter)",
+                            render::neutralize(&path),
+                            render::neutralize(&why)
+                        )));
+                        return Err(input.to_owned());
+                    }
+                }
+            }
             let outcome = self
                 .direct(
                     agent,

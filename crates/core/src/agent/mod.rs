@@ -17,6 +17,7 @@ mod outcome;
 mod runner;
 mod spend;
 mod subagents;
+mod tool_search;
 mod transcript;
 mod turn;
 
@@ -38,9 +39,13 @@ use spend::Spend;
 pub use spend::{LimitReached, SpendLimit, SpendLimits, SpendTotals};
 pub use subagents::AGENT_TOOL;
 pub(crate) use subagents::SubagentLink;
+pub use tool_search::{
+    TOOL_SEARCH, TOOL_SEARCH_MAX_SCHEMA_BYTES, TOOL_SEARCH_MAX_TOOLS, ToolSearchBudget,
+};
 pub use transcript::Transcript;
 use turn::RoundEnd;
 pub use turn::hook_points::MAX_STOP_HOOK_CONTINUATIONS;
+pub(crate) use turn::mcp_tools::{McpFilter, McpOffer};
 
 use crate::context::{CompactRequests, ContextSettings, Ledger, PinnedState, PromptAnchor};
 use crate::hooks::Hooks;
@@ -112,7 +117,7 @@ pub(crate) struct AgentParts {
     /// Where the `agent` tool leaves what its sub-agents used.
     pub subagents: Option<Arc<SubagentLink>>,
     /// The session's MCP servers, whose tools join the registry's as they become ready.
-    pub mcp: Option<(Arc<rein_mcp::McpHub>, crate::permissions::PermissionMode)>,
+    pub mcp: Option<McpOffer>,
     /// The prices calls are billed at.
     pub prices: Arc<rein_llm::PriceBook>,
     /// What the run may spend.
@@ -186,12 +191,16 @@ impl Agent {
     /// An agent ready for its first (or next, when resumed) turn.
     pub(crate) fn new(parts: AgentParts) -> Self {
         let tool_specs = turn::mcp_tools::tool_specs(&parts.registry);
-        let mcp = parts.mcp.map(|(hub, mode)| turn::mcp_tools::McpTools {
-            hub,
+        let mcp = parts.mcp.map(|offer| turn::mcp_tools::McpTools {
+            hub: offer.hub,
+            only: offer.only,
             base: Arc::clone(&parts.registry),
-            mode,
+            mode: offer.mode,
             seen: None,
-            waited: false,
+            budget: offer.budget,
+            search: None,
+            // A sub-agent's servers were waited for by its parent's first request.
+            waited: parts.agent_name.is_some(),
         });
         let call_ids = parts
             .history

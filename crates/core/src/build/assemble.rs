@@ -116,6 +116,9 @@ impl AgentBuilder {
                 prompt: subagent_prompt,
                 transcripts: self.subagent_dir.map(|dir| (dir, self.workspace.clone())),
                 link: Arc::clone(&subagent_usage),
+                mcp: mcp
+                    .clone()
+                    .map(|hub| (hub, self.mode, self.tool_search_budget)),
             };
             registry.register(AgentTool::new(setup, self.agent_types));
         }
@@ -159,7 +162,12 @@ impl AgentBuilder {
             anchor: self.anchor,
             prices: self.prices,
             limits: self.limits,
-            mcp: mcp.map(|hub| (hub, self.mode)),
+            mcp: mcp.map(|hub| crate::agent::McpOffer {
+                hub,
+                mode: self.mode,
+                only: crate::agent::McpFilter::All,
+                budget: self.tool_search_budget,
+            }),
             checkpoints,
         }))
     }

@@ -74,6 +74,8 @@ impl AgentBuilder {
         let mcp = crate::mcp::plan(config, env);
         builder.warnings.extend(mcp.warnings.iter().cloned());
         builder.mcp_warnings = mcp.warnings;
+        builder.mcp_awaiting_trust = mcp.awaiting_trust;
+        builder.tool_search_budget = config.tool_search.budget();
         builder.mcp_sandboxed = sandboxed_servers(&mcp.servers);
         builder.mcp_plan = mcp.servers;
         builder.mcp_log_dir = Some(config.rein_home.join(crate::mcp::MCP_LOG_DIR));

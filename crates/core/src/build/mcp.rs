@@ -45,6 +45,18 @@ impl AgentBuilder {
         self.mcp_hub.as_ref()
     }
 
+    /// When the MCP tools go through `tool_search` instead of being listed (default: more
+    /// than 128 tools or 48 KB of tool descriptions).
+    pub fn tool_search_budget(mut self, budget: crate::agent::ToolSearchBudget) -> Self {
+        self.tool_search_budget = budget;
+        self
+    }
+
+    /// The project's MCP servers that do not start until the person runs `rein trust`.
+    pub fn mcp_awaiting_trust(&self) -> &[String] {
+        &self.mcp_awaiting_trust
+    }
+
     /// What the person should know about the configured MCP servers: those left out (an
     /// untrusted project's, one naming an unset variable; these are among
     /// [`AgentBuilder::warnings`] too), and, when some are to run in the OS sandbox, why it

@@ -24,6 +24,7 @@ mod settings;
 mod source;
 mod spend;
 mod tables;
+mod tool_search;
 mod untrusted;
 
 use std::collections::BTreeMap;
@@ -40,6 +41,7 @@ pub use project::{ProjectRoot, find_project_root};
 pub use repl::{ReplSettings, has_repl_table, with_repl_mode};
 pub use sandbox::SandboxSettings;
 pub(crate) use sandbox::stricter as sandbox_stricter;
+pub use tool_search::ToolSearchSettings;
 
 /// The person's config file, under rein's home.
 pub const USER_CONFIG_FILE: &str = "config.toml";
@@ -201,6 +203,8 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// The `[repl]` settings of every file.
     pub repl: ReplSettings,
+    /// The `[tool_search]` settings of every file.
+    pub tool_search: ToolSearchSettings,
     /// `[pricing."MODEL"]` of every file: prices that add to or override rein's table.
     pub pricing: BTreeMap<String, PriceEntry>,
     /// The secret-looking variables of the `.env` file (their values are masked).

@@ -87,6 +87,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         mcp_servers_replaced: stacked.tables.mcp_replaced,
         sandbox: stacked.tables.sandbox,
         repl: stacked.tables.repl,
+        tool_search: stacked.tables.tool_search,
         pricing: stacked.tables.pricing,
         dotenv_secrets: env.dotenv_secrets(),
         untrusted_ignored: withheld.config_items,

@@ -131,6 +131,7 @@ pub(crate) struct Tables {
     pub(crate) mcp_replaced: Vec<super::McpServerEntry>,
     pub(crate) sandbox: super::sandbox::SandboxSettings,
     pub(crate) repl: super::repl::ReplSettings,
+    pub(crate) tool_search: super::tool_search::ToolSearchSettings,
     /// `[pricing."MODEL"]`, by model name.
     pub(crate) pricing: std::collections::BTreeMap<String, super::spend::PriceEntry>,
     /// Variables for commands and hooks (a Claude Code settings file's `env`).
@@ -155,6 +156,7 @@ impl Tables {
         }
         self.sandbox.stack(above.sandbox);
         self.repl.stack(above.repl);
+        self.tool_search.stack(above.tool_search);
         self.pricing.extend(above.pricing);
         for entry in above.env {
             self.env.retain(|e| e.name != entry.name);
@@ -170,7 +172,7 @@ impl Tables {
 }
 
 /// The table names a config file may hold besides flat settings.
-pub(crate) const TABLE_KEYS: [&str; 7] = [
+pub(crate) const TABLE_KEYS: [&str; 8] = [
     "permissions",
     "hooks",
     "secrets",
@@ -178,6 +180,7 @@ pub(crate) const TABLE_KEYS: [&str; 7] = [
     "sandbox",
     "repl",
     "pricing",
+    "tool_search",
 ];
 
 /// Reads the table `key` of a file into `tables`; the error says what is wrong (the caller
@@ -248,6 +251,7 @@ pub(crate) fn read_table(
         }
         "sandbox" => super::sandbox::read(&mut tables.sandbox, table, source)?,
         "repl" => super::repl::read(&mut tables.repl, table, source)?,
+        "tool_search" => super::tool_search::read(&mut tables.tool_search, table)?,
         "pricing" => super::spend::read_pricing(&mut tables.pricing, table)?,
         other => return Err(format!("unknown table [{other}]")),
     }

@@ -2,7 +2,7 @@
 //!
 //! `--start-delay-ms N` waits before answering anything (a slow start); `--exit-at-start`
 //! exits at once (a server that cannot start); `--pid-file PATH` records its pid and its
-//! helper child's.
+//! helper child's; `--extra-tools N` lists N numbered tools more (a server with many).
 
 use std::io::Write;
 use std::time::Duration;
@@ -22,6 +22,9 @@ struct Args {
     /// Where to write the pids.
     #[arg(long)]
     pid_file: Option<std::path::PathBuf>,
+    /// List this many numbered tools besides its own (`tool_000`, ...).
+    #[arg(long, default_value_t = 0)]
+    extra_tools: usize,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -39,6 +42,6 @@ fn main() -> anyhow::Result<()> {
     }
     runtime.block_on(async {
         tokio::time::sleep(Duration::from_millis(args.start_delay_ms)).await;
-        rein_testkit::mcp::serve_stdio(FakeServer::new()).await
+        rein_testkit::mcp::serve_stdio(FakeServer::new().with_extra_tools(args.extra_tools)).await
     })
 }

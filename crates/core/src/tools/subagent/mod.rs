@@ -28,8 +28,8 @@ use tokio::sync::Semaphore;
 
 pub use crate::agent::AGENT_TOOL;
 use crate::agent::{
-    Agent, AgentEvent, AgentParts, AgentSettings, Events, NestedEvent, SubagentLink, Transcript,
-    TurnStop,
+    Agent, AgentEvent, AgentParts, AgentSettings, Events, McpFilter, McpOffer, NestedEvent,
+    SubagentLink, Transcript, TurnStop,
 };
 use crate::context::{CompactRequests, CompactTool, ContextSettings, PinnedState};
 use crate::hooks::Hooks;
@@ -66,6 +66,12 @@ pub(crate) struct SubagentSetup {
     /// Where sub-agents' events go during the parent's turn, and what they used, for the
     /// parent to count and record.
     pub(crate) link: Arc<SubagentLink>,
+    /// The parent's MCP servers and permission mode: sub-agents get their tools too.
+    pub(crate) mcp: Option<(
+        Arc<rein_mcp::McpHub>,
+        crate::permissions::PermissionMode,
+        crate::agent::ToolSearchBudget,
+    )>,
 }
 
 /// The `agent` tool.
@@ -293,9 +299,19 @@ impl AgentTool {
             // The parent prices what its sub-agents used and checks its limits between rounds.
             prices: Arc::default(),
             limits: crate::agent::SpendLimits::default(),
-            // A sub-agent works with the built-in tools its type allows; the session's MCP
-            // servers stay the parent's.
-            mcp: None,
+            // The parent's MCP servers, whose tools it gets as its type allows.
+            mcp: setup.mcp.clone().map(|(hub, mode, budget)| McpOffer {
+                hub,
+                mode,
+                budget,
+                only: match ty {
+                    Some(t) if t.read_only => McpFilter::ReadOnly,
+                    Some(AgentType {
+                        tools: Some(names), ..
+                    }) => McpFilter::Named(names.clone()),
+                    Some(_) | None => McpFilter::All,
+                },
+            }),
             // The parent turn's checkpoint covers what a sub-agent changes.
             checkpoints: None,
         });

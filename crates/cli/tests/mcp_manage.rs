@@ -1,0 +1,118 @@
+//! `rein mcp add` and `rein mcp remove`: servers written into your config file or the
+//! project's, comments kept, and mistakes refused without touching the file.
+
+use crate::mcp::fake;
+use crate::support::{Env, run, stderr, stdout};
+
+#[test]
+fn add_and_remove_round_trip_keeping_a_comment() {
+    let env = Env::new();
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    let config = env.rein_home.join("config.toml");
+    let before = "# my own settings, keep this comment\nmodel = \"m\" # and this one\n";
+    std::fs::write(&config, before).unwrap();
+    let fake = fake().display().to_string();
+
+    let out = run(env.rein().args([
+        "mcp",
+        "add",
+        "fs",
+        "--env",
+        "A=b",
+        "--",
+        &fake,
+        "--start-delay-ms",
+        "10",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let added = std::fs::read_to_string(&config).unwrap();
+    assert!(added.starts_with(before), "{added}");
+    // The server it names starts, as `rein mcp list` shows.
+    let out = run(env.rein().args(["mcp", "list"]));
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("fs") && l.contains("ready")),
+        "{text}"
+    );
+
+    // Mistakes change nothing: a name taken, nothing to start, a bad URL, a bad --env.
+    for bad in [
+        vec!["mcp", "add", "fs", "--", "other"],
+        vec!["mcp", "add", "x"],
+        vec!["mcp", "add", "x", "--url", "not a url"],
+        vec!["mcp", "add", "x", "--env", "NOEQUALS", "--", "cmd"],
+        vec!["mcp", "remove", "nothere"],
+    ] {
+        let out = run(env.rein().args(&bad));
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr(&out));
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), added, "{bad:?}");
+    }
+
+    let out = run(env.rein().args(["mcp", "remove", "fs"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
+}
+
+#[test]
+fn a_project_server_is_added_to_the_projects_file_and_waits_for_trust() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.work.join(".git")).unwrap();
+    let out = run(env.rein().args([
+        "mcp",
+        "add",
+        "docs",
+        "--scope",
+        "project",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--header",
+        "Authorization=Bearer ${DOCS_TOKEN}",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("rein trust"), "{}", stderr(&out));
+    let file = env.work.join(".rein/config.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("[mcp_servers.docs]\nurl = \"http://127.0.0.1:9/mcp\"")
+            && text.contains("${DOCS_TOKEN}"),
+        "{text}"
+    );
+    // Without --scope, remove finds it in the project's file.
+    let out = run(env.rein().args(["mcp", "remove", "docs"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!std::fs::read_to_string(&file).unwrap().contains("docs"));
+}
+
+/// In the REPL, `@server:uri` attaches an MCP server's resource to the request; one the
+/// server does not have is not sent, and says why.
+#[test]
+fn a_resource_is_attached_with_at_server_colon_uri() {
+    use rein_testkit::{MockServer, Script, Turn};
+
+    use crate::pty::Pty;
+
+    let env = Env::new();
+    crate::mcp::configure(&env, "[mcp_servers.fake]\ncommand = \"FAKE\"\n");
+    let server = MockServer::start(Script::new().reply(Turn::text("Read it.")).repeating());
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 160);
+    pty.wait_ready();
+    pty.send("summarise @fake:fake://notes/7 please\r");
+    pty.wait_for("Read it.");
+    let body = server.requests()[0].body.to_string();
+    assert!(
+        body.contains("<attached file=\\\"fake:fake://notes/7\\\">\\nnote 7: the resource body"),
+        "{body}"
+    );
+    pty.send("and @fake:fake://elsewhere\r");
+    pty.wait_for("could not be attached");
+    assert!(
+        pty.transcript().contains("no resource fake://elsewhere"),
+        "{}",
+        pty.transcript()
+    );
+    assert_eq!(server.requests().len(), 1, "the request was not sent");
+    pty.send("\x15/exit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}

@@ -1,0 +1,61 @@
+//! The `[tool_search]` table: when the MCP tools go through `tool_search` instead of being
+//! listed in every request (see `agent::tool_search`).
+
+use serde::Deserialize;
+
+/// `[tool_search]` of every layer, a later one's keys over an earlier one's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSearchSettings {
+    /// More offered tools than this: the MCP tools go through search (default 128).
+    pub max_tools: Option<usize>,
+    /// More KB of tool descriptions than this: the MCP tools go through search (default 48).
+    pub max_schema_kb: Option<usize>,
+}
+
+impl ToolSearchSettings {
+    /// A later layer's keys over these.
+    pub(crate) fn stack(&mut self, above: ToolSearchSettings) {
+        self.max_tools = above.max_tools.or(self.max_tools);
+        self.max_schema_kb = above.max_schema_kb.or(self.max_schema_kb);
+    }
+
+    /// The budget these settings make.
+    pub fn budget(&self) -> crate::agent::ToolSearchBudget {
+        let default = crate::agent::ToolSearchBudget::default();
+        crate::agent::ToolSearchBudget {
+            max_tools: self.max_tools.unwrap_or(default.max_tools),
+            max_schema_bytes: self
+                .max_schema_kb
+                .map_or(default.max_schema_bytes, |kb| kb.saturating_mul(1024)),
+        }
+    }
+}
+
+/// Reads a `[tool_search]` table; the error names the key that is wrong.
+pub(crate) fn read(settings: &mut ToolSearchSettings, table: &toml::Table) -> Result<(), String> {
+    let read = ToolSearchSettings::deserialize(toml::Value::Table(table.clone()))
+        .map_err(|e| format!("[tool_search]: {}", e.message()))?;
+    settings.stack(read);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_read_and_mistakes_named() {
+        let mut settings = ToolSearchSettings::default();
+        read(&mut settings, &toml::from_str("max_tools = 10").unwrap()).unwrap();
+        assert_eq!(settings.budget().max_tools, 10);
+        assert_eq!(settings.budget().max_schema_bytes, 48 * 1024);
+        let error = read(&mut settings, &toml::from_str("max_tool = 10").unwrap()).unwrap_err();
+        assert!(
+            error.contains("max_tool") && error.contains("max_tools"),
+            "{error}"
+        );
+        let error = read(&mut settings, &toml::from_str("max_tools = -1").unwrap()).unwrap_err();
+        assert!(error.contains("[tool_search]"), "{error}");
+    }
+}
