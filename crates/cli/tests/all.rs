@@ -57,3 +57,4 @@ mod todos;
 mod tokens;
 mod tool_calls;
 mod trust;
+mod web_fetch;

@@ -60,7 +60,7 @@ pub use replay::{CassetteError, RecordingProvider, ReplayProvider};
 pub use responses::ResponsesProvider;
 pub use retry::{DEFAULT_MAX_RETRIES, RetryPolicy};
 pub use text_calls::{ToolFormat, find_text_calls};
-pub use tls::install_crypto_provider;
+pub use tls::{client_config as tls_client_config, install_crypto_provider};
 pub use toolspec::{tool_to_wire, tools_to_wire};
 pub use url::{
     BaseUrlError, is_loopback_url, is_on_domain, normalize_base_url, redact_credentials, url_host,
