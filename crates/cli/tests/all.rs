@@ -24,6 +24,7 @@ mod fix_import;
 mod gateways;
 mod headless;
 mod hooks;
+mod images;
 mod interrupt;
 mod killed;
 mod local_servers;

@@ -55,6 +55,8 @@ pub struct ToolConfig {
     /// Masks the secrets in command outputs saved to disk (background commands' files);
     /// `None` saves them as printed.
     pub output_mask: Option<crate::mask::SharedMask>,
+    /// Whether the model takes images: read_file then gives it pictures, not a refusal.
+    pub vision: bool,
 }
 
 /// Says which files rules protect from being read without asking (`.env`, keys, what a deny
@@ -96,6 +98,7 @@ impl ToolConfig {
             sandbox: Sandbox::off(),
             read_guard: None,
             output_mask: None,
+            vision: false,
         }
     }
 }

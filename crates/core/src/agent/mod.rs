@@ -3,6 +3,7 @@
 //! person interrupts.
 
 mod approval;
+mod blind;
 mod call_args;
 mod calls;
 mod compaction;
@@ -159,6 +160,8 @@ pub struct Agent {
     hooks: Arc<dyn Hooks>,
     /// What the SessionStart hooks gave the model, until it goes with the next request.
     session_context: Option<String>,
+    /// Pictures attached to the next request.
+    pending_images: Vec<rein_llm::Image>,
     /// The context's accounting and what keeps it within the window.
     context: ContextState,
     /// The model's plan.
@@ -201,7 +204,10 @@ impl Agent {
             .flat_map(|m| &m.parts)
             .filter_map(|p| match p {
                 Part::ToolCall(call) => Some(call.id.clone()),
-                Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
+                Part::Text { .. }
+                | Part::Reasoning { .. }
+                | Part::ToolResult(_)
+                | Part::Image(_) => None,
             })
             .collect();
         let mut ledger = Ledger::new(
@@ -244,6 +250,7 @@ impl Agent {
             transcript_failing: false,
             hooks: parts.hooks,
             session_context: None,
+            pending_images: Vec::new(),
             context: ContextState::new(ledger, parts.context, parts.pinned, parts.compact_requests),
             todos: parts.todos,
             todo_reminded: false,
@@ -461,7 +468,10 @@ impl Agent {
             .iter()
             .filter_map(|p| match p {
                 Part::ToolCall(call) => Some(call.clone()),
-                Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
+                Part::Text { .. }
+                | Part::Reasoning { .. }
+                | Part::ToolResult(_)
+                | Part::Image(_) => None,
             })
             .collect();
         let text = text_of(&message);
@@ -569,7 +579,12 @@ impl Agent {
         outcome: &mut TurnOutcome,
     ) -> Result<(), RoundEnd> {
         let events = &env.events;
-        let mut stream = self.provider.stream(&self.request);
+        let blind = (!self.tool_ctx.config().vision)
+            .then(|| blind::without_images(&self.request))
+            .flatten();
+        let mut stream = self
+            .provider
+            .stream(blind.as_ref().unwrap_or(&self.request));
         loop {
             let next = tokio::select! {
                 biased;
@@ -835,7 +850,7 @@ fn without_empty_parts(mut message: Message) -> Message {
             signature,
             redacted,
         } => !text.is_empty() || signature.is_some() || redacted.is_some(),
-        Part::ToolCall(_) | Part::ToolResult(_) => true,
+        Part::ToolCall(_) | Part::ToolResult(_) | Part::Image(_) => true,
     });
     message
 }
@@ -846,7 +861,9 @@ fn text_of(message: &Message) -> String {
         .iter()
         .filter_map(|p| match p {
             Part::Text { text } => Some(text.as_str()),
-            Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) => None,
+            Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) | Part::Image(_) => {
+                None
+            }
         })
         .collect()
 }
