@@ -60,6 +60,9 @@ fn undo_names_a_file_changed_by_hand_and_keeps_it_when_asked_to() {
     pty.wait_ready();
     pty.send("touch notes\r");
     pty.wait_for("done");
+    // The usage line comes once the turn has recorded what it wrote; a change before that
+    // would count as the turn's own.
+    pty.wait_for("↑ ");
     std::fs::write(env.work.join("notes.txt"), "typed by hand\n").unwrap();
     pty.send("/undo\r");
     pty.wait_for("changed since rein last wrote it: notes.txt");

@@ -278,9 +278,16 @@ fn a_suite_on_a_local_ray_cluster_scores_as_it_does_here_and_survives_a_dead_wor
             ("fail".to_owned(), "validate failed".to_owned()),
             ("hang".to_owned(), "timeout".to_owned()),
             ("pass".to_owned(), "passed".to_owned()),
-        ]
+        ],
+        "{}",
+        std::fs::read_to_string(env.work.join("local/results.jsonl")).unwrap()
     );
-    assert_eq!(scores(&env.work.join("ray/results.jsonl")), expected);
+    assert_eq!(
+        scores(&env.work.join("ray/results.jsonl")),
+        expected,
+        "{}",
+        std::fs::read_to_string(env.work.join("ray/results.jsonl")).unwrap()
+    );
     assert!(
         processes_with("sleep 4322").is_empty(),
         "a command outlived its attempt"

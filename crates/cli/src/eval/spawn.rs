@@ -21,18 +21,32 @@ pub(crate) struct Finished {
     pub(crate) stdout: Vec<u8>,
 }
 
-/// The process groups an attempt started; every one is killed when the attempt ends (a
-/// setup may start a server for the agent, so groups live until then, not past it).
+/// The process groups an attempt started, with when each leader started; every one is killed
+/// when the attempt ends (a setup may start a server for the agent, so groups live until then,
+/// not past it).
 #[derive(Debug, Default)]
-pub(crate) struct Groups(Vec<Pid>);
+pub(crate) struct Groups(Vec<(Pid, Option<u64>)>);
 
 impl Groups {
-    /// Kills every group still alive.
+    /// Kills every group still alive; not a group whose number another program has taken since
+    /// (its leader started at another time), as a long attempt on a busy machine may see.
     pub(crate) fn kill_all(&mut self) {
-        for group in self.0.drain(..) {
+        for (group, started) in self.0.drain(..) {
+            let owner = start_ticks(group);
+            if owner.is_some() && owner != started {
+                continue;
+            }
             let _ = rustix::process::kill_process_group(group, Signal::KILL);
         }
     }
+}
+
+/// When process `pid` started, in clock ticks since boot (`/proc/PID/stat`, field 22).
+fn start_ticks(pid: Pid) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero())).ok()?;
+    // The command name, in parentheses, may hold spaces: count fields after it.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
 impl Drop for Groups {
@@ -77,7 +91,7 @@ pub(crate) async fn run_step(
             "the step exited before it could be watched",
         ));
     };
-    groups.0.push(pid);
+    groups.0.push((pid, start_ticks(pid)));
     let mut captured = Vec::new();
     let mut pipe = child.stdout.take();
     let read = async {
@@ -123,5 +137,53 @@ fn die_with_parent(command: &mut Command) {
             rustix::process::set_parent_process_death_signal(Some(Signal::TERM))
                 .map_err(std::io::Error::from)
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+
+    fn group_leader() -> (std::process::Child, Pid) {
+        let child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = Pid::from_raw(child.id() as i32).unwrap();
+        (child, pid)
+    }
+
+    /// Whether `child` was killed (it would otherwise sleep on).
+    fn killed(child: &mut std::process::Child) -> bool {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if child.try_wait().unwrap().is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
+    }
+
+    #[test]
+    fn a_step_s_group_is_killed_but_not_a_group_that_took_its_number() {
+        let (mut ours, pid) = group_leader();
+        let mut groups = Groups::default();
+        groups.0.push((pid, start_ticks(pid)));
+        groups.kill_all();
+        assert!(killed(&mut ours));
+
+        let (mut other, pid) = group_leader();
+        let earlier = start_ticks(pid).unwrap().saturating_sub(1);
+        groups.0.push((pid, Some(earlier)));
+        groups.kill_all();
+        // Had kill_all sent SIGKILL, that would be the signal it died of, not ours.
+        rustix::process::kill_process(pid, Signal::TERM).unwrap();
+        let status = other.wait().unwrap();
+        assert_eq!(status.signal(), Some(Signal::TERM.as_raw()));
     }
 }

@@ -115,7 +115,12 @@ pub(crate) fn spawn_marked(
             "the process exited before rein could track it",
         ));
     };
-    let id = CommandId { pgid, serial };
+    let started = super::procs::read(pgid).map_or(0, |p| p.start_ticks);
+    let id = CommandId {
+        pgid,
+        serial,
+        started,
+    };
     tracker.register(id);
     Ok((child, id))
 }

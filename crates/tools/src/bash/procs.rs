@@ -23,6 +23,26 @@ pub(crate) struct CommandId {
     pub(crate) pgid: u32,
     /// The serial in the command's marker.
     pub(crate) serial: u64,
+    /// When its bash started (clock ticks since boot; 0 if unknown): once bash has gone and
+    /// its group emptied, the same number may name another program's group, whose leader
+    /// started later.
+    pub(crate) started: u64,
+}
+
+impl CommandId {
+    /// Whether the pid of this command's bash now names another process: then its group id
+    /// is that process's, and this command's group has no process left.
+    pub(crate) fn group_reused(&self, table: &[ProcStat]) -> bool {
+        self.started != 0
+            && table
+                .iter()
+                .any(|p| p.pid == self.pgid && p.start_ticks != self.started)
+    }
+
+    /// [`group_reused`](Self::group_reused), looking at the one process it concerns.
+    pub(crate) fn group_reused_now(&self) -> bool {
+        read(self.pgid).is_some_and(|p| self.group_reused(&[p]))
+    }
 }
 
 /// The serial of the next command's marker.
@@ -148,16 +168,18 @@ pub(crate) fn members(commands: &[CommandId]) -> Vec<Member> {
         .iter()
         .map(|c| super::signals::is_foreign_session(c.pgid))
         .collect();
-    let live: Vec<ProcStat> = table()
+    let all = table();
+    // A group id now owned by another program says nothing of the command's processes.
+    let reused: Vec<bool> = commands.iter().map(|c| c.group_reused(&all)).collect();
+    let live: Vec<ProcStat> = all
         .into_iter()
         .filter(|p| p.is_live() && p.pid > 1 && p.pid != own)
         .collect();
     let mut found: HashMap<u32, Member> = HashMap::new();
     for p in &live {
-        let in_groups = commands
-            .iter()
-            .enumerate()
-            .find(|(i, c)| p.group == c.pgid || (sessions[*i] && p.session == c.pgid));
+        let in_groups = commands.iter().enumerate().find(|(i, c)| {
+            !reused[*i] && (p.group == c.pgid || (sessions[*i] && p.session == c.pgid))
+        });
         if let Some((command, _)) = in_groups {
             found.insert(
                 p.pid,

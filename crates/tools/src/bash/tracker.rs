@@ -166,7 +166,7 @@ fn signal_all(ids: &[CommandId], signals: &[Signal]) -> Vec<CommandId> {
         .filter_map(|(&id, alive)| alive.then_some(id))
         .collect();
     for &signal in signals {
-        for id in &alive {
+        for id in alive.iter().filter(|id| !id.group_reused_now()) {
             // A group that vanished in between is what we want anyway.
             let _ = signal_group(id.pgid, signal);
         }
@@ -175,4 +175,37 @@ fn signal_all(ids: &[CommandId], signals: &[Signal]) -> Vec<CommandId> {
         }
     }
     alive
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    /// A command whose bash has gone leaves its number behind; once another program leads a
+    /// group of that number, ending rein's commands must not end that program.
+    #[test]
+    fn a_group_id_taken_by_another_program_is_left_alone() {
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = other.id();
+        let started = procs::read(pid).unwrap().start_ticks;
+        let stale = CommandId {
+            pgid: pid,
+            serial: u64::MAX,
+            started: started.saturating_sub(1).max(1),
+        };
+        let tracker = ProcessTracker::new();
+        tracker.register(stale);
+        assert!(tracker.live_groups().is_empty());
+        tracker.register(stale);
+        tracker.kill_all_blocking();
+        let alive = procs::read(pid).is_some_and(|p| p.is_live());
+        let _ = other.kill();
+        let _ = other.wait();
+        assert!(alive, "the other program was signalled");
+    }
 }
