@@ -60,6 +60,17 @@ pub(crate) struct Args {
     #[arg(long, value_enum, value_name = "FORMAT", global = true)]
     pub(crate) output_format: Option<OutputFormat>,
 
+    /// How a run takes its prompts: `stream-json` reads one JSON message a line from stdin,
+    /// each answered as a turn (with --output-format stream-json; see docs/output-format.md).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub(crate) input_format: Option<InputFormat>,
+
+    /// Who answers what would ask: `stdin` puts each question on stdout as a
+    /// permission_request and waits for its permission_response line (with --input-format
+    /// stream-json); without it, what would ask is refused.
+    #[arg(long, value_enum, value_name = "FROM")]
+    pub(crate) permission_prompt: Option<PermissionPrompt>,
+
     /// What rein may do without asking [default: default; the REPL's: `[repl]
     /// permission_mode` in the config]
     #[arg(long, value_enum, value_name = "MODE", global = true)]
@@ -184,6 +195,9 @@ pub(crate) enum Command {
     /// Run a task suite and score it: each task in a fresh workspace, checked by its
     /// validation script (see docs/eval.md).
     Eval(Box<EvalArgs>),
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains IDEs,
+    /// Neovim): see docs/editors.md.
+    Acp,
     /// The MCP servers configured here (`[mcp_servers.NAME]`, `.mcp.json`).
     Mcp {
         /// What to do.
@@ -280,6 +294,22 @@ impl ProviderArg {
             ProviderArg::OpenaiResponses => "openai-responses",
         }
     }
+}
+
+/// `--input-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum InputFormat {
+    /// A prompt (-p, or stdin) for one turn.
+    Text,
+    /// One JSON message a line on stdin, each a turn of one conversation.
+    StreamJson,
+}
+
+/// `--permission-prompt`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum PermissionPrompt {
+    /// Questions as permission_request lines on stdout, answers read from stdin.
+    Stdin,
 }
 
 /// `--output-format`.
@@ -383,7 +413,7 @@ fn parse_max_cost(text: &str) -> Result<f64, String> {
         .trim_start_matches('$')
         .parse()
         .map_err(|_| format!("{text:?} is not an amount of US dollars (e.g. 0.50)"))?;
-    rein_core::config::check_max_cost(usd)
+    rein_core::config::check_max_cost(usd).map_err(|e| e.to_string())
 }
 
 /// `--max-tokens`: a whole number of tokens above zero.

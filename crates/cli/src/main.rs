@@ -1,8 +1,10 @@
 //! The `rein` binary: parses the command line and hands over to the REPL, or the one-shot,
 //! headless or demo runner. Only this crate touches the terminal.
 
+mod acp;
 mod args;
 mod commands;
+mod conversation;
 mod demo;
 mod eval;
 mod exit;

@@ -9,7 +9,7 @@ use rein_core::hooks::SessionStartSource;
 use rein_core::interaction::Unattended;
 use tokio_util::sync::CancellationToken;
 
-use crate::args::{Args, OutputFormat};
+use crate::args::{Args, InputFormat, OutputFormat};
 use crate::exit::Exit;
 use crate::report::{self, Denial, RunReport};
 use crate::setup::{self, McpServers, SetupError};
@@ -38,6 +38,13 @@ pub(crate) async fn run(args: Args) -> Exit {
                 return Exit::Usage;
             }
         }
+    }
+    if args.input_format == Some(InputFormat::StreamJson) {
+        return Box::pin(crate::conversation::run(&args)).await;
+    }
+    if args.permission_prompt.is_some() {
+        render::notice("rein: --permission-prompt stdin goes with --input-format stream-json");
+        return Exit::Usage;
     }
     let prompt = match input::one_shot_prompt(args.prompt.as_deref(), &render::notice) {
         Ok(Some(prompt)) => prompt,
@@ -173,7 +180,7 @@ async fn one_shot(
 
 /// The event sink: how the run shows what happens (live on a terminal, plain text, nothing
 /// until the end, or JSON lines), behind a log that keeps what the report lists.
-fn event_sink(
+pub(crate) fn event_sink(
     format: OutputFormat,
     earlier_warnings: Vec<String>,
 ) -> (Option<Arc<render::Live>>, Arc<RunLog>) {
@@ -201,7 +208,7 @@ fn event_sink(
 
 /// Keeps the session, or drops one the model never answered; the session's id (`None` when
 /// dropped) and why its record is incomplete, if it is.
-fn keep_session<'a>(
+pub(crate) fn keep_session<'a>(
     agent: &mut Agent,
     outcome: &TurnOutcome,
     events: &Events,
@@ -316,7 +323,7 @@ impl EventSink for SharedLive {
 
 /// Passes events on to the renderer and keeps what the final report lists: warnings, the
 /// calls that were not allowed to run, and how many times the context was compacted.
-struct RunLog {
+pub(crate) struct RunLog {
     inner: Box<dyn EventSink>,
     kept: Mutex<(Vec<String>, Vec<Denial>, u32)>,
 }
@@ -329,7 +336,7 @@ impl RunLog {
         }
     }
 
-    fn take(&self) -> (Vec<String>, Vec<Denial>, u32) {
+    pub(crate) fn take(&self) -> (Vec<String>, Vec<Denial>, u32) {
         std::mem::take(
             &mut *self
                 .kept

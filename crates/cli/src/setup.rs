@@ -274,6 +274,40 @@ pub(crate) fn prepare(
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .map_err(|e| SetupError::Runtime(format!("cannot determine the working directory: {e}")))?;
+    prepare_at(args, &Place::new(cwd), interaction, mcp)
+}
+
+/// Where a prepared agent works, when a front-end says (an ACP client's `session/new`)
+/// rather than the process's working directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Place {
+    /// The working directory (canonical).
+    pub(crate) cwd: PathBuf,
+    /// MCP servers besides the configured ones (the client's).
+    pub(crate) mcp_servers: Vec<config::McpServerEntry>,
+    /// Tools read and write files through this instead of the disk (an editor's buffers).
+    pub(crate) files: Option<Arc<dyn rein_core::face::ClientFiles>>,
+}
+
+impl Place {
+    /// The directory alone: the configured MCP servers, files on disk.
+    pub(crate) fn new(cwd: PathBuf) -> Self {
+        Place {
+            cwd,
+            mcp_servers: Vec::new(),
+            files: None,
+        }
+    }
+}
+
+/// [`prepare`] in `place`.
+pub(crate) fn prepare_at(
+    args: &Args,
+    place: &Place,
+    interaction: Arc<dyn Interaction>,
+    mcp: McpServers,
+) -> Result<Prepared, SetupError> {
+    let cwd = place.cwd.clone();
     let home = std::env::home_dir();
     let env: &dyn Fn(&str) -> Option<String> = &process_env;
     let rein_home = config::default_rein_home(env, home.as_deref()).ok_or_else(|| {
@@ -313,6 +347,11 @@ pub(crate) fn prepare(
         overrides: &overrides,
     })
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
+    let mut config = config;
+    for server in &place.mcp_servers {
+        config.mcp_servers.retain(|s| s.name != server.name);
+        config.mcp_servers.push(server.clone());
+    }
 
     let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env);
     // The limits themselves are the configuration's (flags included), set by from_config.
@@ -328,7 +367,8 @@ pub(crate) fn prepare(
         .mode(args.mode())
         // The level before the servers start: those configured to run in the sandbox run
         // in this one.
-        .sandbox_level(args.sandbox.map(Into::into));
+        .sandbox_level(args.sandbox.map(Into::into))
+        .tool_config(|tools| tools.client_files.clone_from(&place.files));
     // MCP servers start before anything slow: the prompt never waits for them, the first
     // request as little as can be.
     let builder = match mcp {
@@ -348,6 +388,29 @@ pub(crate) fn prepare(
     // Said once: commands then run with the permission checks alone.
     warnings.extend(builder.sandbox_warning());
     // The endpoint first: a missing key must not leave a session file behind.
+    let builder = endpoint(builder, args, &config)?;
+    let builder = session(builder, resumed, &store, &config, &cwd)?;
+    let session_id = builder.session_id().unwrap_or_default().to_owned();
+    let agent = builder
+        .build()
+        .map_err(|e| SetupError::Runtime(e.to_string()))?;
+    Ok(Prepared {
+        agent,
+        session_id,
+        cwd,
+        rein_home,
+        earlier_usage,
+        warnings,
+        mcp_warnings,
+    })
+}
+
+/// The model endpoint: a replayed recording, or the configured one (recorded on request).
+fn endpoint(
+    builder: AgentBuilder,
+    args: &Args,
+    config: &config::Config,
+) -> Result<AgentBuilder, SetupError> {
     let builder = match &args.replay {
         Some(path) => {
             let replay =
@@ -361,40 +424,37 @@ pub(crate) fn prepare(
             other => SetupError::Runtime(other.to_string()),
         })?,
     };
-    let builder = match &args.record {
+    Ok(match &args.record {
         Some(path) => builder
             .wrap_provider(|live| {
                 RecordingProvider::create(live, path).map(|r| Arc::new(r) as Arc<dyn Provider>)
             })
             .map_err(|e| SetupError::Runtime(e.to_string()))?,
         None => builder,
-    };
-    let builder = match resumed {
+    })
+}
+
+/// The session the agent writes to: the resumed one, or a new one.
+fn session(
+    builder: AgentBuilder,
+    resumed: Option<(Session, LoadedSession)>,
+    store: &SessionStore,
+    config: &config::Config,
+    cwd: &Path,
+) -> Result<AgentBuilder, SetupError> {
+    Ok(match resumed {
         Some((session, loaded)) => builder.resume(session, loaded),
         None => {
             let session = store
                 .create(NewSession {
                     model: &config.model,
                     provider: config.provider,
-                    cwd: &cwd,
+                    cwd,
                     parent: None,
                 })
                 .map_err(|e| SetupError::Runtime(e.to_string()))?;
             builder.session(session, Vec::new())
         }
-    };
-    let session_id = builder.session_id().unwrap_or_default().to_owned();
-    let agent = builder
-        .build()
-        .map_err(|e| SetupError::Runtime(e.to_string()))?;
-    Ok(Prepared {
-        agent,
-        session_id,
-        cwd,
-        rein_home,
-        earlier_usage,
-        warnings,
-        mcp_warnings,
     })
 }
 

@@ -5,6 +5,7 @@
 mod pty;
 mod support;
 
+mod acp;
 mod background;
 mod big_output;
 mod checkpoint_crash;
@@ -50,6 +51,7 @@ mod secret_forms;
 mod secrets;
 mod sessions;
 mod skills;
+mod stream_input;
 mod subagents;
 mod text_output;
 mod text_tool_calls;

@@ -24,6 +24,7 @@ use crate::tools::subagent::{AgentType, EXPLORE};
 
 mod assemble;
 mod explain;
+pub use explain::ExplainError;
 mod from_config;
 mod mcp;
 mod sandbox;

@@ -29,15 +29,15 @@
 
 pub use rein_llm::replay::{RecordingProvider, ReplayProvider};
 pub use rein_llm::{
-    Message, Part, Provider, ProviderConfig, ProviderKind, Role, Usage, build_provider, cost_usd,
-    micro_dollars,
+    Message, Part, Provider, ProviderConfig, ProviderKind, Role, ToolArguments, Usage,
+    build_provider, cost_usd, micro_dollars,
 };
 pub use rein_mcp::{McpHub, ServerState, ServerStatus};
 pub use rein_tools::bash::{
     ProcessTracker, TrackedChild, adopt_orphans, hide_from_commands, spawn_tracked,
 };
 pub use rein_tools::sandbox::{Enforcement, SandboxLevel, SandboxPolicy};
-pub use rein_tools::{Display, Preview, Progress, async_trait};
+pub use rein_tools::{ClientFiles, Display, Preview, Progress, ToolConfig, async_trait};
 
 pub use crate::agent::{
     Agent, AgentEvent, CompactOutcome, EventSink, Events, LimitReached, NestedEvent, SpendLimit,

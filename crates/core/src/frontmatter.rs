@@ -56,8 +56,18 @@ pub struct Document {
     pub body: String,
 }
 
+/// Why a file's front matter could not be read: what is wrong (no front matter, a line it
+/// cannot read).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FrontmatterError(String);
+
 /// Parses `text`; the error says what is wrong (no front matter, a line it cannot read).
-pub fn parse(text: &str) -> Result<Document, String> {
+pub fn parse(text: &str) -> Result<Document, FrontmatterError> {
+    parse_text(text).map_err(FrontmatterError)
+}
+
+fn parse_text(text: &str) -> Result<Document, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
     if lines.next().map(str::trim_end) != Some("---") {
@@ -199,11 +209,17 @@ mod tests {
 
     #[test]
     fn files_without_front_matter_are_refused() {
-        assert!(parse("# Title\n").unwrap_err().contains("does not start"));
-        assert!(parse("---\nname: x\n").unwrap_err().contains("no closing"));
+        assert!(parse("# Title\n").unwrap_err().0.contains("does not start"));
+        assert!(
+            parse("---\nname: x\n")
+                .unwrap_err()
+                .0
+                .contains("no closing")
+        );
         assert!(
             parse("---\njust text\n---\n")
                 .unwrap_err()
+                .0
                 .contains("key: value")
         );
     }

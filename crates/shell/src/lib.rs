@@ -68,6 +68,7 @@ mod parse;
 mod paths;
 mod printed;
 mod readonly;
+mod record;
 mod rule_form;
 mod rules;
 mod shells;

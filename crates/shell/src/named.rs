@@ -70,42 +70,9 @@ impl Walker {
             n if n.starts_with("python") || n.starts_with("perl") || INTERPRETERS.contains(&n) => {
                 self.check_interpreter(n, args, redirects, stdin)
             }
-            "eval" => {
-                self.refuse_downloaded_code(args, "eval")?;
-                let src: Vec<String> = args.iter().map(|a| self.script_text(a)).collect();
-                self.walk_source(&src.join(" "), shell)
-            }
-            "source" | "." => {
-                self.refuse_downloaded_code(args, name)?;
-                if let Some([Part::ProcSubst(inner)]) = args.first().map(|w| w.parts.as_slice())
-                    && let Some(printed) = self.script_output(inner)
-                {
-                    return self.walk_source(&printed, shell);
-                }
-                let reads_stdin = args
-                    .first()
-                    .and_then(Word::literal)
-                    .is_some_and(|t| t == "/dev/stdin");
-                if reads_stdin && stdin.from_fetcher {
-                    return refuse_piped_download(name);
-                }
-                Ok(())
-            }
-            "su" => {
-                let mut args = args.iter();
-                while let Some(arg) = args.next() {
-                    let text = arg.literal().unwrap_or_default();
-                    if let Some(src) = text.strip_prefix("--command=") {
-                        self.walk_source(src, Shell::Subshell)?;
-                    } else if (text == "-c" || text == "--command")
-                        && let Some(src) = args.next()
-                    {
-                        let src = self.script_text(src);
-                        self.walk_source(&src, Shell::Subshell)?;
-                    }
-                }
-                Ok(())
-            }
+            "eval" => self.check_eval(args, shell),
+            "source" | "." => self.check_source(name, args, stdin, shell),
+            "su" => self.check_su(args),
             // `trap 'cmd' EXIT` runs cmd later, in this shell.
             "trap" => match args
                 .iter()
@@ -118,76 +85,113 @@ impl Walker {
                 Some(_) | None => Ok(()),
             },
             // An alias runs its text where it is used: checked against the deny list now.
-            "alias" => {
-                for word in args {
-                    if let Some((_, value)) = split_assignment(word) {
-                        let src = self.script_text(&value);
-                        let mut shadow = self.clone();
-                        shadow.silent = true;
-                        shadow.walk_source(&src, Shell::Subshell)?;
-                    }
-                }
-                Ok(())
-            }
+            "alias" => self.check_alias(args),
             "git" => self.check_git_config(args),
-            "cd" | "pushd" => {
-                if shell == Shell::Same {
-                    self.change_dir(args);
-                }
+            _ => {
+                self.track_builtin(name, args, shell);
                 Ok(())
             }
-            // The token fallback for text that does not parse sees `for NAME in WORDS` as
-            // a command.
-            "for" => {
-                if let Some(var) = args.first().and_then(Word::literal) {
-                    let listed = args
-                        .get(1)
-                        .and_then(Word::literal)
-                        .is_some_and(|k| k == "in");
-                    let values = listed.then(|| &args[2..]);
-                    self.enter_for(&var, values);
-                }
-                Ok(())
+        }
+    }
+
+    /// `eval ARGS`: its words are a script of their own, walked in this shell.
+    fn check_eval(&mut self, args: &[Word], shell: Shell) -> Result<(), Danger> {
+        self.refuse_downloaded_code(args, "eval")?;
+        let src: Vec<String> = args.iter().map(|a| self.script_text(a)).collect();
+        self.walk_source(&src.join(" "), shell)
+    }
+
+    /// `source FILE` / `. FILE`: downloaded code refused, a printed script walked.
+    fn check_source(
+        &mut self,
+        name: &str,
+        args: &[Word],
+        stdin: &Stdin,
+        shell: Shell,
+    ) -> Result<(), Danger> {
+        self.refuse_downloaded_code(args, name)?;
+        if let Some([Part::ProcSubst(inner)]) = args.first().map(|w| w.parts.as_slice())
+            && let Some(printed) = self.script_output(inner)
+        {
+            return self.walk_source(&printed, shell);
+        }
+        let reads_stdin = args
+            .first()
+            .and_then(Word::literal)
+            .is_some_and(|t| t == "/dev/stdin");
+        if reads_stdin && stdin.from_fetcher {
+            return refuse_piped_download(name);
+        }
+        Ok(())
+    }
+
+    /// `su -c CMD`: the command is walked as a subshell's.
+    fn check_su(&mut self, args: &[Word]) -> Result<(), Danger> {
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let text = arg.literal().unwrap_or_default();
+            if let Some(src) = text.strip_prefix("--command=") {
+                self.walk_source(src, Shell::Subshell)?;
+            } else if (text == "-c" || text == "--command")
+                && let Some(src) = args.next()
+            {
+                let src = self.script_text(src);
+                self.walk_source(&src, Shell::Subshell)?;
             }
-            "read" | "mapfile" | "readarray" => {
-                if shell == Shell::Same {
-                    self.read_into(args);
-                }
-                Ok(())
+        }
+        Ok(())
+    }
+
+    /// `alias NAME=TEXT`: the text is walked (silently) as if run.
+    fn check_alias(&mut self, args: &[Word]) -> Result<(), Danger> {
+        for word in args {
+            if let Some((_, value)) = split_assignment(word) {
+                let src = self.script_text(&value);
+                let mut shadow = self.clone();
+                shadow.silent = true;
+                shadow.walk_source(&src, Shell::Subshell)?;
             }
-            "set" => {
-                if shell == Shell::Same {
-                    self.set_positional(args);
-                }
-                Ok(())
+        }
+        Ok(())
+    }
+
+    /// The builtins that change the shell state the walk tracks (`cd`, variables, `for`).
+    fn track_builtin(&mut self, name: &str, args: &[Word], shell: Shell) {
+        // The token fallback for text that does not parse sees `for NAME in WORDS` as
+        // a command.
+        if name == "for" {
+            if let Some(var) = args.first().and_then(Word::literal) {
+                let listed = args
+                    .get(1)
+                    .and_then(Word::literal)
+                    .is_some_and(|k| k == "in");
+                let values = listed.then(|| &args[2..]);
+                self.enter_for(&var, values);
             }
-            "popd" => {
-                if shell == Shell::Same {
-                    self.cwd = None;
-                }
-                Ok(())
-            }
-            "export" | "declare" | "typeset" | "local" | "readonly" => {
-                if shell == Shell::Same {
-                    self.assign(args);
-                }
-                Ok(())
-            }
+            return;
+        }
+        // The others change only the shell they run in.
+        if shell != Shell::Same {
+            return;
+        }
+        match name {
+            "cd" | "pushd" => self.change_dir(args),
+            "read" | "mapfile" | "readarray" => self.read_into(args),
+            "set" => self.set_positional(args),
+            "popd" => self.cwd = None,
+            "export" | "declare" | "typeset" | "local" | "readonly" => self.assign(args),
             "unset" => {
-                if shell == Shell::Same {
-                    for name in args
-                        .iter()
-                        .filter_map(Word::literal)
-                        .filter(|t| !t.starts_with('-'))
-                    {
-                        self.non_empty.remove(&name);
-                        self.run_time.remove(&name);
-                        self.vars.insert(name, String::new());
-                    }
+                for name in args
+                    .iter()
+                    .filter_map(Word::literal)
+                    .filter(|t| !t.starts_with('-'))
+                {
+                    self.non_empty.remove(&name);
+                    self.run_time.remove(&name);
+                    self.vars.insert(name, String::new());
                 }
-                Ok(())
             }
-            _ => Ok(()),
+            _ => {}
         }
     }
 }

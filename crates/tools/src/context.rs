@@ -57,6 +57,20 @@ pub struct ToolConfig {
     pub output_mask: Option<crate::mask::SharedMask>,
     /// Whether the model takes images: read_file then gives it pictures, not a refusal.
     pub vision: bool,
+    /// Where read_file, edit_file and write_file read and write text files instead of the
+    /// disk (an editor's buffers, over ACP); `None`: the disk.
+    pub client_files: Option<Arc<dyn ClientFiles>>,
+}
+
+/// Text files as a front-end holds them (an editor's open buffers, unsaved changes
+/// included). The file tools go through it only after their own checks: the path is
+/// confined to the workspace (or approved) and the permission decision is rein's either way.
+/// Called from a blocking thread.
+pub trait ClientFiles: Send + Sync + std::fmt::Debug {
+    /// The text of `path` (absolute) as the front-end has it.
+    fn read(&self, path: &Path) -> std::io::Result<String>;
+    /// Replaces the text of `path` (absolute), creating the file when it does not exist.
+    fn write(&self, path: &Path, content: &str) -> std::io::Result<()>;
 }
 
 /// Says which files rules protect from being read without asking (`.env`, keys, what a deny
@@ -99,6 +113,7 @@ impl ToolConfig {
             read_guard: None,
             output_mask: None,
             vision: false,
+            client_files: None,
         }
     }
 }

@@ -31,7 +31,7 @@ pub mod write_file;
 pub use async_trait::async_trait;
 pub use budget::{apply_output_budget, saved_output_path};
 pub use context::{
-    CallScope, FileStamp, Progress, ProgressSink, ReadGuard, ToolConfig, ToolContext,
+    CallScope, ClientFiles, FileStamp, Progress, ProgressSink, ReadGuard, ToolConfig, ToolContext,
 };
 pub use display::{ContentId, Display, FileChange, Preview};
 pub use image::ImageData;

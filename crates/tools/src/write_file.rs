@@ -118,7 +118,16 @@ impl WritePlan {
                 &created
             }
         };
-        let mtime = write_atomic(dir, &self.new, self.permissions.clone()).map_err(io_err)?;
+        let mtime = match &ctx.config().client_files {
+            Some(client) => {
+                let text = String::from_utf8(self.new.clone()).map_err(|e| {
+                    ToolError::Internal(format!("the content for {display} is not UTF-8: {e}"))
+                })?;
+                client.write(&self.path, &text).map_err(io_err)?;
+                None
+            }
+            None => write_atomic(dir, &self.new, self.permissions.clone()).map_err(io_err)?,
+        };
         ctx.record_read(self.path.clone(), stamp_of_bytes(&self.new, mtime));
         ctx.record_change(self.path.clone());
         let lines = line_count(&self.new);
@@ -178,6 +187,26 @@ fn plan_write(args: &WriteFileArgs, ctx: &ToolContext) -> Result<WritePlan, Tool
             return Err(ToolError::Model(format!(
                 "{display} is read-only; rein does not overwrite read-only files."
             )));
+        }
+        Target::File(_, meta) if ctx.config().client_files.is_some() => {
+            // The front-end's buffer is what is replaced (stamped without a time, as read).
+            let old = ctx
+                .config()
+                .client_files
+                .as_ref()
+                .map(|client| client.read(&path))
+                .transpose()
+                .map_err(io_err)?
+                .unwrap_or_default()
+                .into_bytes();
+            require_fresh_read(ctx, &path, &display, stamp_of_bytes(&old, None))?;
+            let (text, notes) = TextStyle::detect(&old).apply_to_whole(&args.content);
+            (
+                text.into_bytes(),
+                notes,
+                Some(meta.permissions()),
+                Some(Ok(old)),
+            )
         }
         Target::File(file, meta) if full_hash_applies(meta.len()) => {
             // One read serves the freshness check, the style and the diff.

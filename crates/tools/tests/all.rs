@@ -7,6 +7,7 @@ mod bash;
 mod bash_output;
 mod budget;
 mod child;
+mod client_files;
 mod confinement_race;
 mod edit_file;
 mod edit_forgiving;

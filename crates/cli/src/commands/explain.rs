@@ -2,6 +2,7 @@
 //! these flags and this directory's configuration, and which rule or reason decides, for
 //! people debugging their configuration.
 
+use rein_core::build::ExplainError;
 use rein_core::permissions::Decision;
 
 use crate::args::Args;
@@ -27,12 +28,12 @@ pub(crate) fn run(args: &Args, call: &str) -> Exit {
     }
     let verdict = match builder.explain(call) {
         Ok(verdict) => verdict,
-        Err(message) if message.starts_with('"') => {
+        Err(ExplainError::Rule(message)) => {
             // The rule itself does not parse.
             render::error(&format!("cannot explain {call}: {message}"));
             return Exit::Usage;
         }
-        Err(message) => {
+        Err(ExplainError::Tool(message)) => {
             render::stdout_line(&format!(
                 "{call} is refused by the tool itself, before any permission check\n  because: {message}"
             ));

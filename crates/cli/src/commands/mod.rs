@@ -42,5 +42,6 @@ pub(crate) async fn run(args: &Args, command: &Command) -> Exit {
             )
         }
         Command::Eval(eval) => crate::eval::run(args, eval).await,
+        Command::Acp => Box::pin(crate::acp::run(args)).await,
     }
 }

@@ -95,45 +95,9 @@ pub(crate) async fn run(task: &Task, attempt: u32, place: &Place, shared: &Share
         return record;
     }
     let env = task.settings.env.clone().unwrap_or_default();
-    if let Some(setup) = &task.setup {
-        let step = step(setup, &place.workspace, &env, &place.home);
-        let log = place.logs.join("setup.log");
-        match run_step(
-            step,
-            &log,
-            Stdout::Log,
-            task.settings.setup_timeout(),
-            &mut groups,
-        )
-        .await
-        {
-            Ok(done) => match done.status {
-                Some(status) if status.success() => {}
-                Some(status) => {
-                    let detail = format!("setup {}; see {}", describe(status), log.display());
-                    record.finish(Reason::SetupFailed, Some(detail), clock, now_ms());
-                    return record;
-                }
-                None => {
-                    let detail = format!(
-                        "setup timed out after {} s; see {}",
-                        task.settings.setup_timeout().as_secs(),
-                        log.display()
-                    );
-                    record.finish(Reason::SetupFailed, Some(detail), clock, now_ms());
-                    return record;
-                }
-            },
-            Err(e) => {
-                record.finish(
-                    Reason::SetupFailed,
-                    Some(format!("cannot run the setup: {e}")),
-                    clock,
-                    now_ms(),
-                );
-                return record;
-            }
-        }
+    if let Err(detail) = run_setup(task, place, &env, &mut groups).await {
+        record.finish(Reason::SetupFailed, Some(detail), clock, now_ms());
+        return record;
     }
 
     // The agent.
@@ -176,10 +140,64 @@ pub(crate) async fn run(task: &Task, attempt: u32, place: &Place, shared: &Share
         }
     }
 
+    let (reason, detail) = validate(task, place, &env, &mut groups).await;
+    groups.kill_all();
+    record.finish(reason, detail, clock, now_ms());
+    record
+}
+
+/// The task's setup script, when it has one: `Err` says why it failed.
+async fn run_setup(
+    task: &Task,
+    place: &Place,
+    env: &BTreeMap<String, String>,
+    groups: &mut Groups,
+) -> Result<(), String> {
+    if let Some(setup) = &task.setup {
+        let step = step(setup, &place.workspace, env, &place.home);
+        let log = place.logs.join("setup.log");
+        match run_step(
+            step,
+            &log,
+            Stdout::Log,
+            task.settings.setup_timeout(),
+            groups,
+        )
+        .await
+        {
+            Ok(done) => match done.status {
+                Some(status) if status.success() => {}
+                Some(status) => {
+                    return Err(format!("setup {}; see {}", describe(status), log.display()));
+                }
+                None => {
+                    return Err(format!(
+                        "setup timed out after {} s; see {}",
+                        task.settings.setup_timeout().as_secs(),
+                        log.display()
+                    ));
+                }
+            },
+            Err(e) => {
+                return Err(format!("cannot run the setup: {e}"));
+            }
+        }
+    }
+
+    Ok(())
+}
+
+/// The task's validation: passed, or why not.
+async fn validate(
+    task: &Task,
+    place: &Place,
+    env: &BTreeMap<String, String>,
+    groups: &mut Groups,
+) -> (Reason, Option<String>) {
     let log = place.logs.join("validate.log");
-    let step = step(&task.validate, &place.workspace, &env, &place.home);
+    let step = step(&task.validate, &place.workspace, env, &place.home);
     let limit = task.settings.validate_timeout();
-    let (reason, detail) = match run_step(step, &log, Stdout::Log, limit, &mut groups).await {
+    match run_step(step, &log, Stdout::Log, limit, groups).await {
         Ok(done) => match done.status {
             Some(status) if status.success() => (Reason::Passed, None),
             Some(status) => (
@@ -203,10 +221,7 @@ pub(crate) async fn run(task: &Task, attempt: u32, place: &Place, shared: &Share
             Reason::ValidateFailed,
             Some(format!("cannot run the validation: {e}")),
         ),
-    };
-    groups.kill_all();
-    record.finish(reason, detail, clock, now_ms());
-    record
+    }
 }
 
 /// A fresh workspace with the task's files, a rein home with the person's config file, and

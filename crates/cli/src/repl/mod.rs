@@ -10,7 +10,7 @@ mod editor;
 mod keys;
 mod rewind;
 mod signals;
-mod slash;
+pub(crate) mod slash;
 mod terminal;
 mod turn;
 

@@ -13,7 +13,13 @@ pub(crate) struct Command {
     pub(crate) about: &'static str,
 }
 
-/// Every slash command, in /help's order.
+/// Every slash command rein knows, in /help's order: what the REPL completes and what `rein
+/// acp` advertises to editors. Commands defined in files join here.
+pub(crate) fn available() -> Vec<Command> {
+    COMMANDS.to_vec()
+}
+
+/// Every built-in slash command, in /help's order.
 pub(crate) const COMMANDS: &[Command] = &[
     Command {
         name: "/help",

@@ -7,7 +7,7 @@ use rein_llm::{Part, Request};
 const WITHHELD: &str = "[an image was here; the model in use does not take images]";
 
 /// `request` without its pictures, or `None` when it has none.
-pub(super) fn without_images(request: &Request) -> Option<Request> {
+pub(in crate::agent) fn without_images(request: &Request) -> Option<Request> {
     let has_images = request
         .messages
         .iter()

@@ -79,14 +79,52 @@ impl LoopGuard {
     }
 }
 
-/// A hash of the tool name and arguments; serde_json's maps are sorted, so equal arguments
-/// give equal text whatever their order.
+/// A hash of the tool name and arguments; the arguments' keys are sorted first, so equal
+/// arguments give equal text whatever their order (serde_json keeps the order they came in
+/// when its `preserve_order` feature is on, as it is in the rein binary).
 fn signature(call: &ToolCall) -> u64 {
     let args = match &call.arguments {
-        rein_llm::ToolArguments::Json { value } => value.to_string(),
+        rein_llm::ToolArguments::Json { value } => {
+            let mut text = String::new();
+            canonical(value, &mut text);
+            text
+        }
         rein_llm::ToolArguments::Invalid { raw, .. } => raw.clone(),
     };
     xxh3_64(format!("{}\u{0}{args}", call.name).as_bytes())
+}
+
+/// `value` as JSON text with every object's keys sorted.
+fn canonical(value: &serde_json::Value, out: &mut String) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_unstable();
+            out.push('{');
+            for (n, key) in keys.into_iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::Value::String(key.clone()).to_string());
+                out.push(':');
+                if let Some(item) = map.get(key) {
+                    canonical(item, out);
+                }
+            }
+            out.push('}');
+        }
+        serde_json::Value::Array(items) => {
+            out.push('[');
+            for (n, item) in items.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 #[cfg(test)]

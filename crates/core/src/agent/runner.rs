@@ -18,8 +18,7 @@ use std::time::{Duration, Instant};
 use rein_llm::{ToolArguments, ToolCall, ToolResult};
 use rein_shell::Analyzed;
 use rein_tools::{
-    CallScope, Display, FileChange, PreparedCall, Progress, ToolContext, ToolError, ToolKind,
-    ToolOutput, ToolRegistry,
+    Display, FileChange, PreparedCall, ToolContext, ToolKind, ToolOutput, ToolRegistry,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -32,10 +31,6 @@ use crate::interaction::Interaction;
 use crate::permissions::facts;
 use crate::permissions::{CallView, Decision, PathTarget, Policy, ShellFacts};
 use crate::secrets::Secrets;
-
-/// How long a cancelled tool may take to stop on its own: bash sends TERM, then KILL after
-/// its grace, and needs a moment more to collect what was printed.
-const CANCEL_GRACE: Duration = rein_tools::bash::KILL_GRACE.saturating_add(Duration::from_secs(1));
 
 /// How one call ended.
 #[derive(Debug)]
@@ -409,7 +404,7 @@ impl CallEnv {
         let prepared = Arc::clone(tool).prepare(arguments)?;
         let kind = tool.kind();
         let confined = tool.confined();
-        let path = facts::path_target(&self.ctx, arguments)?;
+        let path = facts::path_target(&self.ctx, arguments).map_err(|e| e.to_string())?;
         let analyzed = facts::shell_analysis(&self.ctx, &call.name, arguments).map(Arc::new);
         let shell = analyzed.as_deref().map(|a| facts::facts_of(&self.ctx, a));
         Ok(Checked {
@@ -435,88 +430,6 @@ impl CallEnv {
                 && !sandbox.policy().may_write(&file.absolute))
             .then(|| file.absolute.clone())
         })
-    }
-
-    /// Step 5: runs the tool, in the call's scope; cancelling gives it a grace period to
-    /// stop on its own.
-    pub(super) async fn execute(
-        &self,
-        call: &ToolCall,
-        ctx: &ToolContext,
-        prepared: Box<dyn PreparedCall>,
-        shell: Option<Arc<Analyzed>>,
-    ) -> (ToolOutput, Option<Fatal>) {
-        let name = &call.name;
-        let events = self.events.clone();
-        let id = call.id.clone();
-        let secrets = Arc::clone(&self.runner.secrets);
-        let ctx = ctx.with_progress(Arc::new(move |progress| {
-            let progress = match progress {
-                Progress::Output {
-                    bytes,
-                    lines,
-                    mut last_line,
-                } => {
-                    secrets.redact_in_place(&mut last_line);
-                    Progress::Output {
-                        bytes,
-                        lines,
-                        last_line,
-                    }
-                }
-                Progress::Steps {
-                    progress,
-                    total,
-                    mut message,
-                } => {
-                    if let Some(message) = message.as_mut() {
-                        secrets.redact_in_place(message);
-                    }
-                    Progress::Steps {
-                        progress,
-                        total,
-                        message,
-                    }
-                }
-            };
-            events.emit(AgentEvent::ToolProgress {
-                id: id.clone(),
-                progress,
-            });
-        }));
-        let ctx = ctx.with_scope(CallScope {
-            call_id: call.id.clone(),
-            shell,
-        });
-        let mut run = std::pin::pin!(prepared.run(&ctx));
-        let outcome = tokio::select! {
-            biased;
-            outcome = &mut run => outcome,
-            () = self.cancel.cancelled() => {
-                // A tool that watches the token (bash) stops its processes and returns what
-                // it had; one that does not is dropped after the grace period.
-                match tokio::time::timeout(CANCEL_GRACE, &mut run).await {
-                    Ok(outcome) => outcome,
-                    Err(_) => Err(ToolError::Cancelled { partial: String::new() }),
-                }
-            }
-        };
-        match outcome {
-            Ok(output) => (output, None),
-            Err(ToolError::Model(message)) => (ToolOutput::error(message), None),
-            Err(ToolError::Cancelled { partial }) => {
-                let mut content = String::from("Cancelled: the person interrupted this call.");
-                if !partial.is_empty() {
-                    content.push_str("\nOutput before the interruption:\n");
-                    content.push_str(&partial);
-                }
-                (ToolOutput::error(content), Some(Fatal::Cancelled))
-            }
-            Err(ToolError::Internal(message)) => (
-                ToolOutput::error(format!("rein failed to run `{name}`: {message}")),
-                Some(Fatal::Internal(message)),
-            ),
-        }
     }
 
     fn unknown_tool_message(&self, name: &str) -> String {

@@ -49,21 +49,12 @@ impl AgentBuilder {
     }
 
     pub(super) fn assemble(mut self, provider: Arc<dyn Provider>) -> Result<Agent, BuildError> {
-        let sandbox = self.sandbox();
-        if self.mode == PermissionMode::Auto
-            && let Enforcement::Unavailable(why) = sandbox.enforcement()
-        {
-            return Err(BuildError::SandboxUnavailable(why.clone()));
-        }
-        // Hosts the proxy does not list are asked about when someone can answer.
-        if self.interaction.attended() {
-            sandbox.set_host_gate(Arc::new(crate::network_gate::AskingGate {
-                interaction: Arc::clone(&self.interaction),
-            }));
-        }
+        let sandbox = self.checked_sandbox()?;
         let hook_sandbox = self.sandbox.settings.hooks.then(|| sandbox.clone());
         let mcp_sandbox = self.mcp_sandbox(|| sandbox.clone());
         let (mut registry, compact_requests, todos, skills_section) = self.own_tools();
+        let subagent_prompt = self.subagent_prompt(skills_section.clone());
+        let checkpoints = self.open_checkpoints();
         let pinned = self.pinned;
         let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
         let secrets = Arc::new(self.secrets);
@@ -94,12 +85,6 @@ impl AgentBuilder {
                 mcp_sandbox,
             )
         });
-        let checkpoints = match (&self.checkpoints, &self.rein_home, &self.session_file) {
-            (Some(settings), Some(home), Some((id, _))) if self.agent_name.is_none() => Some(
-                crate::checkpoint::Checkpoints::open(home, id, &self.workspace, *settings),
-            ),
-            _ => None,
-        };
         let hooks: Arc<dyn Hooks> = match (self.hooks, self.hook_plan) {
             (Some(hooks), _) => hooks,
             (None, Some(plan)) => {
@@ -122,10 +107,6 @@ impl AgentBuilder {
             (None, None) => Arc::new(NoHooks),
         };
         if offer_subagents {
-            let workspace = self.workspace.clone();
-            let is_git_repo = self.is_git_repo;
-            let instructions = self.project_instructions.clone();
-            let skills = skills_section.clone();
             let setup = SubagentSetup {
                 provider: Arc::clone(&provider),
                 settings: self.settings.clone(),
@@ -135,17 +116,7 @@ impl AgentBuilder {
                 hooks: Arc::clone(&hooks),
                 secrets: Arc::clone(&secrets),
                 context: self.context.clone(),
-                prompt: Box::new(move |tools| {
-                    with_skills(
-                        render_system_prompt(
-                            &workspace,
-                            is_git_repo,
-                            tools,
-                            instructions.as_deref(),
-                        ),
-                        skills.as_deref(),
-                    )
-                }),
+                prompt: subagent_prompt,
                 transcripts: self.subagent_dir.map(|dir| (dir, self.workspace.clone())),
                 link: Arc::clone(&subagent_usage),
             };
@@ -187,6 +158,49 @@ impl AgentBuilder {
             mcp: mcp.map(|hub| (hub, self.mode)),
             checkpoints,
         }))
+    }
+
+    /// The sandbox for this agent: refused in the auto mode where it cannot be enforced;
+    /// hosts the proxy does not list are asked about when someone can answer.
+    fn checked_sandbox(&self) -> Result<rein_tools::sandbox::Sandbox, BuildError> {
+        let sandbox = self.sandbox();
+        if self.mode == PermissionMode::Auto
+            && let Enforcement::Unavailable(why) = sandbox.enforcement()
+        {
+            return Err(BuildError::SandboxUnavailable(why.clone()));
+        }
+        if self.interaction.attended() {
+            sandbox.set_host_gate(Arc::new(crate::network_gate::AskingGate {
+                interaction: Arc::clone(&self.interaction),
+            }));
+        }
+        Ok(sandbox)
+    }
+
+    /// The checkpoints of the main agent's session, when configured (never a sub-agent's).
+    fn open_checkpoints(&self) -> Option<(crate::checkpoint::Checkpoints, Vec<String>)> {
+        match (&self.checkpoints, &self.rein_home, &self.session_file) {
+            (Some(settings), Some(home), Some((id, _))) if self.agent_name.is_none() => Some(
+                crate::checkpoint::Checkpoints::open(home, id, &self.workspace, *settings),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The system prompt a sub-agent gets for its tools: this workspace's, skills after it.
+    fn subagent_prompt(
+        &self,
+        skills: Option<String>,
+    ) -> Box<dyn Fn(&ToolRegistry) -> String + Send + Sync> {
+        let workspace = self.workspace.clone();
+        let is_git_repo = self.is_git_repo;
+        let instructions = self.project_instructions.clone();
+        Box::new(move |tools| {
+            with_skills(
+                render_system_prompt(&workspace, is_git_repo, tools, instructions.as_deref()),
+                skills.as_deref(),
+            )
+        })
     }
 
     /// The tools the model is offered: the built-in ones (or those given), the extra ones,

@@ -3,15 +3,27 @@
 
 use rein_tools::ToolContext;
 
-use crate::permissions::{CallView, ModePolicy, Rule, Verdict};
+use crate::permissions::{CallView, ModePolicy, Rule, RuleError, Verdict};
 
 use super::AgentBuilder;
+
+/// Why a call could not be explained.
+#[derive(Debug, thiserror::Error)]
+pub enum ExplainError {
+    /// The call, written as a rule, does not parse.
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    /// The tool itself refuses the call before any permission check (a path it cannot
+    /// resolve, say).
+    #[error(transparent)]
+    Tool(#[from] rein_tools::ToolError),
+}
 
 impl AgentBuilder {
     /// What the policy this builder would give the agent decides for a call written as a
     /// rule (`bash(git push)`, `edit_file(src/main.rs)`, `read_file(.env)`), and why: for
     /// `rein explain-permission`.
-    pub fn explain(&self, call: &str) -> Result<Verdict, String> {
+    pub fn explain(&self, call: &str) -> Result<Verdict, ExplainError> {
         let rule = Rule::parse(call, self.tool_config.home_dir.as_deref())?;
         let tool = rule.tool.as_str();
         // The argument as written: a rule's text is normalised (spaces, line breaks), and a
@@ -36,7 +48,7 @@ impl AgentBuilder {
         &self,
         tool: &str,
         arguments: &serde_json::Value,
-    ) -> Result<Verdict, String> {
+    ) -> Result<Verdict, ExplainError> {
         let registry = self.tools_offered();
         let kind = registry
             .get(tool)

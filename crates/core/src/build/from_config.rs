@@ -73,27 +73,7 @@ impl AgentBuilder {
         builder.mcp_sandboxed = sandboxed_servers(&mcp.servers);
         builder.mcp_plan = mcp.servers;
         builder.mcp_log_dir = Some(config.rein_home.join(crate::mcp::MCP_LOG_DIR));
-        builder.secret_sources = SecretSources {
-            // The servers' configured credentials are masked like the `.env` file's.
-            dotenv: SecretValues::of(
-                config
-                    .dotenv_secrets
-                    .iter()
-                    .chain(mcp.secrets.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
-            ),
-            api_key: config
-                .api_key()
-                .zip(config.api_key_variable())
-                .map(|(key, var)| (var.to_owned(), key.to_owned()))
-                .or_else(|| {
-                    // A key not sent is masked all the same.
-                    config
-                        .withheld_api_key
-                        .as_ref()
-                        .map(|(var, key)| (var.clone(), key.expose().to_owned()))
-                }),
-            pass_env: config.pass_env.clone(),
-        };
+        builder.secret_sources = secret_sources(config, &mcp.secrets);
         // Commands and hooks inherit rein's own environment: its secrets are what to keep
         // from them.
         builder = builder.environment(process_vars());
@@ -132,30 +112,7 @@ impl AgentBuilder {
             .or_else(|| rein_llm::context_window_for(&config.model))
             .unwrap_or(crate::context::UNKNOWN_WINDOW_TOKENS);
         builder = builder.skills(skills);
-        builder.provider_config = Some(ProviderConfig {
-            kind: config.provider,
-            base_url: Some(config.base_url.clone()),
-            api_key: config.api_key().map(str::to_owned),
-            api_key_origin: config.api_key_origin(),
-            network: NetworkConfig {
-                // The configured file (`ca_file`), or SSL_CERT_FILE, which the config's
-                // environment layer already read, with `.env` files.
-                ca_file: config.ca_file.clone(),
-                connect_timeout: config.timeouts.connect,
-                first_byte_timeout: config.timeouts.first_byte,
-                stream_idle_timeout: config.timeouts.stream_idle,
-                request_timeout: config.timeouts.request,
-                ..NetworkConfig::from_env_vars(env)
-            },
-            retry: RetryPolicy {
-                max_retries: config.retries,
-                ..RetryPolicy::default()
-            },
-            thinking_budget_tokens,
-            cache_ttl: ttl,
-            tool_format: config.tool_format,
-            ollama_num_ctx: config.ollama_num_ctx,
-        });
+        builder.provider_config = Some(provider_config(config, env, thinking_budget_tokens, ttl));
         builder
     }
 
@@ -256,4 +213,63 @@ fn sandboxed_servers(servers: &[rein_mcp::ServerConfig]) -> Vec<String> {
         })
         .map(|s| s.name.clone())
         .collect()
+}
+
+/// What to mask in outputs: the `.env` file's secrets and the MCP servers' configured
+/// credentials, the API key (sent or not), and what `pass_env` lets through.
+fn secret_sources(config: &Config, mcp_secrets: &[(String, String)]) -> SecretSources {
+    SecretSources {
+        // The servers' configured credentials are masked like the `.env` file's.
+        dotenv: SecretValues::of(
+            config
+                .dotenv_secrets
+                .iter()
+                .chain(mcp_secrets.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+        ),
+        api_key: config
+            .api_key()
+            .zip(config.api_key_variable())
+            .map(|(key, var)| (var.to_owned(), key.to_owned()))
+            .or_else(|| {
+                // A key not sent is masked all the same.
+                config
+                    .withheld_api_key
+                    .as_ref()
+                    .map(|(var, key)| (var.clone(), key.expose().to_owned()))
+            }),
+        pass_env: config.pass_env.clone(),
+    }
+}
+
+/// The model endpoint as `config` describes it, with the proxy variables of `env`.
+fn provider_config(
+    config: &Config,
+    env: &dyn Fn(&str) -> Option<String>,
+    thinking_budget_tokens: Option<u32>,
+    cache_ttl: rein_llm::CacheTtl,
+) -> ProviderConfig {
+    ProviderConfig {
+        kind: config.provider,
+        base_url: Some(config.base_url.clone()),
+        api_key: config.api_key().map(str::to_owned),
+        api_key_origin: config.api_key_origin(),
+        network: NetworkConfig {
+            // The configured file (`ca_file`), or SSL_CERT_FILE, which the config's
+            // environment layer already read, with `.env` files.
+            ca_file: config.ca_file.clone(),
+            connect_timeout: config.timeouts.connect,
+            first_byte_timeout: config.timeouts.first_byte,
+            stream_idle_timeout: config.timeouts.stream_idle,
+            request_timeout: config.timeouts.request,
+            ..NetworkConfig::from_env_vars(env)
+        },
+        retry: RetryPolicy {
+            max_retries: config.retries,
+            ..RetryPolicy::default()
+        },
+        thinking_budget_tokens,
+        cache_ttl,
+        tool_format: config.tool_format,
+        ollama_num_ctx: config.ollama_num_ctx,
+    }
 }

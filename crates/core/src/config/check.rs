@@ -60,16 +60,21 @@ pub(super) fn max_cost<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D
             Value::Integer(n) => *n as f64,
             other => return Err(expected("US dollars", other)),
         };
-        check_max_cost(dollars).map(Some)
+        check_max_cost(dollars).map(Some).map_err(|e| e.to_string())
     })
 }
 
+/// A `max_cost` that is not a number of dollars above zero.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0} is not an amount of US dollars above 0")]
+pub struct NotACost(pub f64);
+
 /// A `max_cost`: a number of dollars above zero.
-pub fn check_max_cost(value: f64) -> Result<f64, String> {
+pub fn check_max_cost(value: f64) -> Result<f64, NotACost> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
-        Err(format!("{value} is not an amount of US dollars above 0"))
+        Err(NotACost(value))
     }
 }
 

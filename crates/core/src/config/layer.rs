@@ -141,7 +141,7 @@ impl Layer {
                     ConfigError::InvalidValue {
                         key: name.trim_start_matches('-').to_owned(),
                         origin: format!("flag {name}"),
-                        reason,
+                        reason: reason.to_string(),
                     }
                 })?;
                 list.push(ConfiguredRule {

@@ -42,7 +42,7 @@ pub(crate) use sandbox::stricter as sandbox_stricter;
 
 /// The person's config file, under rein's home.
 pub const USER_CONFIG_FILE: &str = "config.toml";
-pub use check::check_max_cost;
+pub use check::{NotACost, check_max_cost};
 pub use settings::{ENV_VARS, FLAGS, Settings};
 pub use source::Source;
 pub use spend::PriceEntry;

@@ -72,8 +72,47 @@ pub(crate) fn read(
     if project.is_some() {
         settings.project_file = Some(source.to_string());
     }
+    let origin = Origin {
+        source,
+        project,
+        project_dir,
+    };
     for (key, value) in table {
         match key.as_str() {
+            "mode" | "network" | "allow_domains" => settings.read_reach(key, value, &origin)?,
+            "writable" | "read_only" | "caches" | "hide" | "expose" => {
+                settings.read_paths(key, value, &origin)?;
+            }
+            "hooks" | "mcp" | "landlock" | "ssh_agent" => {
+                settings.read_switch(key, value, &origin)?;
+            }
+            other => {
+                return Err(format!(
+                    "unknown key \"{other}\" in [sandbox]; known keys: {KEYS}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where a `[sandbox]` table was read from: a project's file may only tighten.
+#[derive(Clone, Copy)]
+struct Origin<'a> {
+    source: &'a Source,
+    project: Option<()>,
+    /// The project's directory, when the file is its `.rein/config.toml`.
+    project_dir: Option<&'a Path>,
+}
+
+impl SandboxSettings {
+    /// `mode`, `network`, `allow_domains`: how far commands reach.
+    fn read_reach(&mut self, key: &str, value: &Value, origin: &Origin<'_>) -> Result<(), String> {
+        let Origin {
+            source, project, ..
+        } = *origin;
+        let settings = self;
+        match key {
             "mode" => {
                 let text = value
                     .as_str()
@@ -121,6 +160,21 @@ pub(crate) fn read(
                     settings.allow_domains.extend(domains);
                 }
             }
+            // The caller routes only this group's keys here.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `writable`, `read_only`, `caches`, `hide`, `expose`: the trees commands see and write.
+    fn read_paths(&mut self, key: &str, value: &Value, origin: &Origin<'_>) -> Result<(), String> {
+        let Origin {
+            source,
+            project,
+            project_dir,
+        } = *origin;
+        let settings = self;
+        match key {
             "writable" => {
                 for path in strings(value, "sandbox.writable")? {
                     // A project's paths are relative to it and stay inside it, links
@@ -155,6 +209,31 @@ pub(crate) fn read(
                     settings.caches = Some(caches);
                 }
             }
+            "hide" => settings.hide.extend(strings(value, "sandbox.hide")?),
+            "expose" => {
+                let paths = strings(value, "sandbox.expose")?;
+                if project.is_some() {
+                    settings.ignored.push(format!(
+                        "sandbox.expose in {source} is left out: only the person's own config \
+                         shows commands a credential store"
+                    ));
+                } else {
+                    settings.expose.extend(paths);
+                }
+            }
+            // The caller routes only this group's keys here.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `hooks`, `mcp`, `landlock`, `ssh_agent`: the on/off switches.
+    fn read_switch(&mut self, key: &str, value: &Value, origin: &Origin<'_>) -> Result<(), String> {
+        let Origin {
+            source, project, ..
+        } = *origin;
+        let settings = self;
+        match key {
             "hooks" => {
                 let on = value
                     .as_bool()
@@ -185,18 +264,6 @@ pub(crate) fn read(
                     settings.assume_no_landlock = !on;
                 }
             }
-            "hide" => settings.hide.extend(strings(value, "sandbox.hide")?),
-            "expose" => {
-                let paths = strings(value, "sandbox.expose")?;
-                if project.is_some() {
-                    settings.ignored.push(format!(
-                        "sandbox.expose in {source} is left out: only the person's own config \
-                         shows commands a credential store"
-                    ));
-                } else {
-                    settings.expose.extend(paths);
-                }
-            }
             "ssh_agent" => {
                 let on = value
                     .as_bool()
@@ -210,14 +277,11 @@ pub(crate) fn read(
                     settings.ssh_agent = Some(on);
                 }
             }
-            other => {
-                return Err(format!(
-                    "unknown key \"{other}\" in [sandbox]; known keys: {KEYS}"
-                ));
-            }
+            // The caller routes only this group's keys here.
+            _ => {}
         }
+        Ok(())
     }
-    Ok(())
 }
 
 impl SandboxSettings {

@@ -46,7 +46,7 @@ pub(crate) use ledger::Kind;
 pub use ledger::{Ledger, PRUNE_KEEP_ROUNDS, PRUNE_MIN_CHARS, PromptAnchor};
 pub use pinned::PinnedState;
 pub(crate) use prune::{cut_kept_results, fit_result, prune_results};
-pub use record::{CompactionLayer, CompactionRecord, PrunedResult};
+pub use record::{CompactionLayer, CompactionMismatch, CompactionRecord, PrunedResult};
 pub use report::{ContextReport, NextCompaction};
 pub use summarize::SUMMARY_SECTIONS;
 pub(crate) use summarize::{summary_request, summary_without_model};

@@ -87,11 +87,21 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+/// Why a compaction does not fit the context it is applied to (a result it names is not
+/// there, it would part a tool call from its result).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CompactionMismatch(String);
+
 impl CompactionRecord {
     /// Applies this compaction to `context`; when it does not fit (a result it names is not
     /// there, it would part a tool call from its result), says why and leaves `context` as it
     /// was.
-    pub fn apply(&self, context: &mut Vec<Message>) -> Result<(), String> {
+    pub fn apply(&self, context: &mut Vec<Message>) -> Result<(), CompactionMismatch> {
+        self.apply_checked(context).map_err(CompactionMismatch)
+    }
+
+    fn apply_checked(&self, context: &mut Vec<Message>) -> Result<(), String> {
         if self.replaced > context.len() {
             return Err(format!(
                 "it replaces {} messages but the conversation has {}",

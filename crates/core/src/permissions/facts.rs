@@ -12,11 +12,14 @@ use super::{PathTarget, ShellFacts};
 
 /// Where a file tool's `file_path` points, resolved as the tool resolves it. An error is
 /// the tool's own message (a path it would refuse).
-pub fn path_target(ctx: &ToolContext, arguments: &Value) -> Result<Option<PathTarget>, String> {
+pub fn path_target(
+    ctx: &ToolContext,
+    arguments: &Value,
+) -> Result<Option<PathTarget>, rein_tools::ToolError> {
     let Some(raw) = arguments.get("file_path").and_then(Value::as_str) else {
         return Ok(None);
     };
-    let absolute = rein_tools::paths::resolve_anywhere(ctx, raw).map_err(|e| e.to_string())?;
+    let absolute = rein_tools::paths::resolve_anywhere(ctx, raw)?;
     Ok(Some(PathTarget {
         outside: !rein_tools::paths::is_allowed(ctx, &absolute),
         write: false,

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 pub use engine::{RuleOrigin, RuleSet, SENSITIVE_FILES, SourcedRule, Verdict};
 pub use mode::PermissionMode;
-pub use rule::{Pattern, Rule, canonical_tool_name};
+pub use rule::{Pattern, Rule, RuleError, canonical_tool_name};
 
 /// A call as the policy sees it.
 #[derive(Debug, Clone, Copy)]

@@ -116,11 +116,19 @@ pub(crate) fn url_host(arguments: &serde_json::Value) -> Option<String> {
     let parsed = url::Url::parse(url.trim()).ok()?;
     Some(parsed.host_str()?.to_ascii_lowercase())
 }
+/// Why a rule does not parse: the rule as written, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RuleError(String);
 
 impl Rule {
     /// Parses a rule as written (`Bash(npm test:*)`, `read_file(**/.env)`, `mcp__x__*`).
     /// `home` expands a leading `~/` in path patterns.
-    pub fn parse(text: &str, home: Option<&Path>) -> Result<Rule, String> {
+    pub fn parse(text: &str, home: Option<&Path>) -> Result<Rule, RuleError> {
+        Self::parse_text(text, home).map_err(RuleError)
+    }
+
+    fn parse_text(text: &str, home: Option<&Path>) -> Result<Rule, String> {
         let text = text.trim();
         let (name, pattern) = match text.split_once('(') {
             Some((name, rest)) => {

@@ -46,7 +46,10 @@ pub(crate) fn replay(messages: Vec<Message>, events: &[RecordedEvent]) -> Replay
                         compactions += 1;
                         anchor = None;
                     }
-                    Err(reason) => warnings.push(LoadWarning::CompactionSkipped { number, reason }),
+                    Err(reason) => warnings.push(LoadWarning::CompactionSkipped {
+                        number,
+                        reason: reason.to_string(),
+                    }),
                 }
             }
             // The context changed under the last count.

@@ -85,7 +85,7 @@ pub fn load(dirs: &[PathBuf]) -> (Vec<Skill>, Vec<String>) {
 
 fn read(file: &Path, folder: &Path) -> Result<Skill, String> {
     let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
-    let doc = frontmatter::parse(&text)?;
+    let doc = frontmatter::parse(&text).map_err(|e| e.to_string())?;
     let field = |key: &str| {
         doc.fields
             .get(key)

@@ -91,8 +91,8 @@ impl TodoList {
     }
 
     /// Replaces the list, if it keeps the rules; else says which rule it broke.
-    pub fn replace(&self, items: Vec<TodoItem>) -> Result<(), String> {
-        check(&items)?;
+    pub fn replace(&self, items: Vec<TodoItem>) -> Result<(), TodoRuleBroken> {
+        check(&items).map_err(TodoRuleBroken)?;
         let mut state = self.lock();
         state.items = items;
         state.changed = true;
@@ -156,6 +156,11 @@ impl PinnedState for TodoList {
 }
 
 /// The rules a list keeps.
+/// A todo list that breaks a rule of the list (say, two items in progress): which one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TodoRuleBroken(String);
+
 fn check(items: &[TodoItem]) -> Result<(), String> {
     if items.len() > MAX_TODOS {
         return Err(format!(

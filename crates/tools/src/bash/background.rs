@@ -18,8 +18,7 @@
 //!   and stops the group: nothing is left behind even after SIGKILL.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -32,6 +31,10 @@ use super::procs::CommandId;
 use super::reaper;
 use super::tracker::{EXIT_POLL_INTERVAL, ProcessTracker, Termination};
 use crate::offload;
+
+#[path = "background_output.rs"]
+mod output;
+use output::{last_lines, read_from, save_output};
 
 /// Background commands that may run at once.
 pub const MAX_RUNNING: usize = 8;
@@ -50,6 +53,25 @@ exec 3<&-
 ";
 
 /// The background commands of an agent (and its sub-agents). Cheap to clone: clones share
+/// Why a background command could not be read or stopped; said to the model as it is.
+#[derive(Debug, thiserror::Error)]
+pub enum BackgroundError {
+    /// No command has this id (the message lists the ids there are).
+    #[error("{0}")]
+    Unknown(String),
+    /// Its output file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The output file.
+        path: PathBuf,
+        /// What reading it said.
+        source: io::Error,
+    },
+    /// It was forgotten while being stopped.
+    #[error("{0} vanished while being stopped")]
+    Vanished(String),
+}
+
 /// the commands.
 #[derive(Debug, Clone, Default)]
 pub struct BackgroundShells {
@@ -236,16 +258,19 @@ impl BackgroundShells {
         id: &str,
         offset: Option<u64>,
         max_bytes: usize,
-    ) -> Result<OutputRead, String> {
+    ) -> Result<OutputRead, BackgroundError> {
         let mut state = self.lock();
         let known = known_ids(&state);
         let shell = state
             .shells
             .get_mut(id)
-            .ok_or_else(|| unknown(id, &known))?;
+            .ok_or_else(|| BackgroundError::Unknown(unknown(id, &known)))?;
         let from = offset.unwrap_or(shell.read_to);
-        let (text, next, size) = read_from(&shell.output, from, max_bytes)
-            .map_err(|e| format!("cannot read {}: {e}", shell.output.display()))?;
+        let (text, next, size) =
+            read_from(&shell.output, from, max_bytes).map_err(|source| BackgroundError::Read {
+                path: shell.output.clone(),
+                source,
+            })?;
         shell.read_to = next;
         // Seen finished, with all its output read: no notice needed any more.
         if shell.end.is_some() && next >= size {
@@ -263,14 +288,14 @@ impl BackgroundShells {
     }
 
     /// Stops `id` and its whole process group; what the model is told.
-    pub async fn kill(&self, id: &str) -> Result<String, String> {
+    pub async fn kill(&self, id: &str) -> Result<String, BackgroundError> {
         let command = {
             let mut state = self.lock();
             let known = known_ids(&state);
             let shell = state
                 .shells
                 .get_mut(id)
-                .ok_or_else(|| unknown(id, &known))?;
+                .ok_or_else(|| BackgroundError::Unknown(unknown(id, &known)))?;
             shell.told = true;
             if let Some(end) = &shell.end {
                 return Ok(format!(
@@ -288,7 +313,7 @@ impl BackgroundShells {
         ending.finish();
         let mut state = self.lock();
         let Some(shell) = state.shells.get_mut(id) else {
-            return Err(format!("{id} vanished while being stopped"));
+            return Err(BackgroundError::Vanished(id.to_owned()));
         };
         let after = shell.started.elapsed();
         let end = shell.end.get_or_insert(End {
@@ -404,64 +429,6 @@ async fn watch_child(
 /// How long a finished command's end waits for its output to be saved.
 const OUTPUT_DRAIN_WAIT: Duration = Duration::from_secs(3);
 
-/// Copies what comes through `pipe` to `file`, masked when a masker is given, up to
-/// `cap_bytes`, then only counts it; at the end the file says how much was not saved. On a
-/// thread of its own; the receiver hears when it is done.
-fn save_output(
-    mut pipe: io::PipeReader,
-    mut file: File,
-    cap_bytes: u64,
-    mut mask: Option<Box<dyn crate::mask::MaskStream>>,
-) -> io::Result<tokio::sync::oneshot::Receiver<()>> {
-    let (done, copied) = tokio::sync::oneshot::channel();
-    let copy = move || {
-        let mut buffer = vec![0u8; 64 * 1024];
-        let mut masked = Vec::with_capacity(128 * 1024);
-        let mut saved = 0u64;
-        let mut more = 0u64;
-        let mut writable = true;
-        let mut save = |bytes: &[u8], writable: &mut bool| {
-            let room = usize::try_from(cap_bytes.saturating_sub(saved)).unwrap_or(usize::MAX);
-            let take = room.min(bytes.len());
-            // A failed write (a full disk) keeps draining the pipe: the command must not block.
-            if *writable && take > 0 {
-                *writable = file.write_all(&bytes[..take]).is_ok();
-            }
-            saved += take as u64;
-            more += (bytes.len() - take) as u64;
-        };
-        loop {
-            let n = match pipe.read(&mut buffer) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            };
-            match &mut mask {
-                Some(mask) => {
-                    masked.clear();
-                    mask.push(&buffer[..n], &mut masked);
-                    save(&masked, &mut writable);
-                }
-                None => save(&buffer[..n], &mut writable),
-            }
-        }
-        if let Some(mask) = &mut mask {
-            masked.clear();
-            mask.finish(&mut masked);
-            save(&masked, &mut writable);
-        }
-        if more > 0 && writable {
-            let _ = file.write_all(offload::cap_note(cap_bytes, more).as_bytes());
-        }
-        let _ = done.send(());
-    };
-    std::thread::Builder::new()
-        .name("rein-bg-output".to_owned())
-        .spawn(copy)?;
-    Ok(copied)
-}
-
 /// `running`, or how it ended.
 fn describe(end: Option<&End>) -> String {
     let Some(end) = end else {
@@ -505,43 +472,6 @@ fn unknown(id: &str, known: &[String]) -> String {
             known.join(", ")
         )
     }
-}
-
-/// Reads at most `max_bytes` of `path` from `from`, cut back to a character boundary unless
-/// the file ends there; the text, where the next read starts, and the file's size.
-fn read_from(path: &Path, from: u64, max_bytes: usize) -> io::Result<(String, u64, u64)> {
-    let mut file = File::open(path)?;
-    let size = file.metadata()?.len();
-    let from = from.min(size);
-    file.seek(SeekFrom::Start(from))?;
-    let mut bytes = Vec::new();
-    file.take(max_bytes as u64).read_to_end(&mut bytes)?;
-    let whole = from + bytes.len() as u64 >= size;
-    if !whole
-        && let Err(error) = std::str::from_utf8(&bytes)
-        && error.error_len().is_none()
-    {
-        bytes.truncate(error.valid_up_to());
-    }
-    let next = from + bytes.len() as u64;
-    Ok((String::from_utf8_lossy(&bytes).into_owned(), next, size))
-}
-
-/// The output's last few lines.
-fn last_lines(path: &Path) -> String {
-    let Ok(mut file) = File::open(path) else {
-        return String::new();
-    };
-    let size = file.metadata().map_or(0, |m| m.len());
-    let from = size.saturating_sub(NOTICE_TAIL_BYTES);
-    let mut bytes = Vec::new();
-    if file.seek(SeekFrom::Start(from)).is_err() || file.read_to_end(&mut bytes).is_err() {
-        return String::new();
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    let skip = lines.len().saturating_sub(NOTICE_LINES);
-    lines[skip..].join("\n")
 }
 
 fn one_line(command: &str) -> String {

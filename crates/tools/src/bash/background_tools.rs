@@ -50,7 +50,7 @@ impl Tool for BashOutputTool {
         let read = ctx
             .background()
             .read(args.id.trim(), args.offset, budget)
-            .map_err(ToolError::Model)?;
+            .map_err(|e| ToolError::Model(e.to_string()))?;
         let mut text = if read.text.is_empty() {
             "(no new output)\n".to_owned()
         } else {
@@ -115,6 +115,6 @@ impl Tool for KillShellTool {
             .kill(args.id.trim())
             .await
             .map(ToolOutput::success)
-            .map_err(ToolError::Model)
+            .map_err(|e| ToolError::Model(e.to_string()))
     }
 }

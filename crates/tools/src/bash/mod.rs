@@ -43,7 +43,9 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use background::{BackgroundShells, MAX_RUNNING as MAX_BACKGROUND, OutputRead};
+pub use background::{
+    BackgroundError, BackgroundShells, MAX_RUNNING as MAX_BACKGROUND, OutputRead,
+};
 pub use background_tools::{BashOutputArgs, BashOutputTool, KillShellArgs, KillShellTool};
 pub use child::{BashCommand, TrackedChild, spawn_tracked};
 pub use reaper::{OrphanCare, adopt_orphans};

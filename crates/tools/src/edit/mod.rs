@@ -176,7 +176,16 @@ impl EditPlan {
             Some(parent) => parent,
             None => self.confined.create_parent().map_err(io_err)?,
         };
-        let mtime = write_atomic(&parent, &self.new, self.permissions).map_err(io_err)?;
+        let mtime = match &ctx.config().client_files {
+            Some(client) => {
+                let text = String::from_utf8(self.new.clone()).map_err(|e| {
+                    ToolError::Internal(format!("the edit of {display} is not UTF-8: {e}"))
+                })?;
+                client.write(&self.path, &text).map_err(io_err)?;
+                None
+            }
+            None => write_atomic(&parent, &self.new, self.permissions).map_err(io_err)?,
+        };
         ctx.record_read(self.path.clone(), stamp_of_bytes(&self.new, mtime));
         ctx.record_change(self.path.clone());
         let (added, removed) = diff_counts(&self.diff);
@@ -261,13 +270,12 @@ fn plan_edit(args: &EditFileArgs, ctx: &ToolContext) -> Result<EditPlan, ToolErr
             human_size(meta.len())
         )));
     }
-    let bytes = read_whole(&file).map_err(io_err)?;
-    require_fresh_read(
-        ctx,
-        &path,
-        &display,
-        stamp_of_bytes(&bytes, meta.modified().ok()),
-    )?;
+    let (bytes, mtime) = match &ctx.config().client_files {
+        // The front-end's buffer is what is edited (its stamp has no time: read_file's neither).
+        Some(client) => (client.read(&path).map_err(io_err)?.into_bytes(), None),
+        None => (read_whole(&file).map_err(io_err)?, meta.modified().ok()),
+    };
+    require_fresh_read(ctx, &path, &display, stamp_of_bytes(&bytes, mtime))?;
     if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)]).is_some() {
         return Err(ToolError::Model(format!(
             "{display} is a binary file; edit_file edits text only."

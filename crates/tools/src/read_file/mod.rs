@@ -89,6 +89,11 @@ fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             )));
         }
     };
+    if let Some(client) = &ctx.config().client_files {
+        // The front-end's buffer (unsaved changes included) rather than the disk's bytes.
+        let text = client.read(&path).map_err(io_err)?;
+        return read_buffer(args, ctx, &path, &display, text.as_bytes());
+    }
     let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
     (&mut file)
         .take(BINARY_SNIFF_BYTES as u64)
@@ -184,6 +189,31 @@ fn read_image(
     Ok(ToolOutput::success(text)
         .with_display(shown)
         .with_image(image))
+}
+
+/// read_file over a front-end's buffer: the same window and footer, stamped by content.
+fn read_buffer(
+    args: &ReadFileArgs,
+    ctx: &ToolContext,
+    path: &Path,
+    display: &str,
+    bytes: &[u8],
+) -> Result<ToolOutput, ToolError> {
+    let window = Window {
+        first_line: args.offset.unwrap_or(1).max(1),
+        limit: args.limit.unwrap_or(READ_DEFAULT_LIMIT_LINES),
+        budget_chars: ctx
+            .config()
+            .output_budget_chars
+            .saturating_sub(FOOTER_RESERVE_CHARS)
+            .max(1),
+        max_line_chars: READ_MAX_LINE_CHARS,
+        read_to_end: true,
+    };
+    let scan = scan::scan(bytes, window, ctx.cancel_token())
+        .map_err(|err| ToolError::Model(format!("Cannot read {display}: {err}.")))?;
+    ctx.record_read(path.to_owned(), crate::stamp::stamp_of_bytes(bytes, None));
+    render(&scan, window, bytes.len() as u64, display)
 }
 
 fn render(

@@ -106,7 +106,7 @@ pub fn load(dirs: &[PathBuf]) -> (Vec<AgentType>, Vec<String>) {
 
 fn read(file: &Path) -> Result<AgentType, String> {
     let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
-    let doc = frontmatter::parse(&text)?;
+    let doc = frontmatter::parse(&text).map_err(|e| e.to_string())?;
     let field = |key: &str| doc.fields.get(key).map(frontmatter::Value::text);
     let name = field("name")
         .filter(|n| !n.trim().is_empty())

@@ -4,37 +4,30 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
-use rein_llm::assemble::Assembler;
-use rein_llm::{LlmError, Message, Part, Role, Usage};
+use rein_llm::{Message, Part, Role};
 use tokio_util::sync::CancellationToken;
 
 use super::cut::target;
-use super::spend::CallKind;
-use super::{Agent, AgentEvent, Events};
+use crate::agent::{Agent, AgentEvent, Events};
 use crate::context::{
     self, CompactionInfo, CompactionLayer, CompactionRecord, EMERGENCY_KEEP_MESSAGES,
     KEEP_RECENT_MESSAGES, Kind, Ledger, Limits, PERSON_REQUESTS_SHARE, PrunedResult,
-    SUMMARY_MAX_TOKENS, SummaryAuthor, SummaryParts, Window,
+    SUMMARY_MAX_TOKENS, SummaryParts, Window,
 };
 
 /// Messages an automatic summary waits for (besides an earlier summary).
 const MIN_NEW_MESSAGES_TO_SUMMARISE: usize = 4;
 
 /// The person interrupted a compaction.
-pub(super) struct Interrupted;
-
-/// What a summary call gave.
-struct Summary {
-    text: String,
-    author: SummaryAuthor,
-    error: Option<String>,
-    usage: Option<Usage>,
-}
+pub(in crate::agent) struct Interrupted;
 
 impl Agent {
     /// Layer 2: every long result older than the last rounds cut to its ends, in one step.
-    pub(super) fn prune(&mut self, limits: &Limits, events: &Events) -> Option<CompactionInfo> {
+    pub(in crate::agent) fn prune(
+        &mut self,
+        limits: &Limits,
+        events: &Events,
+    ) -> Option<CompactionInfo> {
         let boundary = self.context.ledger.prune_boundary();
         let pruned: Vec<PrunedResult> = (0..boundary)
             .filter(|&i| self.context.ledger.is_prunable(i))
@@ -72,7 +65,7 @@ impl Agent {
 
     /// Layers 3 and 4, the reaction to a refusal, `/compact` and the `compact` tool: older
     /// turns give way to a summary. `Ok(None)` when there is nothing to summarise.
-    pub(super) async fn summarise(
+    pub(in crate::agent) async fn summarise(
         &mut self,
         layer: CompactionLayer,
         focus: Option<&str>,
@@ -218,81 +211,6 @@ impl Agent {
         Ok(())
     }
 
-    /// The summary of messages `..split`: the model's, or rein's own when the model cannot
-    /// give one. Only the person interrupting stops it.
-    async fn ask_for_summary(
-        &mut self,
-        split: usize,
-        focus: Option<&str>,
-        window: &Window,
-        usable: u64,
-        events: &Events,
-        cancel: &CancellationToken,
-    ) -> Result<Summary, Interrupted> {
-        let answer_tokens = SUMMARY_MAX_TOKENS.min(window.tokens / 5);
-        // The summary request must fit too, with a tenth to spare for the estimate's error.
-        let mut budget = usable.saturating_sub(answer_tokens + usable / 10);
-        let head = &self.request.messages[..split];
-        let mut error = None;
-        for _ in 0..2 {
-            let request = context::summary_request(
-                &self.settings.model,
-                head,
-                focus,
-                budget,
-                u32::try_from(answer_tokens).unwrap_or(u32::MAX),
-            );
-            match ask(&*self.provider, &request, cancel).await {
-                Ok((text, usage)) if !text.trim().is_empty() => {
-                    if let Some(usage) = usage {
-                        self.usage += usage;
-                        self.context.unreported_usage += usage;
-                        self.spend
-                            .record(CallKind::Compaction, &self.settings.model, &usage);
-                    }
-                    return Ok(Summary {
-                        text,
-                        author: SummaryAuthor::Model,
-                        error: None,
-                        usage,
-                    });
-                }
-                Ok(_) => {
-                    error = Some("the model's answer was empty".to_owned());
-                    break;
-                }
-                Err(AskError::Interrupted) => return Err(Interrupted),
-                // The summariser's input was still too long: once more with half of it.
-                Err(AskError::Model(LlmError::ContextTooLong(message))) => {
-                    error = Some(format!(
-                        "the conversation is too long for the model: {message}"
-                    ));
-                    budget /= 2;
-                }
-                Err(AskError::Model(e)) => {
-                    error = Some(e.to_string());
-                    break;
-                }
-            }
-        }
-        let why = error.unwrap_or_else(|| "the model could not be asked".to_owned());
-        events.emit(AgentEvent::Warning {
-            message: format!(
-                "the model could not summarise the conversation ({why}); rein wrote the summary \
-                 itself from the messages"
-            ),
-        });
-        Ok(Summary {
-            text: context::summary_without_model(
-                head,
-                &format!("the model could not write it ({why})"),
-            ),
-            author: SummaryAuthor::Rein,
-            error: Some(why),
-            usage: None,
-        })
-    }
-
     /// The person's requests the summary message of messages `..split` quotes.
     fn summary_parts(&self, split: usize, window: &Window) -> QuotedRequests {
         let messages = &self.request.messages;
@@ -347,7 +265,7 @@ impl Agent {
 
     /// Records a compaction, then applies it: a crash in between leaves a file that replays
     /// it on resume, a crash before leaves the context as it was.
-    pub(super) fn commit(
+    pub(in crate::agent) fn commit(
         &mut self,
         mut record: CompactionRecord,
         mut info: CompactionInfo,
@@ -472,46 +390,6 @@ fn first_text(message: &Message) -> Option<String> {
         Part::Text { text } => Some(text.clone()),
         _ => None,
     })
-}
-
-enum AskError {
-    Interrupted,
-    Model(LlmError),
-}
-
-/// One model call, its text and usage.
-async fn ask(
-    provider: &dyn rein_llm::Provider,
-    request: &rein_llm::Request,
-    cancel: &CancellationToken,
-) -> Result<(String, Option<Usage>), AskError> {
-    let mut stream = provider.stream(request);
-    let mut assembler = Assembler::new();
-    loop {
-        let next = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(AskError::Interrupted),
-            next = stream.next() => next,
-        };
-        match next {
-            None => break,
-            Some(Ok(event)) => {
-                assembler.push(&event);
-            }
-            Some(Err(error)) => return Err(AskError::Model(error)),
-        }
-    }
-    let response = assembler.finish().map_err(AskError::Model)?;
-    let text = response
-        .message
-        .parts
-        .iter()
-        .filter_map(|p| match p {
-            Part::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    Ok((text, response.usage))
 }
 
 #[cfg(test)]

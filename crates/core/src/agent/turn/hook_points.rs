@@ -9,14 +9,14 @@ use std::sync::Arc;
 use rein_llm::{Message, Part, Role};
 use tokio_util::sync::CancellationToken;
 
-use super::{Agent, AgentEvent, Events, TurnEnd};
+use crate::agent::{Agent, AgentEvent, Events, TurnEnd};
 use crate::hooks::{HookWarnings, PromptCheck, SessionStartSource, StopCheck};
 
 /// How many times Stop hooks may make the model go on in one turn; past it the turn ends.
 pub const MAX_STOP_HOOK_CONTINUATIONS: u32 = 5;
 
 /// What the Stop hooks made of a finished answer.
-pub(super) enum AfterStop {
+pub(in crate::agent) enum AfterStop {
     /// The turn ends.
     End,
     /// The model goes on with this message.
@@ -55,7 +55,7 @@ impl Agent {
     /// The person's request as the model gets it, once the UserPromptSubmit hooks let it go
     /// (with what they and the SessionStart hooks add); the end of the turn when they block it
     /// or the person interrupts.
-    pub(super) async fn submit_prompt(
+    pub(in crate::agent) async fn submit_prompt(
         &mut self,
         input: &str,
         events: &Events,
@@ -100,7 +100,7 @@ impl Agent {
 
     /// Runs the Stop hooks after an answer without tool calls. `continued` counts the times
     /// they made the model go on in this turn.
-    pub(super) async fn stop_hooks(
+    pub(in crate::agent) async fn stop_hooks(
         &self,
         continued: &mut u32,
         events: &Events,

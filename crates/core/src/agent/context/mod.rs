@@ -3,18 +3,22 @@
 //! (`/compact`, the `compact` tool). Each compaction is recorded before the context changes,
 //! so a crash leaves either the old context or the new one, never half of it.
 
+pub(super) mod compaction;
+pub(super) mod cut;
+pub(super) mod summary_call;
+
 use std::sync::Arc;
 
 use rein_llm::{LlmError, Message, Part, ToolCall, Usage};
 use tokio_util::sync::CancellationToken;
 
-use super::compaction::Interrupted;
 use super::{Agent, AgentEvent, Events, RoundEnd, TurnEnd, TurnError};
 use crate::context::{
     self, ANSWER_FLOOR_TOKENS, CompactRequests, CompactionInfo, CompactionLayer, ContextReport,
     ContextSettings, ContextUse, Ledger, Limits, MAX_REACTIVE_COMPACTIONS_PER_REQUEST,
     NextCompaction, PinnedState, RESULT_SHARE, Step, UNKNOWN_WINDOW_TOKENS, Window, WindowSource,
 };
+use compaction::Interrupted;
 
 /// The context's state in an agent.
 pub(crate) struct ContextState {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use rein_llm::ModelListing;
 use tokio::task::JoinHandle;
 
-use super::{Agent, AgentEvent, Events};
+use crate::agent::{Agent, AgentEvent, Events};
 
 /// How long the answer is waited for once the first response is in (it has usually come by
 /// then: it was asked at the same time).
@@ -29,7 +29,7 @@ pub(crate) enum ModelCheck {
 impl Agent {
     /// Asks the model list in the background, once per agent (sub-agents do not: their
     /// parent asked).
-    pub(super) fn start_model_check(&mut self) {
+    pub(in crate::agent) fn start_model_check(&mut self) {
         if !matches!(self.model_check, ModelCheck::NotAsked) || self.is_subagent() {
             return;
         }
@@ -43,7 +43,7 @@ impl Agent {
 
     /// Takes the answer, waiting a little for it: warns of a model the list does not name,
     /// and learns the price it lists.
-    pub(super) async fn finish_model_check(&mut self, events: &Events) {
+    pub(in crate::agent) async fn finish_model_check(&mut self, events: &Events) {
         let ModelCheck::Pending(handle) =
             std::mem::replace(&mut self.model_check, ModelCheck::Done)
         else {

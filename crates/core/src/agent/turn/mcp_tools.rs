@@ -9,9 +9,9 @@ use std::sync::Arc;
 use rein_mcp::McpHub;
 use rein_tools::ToolRegistry;
 
-use super::Agent;
-use super::event::AgentEvent;
-use super::runner::CallEnv;
+use crate::agent::Agent;
+use crate::agent::event::AgentEvent;
+use crate::agent::runner::CallEnv;
 use crate::permissions::PermissionMode;
 
 /// The MCP servers an agent offers tools of, and what it last offered.
@@ -29,7 +29,7 @@ pub(crate) struct McpTools {
 
 impl Agent {
     /// Brings the offered tools up to date with the MCP servers, before a request.
-    pub(super) async fn sync_mcp_tools(&mut self, env: &mut CallEnv) {
+    pub(in crate::agent) async fn sync_mcp_tools(&mut self, env: &mut CallEnv) {
         let Some(mcp) = self.mcp.as_mut() else {
             return;
         };
@@ -76,7 +76,7 @@ impl Agent {
 }
 
 /// The request's description of `registry`'s tools.
-pub(super) fn tool_specs(registry: &ToolRegistry) -> Vec<rein_llm::ToolSpec> {
+pub(in crate::agent) fn tool_specs(registry: &ToolRegistry) -> Vec<rein_llm::ToolSpec> {
     registry
         .infos()
         .into_iter()

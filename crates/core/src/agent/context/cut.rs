@@ -4,7 +4,7 @@
 
 use rein_llm::Part;
 
-use super::{Agent, Events};
+use crate::agent::{Agent, Events};
 use crate::context::{
     self, CompactionInfo, CompactionLayer, CompactionRecord, Kind, Limits, PrunedResult,
 };
@@ -13,7 +13,7 @@ impl Agent {
     /// Layers 4 and 5 when there is nothing to summarise (a short conversation with a huge
     /// result) or a summary would not be worth its call: the long results the context keeps
     /// are cut to their ends, the newest included, until it is back at the target.
-    pub(super) fn cut_kept_results(
+    pub(in crate::agent) fn cut_kept_results(
         &mut self,
         layer: CompactionLayer,
         limits: &Limits,
@@ -53,7 +53,7 @@ impl Agent {
 
     /// The long tool results among messages `from..` cut to their ends, oldest first, until
     /// the context (`tokens` now) is at `target`: the cuts, and the context's tokens after.
-    pub(super) fn cut_results(
+    pub(in crate::agent) fn cut_results(
         &self,
         from: usize,
         mut tokens: u64,
@@ -100,7 +100,7 @@ impl Agent {
 
     /// Whether the person's last request is in the context: a message of theirs, or quoted
     /// in the summary at its start.
-    pub(super) fn last_request_in_context(&self) -> bool {
+    pub(in crate::agent) fn last_request_in_context(&self) -> bool {
         let ledger = &self.context.ledger;
         (0..ledger.len()).any(|i| ledger.kind(i) == Some(Kind::Person))
             || (ledger.kind(0) == Some(Kind::Summary)
@@ -114,7 +114,7 @@ impl Agent {
 /// if a summary is not enough: the usable window; for layers 4 and 5, the compaction
 /// threshold (80% of the usable window when automatic compaction is off), and after a
 /// refusal also a quarter below what was refused, whatever rein thought of its size.
-pub(super) fn target(layer: CompactionLayer, limits: &Limits, before: u64) -> u64 {
+pub(in crate::agent) fn target(layer: CompactionLayer, limits: &Limits, before: u64) -> u64 {
     let urgent = limits.compact_at.unwrap_or(limits.usable * 4 / 5);
     match layer {
         CompactionLayer::Emergency => urgent,

@@ -1,0 +1,277 @@
+//! One ACP session: a task that owns its [`Agent`] (the same one the REPL and headless runs
+//! drive) and takes the client's requests for it in order: prompts, mode changes. A cancel
+//! reaches the running turn through its token, as Ctrl+C does in the REPL.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, Cost, CurrentModeUpdate, PromptResponse, SessionUpdate, SetSessionModeResponse,
+    StopReason, UsageUpdate,
+};
+use rein_core::face::{Agent, Events, Interaction, PermissionMode, TurnStop, cost_usd};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::prompt::prompt_text;
+use super::updates::Updates;
+use crate::args::Args;
+use crate::setup::{self, McpServers, Place};
+
+/// What the client asks of a session.
+pub(crate) enum Request {
+    /// A turn.
+    Prompt {
+        blocks: Vec<ContentBlock>,
+        responder: Responder<PromptResponse>,
+    },
+    /// Another permission mode from now on.
+    SetMode {
+        mode: PermissionMode,
+        responder: Responder<SetSessionModeResponse>,
+    },
+}
+
+/// The way to a running session.
+pub(crate) struct Handle {
+    requests: mpsc::UnboundedSender<Request>,
+    /// The running turn's token, while one runs.
+    turn: Arc<Mutex<Option<CancellationToken>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Handle {
+    /// Passes a request on; `Err` gives it back (boxed) when the session has ended.
+    pub(crate) fn send(&self, request: Request) -> Result<(), Box<Request>> {
+        self.requests.send(request).map_err(|e| Box::new(e.0))
+    }
+
+    /// Cancels the running turn, if any (`session/cancel`).
+    pub(crate) fn cancel(&self) {
+        if let Some(turn) = &*self.turn.lock().unwrap_or_else(PoisonError::into_inner) {
+            turn.cancel();
+        }
+    }
+
+    /// Ends the session: the running turn cancelled, what it started stopped, its record
+    /// saved.
+    pub(crate) async fn close(self) {
+        self.cancel();
+        drop(self.requests);
+        let _ = self.task.await;
+    }
+}
+
+/// A session's agent and what rebuilding it (for a new mode) takes.
+pub(crate) struct Live {
+    pub(crate) agent: Agent,
+    pub(crate) args: Args,
+    pub(crate) place: Place,
+    pub(crate) interaction: Arc<dyn Interaction>,
+    pub(crate) updates: Updates,
+    pub(crate) id: String,
+}
+
+/// Starts the session's task.
+pub(crate) fn start(live: Live) -> Handle {
+    let (requests, received) = mpsc::unbounded_channel();
+    let turn = Arc::new(Mutex::new(None));
+    let task = tokio::spawn(serve(live, received, Arc::clone(&turn)));
+    Handle {
+        requests,
+        turn,
+        task,
+    }
+}
+
+async fn serve(
+    mut live: Live,
+    mut requests: mpsc::UnboundedReceiver<Request>,
+    turn: Arc<Mutex<Option<CancellationToken>>>,
+) {
+    while let Some(request) = requests.recv().await {
+        match request {
+            Request::Prompt { blocks, responder } => {
+                let cancel = CancellationToken::new();
+                *turn.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
+                let stop = live.prompt(&blocks, cancel).await;
+                *turn.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                let _ = responder.respond(PromptResponse::new(stop));
+            }
+            Request::SetMode { mode, responder } => {
+                let (next, result) = live.into_mode(mode);
+                let _ = match result {
+                    Ok(()) => responder.respond(SetSessionModeResponse::new()),
+                    Err(message) => responder.respond_with_error(
+                        agent_client_protocol::Error::invalid_params().data(message),
+                    ),
+                };
+                match next {
+                    Some(next) => live = next,
+                    None => return,
+                }
+            }
+        }
+    }
+    live.finish().await;
+}
+
+impl Live {
+    /// One turn; how it stopped, in the protocol's words.
+    async fn prompt(&mut self, blocks: &[ContentBlock], cancel: CancellationToken) -> StopReason {
+        let input = prompt_text(blocks);
+        let events = Events::new(self.updates.clone());
+        if let Some(stop) = self.slash(&input, &events, &cancel).await {
+            return stop;
+        }
+        let outcome = self.agent.run_turn(&input, &events, cancel).await;
+        if outcome.stop() == TurnStop::Cancelled {
+            // As after Ctrl+C: the commands the turn left running end with it.
+            self.agent.tool_context().processes().kill_all().await;
+        }
+        if let Some(error) = outcome.error() {
+            self.updates.say(format!("\n\nrein: {error}"));
+        }
+        if let Err(e) = self.agent.save_session() {
+            self.updates.say(format!(
+                "\n\nrein: the session could not be saved completely: {e}"
+            ));
+        }
+        self.usage().await;
+        stop_reason(outcome.stop())
+    }
+
+    /// The slash commands that make sense in an editor; `None` when `input` is not one of
+    /// them (it goes to the model).
+    async fn slash(
+        &mut self,
+        input: &str,
+        events: &Events,
+        cancel: &CancellationToken,
+    ) -> Option<StopReason> {
+        let (name, rest) = super::commands::parse(input)?;
+        match name {
+            "compact" => {
+                let focus = (!rest.is_empty()).then_some(rest);
+                let done = self.agent.compact(focus, events, cancel).await;
+                self.updates.say(super::commands::compacted(&done));
+                let _ = self.agent.save_session();
+            }
+            "todos" => self
+                .updates
+                .say(super::commands::todos(&self.agent.todos())),
+            "cost" | "tokens" | "context" => {
+                let report = self.agent.context_report().await;
+                self.updates
+                    .say(super::commands::spending(&self.agent, &report));
+            }
+            _ => return None,
+        }
+        Some(if cancel.is_cancelled() {
+            StopReason::Cancelled
+        } else {
+            StopReason::EndTurn
+        })
+    }
+
+    /// Sends the context window's use and the session's cost.
+    async fn usage(&mut self) {
+        let report = self.agent.context_report().await;
+        let mut update = UsageUpdate::new(report.used, report.window.tokens);
+        if let Some(cost) = cost_usd(self.agent.model(), &self.agent.total_usage()) {
+            update = update.cost(Cost::new(cost, "USD"));
+        }
+        self.updates.send(SessionUpdate::UsageUpdate(update));
+    }
+
+    /// The agent rebuilt on the same session in `mode` (as the REPL's `/permissions`); when
+    /// that cannot be (auto without a sandbox), rebuilt as it was, and why. `None`: not even
+    /// that worked, and the session is over.
+    fn into_mode(self, mode: PermissionMode) -> (Option<Live>, Result<(), String>) {
+        if mode == self.args.mode() {
+            return (Some(self), Ok(()));
+        }
+        let Live {
+            mut agent,
+            args: old_args,
+            place,
+            interaction,
+            updates,
+            id,
+        } = self;
+        let _ = agent.save_session();
+        let hub = agent.mcp_hub().cloned();
+        // The old agent lets go of the session before the new one opens it.
+        drop(agent);
+        let build = |args: &Args| {
+            let servers = match &hub {
+                Some(hub) => McpServers::Keep(Arc::clone(hub)),
+                None => McpServers::Start,
+            };
+            setup::prepare_at(args, &place, Arc::clone(&interaction), servers)
+                .map(|prepared| prepared.agent)
+                .map_err(|e| match e {
+                    setup::SetupError::Usage(m) | setup::SetupError::Runtime(m) => m,
+                })
+        };
+        let mut args = old_args.clone();
+        args.permission_mode = Some(mode.into());
+        args.resume = Some(id.clone());
+        args.continue_session = false;
+        args.fork = false;
+        let (agent, args, result) = match build(&args) {
+            Ok(agent) => {
+                updates.send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                    mode.as_str(),
+                )));
+                (agent, args, Ok(()))
+            }
+            Err(message) => {
+                let mut old = old_args;
+                old.resume = Some(id.clone());
+                old.continue_session = false;
+                old.fork = false;
+                match build(&old) {
+                    Ok(agent) => (agent, old, Err(message)),
+                    Err(again) => {
+                        return (None, Err(format!("{message}; the session ended: {again}")));
+                    }
+                }
+            }
+        };
+        let live = Live {
+            agent,
+            args,
+            place,
+            interaction,
+            updates,
+            id,
+        };
+        (Some(live), result)
+    }
+
+    /// The session ends: saved, what it started stopped.
+    async fn finish(mut self) {
+        if let Err(e) = self.agent.save_session() {
+            tracing::warn!("session {} not saved completely: {e}", self.id);
+        }
+        let events = Events::new(self.updates.clone());
+        self.agent.end_session(&events).await;
+        self.agent.tool_context().processes().kill_all().await;
+        self.agent.tool_context().background().stop_all().await;
+        self.agent.shutdown_mcp().await;
+    }
+}
+
+/// How a turn stopped, in the protocol's words.
+fn stop_reason(stop: TurnStop) -> StopReason {
+    match stop {
+        TurnStop::EndTurn | TurnStop::Error => StopReason::EndTurn,
+        TurnStop::MaxTokens | TurnStop::MaxCost | TurnStop::MaxSessionTokens => {
+            StopReason::MaxTokens
+        }
+        TurnStop::MaxRounds | TurnStop::RepeatedCalls => StopReason::MaxTurnRequests,
+        TurnStop::Cancelled => StopReason::Cancelled,
+        TurnStop::PromptBlocked => StopReason::Refusal,
+    }
+}
