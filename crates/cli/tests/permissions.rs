@@ -140,6 +140,7 @@ fn accept_edits_still_refuses_commands_and_plan_offers_only_reading_tools() {
             "grep",
             "compact",
             "todo_write",
+            "web_fetch",
             "agent"
         ]
     );

@@ -41,6 +41,7 @@ fn round(index: usize, result_bytes: usize) -> [Message; 2] {
                 call_id: id,
                 content,
                 is_error: false,
+                images: Vec::new(),
             })],
         },
     ]

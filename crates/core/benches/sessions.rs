@@ -45,6 +45,7 @@ fn conversation(round: usize) -> [Message; 3] {
                 call_id,
                 content: "fn main() {\n    println!(\"hello\");\n}\n".repeat(20),
                 is_error: false,
+                images: Vec::new(),
             })],
         },
         Message {

@@ -85,6 +85,7 @@ pub(crate) fn result(id: &str, content: &str) -> ToolResult {
         call_id: id.into(),
         content: content.into(),
         is_error: false,
+        images: Vec::new(),
     }
 }
 
@@ -103,6 +104,7 @@ pub(crate) fn interrupted(id: &str) -> Part {
         call_id: id.into(),
         content: INTERRUPTED_RESULT.into(),
         is_error: true,
+        images: Vec::new(),
     })
 }
 

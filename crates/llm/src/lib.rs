@@ -36,6 +36,7 @@ pub mod text_calls;
 mod tls;
 mod toolspec;
 mod url;
+mod vision;
 pub mod window;
 
 pub use anthropic::AnthropicProvider;
@@ -48,7 +49,7 @@ pub use error::LlmError;
 pub use event::{StopReason, StreamEvent, Usage};
 pub use infer::{ProviderKind, UnknownProvider, infer_provider, is_responses_only};
 pub use listing::ModelListing;
-pub use message::{Message, Part, Role, ToolArguments, ToolCall, ToolResult};
+pub use message::{Image, Message, Part, Role, ToolArguments, ToolCall, ToolResult};
 pub use network::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_LOCAL_FIRST_BYTE_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, NetworkConfig, WAITING_NOTICE_INTERVAL,
@@ -60,9 +61,10 @@ pub use replay::{CassetteError, RecordingProvider, ReplayProvider};
 pub use responses::ResponsesProvider;
 pub use retry::{DEFAULT_MAX_RETRIES, RetryPolicy};
 pub use text_calls::{ToolFormat, find_text_calls};
-pub use tls::install_crypto_provider;
+pub use tls::{client_config as tls_client_config, install_crypto_provider};
 pub use toolspec::{tool_to_wire, tools_to_wire};
 pub use url::{
     BaseUrlError, is_loopback_url, is_on_domain, normalize_base_url, redact_credentials, url_host,
 };
+pub use vision::model_takes_images;
 pub use window::{ServerWindow, context_limit_in_message, context_window_for};

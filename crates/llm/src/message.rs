@@ -50,6 +50,24 @@ pub enum Part {
     ToolCall(ToolCall),
     /// The result of one tool call.
     ToolResult(ToolResult),
+    /// An image the person attached (`@shot.png`).
+    Image(Image),
+}
+
+/// An image for the model: its bytes, base64, and their media type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The bytes, base64 (standard alphabet, padded).
+    pub data: String,
+}
+
+impl Image {
+    /// The image as a `data:` URL, as OpenAI's APIs take it.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.data)
+    }
 }
 
 /// A tool call requested by the model.
@@ -91,6 +109,9 @@ pub struct ToolResult {
     /// Whether the call failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// Images the result gives the model (read_file on a picture, an MCP tool's image).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
 }
 
 #[cfg(test)]

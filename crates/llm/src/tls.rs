@@ -29,7 +29,7 @@ pub fn install_crypto_provider() {
 }
 
 /// A rustls client configuration trusting the bundled roots, `ca_file` and the system store.
-pub(crate) fn client_config(ca_file: Option<&Path>) -> Result<rustls::ClientConfig, ConfigError> {
+pub fn client_config(ca_file: Option<&Path>) -> Result<rustls::ClientConfig, ConfigError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),

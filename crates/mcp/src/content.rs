@@ -1,6 +1,7 @@
-//! A tool call's result as the model sees it: text content as is, images, audio and
-//! resources described (the model gets no binary data through a tool result), structured
-//! content as JSON, `isError` as an error result.
+//! A tool call's result as the model sees it: text content as is, images given to a model
+//! that takes them (through the same checks and scaling as read_file's) and described to one
+//! that does not, audio and binary resources described, structured content as JSON,
+//! `isError` as an error result.
 //!
 //! Servers usually send the same data twice, as text and as `structuredContent` (the Python
 //! SDK wraps it as `{"result": ...}`, server-filesystem as `{"content": ...}`, server-memory
@@ -12,8 +13,28 @@ use rein_tools::ToolOutput;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 /// The output for `result`; the runner applies the output budget afterwards.
-pub(crate) fn tool_output(result: &CallToolResult) -> ToolOutput {
-    let mut parts: Vec<String> = result.content.iter().map(describe).collect();
+pub(crate) fn tool_output(result: &CallToolResult, vision: bool) -> ToolOutput {
+    let mut images = Vec::new();
+    let mut parts: Vec<String> = result
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Image(image) if vision => {
+                match rein_tools::image::from_base64(&image.data) {
+                    Ok(ready) => {
+                        let text = format!(
+                            "[image: {}, {}×{}, attached]",
+                            ready.media_type, ready.width, ready.height
+                        );
+                        images.push(ready);
+                        text
+                    }
+                    Err(why) => format!("[image: {}, not shown: {why}]", image.mime_type),
+                }
+            }
+            _ => describe(block),
+        })
+        .collect();
     if let Some(structured) = &result.structured_content {
         let text: String = result
             .content
@@ -40,11 +61,13 @@ pub(crate) fn tool_output(result: &CallToolResult) -> ToolOutput {
     } else {
         parts.join("\n")
     };
-    if result.is_error == Some(true) {
+    let mut output = if result.is_error == Some(true) {
         ToolOutput::error(text)
     } else {
         ToolOutput::success(text)
-    }
+    };
+    output.images = images;
+    output
 }
 
 /// Which copy of a result the model gets.
@@ -186,12 +209,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_model_that_sees_gets_the_image_itself() {
+        const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+        let result = CallToolResult::success(vec![
+            Content::text("a screenshot"),
+            Content::image(PIXEL, "image/png"),
+            Content::image("aGVsbG8=", "image/png"),
+        ]);
+        let out = tool_output(&result, true);
+        assert_eq!(out.images.len(), 1);
+        assert_eq!(out.images[0].media_type, "image/png");
+        assert_eq!(
+            out.content,
+            "a screenshot\n[image: image/png, 1×1, attached]\n[image: image/png, not shown: it \
+             is not a PNG, JPEG, GIF or WebP picture]"
+        );
+    }
+
+    #[test]
     fn text_is_kept_and_images_described() {
         let result = CallToolResult::success(vec![
             Content::text("hello"),
             Content::image("aGVsbG8=", "image/png"),
         ]);
-        let out = tool_output(&result);
+        let out = tool_output(&result, false);
         assert!(!out.is_error);
         assert_eq!(
             out.content,
@@ -204,10 +245,10 @@ mod tests {
         let value = json!({"sum": 3});
         let mut result = CallToolResult::success(vec![Content::text(value.to_string())]);
         result.structured_content = Some(value.clone());
-        assert_eq!(tool_output(&result).content, value.to_string());
+        assert_eq!(tool_output(&result, false).content, value.to_string());
         let mut bare = CallToolResult::success(vec![]);
         bare.structured_content = Some(value);
-        assert_eq!(tool_output(&bare).content, "{\n  \"sum\": 3\n}");
+        assert_eq!(tool_output(&bare, false).content, "{\n  \"sum\": 3\n}");
     }
 
     #[test]
@@ -216,17 +257,17 @@ mod tests {
         // server-filesystem: {"content": <the text>}.
         let mut result = CallToolResult::success(vec![Content::text(file.clone())]);
         result.structured_content = Some(json!({"content": file}));
-        assert_eq!(tool_output(&result).content, file);
+        assert_eq!(tool_output(&result, false).content, file);
         // The Python SDK: {"result": <the value>}.
         let mut result = CallToolResult::success(vec![Content::text("[1, 2, 3]")]);
         result.structured_content = Some(json!({"result": [1, 2, 3]}));
-        assert_eq!(tool_output(&result).content, "[1, 2, 3]");
+        assert_eq!(tool_output(&result, false).content, "[1, 2, 3]");
         // server-memory: the entities as text, and again under "entities".
         let entities = json!([{"name": "ada", "entityType": "person", "observations": ["wrote the first program"]}]);
         let text = serde_json::to_string_pretty(&json!({"entities": entities})).unwrap();
         let mut result = CallToolResult::success(vec![Content::text(text.clone())]);
         result.structured_content = Some(json!({"entities": entities}));
-        assert_eq!(tool_output(&result).content, text);
+        assert_eq!(tool_output(&result, false).content, text);
     }
 
     #[test]
@@ -237,20 +278,23 @@ mod tests {
         ]});
         let mut result = CallToolResult::success(vec![Content::text("Found 2 entities.")]);
         result.structured_content = Some(data.clone());
-        let out = tool_output(&result).content;
+        let out = tool_output(&result, false).content;
         assert!(!out.contains("Found 2 entities."), "{out}");
         assert!(out.contains("grace hopper"), "{out}");
         // Different data in each: both.
         let long = "A report that says other things at length. ".repeat(20);
         let mut result = CallToolResult::success(vec![Content::text(long.clone())]);
         result.structured_content = Some(json!({"n": 1}));
-        let out = tool_output(&result).content;
+        let out = tool_output(&result, false).content;
         assert!(out.starts_with(&long) && out.contains("\"n\": 1"), "{out}");
     }
 
     #[test]
     fn is_error_is_an_error() {
-        let out = tool_output(&CallToolResult::error(vec![Content::text("bad input")]));
+        let out = tool_output(
+            &CallToolResult::error(vec![Content::text("bad input")]),
+            false,
+        );
         assert!(out.is_error);
         assert_eq!(out.content, "bad input");
     }

@@ -121,7 +121,7 @@ impl PreparedCall for McpCall {
             )
             .await
         {
-            Ok(result) => Ok(crate::content::tool_output(&result)),
+            Ok(result) => Ok(crate::content::tool_output(&result, ctx.config().vision)),
             Err(CallFailure::Message(message)) => Ok(ToolOutput::error(message)),
             Err(CallFailure::Cancelled) => Err(ToolError::Cancelled {
                 partial: String::new(),

@@ -57,6 +57,8 @@ pub struct ToolConfig {
     /// Masks the secrets in command outputs saved to disk (background commands' files);
     /// `None` saves them as printed.
     pub output_mask: Option<crate::mask::SharedMask>,
+    /// Whether the model takes images: read_file then gives it pictures, not a refusal.
+    pub vision: bool,
     /// Where read_file, edit_file and write_file read and write text files instead of the
     /// disk (an editor's buffers, over ACP); `None`: the disk.
     pub client_files: Option<Arc<dyn ClientFiles>>,
@@ -113,6 +115,7 @@ impl ToolConfig {
             sandbox: Sandbox::off(),
             read_guard: None,
             output_mask: None,
+            vision: false,
             client_files: None,
         }
     }

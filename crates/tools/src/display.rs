@@ -85,6 +85,35 @@ pub enum Display {
         /// Whether the list was cut at its limit.
         truncated: bool,
     },
+    /// A web page was fetched.
+    WebPage {
+        /// The URL the page came from (after redirects).
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The content type the server named.
+        content_type: String,
+        /// Bytes downloaded.
+        bytes: u64,
+        /// Whether the page was bigger than rein downloads.
+        truncated: bool,
+    },
+    /// An image was given to the model.
+    Image {
+        /// The file (or source) it came from.
+        path: String,
+        /// Its media type as sent (`image/png`).
+        media_type: String,
+        /// Its size as sent, in pixels.
+        width: u32,
+        /// Its height as sent, in pixels.
+        height: u32,
+        /// Bytes sent.
+        bytes: u64,
+        /// Set when it was scaled down to fit the provider's limits: the original size.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        resized_from: Option<(u32, u32)>,
+    },
 }
 
 /// What a call would do, shown before the person approves it.

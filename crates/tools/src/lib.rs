@@ -15,6 +15,7 @@ pub mod display;
 pub mod edit;
 pub mod glob;
 pub mod grep;
+pub mod image;
 pub mod mask;
 mod offload;
 pub mod paths;
@@ -33,6 +34,7 @@ pub use context::{
     CallScope, ClientFiles, FileStamp, Progress, ProgressSink, ReadGuard, ToolConfig, ToolContext,
 };
 pub use display::{ContentId, Display, FileChange, Preview};
+pub use image::ImageData;
 pub use mask::{MaskStream, OutputMask, SharedMask};
 pub use registry::{ToolInfo, ToolRegistry};
 pub use schema::parameters_schema;

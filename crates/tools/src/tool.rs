@@ -34,6 +34,8 @@ pub struct ToolOutput {
     pub display: Display,
     /// The files the call changed.
     pub changes: Vec<FileChange>,
+    /// Pictures for the model (only when it takes images).
+    pub images: Vec<crate::image::ImageData>,
 }
 
 impl ToolOutput {
@@ -44,6 +46,7 @@ impl ToolOutput {
             is_error: false,
             display: Display::Text,
             changes: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -54,12 +57,19 @@ impl ToolOutput {
             is_error: true,
             display: Display::Text,
             changes: Vec::new(),
+            images: Vec::new(),
         }
     }
 
     /// The same result, shown with `display`.
     pub fn with_display(mut self, display: Display) -> Self {
         self.display = display;
+        self
+    }
+
+    /// The same result, with a picture for the model.
+    pub fn with_image(mut self, image: crate::image::ImageData) -> Self {
+        self.images.push(image);
         self
     }
 

@@ -113,7 +113,8 @@ async fn empty_missing_directory_binary() -> Result<()> {
         .await?;
     assert_eq!(
         msg,
-        "logo.png is a binary file (2.0 KB); read_file shows text only."
+        "logo.png is a binary file (PNG image, 2.0 KB); read_file shows text only, and the \
+         model in use does not take images."
     );
     Ok(())
 }

@@ -110,6 +110,9 @@ impl Updates {
                                 .content(vec![text_content(result.content.clone())]),
                         )));
                     }
+                    // A replayed picture is not sent to the client: the text beside it (the
+                    // request, read_file's result) says one was there.
+                    (Part::Image(_), _) => {}
                 }
             }
         }

@@ -72,7 +72,10 @@ fn first_prompt(messages: &[Message]) -> String {
         .find_map(|m| {
             m.parts.iter().find_map(|p| match p {
                 Part::Text { text } => Some(text.lines().next().unwrap_or_default().to_owned()),
-                Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) => None,
+                Part::Reasoning { .. }
+                | Part::ToolCall(_)
+                | Part::ToolResult(_)
+                | Part::Image(_) => None,
             })
         })
         .unwrap_or_default()

@@ -113,6 +113,26 @@ pub(super) fn shown(s: Style, finished: &Finished<'_>) -> Shown {
         }
         Display::Search { matches, files } => (search(*matches, *files), Vec::new()),
         Display::Listing { count, truncated } => (listing(*count, *truncated), Vec::new()),
+        Display::WebPage {
+            status,
+            content_type,
+            bytes,
+            truncated,
+            ..
+        } => (
+            web_page(*status, content_type, *bytes, *truncated),
+            Vec::new(),
+        ),
+        Display::Image {
+            media_type,
+            width,
+            height,
+            resized_from,
+            ..
+        } => (
+            image(media_type, *width, *height, *resized_from),
+            Vec::new(),
+        ),
     };
     if finished.duration >= NOTABLE_DURATION {
         head.push_str(&format!(" · {}", human_duration(finished.duration)));
@@ -133,7 +153,9 @@ fn explains_failure(display: &Display) -> bool {
         | Display::FileRead { .. }
         | Display::FileEdit { .. }
         | Display::Search { .. }
-        | Display::Listing { .. } => false,
+        | Display::Listing { .. }
+        | Display::WebPage { .. }
+        | Display::Image { .. } => false,
     }
 }
 
@@ -276,6 +298,26 @@ fn listing(count: u64, truncated: bool) -> String {
         format!("{files} (list cut)")
     } else {
         files
+    }
+}
+
+fn web_page(status: u16, content_type: &str, bytes: u64, truncated: bool) -> String {
+    let kind = content_type.split(';').next().unwrap_or_default().trim();
+    let size = if bytes >= 1024 * 1024 {
+        format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+    } else if bytes >= 1024 {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    } else {
+        format!("{bytes} bytes")
+    };
+    let cut = if truncated { ", cut" } else { "" };
+    format!("HTTP {status} · {kind} · {size}{cut}")
+}
+
+fn image(media_type: &str, width: u32, height: u32, resized_from: Option<(u32, u32)>) -> String {
+    match resized_from {
+        Some((w, h)) => format!("{media_type} {width}×{height} (scaled down from {w}×{h})"),
+        None => format!("{media_type} {width}×{height}"),
     }
 }
 

@@ -48,7 +48,10 @@ impl Repl {
                 .iter()
                 .find_map(|p| match p {
                     Part::Text { text } => Some(text.clone()),
-                    Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) => None,
+                    Part::Reasoning { .. }
+                    | Part::ToolCall(_)
+                    | Part::ToolResult(_)
+                    | Part::Image(_) => None,
                 })
                 .unwrap_or_default()
         };

@@ -240,7 +240,8 @@ impl Repl {
                                 }
                                 Part::Reasoning { .. }
                                 | Part::ToolCall(_)
-                                | Part::ToolResult(_) => None,
+                                | Part::ToolResult(_)
+                                | Part::Image(_) => None,
                             })
                         })
                 })

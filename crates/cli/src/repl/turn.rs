@@ -18,6 +18,7 @@ impl Repl {
     pub(super) async fn turn(&mut self, agent: &mut Agent, input: &str) -> Result<Typed, String> {
         let running = self.begin("thinking");
         let mut files = Vec::new();
+        let mut images = Vec::new();
         for path in attach::mentioned_paths(input) {
             // `@server:uri`: a resource of an MCP server of the session.
             let resource = path.split_once(':').and_then(|(server, uri)| {
@@ -59,11 +60,13 @@ impl Repl {
                 )));
                 return Err(input.to_owned());
             }
+            images.extend(outcome.images);
             files.push(attach::Attached {
                 path,
                 content: outcome.content,
             });
         }
+        agent.attach_images(images);
         let request = attach::request(input, &self.shell_notes, &files);
         self.shell_notes.clear();
         let outcome = agent

@@ -242,6 +242,7 @@ fn error_result(call: &ToolCall, content: String) -> ToolResult {
         call_id: call.id.clone(),
         content,
         is_error: true,
+        images: Vec::new(),
     }
 }
 

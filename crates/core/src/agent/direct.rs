@@ -21,9 +21,16 @@ pub struct DirectOutcome {
     pub display: Display,
     /// The person interrupted it.
     pub cancelled: bool,
+    /// Pictures the call gave (read_file on an image, for a model that sees).
+    pub images: Vec<rein_llm::Image>,
 }
 
 impl Agent {
+    /// Pictures for the next request (`@shot.png`): they go with its text.
+    pub fn attach_images(&mut self, images: Vec<rein_llm::Image>) {
+        self.pending_images.extend(images);
+    }
+
     /// Lets calls `rule` matches run without asking for the rest of the session, as a
     /// "yes for the session" answer does (the REPL carries such answers over when it reopens
     /// the session with another model or mode).
@@ -60,6 +67,7 @@ impl Agent {
                     is_error: true,
                     display: Display::Text,
                     cancelled: false,
+                    images: Vec::new(),
                 };
             }
         };
@@ -78,6 +86,7 @@ impl Agent {
             content: outcome.result.content,
             is_error: outcome.result.is_error,
             display: outcome.display,
+            images: outcome.result.images,
         }
     }
 }

@@ -139,6 +139,8 @@ pub(crate) fn sandbox_refusal(output: &ToolOutput) -> Option<String> {
         | Display::FileRead { .. }
         | Display::FileEdit { .. }
         | Display::Search { .. }
-        | Display::Listing { .. } => None,
+        | Display::Listing { .. }
+        | Display::WebPage { .. }
+        | Display::Image { .. } => None,
     }
 }

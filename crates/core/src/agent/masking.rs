@@ -62,6 +62,8 @@ pub(super) fn mask(secrets: &Secrets, output: &mut ToolOutput) {
         Display::Text
         | Display::FileRead { .. }
         | Display::Search { .. }
-        | Display::Listing { .. } => {}
+        | Display::Listing { .. }
+        | Display::Image { .. } => {}
+        Display::WebPage { url, .. } => secrets.redact_in_place(url),
     }
 }

@@ -3,6 +3,7 @@
 //! person interrupts.
 
 mod approval;
+mod blind;
 mod call_args;
 mod calls;
 mod context;
@@ -159,6 +160,8 @@ pub struct Agent {
     hooks: Arc<dyn Hooks>,
     /// What the SessionStart hooks gave the model, until it goes with the next request.
     session_context: Option<String>,
+    /// Pictures attached to the next request.
+    pending_images: Vec<rein_llm::Image>,
     /// The context's accounting and what keeps it within the window.
     context: ContextState,
     /// The model's plan.
@@ -208,7 +211,10 @@ impl Agent {
             .flat_map(|m| &m.parts)
             .filter_map(|p| match p {
                 Part::ToolCall(call) => Some(call.id.clone()),
-                Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
+                Part::Text { .. }
+                | Part::Reasoning { .. }
+                | Part::ToolResult(_)
+                | Part::Image(_) => None,
             })
             .collect();
         let mut ledger = Ledger::new(
@@ -254,6 +260,7 @@ impl Agent {
             transcript_failing: false,
             hooks: parts.hooks,
             session_context: None,
+            pending_images: Vec::new(),
             context: ContextState::new(ledger, parts.context, parts.pinned, parts.compact_requests),
             todos: parts.todos,
             todo_reminded: false,

@@ -225,6 +225,14 @@ impl CallEnv {
                     call_id: call.id.clone(),
                     content: output.content,
                     is_error: output.is_error,
+                    images: output
+                        .images
+                        .into_iter()
+                        .map(|image| rein_llm::Image {
+                            media_type: image.media_type.to_owned(),
+                            data: image.data,
+                        })
+                        .collect(),
                 },
                 display: output.display,
                 changes: output.changes,

@@ -17,7 +17,7 @@ use crate::permissions::{ModePolicy, PermissionMode, Policy};
 use crate::prompt::{self, PromptInputs};
 use crate::tools::skill::{SkillTool, prompt_section};
 use crate::tools::subagent::{AgentTool, SubagentSetup};
-use crate::tools::{TODO_TOOL, TodoList, TodoWriteTool};
+use crate::tools::{TODO_TOOL, TodoList, TodoWriteTool, WebFetchTool};
 
 use super::mcp::start_mcp;
 use super::{AgentBuilder, BuildError};
@@ -56,10 +56,6 @@ impl AgentBuilder {
         let subagent_prompt = self.subagent_prompt(skills_section.clone());
         let checkpoints = self.open_checkpoints();
         let pinned = self.pinned;
-        // Sub-agents, unless this is one (no recursion).
-        let subagent_usage = Arc::new(SubagentLink::default());
-        let subagent_tools = registry.without(&[COMPACT_TOOL, TODO_TOOL]);
-        let offer_subagents = self.agent_name.is_none();
         let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
         let secrets = Arc::new(self.secrets);
         let mut tool_config = self.tool_config;
@@ -71,6 +67,14 @@ impl AgentBuilder {
         tool_config.sandbox = sandbox;
         tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
         let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
+        // With the built-in tools: web_fetch judges redirects by the same policy.
+        if self.tools.is_none() {
+            registry.register(WebFetchTool::new(Arc::clone(&policy)));
+        }
+        // Sub-agents, unless this is one (no recursion).
+        let subagent_usage = Arc::new(SubagentLink::default());
+        let subagent_tools = registry.without(&[COMPACT_TOOL, TODO_TOOL]);
+        let offer_subagents = self.agent_name.is_none();
         let tool_ctx = ToolContext::new(tool_config);
         let mcp = self.mcp_hub.or_else(|| {
             start_mcp(

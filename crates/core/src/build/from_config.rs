@@ -52,6 +52,9 @@ impl AgentBuilder {
         builder.tool_config.offload_max_bytes = config.tool_output_file_max_bytes;
         builder.tool_config.bash_default_timeout = config.bash_default_timeout;
         builder.tool_config.home_dir = home_dir.map(Path::to_path_buf);
+        builder.tool_config.vision = config
+            .vision
+            .unwrap_or_else(|| rein_llm::model_takes_images(&config.model));
         builder.rein_home = Some(config.rein_home.clone());
         builder.checkpoints = Some(config.checkpoints());
         // Outside any session (`rein sandbox -- CMD`): under rein's home, never in the

@@ -121,6 +121,10 @@ pub(super) fn boolean<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error>
     })
 }
 
+pub(super) fn some_boolean<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    boolean(d).map(Some)
+}
+
 /// The smallest `context_window` accepted: rein's system prompt and tool descriptions alone
 /// take about 3,000 tokens.
 pub(crate) const MIN_CONTEXT_WINDOW_TOKENS: u64 = 4096;

@@ -45,6 +45,10 @@ pub struct Settings {
         deserialize_with = "check::context_window"
     )]
     pub context_window_tokens: Option<u64>,
+    /// `vision`: whether the model takes images (read_file on a picture, `@shot.png`);
+    /// `None` lets rein's table of models decide.
+    #[serde(default, deserialize_with = "check::some_boolean")]
+    pub vision: Option<bool>,
     /// `auto_compact`: whether rein summarises older turns on its own.
     #[serde(default = "default::yes", deserialize_with = "check::boolean")]
     pub auto_compact: bool,

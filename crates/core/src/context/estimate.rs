@@ -230,9 +230,19 @@ pub fn part_tokens(part: &Part) -> u64 {
             };
             TOOL_CALL_OVERHEAD_TOKENS + text_tokens(&call.name) + arguments
         }
-        Part::ToolResult(result) => TOOL_RESULT_OVERHEAD_TOKENS + text_tokens(&result.content),
+        Part::ToolResult(result) => {
+            TOOL_RESULT_OVERHEAD_TOKENS
+                + text_tokens(&result.content)
+                + IMAGE_TOKENS * result.images.len() as u64
+        }
+        Part::Image(_) => IMAGE_TOKENS,
     }
 }
+
+/// Tokens an image costs at most once scaled to rein's limits (Anthropic counts about
+/// width × height / 750: 1568 × 1568 / 750 ≈ 3300 for a square at the edge limit, most
+/// pictures far less; OpenAI's high detail tops out near 1100). An estimate too high is safer.
+const IMAGE_TOKENS: u64 = 1600;
 
 /// The estimated tokens of the tool descriptions a request carries.
 pub fn tools_tokens(tools: &[ToolSpec]) -> u64 {

@@ -310,6 +310,7 @@ mod tests {
                     call_id: id.into(),
                     content: output.into(),
                     is_error: false,
+                    images: Vec::new(),
                 })],
             },
         ]

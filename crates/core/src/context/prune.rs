@@ -336,6 +336,7 @@ mod tests {
                 call_id: "c1".into(),
                 content: content.clone(),
                 is_error: false,
+                images: Vec::new(),
             })],
         };
         let cut = cut_kept_results(&message, |_| "bash", &config(dir.path()));

@@ -180,6 +180,7 @@ mod tests {
                 call_id: id.into(),
                 content: content.into(),
                 is_error: false,
+                images: Vec::new(),
             })],
         }
     }

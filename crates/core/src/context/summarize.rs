@@ -168,6 +168,7 @@ fn render(message: &Message, names: &HashMap<&str, &str>) -> String {
                     ends(&result.content, RESULT_HEAD_CHARS, RESULT_TAIL_CHARS)
                 ));
             }
+            (_, Part::Image(image)) => blocks.push(format!("[image, {}]", image.media_type)),
             // Reasoning is the model's scratch work; tool messages hold only results.
             (_, Part::Reasoning { .. }) | (Role::Tool, Part::Text { .. }) => {}
         }
@@ -351,6 +352,7 @@ mod tests {
                 call_id: id.into(),
                 content: content.into(),
                 is_error,
+                images: Vec::new(),
             })],
         }
     }

@@ -242,6 +242,10 @@ pub(super) fn exact_rule(call: &CallView<'_>) -> Option<String> {
         };
         return Some(format!("{}({shown})", call.tool));
     }
+    if call.tool == "web_fetch" {
+        return super::rule::url_host(call.arguments)
+            .map(|host| format!("web_fetch(domain:{host})"));
+    }
     match call.shell?.simple_commands.as_slice() {
         [one] if !one.contains(['\'', ')']) => Some(format!("{}({one})", call.tool)),
         _ => None,

@@ -116,6 +116,11 @@ pub trait Policy: Send + Sync {
     fn allow_for_session(&self, rule: Rule);
     /// How the person can allow what this policy asks about when no one can be asked.
     fn how_to_allow(&self, call: &CallView<'_>) -> String;
+    /// Whether a rule the person wrote (config or flags) allows `tool` to reach `host`: lets
+    /// web_fetch reach that host at a private or loopback address.
+    fn names_host(&self, _tool: &str, _host: &str) -> bool {
+        false
+    }
 }
 
 /// The permission mode with the person's rules: see `engine.rs` for the order of checks.
@@ -208,6 +213,14 @@ impl Policy for ModePolicy {
                 origin: RuleOrigin::Session,
             });
         }
+    }
+
+    fn names_host(&self, tool: &str, host: &str) -> bool {
+        self.rules.allow.iter().any(|r| {
+            r.rule.names_tool(tool)
+                && matches!(r.rule.pattern, Some(Pattern::Domain { .. }))
+                && r.rule.names_host(host)
+        })
     }
 
     fn how_to_allow(&self, call: &CallView<'_>) -> String {

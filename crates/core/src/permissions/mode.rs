@@ -65,6 +65,16 @@ impl PermissionMode {
         let inside = call.path.is_none_or(|p| !p.outside);
         match (self, call.kind) {
             (PermissionMode::Yolo, _) => Decision::Allow,
+            // A fetch leaves the machine: the person is asked about each new host, but in
+            // the modes that let rein work on its own.
+            (PermissionMode::Auto, _) if call.tool == "web_fetch" => Decision::Allow,
+            (_, _) if call.tool == "web_fetch" => Decision::Ask {
+                reason: format!(
+                    "web_fetch reaches {} on the internet",
+                    super::rule::url_host(call.arguments).unwrap_or_else(|| "a host".to_owned())
+                ),
+                firm: false,
+            },
             (_, ToolKind::ReadOnly) if inside => Decision::Allow,
             (_, ToolKind::ReadOnly) => Decision::Ask {
                 reason: "the file is outside the workspace".to_owned(),
@@ -122,6 +132,11 @@ impl PermissionMode {
                  `--allow 'mcp__SERVER__*'`), or run rein with `--permission-mode yolo`",
                 call.tool
             );
+        }
+        if call.tool == "web_fetch" {
+            return "allow the host with `--allow 'web_fetch(domain:HOST)'`, or run rein with \
+                    `--permission-mode auto` or `yolo`"
+                .to_owned();
         }
         match call.kind {
             ToolKind::Edit => {

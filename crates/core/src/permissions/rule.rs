@@ -1,6 +1,7 @@
 //! Rules that name calls, as people write them in config and flags: `bash(git status)`,
 //! `bash(npm test:*)` (a prefix), `edit_file(src/**)` (a path glob), `read_file(**/.env)`,
-//! `mcp__github__*` (every tool of a server), or a bare tool name (every call of it).
+//! `mcp__github__*` (every tool of a server), `web_fetch(domain:docs.rs)` (a host, or
+//! `*.docs.rs` for its subdomains), or a bare tool name (every call of it).
 //! Claude Code's tool names are accepted as aliases (`Bash(npm test:*)`, `Read(**/.env)`), so
 //! rules can be pasted from its settings.
 
@@ -13,7 +14,7 @@ use serde::Serialize;
 use super::CallView;
 
 /// Claude Code's tool names, and rein's.
-const ALIASES: [(&str, &str); 14] = [
+const ALIASES: [(&str, &str); 15] = [
     ("Bash", "bash"),
     ("Read", "read_file"),
     ("Edit", "edit_file"),
@@ -28,6 +29,7 @@ const ALIASES: [(&str, &str); 14] = [
     ("KillShell", "kill_shell"),
     ("KillBash", "kill_shell"),
     ("Skill", "skill"),
+    ("WebFetch", "web_fetch"),
 ];
 
 /// rein's name for a tool named `name` in a rule or a hook matcher.
@@ -73,6 +75,14 @@ pub enum Pattern {
         #[serde(skip)]
         matcher: GlobMatcher,
     },
+    /// A host web_fetch reaches, as written in the URL (lowercase): exactly this one, or
+    /// (written `*.docs.rs`) any below it.
+    Domain {
+        /// The host, without a leading `*.`.
+        host: String,
+        /// Written `*.host`: names the hosts below it (not the host itself).
+        subdomains: bool,
+    },
 }
 
 impl From<Pattern> for String {
@@ -102,6 +112,15 @@ fn is_command_tool(tool: &str) -> bool {
     tool == "bash"
 }
 
+/// The tool whose calls name a host.
+const WEB_FETCH: &str = "web_fetch";
+
+/// The host a web_fetch call's `url` names, lowercase, as written (no port).
+pub(crate) fn url_host(arguments: &serde_json::Value) -> Option<String> {
+    let url = arguments.get("url")?.as_str()?;
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    Some(parsed.host_str()?.to_ascii_lowercase())
+}
 /// Why a rule does not parse: the rule as written, and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -141,6 +160,7 @@ impl Rule {
             None => None,
             Some("") | Some("*") | Some("**") if !is_command_tool(&tool) => None,
             Some("") => return Err(format!("\"{text}\" has an empty pattern")),
+            Some(inner) if tool == WEB_FETCH => Some(Pattern::domain(inner, text)?),
             Some(inner) if is_command_tool(&tool) => Some(match inner.strip_suffix(":*") {
                 Some(prefix) => Pattern::Command {
                     text: normalize_command(prefix),
@@ -170,6 +190,10 @@ impl Rule {
                     text: normalize_command(command),
                     prefix: false,
                 }),
+            WEB_FETCH => url_host(call.arguments).map(|host| Pattern::Domain {
+                host,
+                subdomains: false,
+            }),
             _ if call.arguments.get("file_path").is_some() => Pattern::path("**", None).ok(),
             _ => None,
         };
@@ -221,7 +245,26 @@ impl Rule {
                     command == *text
                 }
             }
-            Some(Pattern::Path { .. }) => false,
+            Some(Pattern::Path { .. } | Pattern::Domain { .. }) => false,
+        }
+    }
+
+    /// Whether the rule names `host` (lowercase), for web_fetch. A rule without a pattern
+    /// names every host.
+    pub fn names_host(&self, host: &str) -> bool {
+        match &self.pattern {
+            None => true,
+            Some(Pattern::Domain {
+                host: named,
+                subdomains: false,
+            }) => host == named,
+            Some(Pattern::Domain {
+                host: named,
+                subdomains: true,
+            }) => host
+                .strip_suffix(named.as_str())
+                .is_some_and(|rest| rest.ends_with('.')),
+            Some(Pattern::Command { .. } | Pattern::Path { .. }) => false,
         }
     }
 
@@ -238,7 +281,7 @@ impl Rule {
                     _ => (anchored || anywhere) && matcher.is_match(absolute),
                 }
             }
-            Some(Pattern::Command { .. }) => false,
+            Some(Pattern::Command { .. } | Pattern::Domain { .. }) => false,
         }
     }
 
@@ -262,11 +305,37 @@ impl Rule {
             Some(Pattern::Path { .. }) => call
                 .path
                 .is_some_and(|p| self.names_path(&p.absolute, p.in_workspace.as_deref())),
+            Some(Pattern::Domain { .. }) => {
+                url_host(call.arguments).is_some_and(|host| self.names_host(&host))
+            }
         }
     }
 }
 
 impl Pattern {
+    /// `domain:HOST` (or `domain:*.HOST`), the only pattern web_fetch rules take.
+    fn domain(inner: &str, text: &str) -> Result<Pattern, String> {
+        let Some(host) = inner.strip_prefix("domain:").map(str::trim) else {
+            return Err(format!(
+                "\"{text}\": web_fetch rules name a host, as in web_fetch(domain:docs.rs)"
+            ));
+        };
+        let (host, subdomains) = match host.strip_prefix("*.") {
+            Some(rest) => (rest, true),
+            None => (host, false),
+        };
+        if host.is_empty() || host.contains(['/', ':', '*', ' ']) && !host.starts_with('[') {
+            return Err(format!(
+                "\"{text}\" does not name a host: write web_fetch(domain:docs.rs), without \
+                 scheme, port or path"
+            ));
+        }
+        Ok(Pattern::Domain {
+            host: host.to_ascii_lowercase(),
+            subdomains,
+        })
+    }
+
     fn path(glob: &str, home: Option<&Path>) -> Result<Pattern, String> {
         let expanded = match (glob.strip_prefix("~/"), home) {
             (Some(rest), Some(home)) => format!("{}/{rest}", home.display()),
@@ -298,6 +367,14 @@ impl fmt::Display for Pattern {
                 prefix: false,
             } => f.write_str(text),
             Pattern::Path { glob, .. } => f.write_str(glob),
+            Pattern::Domain {
+                host,
+                subdomains: false,
+            } => write!(f, "domain:{host}"),
+            Pattern::Domain {
+                host,
+                subdomains: true,
+            } => write!(f, "domain:*.{host}"),
         }
     }
 }

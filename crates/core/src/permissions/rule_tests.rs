@@ -140,3 +140,28 @@ fn the_session_rule_is_the_exact_command_or_the_workspace() {
         "mcp__docs__search"
     );
 }
+
+#[test]
+fn web_fetch_rules_name_hosts_as_written_in_the_url() {
+    let docs = rule("WebFetch(domain:Docs.rs)");
+    assert_eq!(docs.to_string(), "web_fetch(domain:docs.rs)");
+    let args = json!({"url": "https://DOCS.rs/serde/latest"});
+    assert!(docs.names_call(&view("web_fetch", &args, None, None)));
+    let args = json!({"url": "https://docs.rs.evil.dev/"});
+    assert!(!docs.names_call(&view("web_fetch", &args, None, None)));
+    let below = rule("web_fetch(domain:*.github.com)");
+    assert!(below.names_host("api.github.com"));
+    assert!(!below.names_host("github.com") && !below.names_host("evilgithub.com"));
+    for bad in [
+        "web_fetch(docs.rs)",
+        "web_fetch(domain:https://docs.rs)",
+        "web_fetch(domain:)",
+    ] {
+        assert!(Rule::parse(bad, None).is_err(), "{bad}");
+    }
+    let args = json!({"url": "https://docs.rs/x?q=1"});
+    assert_eq!(
+        Rule::for_session(&view("web_fetch", &args, None, None)).to_string(),
+        "web_fetch(domain:docs.rs)"
+    );
+}

@@ -206,7 +206,10 @@ pub(crate) fn mask_display(secrets: &Secrets, display: &mut Display) {
                 secrets.redact_in_place(refusal);
             }
         }
-        Display::FileRead { path, .. } => secrets.redact_in_place(path),
+        Display::FileRead { path, .. } | Display::Image { path, .. } => {
+            secrets.redact_in_place(path);
+        }
+        Display::WebPage { url, .. } => secrets.redact_in_place(url),
         Display::Text | Display::Search { .. } | Display::Listing { .. } => {}
     }
 }

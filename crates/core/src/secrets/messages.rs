@@ -44,7 +44,8 @@ pub(crate) fn masked_message(
                     secrets.redact_in_place(error);
                 }
             },
-            Part::Reasoning { .. } => {}
+            // Pictures are not text: a secret in a screenshot is the person's to see.
+            Part::Reasoning { .. } | Part::Image(_) => {}
             Part::ToolResult(result) => secrets.redact_in_place(&mut result.content),
         }
     }

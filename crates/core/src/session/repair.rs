@@ -147,7 +147,10 @@ fn fill_unanswered(items: Vec<Item>, mut warnings: Vec<LoadWarning>) -> Repaired
                     .iter()
                     .filter_map(|part| match part {
                         Part::ToolCall(call) => Some(call.id.clone()),
-                        Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
+                        Part::Text { .. }
+                        | Part::Reasoning { .. }
+                        | Part::ToolResult(_)
+                        | Part::Image(_) => None,
                     })
                     .collect();
                 messages.push(message);
@@ -163,6 +166,7 @@ fn fill_unanswered(items: Vec<Item>, mut warnings: Vec<LoadWarning>) -> Repaired
                                 call_id,
                                 content: INTERRUPTED_RESULT.to_owned(),
                                 is_error: true,
+                                images: Vec::new(),
                             };
                             synthetic.push(made.clone());
                             made
@@ -213,7 +217,10 @@ fn take_unanswered<'a>(
                 .iter()
                 .filter_map(|part| match part {
                     Part::ToolCall(call) => Some(call.id.clone()),
-                    Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
+                    Part::Text { .. }
+                    | Part::Reasoning { .. }
+                    | Part::ToolResult(_)
+                    | Part::Image(_) => None,
                 })
                 .nth(slot)?;
             Some((call_id, results.get_mut(slot)?))
@@ -269,6 +276,7 @@ mod tests {
                     call_id: (*id).into(),
                     content: format!("ok {id}"),
                     is_error: false,
+                    images: Vec::new(),
                 })
             })
             .collect();

@@ -34,6 +34,7 @@ fn call(id: &str) -> [Message; 2] {
                 call_id: id.into(),
                 content: format!("the whole output of {id}"),
                 is_error: false,
+                images: Vec::new(),
             })],
         },
     ]

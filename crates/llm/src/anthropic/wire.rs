@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::cache::{CacheControl, CacheTtl};
 use crate::toolspec::AnthropicTool;
-use crate::{Message, Part, Request, Role, ToolArguments};
+use crate::{Image, Message, Part, Request, Role, ToolArguments};
 
 /// The API version rein speaks, sent as `anthropic-version`.
 pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -80,12 +80,51 @@ enum Block<'a> {
     },
     ToolResult {
         tool_use_id: &'a str,
-        content: &'a str,
+        content: ResultContent<'a>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    Image {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+}
+
+/// A tool result's content: its text, or (with images) text and image blocks.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ResultContent<'a> {
+    Text(&'a str),
+    Blocks(Vec<ResultBlock<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResultBlock<'a> {
+    Text { text: &'a str },
+    Image { source: ImageSource<'a> },
+}
+
+/// An image's bytes, inline.
+#[derive(Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
+}
+
+impl<'a> From<&'a Image> for ImageSource<'a> {
+    fn from(image: &'a Image) -> Self {
+        ImageSource {
+            kind: "base64",
+            media_type: &image.media_type,
+            data: &image.data,
+        }
+    }
 }
 
 impl Block<'_> {
@@ -95,7 +134,8 @@ impl Block<'_> {
         match self {
             Block::Text { cache_control, .. }
             | Block::ToolUse { cache_control, .. }
-            | Block::ToolResult { cache_control, .. } => {
+            | Block::ToolResult { cache_control, .. }
+            | Block::Image { cache_control, .. } => {
                 *cache_control = Some(control);
                 true
             }
@@ -222,8 +262,23 @@ fn block(part: &Part) -> Option<Block<'_>> {
         }),
         Part::ToolResult(result) => Some(Block::ToolResult {
             tool_use_id: &result.call_id,
-            content: &result.content,
+            content: if result.images.is_empty() {
+                ResultContent::Text(&result.content)
+            } else {
+                // The API takes image blocks inside a tool result.
+                let text = (!result.content.is_empty()).then_some(ResultBlock::Text {
+                    text: &result.content,
+                });
+                let images = result.images.iter().map(|image| ResultBlock::Image {
+                    source: image.into(),
+                });
+                ResultContent::Blocks(text.into_iter().chain(images).collect())
+            },
             is_error: result.is_error,
+            cache_control: None,
+        }),
+        Part::Image(image) => Some(Block::Image {
+            source: image.into(),
             cache_control: None,
         }),
     }

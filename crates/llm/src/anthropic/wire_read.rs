@@ -70,6 +70,7 @@ pub(crate) fn messages_from_anthropic(
                     call_id: s("tool_use_id"),
                     content: tool_result_text(b.get("content")),
                     is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                    images: Vec::new(),
                 })),
                 _ => {}
             }

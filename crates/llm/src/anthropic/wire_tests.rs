@@ -28,6 +28,7 @@ fn result(id: &str, is_error: bool) -> Part {
         call_id: id.into(),
         content: format!("result of {id}"),
         is_error,
+        images: Vec::new(),
     })
 }
 

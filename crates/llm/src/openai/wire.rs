@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::text_calls::{ToolFormat, call_as_text, result_as_text, system_with_tools};
 use crate::toolspec::OpenAiTool;
-use crate::{Message, Part, Request, Role, ToolArguments, ToolCall};
+use crate::{Image, Message, Part, Request, Role, ToolArguments, ToolCall};
 
 /// How one endpoint's request bodies are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +79,73 @@ enum WireMessage<'a> {
         tool_call_id: &'a str,
         content: &'a str,
     },
+    /// A user message with images: content parts.
+    #[serde(rename = "user")]
+    UserParts {
+        content: Vec<ContentPart<'a>>,
+    },
+}
+
+/// One part of a user message's content.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentPart<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+/// The images of a message's tool results, as the user message that must carry them: the
+/// API takes no image in a `tool` message.
+fn result_images(parts: &[Part]) -> Option<WireMessage<'_>> {
+    let mut content = Vec::new();
+    for part in parts {
+        let Part::ToolResult(result) = part else {
+            continue;
+        };
+        if result.images.is_empty() {
+            continue;
+        }
+        content.push(ContentPart::Text {
+            text: Cow::Owned(format!(
+                "The image{} the tool call {} returned:",
+                if result.images.len() == 1 { "" } else { "s" },
+                result.call_id
+            )),
+        });
+        content.extend(result.images.iter().map(image_part));
+    }
+    (!content.is_empty()).then_some(WireMessage::UserParts { content })
+}
+
+fn image_part(image: &Image) -> ContentPart<'static> {
+    ContentPart::ImageUrl {
+        image_url: ImageUrl {
+            url: image.data_url(),
+        },
+    }
+}
+
+/// A user message with images, its parts in order.
+fn user_parts(parts: &[Part]) -> Option<WireMessage<'_>> {
+    if !parts.iter().any(|p| matches!(p, Part::Image(_))) {
+        return None;
+    }
+    let content = parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text { text } => Some(ContentPart::Text {
+                text: Cow::Borrowed(text),
+            }),
+            Part::Image(image) => Some(image_part(image)),
+            Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) => None,
+        })
+        .collect();
+    Some(WireMessage::UserParts { content })
 }
 
 /// A signed or redacted thinking block, as LiteLLM takes them back.
@@ -171,7 +238,7 @@ pub(crate) fn request_body(request: &Request, options: BodyOptions) -> Vec<u8> {
 fn joined_text(parts: &[Part]) -> Option<Cow<'_, str>> {
     let mut texts = parts.iter().filter_map(|p| match p {
         Part::Text { text } => Some(text.as_str()),
-        Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) => None,
+        Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) | Part::Image(_) => None,
     });
     let first = texts.next()?;
     match texts.next() {
@@ -248,6 +315,7 @@ fn wire_messages<'a>(
                         });
                     }
                 }
+                out.extend(result_images(&message.parts));
             }
             ToolFormat::Text => {
                 let results: Vec<String> = message
@@ -255,7 +323,10 @@ fn wire_messages<'a>(
                     .iter()
                     .filter_map(|part| match part {
                         Part::ToolResult(r) => Some(result_as_text(&r.content, r.is_error)),
-                        Part::Text { .. } | Part::Reasoning { .. } | Part::ToolCall(_) => None,
+                        Part::Text { .. }
+                        | Part::Reasoning { .. }
+                        | Part::ToolCall(_)
+                        | Part::Image(_) => None,
                     })
                     .collect();
                 if !results.is_empty() {
@@ -263,11 +334,14 @@ fn wire_messages<'a>(
                         content: Cow::Owned(results.join("\n")),
                     });
                 }
+                out.extend(result_images(&message.parts));
             }
         }
         match message.role {
             Role::User => {
-                if let Some(content) = joined_text(&message.parts) {
+                if let Some(with_images) = user_parts(&message.parts) {
+                    out.push(with_images);
+                } else if let Some(content) = joined_text(&message.parts) {
                     out.push(WireMessage::User { content });
                 }
             }
@@ -277,7 +351,10 @@ fn wire_messages<'a>(
                     .iter()
                     .filter_map(|p| match p {
                         Part::ToolCall(call) => Some(wire_tool_call(call)),
-                        Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
+                        Part::Text { .. }
+                        | Part::Reasoning { .. }
+                        | Part::ToolResult(_)
+                        | Part::Image(_) => None,
                     })
                     .collect();
                 let mut content = joined_text(&message.parts);
@@ -314,7 +391,9 @@ fn with_calls_as_text<'a>(content: Option<Cow<'a, str>>, parts: &[Part]) -> Opti
         .iter()
         .filter_map(|p| match p {
             Part::ToolCall(call) => Some(call_as_text(call)),
-            Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
+            Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) | Part::Image(_) => {
+                None
+            }
         })
         .collect();
     if calls.is_empty() {

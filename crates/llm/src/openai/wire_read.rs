@@ -61,6 +61,7 @@ pub(crate) fn messages_from_openai(messages: &Value) -> Result<(String, Vec<Mess
                         .to_owned(),
                     content: text.unwrap_or_default(),
                     is_error: false,
+                    images: Vec::new(),
                 });
                 match out.last_mut() {
                     Some(last) if last.role == Role::Tool => last.parts.push(result),

@@ -47,11 +47,13 @@ fn conversation() -> Vec<Message> {
                     call_id: "call_1".into(),
                     content: "import os".into(),
                     is_error: false,
+                    images: Vec::new(),
                 }),
                 Part::ToolResult(ToolResult {
                     call_id: "call_2".into(),
                     content: "bad arguments".into(),
                     is_error: true,
+                    images: Vec::new(),
                 }),
             ],
         },
@@ -215,6 +217,7 @@ fn reasoning_goes_back_only_within_the_current_turn() {
             call_id: id.into(),
             content: "x".into(),
             is_error: false,
+            images: Vec::new(),
         })],
     };
     let request = Request {

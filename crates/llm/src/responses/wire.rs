@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::{Message, Part, Request, Role, ToolArguments, ToolSpec};
+use crate::{Image, Message, Part, Request, Role, ToolArguments, ToolSpec};
 
 #[derive(Serialize)]
 struct WireRequest<'a> {
@@ -74,6 +74,9 @@ pub(crate) fn tool_json(tool: &ToolSpec) -> Value {
 pub(crate) fn input_items(messages: &[Message]) -> Vec<Value> {
     let mut items = Vec::new();
     for message in messages {
+        // Images of tool results follow them in a user message: `function_call_output`
+        // takes text everywhere, images not on every server that speaks this API.
+        let mut result_images = Vec::new();
         for part in &message.parts {
             match (message.role, part) {
                 (Role::User, Part::Text { text }) => {
@@ -106,16 +109,38 @@ pub(crate) fn input_items(messages: &[Message]) -> Vec<Value> {
                         "arguments": arguments,
                     }));
                 }
-                (_, Part::ToolResult(result)) => items.push(json!({
-                    "type": "function_call_output",
-                    "call_id": result.call_id,
-                    "output": result.content,
+                (_, Part::ToolResult(result)) => {
+                    items.push(json!({
+                        "type": "function_call_output",
+                        "call_id": result.call_id,
+                        "output": result.content,
+                    }));
+                    if !result.images.is_empty() {
+                        result_images.push(json!({
+                            "type": "input_text",
+                            "text": format!("The image{} the tool call {} returned:",
+                                if result.images.len() == 1 { "" } else { "s" },
+                                result.call_id),
+                        }));
+                        result_images.extend(result.images.iter().map(input_image));
+                    }
+                }
+                (_, Part::Image(image)) => items.push(json!({
+                    "role": "user",
+                    "content": [input_image(image)],
                 })),
                 (Role::Tool, Part::Text { text }) => {
                     items.push(json!({ "role": "user", "content": text }));
                 }
             }
         }
+        if !result_images.is_empty() {
+            items.push(json!({ "role": "user", "content": result_images }));
+        }
     }
     items
+}
+
+fn input_image(image: &Image) -> Value {
+    json!({ "type": "input_image", "image_url": image.data_url() })
 }

@@ -95,6 +95,7 @@ async fn tool_results_go_back_as_blocks_of_one_user_message() {
             call_id: id.into(),
             content: format!("contents of {id}"),
             is_error,
+            images: Vec::new(),
         })
     };
     req.messages.push(Message {

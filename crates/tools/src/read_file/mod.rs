@@ -99,6 +99,9 @@ fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         .take(BINARY_SNIFF_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(io_err)?;
+    if let Some(format) = crate::image::sniff(&head) {
+        return read_image(&mut file, head, format, meta.len(), &display, ctx);
+    }
     if memchr::memchr(0, &head).is_some() {
         return Err(ToolError::Model(format!(
             "{display} is a binary file ({}); read_file shows text only.",
@@ -135,6 +138,57 @@ fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
     };
     ctx.record_read(path.clone(), stamp);
     render(&scan, window, meta.len(), &display)
+}
+
+/// A picture: given to the model when it takes images, else the text answer.
+fn read_image(
+    file: &mut std::fs::File,
+    mut bytes: Vec<u8>,
+    format: image::ImageFormat,
+    len: u64,
+    display: &str,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let name = crate::image::format_name(format);
+    if !ctx.config().vision {
+        return Err(ToolError::Model(format!(
+            "{display} is a binary file ({name} image, {}); read_file shows text only, and the \
+             model in use does not take images.",
+            human_size(len)
+        )));
+    }
+    if len > crate::image::MAX_IMAGE_FILE_BYTES {
+        return Err(ToolError::Model(format!(
+            "{display} is a {name} image of {}, too big to give the model (rein reads images \
+             of up to {}).",
+            human_size(len),
+            human_size(crate::image::MAX_IMAGE_FILE_BYTES)
+        )));
+    }
+    file.read_to_end(&mut bytes)
+        .map_err(|err| ToolError::Model(format!("Cannot read {display}: {err}.")))?;
+    let image = crate::image::prepare(&bytes, format).map_err(|why| {
+        ToolError::Model(format!("{display} cannot be shown to the model: {why}."))
+    })?;
+    let scaled = match image.resized_from {
+        Some((w, h)) => format!(", scaled down from {w}×{h} to fit the model's limits"),
+        None => String::new(),
+    };
+    let text = format!(
+        "{display}: a {name} image, {}×{} pixels{scaled}. The image is attached.",
+        image.width, image.height
+    );
+    let shown = Display::Image {
+        path: display.to_owned(),
+        media_type: image.media_type.to_owned(),
+        width: image.width,
+        height: image.height,
+        bytes: image.bytes,
+        resized_from: image.resized_from,
+    };
+    Ok(ToolOutput::success(text)
+        .with_display(shown)
+        .with_image(image))
 }
 
 /// read_file over a front-end's buffer: the same window and footer, stamped by content.

@@ -86,6 +86,11 @@ impl Agent {
             .flatten()
             .chain(finished)
             .map(|text| Part::Text { text })
+            .chain(
+                std::mem::take(&mut self.pending_images)
+                    .into_iter()
+                    .map(Part::Image),
+            )
             .collect();
         Ok(Message {
             role: Role::User,

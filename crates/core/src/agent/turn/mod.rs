@@ -191,7 +191,10 @@ impl Agent {
             .iter()
             .filter_map(|p| match p {
                 Part::ToolCall(call) => Some(call.clone()),
-                Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) => None,
+                Part::Text { .. }
+                | Part::Reasoning { .. }
+                | Part::ToolResult(_)
+                | Part::Image(_) => None,
             })
             .collect();
         let text = text_of(&message);
@@ -314,7 +317,12 @@ impl Agent {
         outcome: &mut TurnOutcome,
     ) -> Result<(), RoundEnd> {
         let events = &env.events;
-        let mut stream = self.provider.stream(&self.request);
+        let blind = (!self.tool_ctx.config().vision)
+            .then(|| super::blind::without_images(&self.request))
+            .flatten();
+        let mut stream = self
+            .provider
+            .stream(blind.as_ref().unwrap_or(&self.request));
         loop {
             let next = tokio::select! {
                 biased;
@@ -504,7 +512,7 @@ fn without_empty_parts(mut message: Message) -> Message {
             signature,
             redacted,
         } => !text.is_empty() || signature.is_some() || redacted.is_some(),
-        Part::ToolCall(_) | Part::ToolResult(_) => true,
+        Part::ToolCall(_) | Part::ToolResult(_) | Part::Image(_) => true,
     });
     message
 }
@@ -515,7 +523,9 @@ fn text_of(message: &Message) -> String {
         .iter()
         .filter_map(|p| match p {
             Part::Text { text } => Some(text.as_str()),
-            Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) => None,
+            Part::Reasoning { .. } | Part::ToolCall(_) | Part::ToolResult(_) | Part::Image(_) => {
+                None
+            }
         })
         .collect()
 }
