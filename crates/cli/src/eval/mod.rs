@@ -174,7 +174,7 @@ impl Plan {
             }
             _ => Cassettes::Live,
         };
-        let rein = std::env::current_exe()
+        let rein = own_binary()
             .map_err(|e| Failure::Runtime(format!("cannot find the rein binary: {e}")))?;
         let overrides = Overrides {
             model: eval.model.clone().or_else(|| args.model.clone()),
@@ -340,6 +340,17 @@ async fn run_local(
     running.shutdown().await;
     progress.clear();
     Ok(interrupted)
+}
+
+/// This rein's binary, to run each attempt's agent with. When the file was replaced since
+/// rein started (a rebuild, an update), the kernel's link to the running one still works.
+fn own_binary() -> std::io::Result<PathBuf> {
+    let path = std::env::current_exe()?;
+    let running = Path::new("/proc/self/exe");
+    if !path.is_file() && running.is_file() {
+        return Ok(running.to_path_buf());
+    }
+    Ok(path)
 }
 
 /// `--attempt ID:N`: one attempt here, its record on stdout (what a Ray worker runs).

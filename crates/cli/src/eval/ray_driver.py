@@ -64,7 +64,12 @@ def materialise(cache, name, digest, ref_box, unpack):
             f.write(data)
         os.chmod(path, 0o755)
     try:
-        os.rename(path, target)
+        if unpack:
+            os.rename(path, target)  # fails on an existing (non-empty) directory
+        else:
+            # Never replaces: renaming over a binary another task already runs would unlink it
+            # under that task, whose rein then cannot find itself to start the agent.
+            os.link(path, target)
     except OSError:
         pass  # another task on this worker got there first
     shutil.rmtree(staging, ignore_errors=True)
