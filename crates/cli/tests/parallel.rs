@@ -21,6 +21,14 @@ fn corpus(env: &Env) {
 fn read_only_calls_overlap_and_answer_in_call_order() {
     let env = Env::new();
     corpus(&env);
+    // The gap below is to hold the calls alone: the first checkpoint, which the calls wait
+    // for, would otherwise copy the 12 MB corpus into it.
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    std::fs::write(
+        env.rein_home.join("config.toml"),
+        "checkpoint_max_file_bytes = 1024\n",
+    )
+    .unwrap();
     let grep = |id: &str, pattern: &str| {
         MockToolCall::new(
             id,
