@@ -87,7 +87,9 @@ impl Conversation {
     fn finish(mut self) -> (std::process::Output, Vec<Value>) {
         drop(self.stdin.take());
         let out = wait_output(self.child.take().unwrap(), Duration::from_secs(60));
-        let rest: Vec<Value> = self.lines.try_iter().collect();
+        // Every line rein wrote: the reader ends at the end of its stdout, which may come a
+        // moment after the exit is seen.
+        let rest: Vec<Value> = self.lines.iter().collect();
         (out, rest)
     }
 }
