@@ -3,7 +3,6 @@
 //! installed by the first test that needs it with `npm ci`). Without node the tests are
 //! skipped with a message, unless `REIN_REQUIRE_NODE=1` (CI), where that fails them.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,61 +11,20 @@ use std::time::Duration;
 use rein_testkit::{MockServer, MockToolCall, Reply, Script, Turn};
 use serde_json::{Value, json};
 
-use crate::support::{Env, process_alive, wait_output};
+use crate::support::{Env, npm_packages, process_alive, wait_output};
 
 const MAIN_PY: &str = include_str!("../demo/project/main.py");
 const UTILS_PY: &str = include_str!("../demo/project/utils.py");
 
 /// The driver script, with the SDK installed beside it; `None` (said) without node.
 fn acp_client() -> Option<PathBuf> {
-    let found = |tool: &str| {
-        Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !found("node") || !found("npm") {
-        assert!(
-            std::env::var_os("REIN_REQUIRE_NODE").is_none_or(|v| v != "1"),
-            "REIN_REQUIRE_NODE=1 but node or npm is not on PATH: the ACP client tests cannot run"
-        );
-        let _ = std::io::stderr().write_all(
-            b"SKIPPED: node and npm are not on PATH, so the ACP client tests did not run \
-              (install Node.js 18 or later to run them)\n",
-        );
-        return None;
-    }
-    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/acp-npm");
-    let rein = PathBuf::from(env!("CARGO_BIN_EXE_rein"));
-    let dir = rein.parent().unwrap().parent().unwrap().join("acp-npm");
-    std::fs::create_dir_all(&dir).unwrap();
-    // Tests run in processes of their own: one installs, the others wait for it.
-    let lock = File::create(dir.join(".install-lock")).unwrap();
-    lock.lock().unwrap();
-    let wanted = std::fs::read_to_string(source.join("package-lock.json")).unwrap();
-    let installed = std::fs::read_to_string(dir.join("package-lock.json")).unwrap_or_default();
-    let ready = dir
-        .join("node_modules/@agentclientprotocol/sdk/package.json")
-        .exists();
-    if installed != wanted || !ready {
-        for file in ["package.json", "package-lock.json"] {
-            std::fs::copy(source.join(file), dir.join(file)).unwrap();
-        }
-        let out = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "npm ci in {} failed (the ACP SDK needs the npm registry once): {}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
     // The driver is copied at every run: it changes with the tests, not with the lock.
-    std::fs::copy(source.join("driver.mjs"), dir.join("driver.mjs")).unwrap();
-    drop(lock);
+    let dir = npm_packages(
+        "acp-npm",
+        &["node_modules/@agentclientprotocol/sdk/package.json"],
+        &["driver.mjs"],
+        "ACP client tests",
+    )?;
     Some(dir.join("driver.mjs"))
 }
 

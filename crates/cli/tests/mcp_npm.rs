@@ -4,68 +4,26 @@
 //! are skipped with a message saying so, unless `REIN_REQUIRE_NODE=1` (set by .ci/run, which
 //! installs node), where a missing node fails them.
 
-use std::fs::File;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rein_testkit::{MockServer, MockToolCall, Script, Turn};
 use serde_json::{Value, json};
 
-use crate::support::{Env, final_json, run, stderr, stdout};
+use crate::support::{Env, final_json, npm_packages, run, stderr, stdout};
 
-/// Where the servers are installed: `<target>/mcp-npm`; `None` (with a message) without
-/// node and npm.
+/// Where the servers are installed: `<target>/mcp-npm/node_modules/.bin`; `None` (with a
+/// message) without node and npm.
 fn reference_servers() -> Option<PathBuf> {
-    let found = |tool: &str| {
-        Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !found("node") || !found("npm") {
-        // CI has node: there a missing one is a broken setup, not a reason to skip.
-        assert!(
-            std::env::var_os("REIN_REQUIRE_NODE").is_none_or(|v| v != "1"),
-            "REIN_REQUIRE_NODE=1 but node or npm is not on PATH: the MCP reference-server \
-             tests cannot run"
-        );
-        let mut err = std::io::stderr();
-        let _ = std::io::Write::write_all(
-            &mut err,
-            b"SKIPPED: node and npm are not on PATH, so the MCP reference-server tests did not run \
-              (install Node.js 18 or later to run them)\n",
-        );
-        return None;
-    }
-    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-npm");
-    let rein = PathBuf::from(env!("CARGO_BIN_EXE_rein"));
-    let dir = rein.parent().unwrap().parent().unwrap().join("mcp-npm");
-    std::fs::create_dir_all(&dir).unwrap();
-    // Tests run in processes of their own: one installs, the others wait for it.
-    let lock = File::create(dir.join(".install-lock")).unwrap();
-    lock.lock().unwrap();
-    let wanted = std::fs::read_to_string(source.join("package-lock.json")).unwrap();
-    let installed = std::fs::read_to_string(dir.join("package-lock.json")).unwrap_or_default();
-    let ready = dir.join("node_modules/.bin/mcp-server-everything").exists()
-        && dir.join("node_modules/.bin/mcp-server-filesystem").exists();
-    if installed != wanted || !ready {
-        for file in ["package.json", "package-lock.json"] {
-            std::fs::copy(source.join(file), dir.join(file)).unwrap();
-        }
-        let out = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "npm ci in {} failed (the reference servers need the npm registry once): {}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    drop(lock);
+    let dir = npm_packages(
+        "mcp-npm",
+        &[
+            "node_modules/.bin/mcp-server-everything",
+            "node_modules/.bin/mcp-server-filesystem",
+        ],
+        &[],
+        "MCP reference-server tests",
+    )?;
     Some(dir.join("node_modules/.bin"))
 }
 

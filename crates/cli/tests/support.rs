@@ -256,3 +256,69 @@ pub(crate) fn sandbox_enforced(env: &Env, test: &str) -> bool {
     }
     false
 }
+
+/// The npm packages pinned in `tests/<name>/package-lock.json`, installed once with `npm ci`
+/// in `<target>/<name>` (test processes take turns through a lock file), with the `extra`
+/// files of that directory copied beside them at every run. `ready` names files an install
+/// leaves. `None`, said on stderr, without node and npm, unless `REIN_REQUIRE_NODE=1` (CI),
+/// where that fails the test; `what` names the tests that need them.
+pub(crate) fn npm_packages(
+    name: &str,
+    ready: &[&str],
+    extra: &[&str],
+    what: &str,
+) -> Option<PathBuf> {
+    let found = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !found("node") || !found("npm") {
+        // CI has node: there a missing one is a broken setup, not a reason to skip.
+        assert!(
+            std::env::var_os("REIN_REQUIRE_NODE").is_none_or(|v| v != "1"),
+            "REIN_REQUIRE_NODE=1 but node or npm is not on PATH: the {what} cannot run"
+        );
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!(
+                "SKIPPED: node and npm are not on PATH, so the {what} did not run (install \
+                 Node.js 18 or later to run them)\n"
+            )
+            .as_bytes(),
+        );
+        return None;
+    }
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(name);
+    let rein = PathBuf::from(env!("CARGO_BIN_EXE_rein"));
+    let dir = rein.parent().unwrap().parent().unwrap().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let lock = std::fs::File::create(dir.join(".install-lock")).unwrap();
+    lock.lock().unwrap();
+    let wanted = std::fs::read_to_string(source.join("package-lock.json")).unwrap();
+    let installed = std::fs::read_to_string(dir.join("package-lock.json")).unwrap_or_default();
+    if installed != wanted || !ready.iter().all(|file| dir.join(file).exists()) {
+        for file in ["package.json", "package-lock.json"] {
+            std::fs::copy(source.join(file), dir.join(file)).unwrap();
+        }
+        let out = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "npm ci in {} failed (the {what} need the npm registry once): {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for file in extra {
+        std::fs::copy(source.join(file), dir.join(file)).unwrap();
+    }
+    drop(lock);
+    Some(dir)
+}
