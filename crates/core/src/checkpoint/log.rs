@@ -1,6 +1,6 @@
 //! A session's checkpoint log: one JSON line per record, appended, under
-//! `$REIN_HOME/checkpoints/sessions/<id>/log.jsonl`, and the last snapshot beside it
-//! (`tree.json`, replaced atomically). A line cut off by a crash is skipped when read.
+//! `$REIN_HOME/checkpoints/sessions/<id>/log.jsonl` (the last snapshot is beside it, see
+//! `saved`). A line cut off by a crash is skipped when read.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::tree::{FileState, Tree};
+use super::tree::{Delta, FileState};
 
 /// One file a turn created, changed or deleted, with its state before and after.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,7 +34,7 @@ pub struct UnsavedChange {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum Record {
-    /// A turn started; the snapshot before it is the log's `tree.json` until it ends.
+    /// A turn started; the snapshot before it is the saved tree until it ends.
     Turn {
         turn: u32,
         /// Lines of the session file before the turn's prompt.
@@ -172,31 +172,14 @@ pub(crate) fn append(path: &Path, record: &Record) -> io::Result<()> {
     file.write_all(&line)
 }
 
-/// Reads the saved snapshot, if any and readable.
-pub(crate) fn read_tree(path: &Path) -> Option<Tree> {
-    let bytes = fs::read(path).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
-/// Replaces the saved snapshot atomically.
-pub(crate) fn write_tree(path: &Path, tree: &Tree) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    serde_json::to_writer(io::BufWriter::new(temp.as_file_mut()), tree)
-        .map_err(io::Error::other)?;
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
-/// What changed from `before` to `after`.
-pub(crate) fn diff(before: &Tree, after: &Tree) -> (Vec<Change>, Vec<UnsavedChange>, Vec<String>) {
+/// What a turn changed, from the scan after it (`delta`, against the scan before it):
+/// files whose content, kind or mode differ (a new stamp alone is no change), those whose
+/// earlier content was not saved apart, and the ignored entries touched. Sorted by path.
+pub(crate) fn changes(delta: &Delta) -> (Vec<Change>, Vec<UnsavedChange>, Vec<String>) {
     let mut changes = Vec::new();
     let mut unsaved = Vec::new();
-    let paths: std::collections::BTreeSet<&String> =
-        before.files.keys().chain(after.files.keys()).collect();
-    for path in paths {
-        let (b, a) = (before.files.get(path), after.files.get(path));
-        let changed = match (b, a) {
+    for (path, before, after) in &delta.files {
+        let changed = match (before, after) {
             (Some(b), Some(a)) => !b.same_content(a),
             (None, None) => false,
             _ => true,
@@ -204,24 +187,21 @@ pub(crate) fn diff(before: &Tree, after: &Tree) -> (Vec<Change>, Vec<UnsavedChan
         if !changed {
             continue;
         }
-        match b.and_then(|b| b.unsaved.as_ref()) {
+        match before.as_ref().and_then(|b| b.unsaved.as_ref()) {
             Some(reason) => unsaved.push(UnsavedChange {
                 path: path.clone(),
                 reason: reason.to_string(),
             }),
             None => changes.push(Change {
                 path: path.clone(),
-                before: b.cloned(),
-                after: a.cloned(),
+                before: before.clone(),
+                after: after.clone(),
             }),
         }
     }
-    let ignored_paths: std::collections::BTreeSet<&String> =
-        before.ignored.keys().chain(after.ignored.keys()).collect();
-    let ignored = ignored_paths
-        .into_iter()
-        .filter(|p| before.ignored.get(*p) != after.ignored.get(*p))
-        .cloned()
-        .collect();
+    changes.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    unsaved.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    let mut ignored: Vec<String> = delta.ignored.iter().map(|(p, _, _)| p.clone()).collect();
+    ignored.sort_unstable();
     (changes, unsaved, ignored)
 }

@@ -6,9 +6,11 @@
 //! in the project's `.git`: no commits, no refs, nothing the person would see). After the
 //! turn it scans again; what differs is what the turn changed, whichever tool did it (edits,
 //! commands, MCP tools, sub-agents). Each session has a log of its turns and their changes
-//! (`sessions/<id>/log.jsonl`) and the last snapshot (`tree.json`), which makes the next
-//! scan incremental (size, times, inode and mode tell a file unchanged without reading it)
-//! and lets a turn cut short by a crash be finished on the next start.
+//! (`sessions/<id>/log.jsonl`) and the last snapshot (`tree.json`, and what later scans
+//! changed in it appended to `tree-changes.jsonl`), which makes the next scan incremental
+//! (size, times, inode and mode tell a file unchanged without reading it) and lets a turn
+//! cut short by a crash be finished on the next start. The snapshot stays in memory
+//! between turns: only the first checkpoint of a process reads it from disk.
 //!
 //! A rewind restores the point before a turn: each file the later turns changed gets the
 //! content it had before the first of them, unless someone else changed it since rein's turn
@@ -22,7 +24,9 @@ mod objects;
 mod prune;
 mod restore;
 mod rewind;
+mod saved;
 mod tree;
+mod walk;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -35,6 +39,8 @@ pub use tree::{FileKind, FileState, MAX_FILES, Tree, Unsaved};
 use log::Record;
 use objects::Objects;
 use restore::Journal;
+use saved::SavedTree;
+use tree::Delta;
 
 /// Files larger than this are not saved unless configured otherwise.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -110,9 +116,10 @@ pub struct Checkpoints {
     settings: CheckpointSettings,
     /// The last snapshot, once read or taken.
     tree: Option<Tree>,
-    /// Whether `tree.json` holds the files of `tree` (its scan time may be older): then a
-    /// turn that starts with nothing changed need not write it again.
-    tree_saved: bool,
+    /// What the session directory holds of `tree`.
+    saved: SavedTree,
+    /// The number the next turn gets, once known (the log need not be read every turn).
+    next_turn: Option<u32>,
     /// The turn running, between [`Checkpoints::before_turn`] and [`Checkpoints::after_turn`].
     running: Option<u32>,
 }
@@ -135,7 +142,8 @@ impl Checkpoints {
             root,
             settings,
             tree: None,
-            tree_saved: false,
+            saved: SavedTree::default(),
+            next_turn: None,
             running: None,
         };
         let mut warnings = prune::prune(&checkpoints.root, session, &settings);
@@ -151,10 +159,6 @@ impl Checkpoints {
         self.dir().join("log.jsonl")
     }
 
-    fn tree_path(&self) -> PathBuf {
-        self.dir().join("tree.json")
-    }
-
     /// The session's turns that have checkpoints, in order.
     pub fn turns(&self) -> Result<Vec<TurnRecord>, CheckpointError> {
         let path = self.log_path();
@@ -167,48 +171,46 @@ impl Checkpoints {
     /// before the turn's prompt. A failure is a warning: the turn goes on without one.
     pub fn before_turn(&mut self, prompt: &str, line: u64) -> Vec<String> {
         let mut warnings = Vec::new();
-        let turn = match self.turns() {
-            Ok(turns) => u32::try_from(turns.len()).unwrap_or(u32::MAX - 1) + 1,
-            Err(e) => return vec![format!("no checkpoint for this turn: {e}")],
+        let turn = match self.next_turn {
+            Some(turn) => turn,
+            None => match self.turns() {
+                Ok(turns) => u32::try_from(turns.len()).unwrap_or(u32::MAX - 1) + 1,
+                Err(e) => return vec![format!("no checkpoint for this turn: {e}")],
+            },
         };
-        let (tree, _lock) = match self.snapshot(&mut warnings) {
+        let (delta, _lock) = match self.snapshot(&mut warnings) {
             Ok(scanned) => scanned,
             Err(e) => {
                 warnings.push(format!("no checkpoint for this turn: {e}"));
                 return warnings;
             }
         };
-        // Between turns the workspace seldom changes: then the saved snapshot stands.
-        let unchanged = self.tree_saved
-            && self
-                .tree
-                .as_ref()
-                .is_some_and(|t| t.files == tree.files && t.ignored == tree.ignored);
-        let written = std::fs::create_dir_all(self.dir()).and_then(|()| {
-            if unchanged {
-                Ok(())
-            } else {
-                log::write_tree(&self.tree_path(), &tree)
-            }
-        });
-        self.tree_saved = written.is_ok();
-        let saved = written.and_then(|()| {
-            log::append(
-                &self.log_path(),
-                &Record::Turn {
-                    turn,
-                    line,
-                    prompt: prompt.to_owned(),
-                    at: crate::session::time::UtcTime::from_system(SystemTime::now()).rfc3339(),
-                },
-            )
-        });
-        self.tree = Some(tree);
+        // The changes since the last turn are not this turn's: the snapshot takes them in.
+        let saved = std::fs::create_dir_all(self.dir())
+            .and_then(|()| self.save_tree(&delta))
+            .and_then(|()| {
+                log::append(
+                    &self.log_path(),
+                    &Record::Turn {
+                        turn,
+                        line,
+                        prompt: prompt.to_owned(),
+                        at: crate::session::time::UtcTime::from_system(SystemTime::now()).rfc3339(),
+                    },
+                )
+            });
         match saved {
-            Ok(()) => self.running = Some(turn),
-            Err(e) => warnings.push(format!(
-                "no checkpoint for this turn (it cannot be rewound): {e}"
-            )),
+            Ok(()) => {
+                self.running = Some(turn);
+                self.next_turn = Some(turn.saturating_add(1));
+            }
+            Err(e) => {
+                // A record half-written may count as a turn when read.
+                self.next_turn = None;
+                warnings.push(format!(
+                    "no checkpoint for this turn (it cannot be rewound): {e}"
+                ));
+            }
         }
         warnings
     }
@@ -219,24 +221,22 @@ impl Checkpoints {
             return Vec::new();
         };
         let mut warnings = Vec::new();
-        let before = self.tree.clone().unwrap_or_default();
         match self.snapshot(&mut warnings) {
-            Ok((after, _lock)) => {
-                let recorded = self.record_changes(turn, &before, &after);
-                self.tree_saved = recorded.is_ok();
-                if let Err(e) = recorded {
+            Ok((delta, _lock)) => {
+                if let Err(e) = self.record_changes(turn, &delta) {
                     warnings.push(format!("the changes of this turn were not recorded: {e}"));
                 }
-                self.tree = Some(after);
             }
             Err(e) => warnings.push(format!("the changes of this turn were not recorded: {e}")),
         }
         warnings
     }
 
-    fn record_changes(&self, turn: u32, before: &Tree, after: &Tree) -> io::Result<()> {
-        let (changes, unsaved, ignored) = log::diff(before, after);
-        log::append(
+    /// Logs the turn's changes, then saves the snapshot after it: in that order, so a crash
+    /// between the two leaves the turn unfinished on disk, to be finished on the next start.
+    fn record_changes(&mut self, turn: u32, delta: &Delta) -> io::Result<()> {
+        let (changes, unsaved, ignored) = log::changes(delta);
+        let logged = log::append(
             &self.log_path(),
             &Record::Changes {
                 turn,
@@ -244,8 +244,23 @@ impl Checkpoints {
                 unsaved,
                 ignored,
             },
-        )?;
-        log::write_tree(&self.tree_path(), after)
+        );
+        match logged {
+            Ok(()) => self.save_tree(delta),
+            Err(e) => {
+                self.saved.mark_stale();
+                Err(e)
+            }
+        }
+    }
+
+    /// Brings the saved snapshot up to the one in memory, which `delta` changed.
+    fn save_tree(&mut self, delta: &Delta) -> io::Result<()> {
+        let dir = self.dir();
+        match &self.tree {
+            Some(tree) => self.saved.save(&dir, tree, delta),
+            None => Ok(()),
+        }
     }
 
     /// A turn whose end rein never recorded (it was stopped): its changes are those between
@@ -258,27 +273,36 @@ impl Checkpoints {
             return Vec::new();
         };
         self.running = Some(last.number);
-        self.tree = log::read_tree(&self.tree_path());
-        self.tree_saved = self.tree.is_some();
         self.after_turn()
     }
 
-    /// Scans the workspace against the last snapshot, holding the store's shared lock so a
-    /// prune in another rein cannot remove an object this scan relies on.
-    /// The lock comes back with the tree: it must be held until the tree is saved.
-    fn snapshot(&mut self, warnings: &mut Vec<String>) -> io::Result<(Tree, std::fs::File)> {
+    /// The snapshot in memory, read from disk the first time.
+    fn load_tree(&mut self) -> &mut Tree {
+        let dir = self.dir();
+        let saved = &mut self.saved;
+        self.tree
+            .get_or_insert_with(|| match SavedTree::read(&dir) {
+                Some((tree, on_disk)) => {
+                    *saved = on_disk;
+                    tree
+                }
+                None => {
+                    *saved = SavedTree::default();
+                    Tree::default()
+                }
+            })
+    }
+
+    /// Scans the workspace into the snapshot in memory and returns what changed, holding
+    /// the store's shared lock so a prune in another rein cannot remove an object this scan
+    /// relies on. The lock comes back with the changes: it must be held until they are saved.
+    fn snapshot(&mut self, warnings: &mut Vec<String>) -> io::Result<(Delta, std::fs::File)> {
         std::fs::create_dir_all(self.objects.dir())?;
         let lock = prune::shared_lock(&self.root)?;
-        if self.tree.is_none() {
-            self.tree = log::read_tree(&self.tree_path());
-            self.tree_saved = self.tree.is_some();
-        }
-        let (tree, notes) = tree::scan(
-            &self.workspace,
-            self.tree.as_ref(),
-            &self.objects,
-            self.settings.max_file_bytes,
-        )?;
+        let workspace = self.workspace.clone();
+        let (objects, max_file_bytes) = (self.objects.clone(), self.settings.max_file_bytes);
+        let tree = self.load_tree();
+        let (delta, notes) = tree::scan(&workspace, tree, &objects, max_file_bytes)?;
         if let Some((path, error)) = notes.write_errors.first() {
             warnings.push(format!(
                 "the checkpoint could not save {} file(s) (first: {path}: {error}); a rewind \
@@ -286,7 +310,7 @@ impl Checkpoints {
                 notes.write_errors.len()
             ));
         }
-        Ok((tree, lock))
+        Ok((delta, lock))
     }
 }
 
@@ -371,12 +395,14 @@ pub fn copy_for_fork(
         return Ok(());
     }
     std::fs::create_dir_all(&to)?;
-    for name in ["log.jsonl", "tree.json"] {
-        match std::fs::copy(from.join(name), to.join(name)) {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
+    match std::fs::copy(from.join("log.jsonl"), to.join("log.jsonl")) {
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    // The snapshot as one whole file: the parent's lines may be folded meanwhile.
+    if let Some((tree, _)) = SavedTree::read(&from) {
+        saved::write_whole(&to, &tree)?;
     }
     if let Some(to_turn) = to_turn {
         log::append(

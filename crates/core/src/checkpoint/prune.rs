@@ -138,7 +138,7 @@ fn referenced(root: &Path) -> HashSet<String> {
                 }
             }
         }
-        if let Some(tree) = log::read_tree(&dir.join("tree.json")) {
+        if let Some((tree, _)) = super::saved::SavedTree::read(&dir) {
             for state in tree.files.values() {
                 add(Some(state));
             }

@@ -29,12 +29,17 @@ impl Checkpoints {
             return Ok(plan);
         }
         let mut warnings = Vec::new();
-        let (now, _lock) = self
-            .snapshot(&mut warnings)
-            .map_err(|source| CheckpointError::Io {
-                path: self.workspace.clone(),
-                source,
-            })?;
+        let (delta, _lock) =
+            self.snapshot(&mut warnings)
+                .map_err(|source| CheckpointError::Io {
+                    path: self.workspace.clone(),
+                    source,
+                })?;
+        // What the scan took in is saved with the next turn's checkpoint, whole.
+        if !delta.is_empty() {
+            self.saved.mark_stale();
+        }
+        let now = self.tree.as_ref();
         // Per path: the state before the first of these turns that changed it, and the
         // state after the last one (what rein left there).
         let mut targets: std::collections::BTreeMap<
@@ -57,7 +62,7 @@ impl Checkpoints {
         plan.ignored.sort();
         plan.ignored.dedup();
         for (path, (target, left)) in targets {
-            let current = now.files.get(&path).cloned();
+            let current = now.and_then(|now| now.files.get(&path)).cloned();
             if same(current.as_ref(), target.as_ref()) {
                 continue;
             }
@@ -69,8 +74,6 @@ impl Checkpoints {
                 changed_since,
             });
         }
-        self.tree = Some(now);
-        self.tree_saved = false;
         Ok(plan)
     }
 
@@ -159,8 +162,9 @@ impl Checkpoints {
         let _held = restore::write_journal(&journal_path, &journal).map_err(io_err)?;
         restore::apply_files(&self.workspace, &self.objects, &journal.files)?;
         restore::finish_journal(&self.rein_home, &journal_path, &journal, session)?;
-        // The next scan reads what was written.
+        // The next scan reads what was written; the log has a rewind the turn count must see.
         self.tree = None;
+        self.next_turn = None;
         Ok(restores)
     }
 }

@@ -91,3 +91,110 @@ fn a_journal_a_killed_rein_was_writing_is_removed_and_a_live_ones_kept() {
     assert!(!dead.exists(), "the dead rein's partial journal stayed");
     assert!(live.exists(), "a live rewind's partial journal was removed");
 }
+
+fn write(work: &Path, name: &str, content: &str) {
+    std::fs::write(work.join(name), content).unwrap();
+}
+
+fn changed_paths(turn: &TurnRecord) -> Vec<&str> {
+    turn.changes
+        .iter()
+        .flatten()
+        .map(|c| c.path.as_str())
+        .collect()
+}
+
+fn saved_tree(checkpoints: &Checkpoints) -> Tree {
+    SavedTree::read(&checkpoints.dir()).unwrap().0
+}
+
+#[test]
+fn a_turn_cut_short_after_several_turns_is_finished_from_the_saved_snapshot() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        write(work.path(), name, name);
+    }
+    let mut checkpoints = open(home.path(), work.path());
+    assert!(checkpoints.before_turn("one", 1).is_empty());
+    write(work.path(), "a.txt", "a, changed by turn one");
+    assert!(checkpoints.after_turn().is_empty());
+    // By hand between turns: no turn's change.
+    write(work.path(), "b.txt", "b, changed by hand");
+    assert!(checkpoints.before_turn("two", 2).is_empty());
+    std::fs::remove_file(work.path().join("c.txt")).unwrap();
+    write(work.path(), "d.txt", "d");
+    assert!(checkpoints.after_turn().is_empty());
+    assert!(checkpoints.before_turn("three", 3).is_empty());
+    // Later scans were appended, not the whole snapshot rewritten.
+    assert!(checkpoints.dir().join("tree-changes.jsonl").exists());
+    write(work.path(), "d.txt", "d, changed by turn three");
+    // rein is killed here: turn three is never recorded by this process.
+    drop(checkpoints);
+
+    let checkpoints = open(home.path(), work.path());
+    let turns = checkpoints.turns().unwrap();
+    assert_eq!(turns.len(), 3);
+    assert_eq!(changed_paths(&turns[0]), ["a.txt"]);
+    assert_eq!(changed_paths(&turns[1]), ["c.txt", "d.txt"]);
+    assert_eq!(changed_paths(&turns[2]), ["d.txt"]);
+}
+
+#[test]
+fn the_saved_snapshot_reads_back_as_the_one_in_memory_even_after_a_cut_off_line() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    for f in 0..300 {
+        write(work.path(), &format!("f{f:03}.txt"), "first");
+    }
+    let mut checkpoints = open(home.path(), work.path());
+    assert!(checkpoints.before_turn("first", 1).is_empty());
+    assert!(checkpoints.after_turn().is_empty());
+    let changes = checkpoints.dir().join("tree-changes.jsonl");
+    let mut folded = false;
+    for round in 0..12 {
+        assert!(checkpoints.before_turn("again", 1).is_empty());
+        // Every file changed: each scan's line is large, so the lines are soon folded.
+        for f in 0..300 {
+            write(work.path(), &format!("f{f:03}.txt"), &"x".repeat(round + 2));
+        }
+        if round == 1 {
+            // What a rein killed while appending leaves: a line without its end.
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&changes)
+                .unwrap();
+            std::io::Write::write_all(&mut file, b"{\"taken\":1,\"files\":{\"f0").unwrap();
+        }
+        assert!(checkpoints.after_turn().is_empty());
+        assert_eq!(
+            &saved_tree(&checkpoints),
+            checkpoints.tree.as_ref().unwrap()
+        );
+        folded |= !changes.exists();
+    }
+    assert!(folded, "the lines were never folded into tree.json");
+}
+
+#[test]
+fn lines_already_folded_into_the_whole_snapshot_read_again_change_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    write(work.path(), "a.txt", "a");
+    let mut checkpoints = open(home.path(), work.path());
+    assert!(checkpoints.before_turn("one", 1).is_empty());
+    write(work.path(), "a.txt", "a, changed");
+    write(work.path(), "b.txt", "b");
+    assert!(checkpoints.after_turn().is_empty());
+    assert!(checkpoints.before_turn("two", 2).is_empty());
+    std::fs::remove_file(work.path().join("b.txt")).unwrap();
+    assert!(checkpoints.after_turn().is_empty());
+    let changes = checkpoints.dir().join("tree-changes.jsonl");
+    let lines = std::fs::read(&changes).unwrap();
+    // Folded, then killed before the folded lines were removed.
+    let tree = checkpoints.tree.clone().unwrap();
+    saved::write_whole(&checkpoints.dir(), &tree).unwrap();
+    std::fs::write(&changes, lines).unwrap();
+    assert_eq!(saved_tree(&checkpoints), tree);
+}

@@ -1,12 +1,12 @@
 //! A snapshot of the workspace: every file the walk sees (`.gitignore`d trees and `.git`
 //! left out), with what tells a change cheaply (size, times, inode, mode) and the object
-//! holding its content. A scan reuses the previous snapshot's object for every file whose
-//! stamp is unchanged, so only changed files are read: that is what keeps a turn's
-//! checkpoint fast on a large tree.
+//! holding its content. A scan updates the snapshot in place and returns what it changed:
+//! a file whose stamp is unchanged is neither read nor copied nor allocated for, which is
+//! what keeps a turn's checkpoint fast on a large tree.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
@@ -17,9 +17,7 @@ use super::objects::Objects;
 /// same timestamp tick: it is read again by the next scan (git's "racily clean" rule).
 const RACY_WINDOW_NS: i64 = 2_000_000_000;
 
-/// A workspace with more files than this (a home directory, say) gets no checkpoints: a
-/// copy of it all would cost more than a rewind is worth.
-pub const MAX_FILES: usize = 100_000;
+pub use super::walk::MAX_FILES;
 
 /// What a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,16 +114,35 @@ pub struct IgnoredStamp {
     pub dir: bool,
 }
 
-/// The workspace as one scan saw it.
+/// The workspace as the last scan saw it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tree {
-    /// When the scan started, nanoseconds since the epoch.
+    /// When the last scan started, nanoseconds since the epoch.
     pub taken: i64,
     /// Files by path relative to the workspace, `/`-separated.
-    pub files: BTreeMap<String, FileState>,
+    pub files: HashMap<String, FileState>,
     /// Ignored entries next to walked ones (an ignored tree is one entry).
     #[serde(default)]
     pub ignored: BTreeMap<String, IgnoredStamp>,
+}
+
+/// What one scan changed in a [`Tree`]: each path with its state before and after (absent:
+/// not there). Only what differs in any way (stamps included) is listed.
+#[derive(Debug, Default)]
+pub(crate) struct Delta {
+    /// When the scan started.
+    pub(crate) taken: i64,
+    /// Files that appeared, vanished or changed.
+    pub(crate) files: Vec<(String, Option<FileState>, Option<FileState>)>,
+    /// Ignored entries that appeared, vanished or changed.
+    pub(crate) ignored: Vec<(String, Option<IgnoredStamp>, Option<IgnoredStamp>)>,
+}
+
+impl Delta {
+    /// Whether the scan found the tree as it was (its time aside).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.ignored.is_empty()
+    }
 }
 
 /// What a scan could not do, for the person to hear.
@@ -134,201 +151,161 @@ pub(crate) struct ScanNotes {
     pub(crate) write_errors: Vec<(String, String)>,
 }
 
-/// Scans `root`, reusing `previous`'s objects for files whose stamps are unchanged, and
-/// saving the content of the others in `objects` (files over `max_file_bytes` are not).
+/// Scans `root` into `tree`: files whose stamps are unchanged keep their objects, the
+/// others are saved in `objects` (files over `max_file_bytes` are not). Returns what
+/// changed. On an error `tree` is left as it was.
 pub(crate) fn scan(
     root: &Path,
-    previous: Option<&Tree>,
+    tree: &mut Tree,
     objects: &Objects,
     max_file_bytes: u64,
-) -> io::Result<(Tree, ScanNotes)> {
+) -> io::Result<(Delta, ScanNotes)> {
     let taken = nanos(SystemTime::now());
-    let mut tree = Tree {
+    let walked = super::walk::walk(root)?;
+    let previous_taken = std::mem::replace(&mut tree.taken, taken);
+    let known = tree.files.len();
+    let mut hits = 0;
+    // Files seen (borrowed keys), and those whose content must be read: all that is kept
+    // of an unchanged file is a pointer to its key.
+    let mut visited: Vec<&str> = Vec::with_capacity(known);
+    let mut to_read: Vec<(String, std::path::PathBuf, FileState)> = Vec::new();
+    let ignored = super::walk::visit(root, &walked, |key, entry, metadata| {
+        visited.push(key);
+        let state = stamp(metadata);
+        if let Some(old) = tree.files.get(key) {
+            hits += 1;
+            if old.stamp_matches(&state)
+                && old.mtime < previous_taken - RACY_WINDOW_NS
+                && old.unsaved.is_none()
+            {
+                return;
+            }
+        }
+        to_read.push((key.to_owned(), entry.path(), state));
+    });
+    // Paths that are not UTF-8: stamped by path, never saved, kept under a lossy key.
+    let mut bad_names = Vec::new();
+    for path in &walked.files {
+        let Some(rel) = path
+            .strip_prefix(root)
+            .ok()
+            .filter(|rel| rel.to_str().is_none())
+        else {
+            continue;
+        };
+        let Ok(metadata) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        let mut state = stamp(&metadata);
+        state.unsaved = Some(Unsaved::BadName);
+        let key = rel.to_string_lossy().into_owned();
+        if tree.files.contains_key(&key) {
+            hits += 1;
+        }
+        bad_names.push(key.clone());
+        to_read.push((key, path.clone(), state));
+    }
+    let mut delta = Delta {
         taken,
-        ..Tree::default()
+        ..Delta::default()
     };
     let mut notes = ScanNotes::default();
-    let walked = walk(root)?;
-    let seen: HashSet<PathBuf> = walked
-        .dirs
-        .iter()
-        .cloned()
-        .chain(walked.files.iter().map(|(path, _)| path.clone()))
-        .collect();
-    for (path, metadata) in &walked.files {
-        let path = path.as_path();
-        let Ok(rel) = path.strip_prefix(root) else {
+    let mut gone = Vec::new();
+    for (key, path, mut state) in to_read {
+        if state.unsaved.is_none()
+            && !save(&path, &key, &mut state, objects, max_file_bytes, &mut notes)
+        {
+            // Gone between the walk and the read: it is not part of this snapshot.
+            gone.push(key);
             continue;
-        };
-        let Some(key) = key_of(rel) else {
-            let mut state = stamp(metadata);
-            state.unsaved = Some(Unsaved::BadName);
-            tree.files.insert(rel.to_string_lossy().into_owned(), state);
-            continue;
-        };
-        let mut state = stamp(metadata);
-        let reusable = previous
-            .and_then(|p| p.files.get(&key).map(|old| (old, p.taken)))
-            .filter(|(old, taken)| {
-                old.stamp_matches(&state)
-                    && old.mtime < taken - RACY_WINDOW_NS
-                    && old.unsaved.is_none()
-            });
-        if let Some((old, _)) = reusable {
-            state.blob.clone_from(&old.blob);
-        } else if state.kind == FileKind::File && state.size > max_file_bytes {
-            state.unsaved = Some(Unsaved::TooLarge {
-                limit: max_file_bytes,
-            });
-        } else {
-            let saved = match state.kind {
-                FileKind::File => objects.put_file(path),
-                FileKind::Link => std::fs::read_link(path)
-                    .and_then(|target| objects.put_bytes(target.as_os_str().as_encoded_bytes())),
-            };
-            match saved {
-                Ok(blob) => state.blob = Some(blob),
-                // Gone between the walk and the read: it is not part of this snapshot.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => {
-                    notes.write_errors.push((key.clone(), e.to_string()));
-                    state.unsaved = Some(Unsaved::WriteFailed {
-                        error: e.to_string(),
-                    });
-                }
+        }
+        match tree.files.get_mut(&key) {
+            Some(old) if *old == state => {}
+            Some(old) => {
+                let before = std::mem::replace(old, state.clone());
+                delta.files.push((key, Some(before), Some(state)));
+            }
+            None => {
+                tree.files.insert(key.clone(), state.clone());
+                delta.files.push((key, None, Some(state)));
             }
         }
-        tree.files.insert(key, state);
     }
-    tree.ignored = ignored_entries(root, &walked.dirs, &seen);
-    Ok((tree, notes))
-}
-
-/// What a walk of the workspace found: directories, and files and links with their stamps.
-#[derive(Default)]
-struct Walked {
-    dirs: Vec<PathBuf>,
-    files: Vec<(PathBuf, std::fs::Metadata)>,
-}
-
-/// One walking thread's finds, handed over when the thread is done with them.
-struct Gathered<'a> {
-    mine: Walked,
-    into: &'a std::sync::Mutex<Walked>,
-}
-
-impl Drop for Gathered<'_> {
-    fn drop(&mut self) {
-        let mut all = self
-            .into
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        all.dirs.append(&mut self.mine.dirs);
-        all.files.append(&mut self.mine.files);
+    if hits < known || !gone.is_empty() {
+        let mut seen: HashSet<&str> = visited.into_iter().collect();
+        seen.extend(bad_names.iter().map(String::as_str));
+        for key in &gone {
+            seen.remove(key.as_str());
+        }
+        remove_vanished(&seen, &mut tree.files, &mut delta);
     }
+    for (key, stamp) in &ignored {
+        let old = tree.ignored.get(key);
+        if old != Some(stamp) {
+            delta
+                .ignored
+                .push((key.clone(), old.cloned(), Some(stamp.clone())));
+        }
+    }
+    for (key, stamp) in &tree.ignored {
+        if !ignored.contains_key(key) {
+            delta.ignored.push((key.clone(), Some(stamp.clone()), None));
+        }
+    }
+    tree.ignored = ignored;
+    Ok((delta, notes))
 }
 
-/// Walks `root` on several threads (the stat of each file is most of a scan's time), `.git`
-/// and what the ignore files exclude left out.
-fn walk(root: &Path) -> io::Result<Walked> {
-    use ignore::WalkState;
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-    let found = Mutex::new(Walked::default());
-    let count = AtomicUsize::new(0);
-    let too_many = AtomicBool::new(false);
-    ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .parents(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(true)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .build_parallel()
-        .run(|| {
-            let mut mine = Gathered {
-                mine: Walked::default(),
-                into: &found,
-            };
-            let (count, too_many) = (&count, &too_many);
-            Box::new(move |entry| {
-                let mine = &mut mine.mine;
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                let Some(file_type) = entry.file_type() else {
-                    return WalkState::Continue;
-                };
-                if file_type.is_dir() {
-                    mine.dirs.push(entry.into_path());
-                } else if file_type.is_file() || file_type.is_symlink() {
-                    if count.fetch_add(1, Ordering::Relaxed) >= MAX_FILES {
-                        too_many.store(true, Ordering::Relaxed);
-                        return WalkState::Quit;
-                    }
-                    if let Ok(metadata) = std::fs::symlink_metadata(entry.path()) {
-                        mine.files.push((entry.into_path(), metadata));
-                    }
-                }
-                WalkState::Continue
-            })
+/// Saves the content of the file at `path` into `state` (its object, or why not); false
+/// when the file is gone.
+fn save(
+    path: &Path,
+    key: &str,
+    state: &mut FileState,
+    objects: &Objects,
+    max_file_bytes: u64,
+    notes: &mut ScanNotes,
+) -> bool {
+    if state.kind == FileKind::File && state.size > max_file_bytes {
+        state.unsaved = Some(Unsaved::TooLarge {
+            limit: max_file_bytes,
         });
-    if too_many.load(Ordering::Relaxed) {
-        return Err(io::Error::other(format!(
-            "the workspace holds more than {MAX_FILES} files (not ignored): checkpoints are \
-             off for it"
-        )));
+        return true;
     }
-    Ok(found
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner))
-}
-
-/// Entries of walked directories that the walk did not yield: those the ignore files leave
-/// out (`.git` is not counted).
-fn ignored_entries(
-    root: &Path,
-    dirs: &[PathBuf],
-    seen: &HashSet<PathBuf>,
-) -> BTreeMap<String, IgnoredStamp> {
-    let mut ignored = BTreeMap::new();
-    for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if entry.file_name() == ".git" || seen.contains(&path) {
-                continue;
-            }
-            let Ok(metadata) = entry.metadata() else {
-                continue;
-            };
-            if let Some(key) = path.strip_prefix(root).ok().and_then(key_of) {
-                ignored.insert(
-                    key,
-                    IgnoredStamp {
-                        mtime: metadata.modified().map(nanos).unwrap_or_default(),
-                        dir: metadata.is_dir(),
-                    },
-                );
-            }
+    let saved = match state.kind {
+        FileKind::File => objects.put_file(path),
+        FileKind::Link => std::fs::read_link(path)
+            .and_then(|target| objects.put_bytes(target.as_os_str().as_encoded_bytes())),
+    };
+    match saved {
+        Ok(blob) => state.blob = Some(blob),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return false,
+        Err(e) => {
+            notes.write_errors.push((key.to_owned(), e.to_string()));
+            state.unsaved = Some(Unsaved::WriteFailed {
+                error: e.to_string(),
+            });
         }
     }
-    ignored
+    true
 }
 
-/// The `/`-separated key of a relative path, if it is UTF-8.
-fn key_of(rel: &Path) -> Option<String> {
-    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
-    parts.map(|parts| parts.join("/"))
+/// Drops from `files` those this scan did not see (rare: only when some vanished).
+fn remove_vanished(
+    seen: &HashSet<&str>,
+    files: &mut HashMap<String, FileState>,
+    delta: &mut Delta,
+) {
+    files.retain(|key, state| {
+        let keep = seen.contains(key.as_str());
+        if !keep {
+            delta.files.push((key.clone(), Some(state.clone()), None));
+        }
+        keep
+    });
 }
 
-fn stamp(metadata: &std::fs::Metadata) -> FileState {
+pub(crate) fn stamp(metadata: &std::fs::Metadata) -> FileState {
     use std::os::unix::fs::MetadataExt;
     let kind = if metadata.file_type().is_symlink() {
         FileKind::Link
