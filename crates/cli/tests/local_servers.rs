@@ -216,3 +216,31 @@ fn ollama_with_a_small_loaded_context_is_named_once_with_the_fix() {
     }
     assert_eq!(report["result"], "Done.");
 }
+
+/// SmolLM2 behind llama-cpp-python often stops at once: the run says so instead of ending
+/// with an empty result and nothing else.
+#[test]
+fn an_empty_answer_is_reported_as_a_warning() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("")));
+    let out =
+        run(env
+            .rein_openai(&server)
+            .args(["-p", "say something", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = final_json(&out);
+    assert_eq!(report["result"], "");
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("without any text or tool call"),
+        "{report}"
+    );
+
+    let server = MockServer::start(Script::new().reply(Turn::text("")));
+    let out = run(env.rein_openai(&server).args(["-p", "say something"]));
+    assert!(
+        stderr(&out).contains("without any text or tool call"),
+        "{}",
+        stderr(&out)
+    );
+}
