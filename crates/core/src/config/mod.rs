@@ -7,6 +7,7 @@
 
 mod check;
 mod claude;
+mod de;
 mod defaults;
 pub(crate) mod dotenv;
 mod error;

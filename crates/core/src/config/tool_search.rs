@@ -32,30 +32,30 @@ impl ToolSearchSettings {
     }
 }
 
-/// Reads a `[tool_search]` table; the error names the key that is wrong.
-pub(crate) fn read(settings: &mut ToolSearchSettings, table: &toml::Table) -> Result<(), String> {
-    let read = ToolSearchSettings::deserialize(toml::Value::Table(table.clone()))
-        .map_err(|e| format!("[tool_search]: {}", e.message()))?;
-    settings.stack(read);
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn keys_are_read_and_mistakes_named() {
+        let read = |text: &str| {
+            let table = toml::Value::Table(toml::from_str(text).unwrap());
+            super::super::de::read_keys::<ToolSearchSettings>(
+                &table,
+                "tool_search",
+                "[tool_search]",
+            )
+        };
         let mut settings = ToolSearchSettings::default();
-        read(&mut settings, &toml::from_str("max_tools = 10").unwrap()).unwrap();
+        settings.stack(read("max_tools = 10").unwrap());
         assert_eq!(settings.budget().max_tools, 10);
         assert_eq!(settings.budget().max_schema_bytes, 48 * 1024);
-        let error = read(&mut settings, &toml::from_str("max_tool = 10").unwrap()).unwrap_err();
+        let error = read("max_tool = 10").unwrap_err();
         assert!(
             error.contains("max_tool") && error.contains("max_tools"),
             "{error}"
         );
-        let error = read(&mut settings, &toml::from_str("max_tools = -1").unwrap()).unwrap_err();
-        assert!(error.contains("[tool_search]"), "{error}");
+        let error = read("max_tools = -1").unwrap_err();
+        assert!(error.contains("tool_search.max_tools"), "{error}");
     }
 }
