@@ -120,6 +120,21 @@ pub struct EnvEntry {
     pub source: Source,
 }
 
+/// A key of a table (`sandbox.mode`) as a file set it, for `rein config --show`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableValue {
+    /// The key's path: `sandbox.mode`, `pricing."my-model"`.
+    pub key: String,
+    /// Its value as written (TOML).
+    pub value: String,
+    /// The file that set it.
+    pub source: Source,
+}
+
+/// The tables whose keys `rein config --show` lists with their file (rules, hooks and MCP
+/// servers are listed whole, each with its own).
+const SHOWN_TABLES: [&str; 4] = ["sandbox", "repl", "tool_search", "pricing"];
+
 /// What the tables of one layer hold.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Tables {
@@ -132,13 +147,16 @@ pub(crate) struct Tables {
     pub(crate) mcp_replaced: Vec<super::McpServerEntry>,
     pub(crate) sandbox: super::sandbox::SandboxSettings,
     pub(crate) repl: super::repl::ReplSettings,
-    pub(crate) tool_search: super::tool_search::ToolSearchSettings,
+    /// `[tool_search]`, each key checked, a later layer's over an earlier one's.
+    pub(crate) tool_search: toml::Table,
     /// `[pricing."MODEL"]`, by model name.
     pub(crate) pricing: std::collections::BTreeMap<String, super::spend::PriceEntry>,
     /// Variables for commands and hooks (a Claude Code settings file's `env`).
     pub(crate) env: Vec<EnvEntry>,
     /// What a Claude Code settings file held that rein does not apply, one line each.
     pub(crate) claude_ignored: Vec<String>,
+    /// The keys of [`SHOWN_TABLES`] each file set, in layer order.
+    pub(crate) values: Vec<TableValue>,
 }
 
 impl Tables {
@@ -157,7 +175,8 @@ impl Tables {
         }
         self.sandbox.stack(above.sandbox);
         self.repl.stack(above.repl);
-        self.tool_search.stack(above.tool_search);
+        self.tool_search.extend(above.tool_search);
+        self.values.extend(above.values);
         self.pricing.extend(above.pricing);
         for entry in above.env {
             self.env.retain(|e| e.name != entry.name);
@@ -288,11 +307,24 @@ pub(crate) fn read_table(
         "sandbox" => super::sandbox::read(&mut tables.sandbox, table, source)?,
         "repl" => super::repl::read(&mut tables.repl, table, source)?,
         "tool_search" => {
-            let read = de::read_keys(value, key, &header)?;
-            tables.tool_search.stack(read);
+            de::read_keys::<super::ToolSearchSettings>(value, key, &header)?;
+            tables.tool_search.extend(table.clone());
         }
         "pricing" => super::spend::read_pricing(&mut tables.pricing, table)?,
         other => return Err(format!("unknown table [{other}]")),
+    }
+    if SHOWN_TABLES.contains(&key) {
+        for (name, value) in table {
+            let name = match key {
+                "pricing" => format!("\"{name}\""),
+                _ => name.clone(),
+            };
+            tables.values.push(TableValue {
+                key: format!("{key}.{name}"),
+                value: value.to_string(),
+                source: source.clone(),
+            });
+        }
     }
     Ok(())
 }

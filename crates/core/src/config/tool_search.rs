@@ -3,7 +3,8 @@
 
 use serde::Deserialize;
 
-/// `[tool_search]` of every layer, a later one's keys over an earlier one's.
+/// `[tool_search]` of every layer, a later one's keys over an earlier one's (merged as
+/// TOML, then read once: a key here is one field).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSearchSettings {
@@ -14,12 +15,6 @@ pub struct ToolSearchSettings {
 }
 
 impl ToolSearchSettings {
-    /// A later layer's keys over these.
-    pub(crate) fn stack(&mut self, above: ToolSearchSettings) {
-        self.max_tools = above.max_tools.or(self.max_tools);
-        self.max_schema_kb = above.max_schema_kb.or(self.max_schema_kb);
-    }
-
     /// The budget these settings make.
     pub fn budget(&self) -> crate::agent::ToolSearchBudget {
         let default = crate::agent::ToolSearchBudget::default();
@@ -46,8 +41,7 @@ mod tests {
                 "[tool_search]",
             )
         };
-        let mut settings = ToolSearchSettings::default();
-        settings.stack(read("max_tools = 10").unwrap());
+        let settings = read("max_tools = 10").unwrap();
         assert_eq!(settings.budget().max_tools, 10);
         assert_eq!(settings.budget().max_schema_bytes, 48 * 1024);
         let error = read("max_tool = 10").unwrap_err();
