@@ -56,41 +56,31 @@ pub enum McpTransportEntry {
     },
 }
 
-/// A `[mcp_servers.NAME]` table as a file writes it.
+/// A `[mcp_servers.NAME]` table as a file writes it (its keys are documented on
+/// [`McpServerEntry`] and [`McpTransportEntry`]).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ServerTable {
-    /// The program rein starts (stdio).
     #[serde(default, deserialize_with = "de::some_text")]
     command: Option<String>,
-    /// Its arguments.
     #[serde(default, deserialize_with = "de::strings")]
     args: Vec<String>,
-    /// Variables set for it.
     #[serde(default, deserialize_with = "de::string_map")]
     env: Vec<(String, String)>,
-    /// Where it runs.
     #[serde(default, deserialize_with = "de::some_text")]
     cwd: Option<String>,
-    /// Whether it runs in the OS sandbox.
     #[serde(default, deserialize_with = "de::some_switch")]
     sandbox: Option<bool>,
-    /// A streamable-HTTP server's endpoint.
     #[serde(default, deserialize_with = "de::some_text")]
     url: Option<String>,
-    /// Headers sent with each request.
     #[serde(default, deserialize_with = "de::string_map")]
     headers: Vec<(String, String)>,
-    /// How long the first request waits for it (Codex names it `startup_timeout_sec`).
     #[serde(default, alias = "startup_timeout_sec", deserialize_with = "seconds")]
     startup_timeout: Option<Duration>,
-    /// How long a call may go silent (Codex names it `tool_timeout_sec`).
     #[serde(default, alias = "tool_timeout_sec", deserialize_with = "seconds")]
     call_timeout: Option<Duration>,
-    /// How long a call may take in all.
     #[serde(default, deserialize_with = "seconds")]
     call_max_timeout: Option<Duration>,
-    /// `false` keeps it configured but not started.
     #[serde(default, deserialize_with = "de::some_switch")]
     enabled: Option<bool>,
 }

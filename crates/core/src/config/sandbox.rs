@@ -54,45 +54,33 @@ pub struct SandboxSettings {
     project_file: Option<String>,
 }
 
-/// A `[sandbox]` table as a file writes it; [`SandboxSettings::apply`] decides what a
-/// project's may set.
+/// A `[sandbox]` table as a file writes it (its keys are documented on [`SandboxSettings`]);
+/// [`SandboxSettings::apply_projects`] decides what a project's may set.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SandboxTable {
-    /// The level.
     #[serde(default, deserialize_with = "level")]
     mode: Option<SandboxLevel>,
-    /// Off, on or through rein's proxy.
     #[serde(default, deserialize_with = "network")]
     network: Option<Network>,
-    /// Hosts the proxy lets through.
     #[serde(default, deserialize_with = "domains")]
     allow_domains: Option<Vec<String>>,
-    /// More writable trees.
     #[serde(default, deserialize_with = "de::some_strings")]
     writable: Option<Vec<String>>,
-    /// Trees taken away from the writable ones.
     #[serde(default, deserialize_with = "de::some_strings")]
     read_only: Option<Vec<String>>,
-    /// The tool caches, replacing rein's list.
     #[serde(default, deserialize_with = "de::some_strings")]
     caches: Option<Vec<String>>,
-    /// Hooks run sandboxed.
     #[serde(default, deserialize_with = "de::some_switch")]
     hooks: Option<bool>,
-    /// Stdio MCP servers run sandboxed.
     #[serde(default, deserialize_with = "de::some_switch")]
     mcp: Option<bool>,
-    /// `false`: behave as if the kernel had no Landlock.
     #[serde(default, deserialize_with = "de::some_switch")]
     landlock: Option<bool>,
-    /// More credential stores hidden.
     #[serde(default, deserialize_with = "de::some_strings")]
     hide: Option<Vec<String>>,
-    /// Paths shown although hidden.
     #[serde(default, deserialize_with = "de::some_strings")]
     expose: Option<Vec<String>>,
-    /// Whether commands reach the ssh-agent.
     #[serde(default, deserialize_with = "de::some_switch")]
     ssh_agent: Option<bool>,
 }
@@ -113,15 +101,15 @@ pub(crate) fn read(
         _ => None,
     };
     match project_dir {
-        None => settings.apply_person_s(read),
-        Some(dir) => settings.apply_project_s(read, source, dir),
+        None => settings.apply_persons(read),
+        Some(dir) => settings.apply_projects(read, source, dir),
     }
     Ok(())
 }
 
 impl SandboxSettings {
     /// The person's own table: everything applies.
-    fn apply_person_s(&mut self, read: SandboxTable) {
+    fn apply_persons(&mut self, read: SandboxTable) {
         self.level = read.mode.or(self.level);
         self.network = read.network.or(self.network);
         self.allow_domains
@@ -138,7 +126,7 @@ impl SandboxSettings {
     }
 
     /// A project's table: only what tightens applies; the rest is left out with a warning.
-    fn apply_project_s(&mut self, read: SandboxTable, source: &Source, dir: Option<&Path>) {
+    fn apply_projects(&mut self, read: SandboxTable, source: &Source, dir: Option<&Path>) {
         let mut left_out = |what: &str, why: &str| {
             self.ignored
                 .push(format!("sandbox.{what} in {source} is left out: {why}"));
