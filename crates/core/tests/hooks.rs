@@ -90,3 +90,43 @@ async fn interrupting_a_hanging_prompt_hook_stops_it_and_ends_the_turn() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Hooks of `events`, each a command that does nothing.
+fn hooks_on(events: &[HookEvent]) -> CommandHooks {
+    let workspace = std::env::temp_dir();
+    let hooks: Vec<HookCommand> = events
+        .iter()
+        .map(|event| HookCommand {
+            event: *event,
+            command: "true".into(),
+            matcher: None,
+            timeout: Duration::from_secs(5),
+            source: Source::Default,
+        })
+        .collect();
+    CommandHooks::new(
+        &hooks,
+        HookSetup {
+            env_set: Vec::new(),
+            workspace: workspace.clone(),
+            project_dir: workspace,
+            session_id: None,
+            transcript_path: None,
+            permission_mode: PermissionMode::Default,
+            secrets: std::sync::Arc::default(),
+            processes: rein_tools::bash::ProcessTracker::new(),
+            sandbox: None,
+        },
+    )
+}
+
+/// Calls that only look skip the wait for the turn's checkpoint unless a tool hook, which may
+/// change files, runs around them.
+#[test]
+fn only_tool_hooks_make_calls_that_look_wait_for_the_checkpoint() {
+    use rein_core::hooks::{Hooks, NoHooks};
+    assert!(!NoHooks.runs_on_tools());
+    assert!(!hooks_on(&[HookEvent::Stop, HookEvent::UserPromptSubmit]).runs_on_tools());
+    assert!(hooks_on(&[HookEvent::Stop, HookEvent::PostToolUse]).runs_on_tools());
+    assert!(hooks_on(&[HookEvent::PreToolUse]).runs_on_tools());
+}

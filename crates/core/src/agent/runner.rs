@@ -177,6 +177,15 @@ impl CallEnv {
         }
     }
 
+    /// Whether `call` leaves the workspace as it is, so it need not wait for the turn's
+    /// checkpoint: it only looks (or fails at once), no tool hook runs around it, and it is
+    /// no sub-agent (whose own calls may edit).
+    pub(crate) fn leaves_workspace(&self, call: &ToolCall) -> bool {
+        self.runs_concurrently(call)
+            && call.name != AGENT_TOOL
+            && !self.runner.hooks.runs_on_tools()
+    }
+
     /// Whether `call` may start while its response is still streaming: it runs beside
     /// others, and the policy lets it run without asking (a question must not appear before
     /// the response that leads to it is complete). The check is kept for the run.

@@ -169,6 +169,12 @@ impl Hooks for CommandHooks {
             .any(|e| e.event == HookEvent::UserPromptSubmit)
     }
 
+    fn runs_on_tools(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|e| matches!(e.event, HookEvent::PreToolUse | HookEvent::PostToolUse))
+    }
+
     async fn user_prompt_submit(&self, prompt: &str, warnings: &mut HookWarnings) -> PromptCheck {
         let said = self
             .run(EventInput::UserPromptSubmit(prompt), warnings)

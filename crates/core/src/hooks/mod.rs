@@ -134,6 +134,12 @@ pub trait Hooks: Send + Sync {
         true
     }
 
+    /// Whether a PreToolUse or PostToolUse hook may run (and so change the workspace) around
+    /// a tool call: calls that only look must then wait for the turn's checkpoint too.
+    fn runs_on_tools(&self) -> bool {
+        true
+    }
+
     /// Before the person's request reaches the model.
     async fn user_prompt_submit(&self, _prompt: &str, _warnings: &mut HookWarnings) -> PromptCheck {
         PromptCheck::Send { context: None }
@@ -170,6 +176,10 @@ pub struct NoHooks;
 
 impl Hooks for NoHooks {
     fn runs_on_prompt(&self) -> bool {
+        false
+    }
+
+    fn runs_on_tools(&self) -> bool {
         false
     }
 }

@@ -244,8 +244,12 @@ impl Agent {
         outcome: &mut TurnOutcome,
     ) -> RoundEnd {
         let events = &env.events;
-        // The checkpoint before the turn is whole before a call can change a file.
-        self.settle_checkpoint(events).await;
+        // The checkpoint before the turn is whole before a call can change a file; calls
+        // that only look go on beside it (on a fast server the first round's reads would
+        // otherwise wait for the first scan of the workspace).
+        if !calls.iter().all(|call| env.leaves_workspace(call)) {
+            self.settle_checkpoint(events).await;
+        }
         let mut outcomes = calls::run_calls(env, calls, early, &mut self.guard).await;
         self.count_subagents(events, outcome);
         let updated = self.report_todos(events);
