@@ -523,13 +523,28 @@ fn session(
     })
 }
 
-/// The custom command `input` uses (`/name args`) and its arguments; `Ok(None)` when the
-/// input is no slash command; an error naming the known commands when it is an unknown one
-/// (a headless run has no built-in slash commands).
+/// What a headless `-p "/name args"` asks for.
+#[derive(Debug, Clone)]
+pub(crate) enum HeadlessCommand {
+    /// A command from a file, with its arguments.
+    File(CustomCommand, String),
+    /// A name of an MCP prompt's form (`mcp__server__prompt`): looked up once the servers
+    /// have started.
+    McpPrompt {
+        /// The name without the slash.
+        name: String,
+        /// What followed it.
+        arguments: String,
+    },
+}
+
+/// The command `input` uses (`/name args`); `Ok(None)` when the input is no slash command;
+/// an error naming the known commands when it is an unknown one (a headless run has no
+/// built-in slash commands).
 pub(crate) fn headless_command(
     args: &Args,
     input: &str,
-) -> Result<Option<(CustomCommand, String)>, SetupError> {
+) -> Result<Option<HeadlessCommand>, SetupError> {
     let Some(name) = slash_name(input) else {
         return Ok(None);
     };
@@ -538,7 +553,11 @@ pub(crate) fn headless_command(
         rein_core::commands::available_commands(&config.project_root, Some(&config.rein_home));
     let arguments = input.trim()[1 + name.len()..].trim().to_owned();
     match commands.iter().find(|c| c.name == name) {
-        Some(command) => Ok(Some((command.clone(), arguments))),
+        Some(command) => Ok(Some(HeadlessCommand::File(command.clone(), arguments))),
+        None if name.starts_with("mcp__") => Ok(Some(HeadlessCommand::McpPrompt {
+            name: name.to_owned(),
+            arguments,
+        })),
         None => {
             let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
             let hint = match rein_core::suggest::closest(name, names.iter().copied()) {
