@@ -231,6 +231,15 @@ async fn command_request(
 ) -> Result<String, (String, Exit)> {
     let (command, arguments) = match command {
         None => return Ok(input.to_owned()),
+        Some(HeadlessCommand::Init) => {
+            let root = rein_core::config::find_project_root(&agent.tool_context().cwd()).dir;
+            events.emit(AgentEvent::Warning {
+                message: "/init: AGENTS.md is written without asking (the permission mode \
+                          allows edits); review it with `git diff` or in your editor"
+                    .to_owned(),
+            });
+            return Ok(rein_core::commands::init_prompt(&root));
+        }
         Some(HeadlessCommand::File(command, arguments)) => (command, arguments),
         Some(HeadlessCommand::McpPrompt { name, arguments }) => {
             let hub = agent.mcp_hub().cloned();

@@ -61,8 +61,14 @@ impl Repl {
                     self.say(&self.style.warn(
                         "/init writes AGENTS.md: leave plan mode first (/permissions default)",
                     ));
-                } else if let Ok(typed) = self.turn(agent, &prompt).await {
-                    return Flow::Typed(typed);
+                } else {
+                    // Shown and asked about in every mode, even where edits need no asking.
+                    agent.ask_first(rein_core::commands::init_ask_rules(&root));
+                    let sent = self.turn(agent, &prompt).await;
+                    agent.ask_first(Vec::new());
+                    if let Ok(typed) = sent {
+                        return Flow::Typed(typed);
+                    }
                 }
             }
             Slash::Compact(focus) => {

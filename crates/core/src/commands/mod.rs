@@ -34,6 +34,18 @@ pub fn init_prompt(project_root: &Path) -> String {
 
 use std::path::{Path, PathBuf};
 
+/// The rules `/init` runs under (see `Agent::ask_first`): writing or editing AGENTS.md asks
+/// first in every mode, so the person always sees the file before it is written.
+pub fn init_ask_rules(project_root: &Path) -> Vec<crate::permissions::Rule> {
+    let file = project_root.join("AGENTS.md");
+    ["write_file", "edit_file"]
+        .iter()
+        .filter_map(|tool| {
+            crate::permissions::Rule::parse(&format!("{tool}({})", file.display()), None).ok()
+        })
+        .collect()
+}
+
 pub use expand::{Expanded, expand, split_arguments, substitute_arguments};
 
 /// Where a custom command comes from.
