@@ -160,3 +160,28 @@ fn prompts_are_listed_completed_and_sent_in_the_repl_and_follow_list_changes() {
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
+
+#[test]
+fn a_prompts_image_goes_to_a_model_that_sees_and_is_described_to_one_that_does_not() {
+    let env = Env::new();
+    with_fake(&env);
+    for (model, sees) in [("gpt-4o", true), ("deepseek-chat", false)] {
+        let server = MockServer::start(Script::new().reply(Turn::text("A dot.")));
+        let out = run(env
+            .rein_openai(&server)
+            .env("REIN_MODEL", model)
+            .args(["-p", "/mcp__fake__picture"]));
+        assert!(out.status.success(), "{model}: {}", stderr(&out));
+        let body = server.requests()[0].body.to_string();
+        let text = sent(&server);
+        assert!(text.contains("Describe this picture."), "{model}: {text}");
+        if sees {
+            assert!(body.contains("image_url"), "{model}: {body}");
+            assert!(text.contains("[image: image/png, 1×1, attached]"), "{text}");
+        } else {
+            assert!(!body.contains("image_url"), "{model}: {body}");
+            assert!(text.contains("[image: image/png,"), "{text}");
+            assert!(text.contains("not shown]"), "{text}");
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! The fake MCP server's prompts: `greet` (a required and an optional argument), `review`
 //! (one argument, for text with spaces), `conversation` (several messages, an assistant one
-//! and an embedded resource among them), `fails` (always refused), and `late_prompt`, listed
+//! and an embedded resource among them), `picture` (text and a 1×1 PNG), `fails` (always
+//! refused), and `late_prompt`, listed
 //! only after the `change_tools` tool ran (with `prompts/list_changed` sent).
 
 use rmcp::ErrorData as McpError;
@@ -8,6 +9,9 @@ use rmcp::model::{
     ContentBlock, GetPromptResult, JsonObject, Prompt, PromptArgument, PromptMessage, Role,
 };
 use serde_json::Value;
+
+/// A 1×1 PNG, base64.
+const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 /// The prompts listed; `grown`: `change_prompts` ran.
 pub(crate) fn prompts(grown: bool) -> Vec<Prompt> {
@@ -33,6 +37,11 @@ pub(crate) fn prompts(grown: bool) -> Vec<Prompt> {
         Prompt::new(
             "conversation",
             Some("A conversation with an example answer"),
+            None::<Vec<PromptArgument>>,
+        ),
+        Prompt::new(
+            "picture",
+            Some("Asks about a picture"),
             None::<Vec<PromptArgument>>,
         ),
         Prompt::new(
@@ -74,6 +83,10 @@ pub(crate) fn get(name: &str, args: &JsonObject) -> Result<GetPromptResult, McpE
                 ContentBlock::embedded_text("fake://notes/7", "note 7: multiply by three"),
             ),
             user("Now apply the note.".to_owned()),
+        ],
+        "picture" => vec![
+            user("Describe this picture.".to_owned()),
+            PromptMessage::new(Role::User, ContentBlock::image(PIXEL_PNG, "image/png")),
         ],
         "late_prompt" => vec![user("The late prompt's text.".to_owned())],
         "fails" => {
