@@ -64,14 +64,15 @@ impl Advertiser {
 
     /// Sends the list now, then again whenever the MCP prompts change.
     fn start(&self) {
+        // Watching before the first list: a server ready in between is not missed.
+        let watch = self.hub.as_ref().map(|hub| hub.prompt_watch());
         let mut last = Self::list(&self.custom, self.hub.as_deref());
         Self::send(&self.updates, &last);
-        let Some(hub) = self.hub.clone() else {
+        let (Some(hub), Some(mut watch)) = (self.hub.clone(), watch) else {
             return;
         };
         let (updates, custom) = (self.updates.clone(), self.custom.clone());
         let watcher = tokio::spawn(async move {
-            let mut watch = hub.prompt_watch();
             loop {
                 watch.changed().await;
                 hub.refresh_prompts().await;
