@@ -98,7 +98,11 @@ fn a_missing_argument_a_failing_prompt_or_a_down_server_sends_nothing() {
             2,
             "unknown command /mcp__fake__gret; did you mean /mcp__fake__greet?",
         ),
-        ("/mcp__down__greet Ada", 1, "MCP server `down` is failed"),
+        (
+            "/mcp__down__greet Ada",
+            1,
+            "MCP server `down` is not available (failed: ",
+        ),
     ];
     for (typed, code, said) in cases {
         let out = run(env.rein_openai(&server).args(["-p", typed]));

@@ -62,12 +62,12 @@ pub async fn find_prompt(
         );
         if name.starts_with(&prefix) && status.state != rein_mcp::ServerState::Ready {
             return Err(PromptMissing::ServerDown(format!(
-                "/{name} cannot be used: MCP server `{}` is {}{}",
+                "/{name} cannot be used: MCP server `{}` is not available ({}{})",
                 status.name,
                 status.state.as_str(),
                 status
                     .last_error
-                    .map(|e| format!(" ({e})"))
+                    .map(|e| format!(": {e}"))
                     .unwrap_or_default()
             )));
         }
