@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rein_core::agent::{Agent, AgentEvent, EventSink, Events, TurnEnd, TurnOutcome, TurnStop};
-use rein_core::commands::CustomCommand;
+use rein_core::commands::CommandError;
 use rein_core::hooks::SessionStartSource;
 use rein_core::interaction::Unattended;
 use tokio_util::sync::CancellationToken;
@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::args::{Args, InputFormat, OutputFormat};
 use crate::exit::Exit;
 use crate::report::{self, Denial, RunReport};
-use crate::setup::{self, McpServers, SetupError};
+use crate::setup::{self, HeadlessCommand, McpServers, SetupError};
 use crate::{commands, demo, input, interrupt, render, repl};
 
 /// Runs what the command line asks for and returns how rein should exit.
@@ -65,7 +65,7 @@ pub(crate) async fn run(args: Args) -> Exit {
         }
     };
     // The model a command asks for, unless the command line names one.
-    if let Some((command, _)) = &command
+    if let Some(HeadlessCommand::File(command, _)) = &command
         && args.model.is_none()
     {
         args.model.clone_from(&command.model);
@@ -104,7 +104,7 @@ fn set_up(args: &Args, format: OutputFormat, started: Instant) -> Result<setup::
 async fn one_shot(
     args: &Args,
     prompt: &str,
-    command: Option<(CustomCommand, String)>,
+    command: Option<HeadlessCommand>,
     prepared: setup::Prepared,
     format: OutputFormat,
     started: Instant,
@@ -150,17 +150,32 @@ async fn one_shot(
             }
         })
     });
-    let prompt = match &command {
-        Some((command, arguments)) => {
-            let expanded =
-                rein_core::commands::expand(&agent, command, arguments, &events, cancel.clone())
-                    .await;
-            for warning in expanded.warnings {
-                events.emit(AgentEvent::Warning { message: warning });
+    let prompt = match command_request(&mut agent, prompt, command, &events, &cancel).await {
+        Ok(prompt) => prompt,
+        Err((message, exit)) => {
+            // Nothing was sent: no session to keep, nothing left running.
+            if let Some(ticker) = ticker {
+                ticker.abort();
             }
-            expanded.prompt
+            if let Some(live) = &live {
+                live.end();
+            }
+            // As set-up problems are shown: the person's mistake as a notice, a failure as
+            // an error.
+            if exit == Exit::Usage {
+                render::notice(&format!("rein: {message}"));
+            } else {
+                render::error(&message);
+            }
+            if format != OutputFormat::Text {
+                render::stdout_line(
+                    &RunReport::failed_setup(&message, started.elapsed()).to_json_line(),
+                );
+            }
+            let _ = agent.discard_unanswered_session();
+            agent.shutdown_mcp().await;
+            return exit;
         }
-        None => prompt.to_owned(),
     };
     let outcome = agent.run_turn(&prompt, &events, cancel).await;
     if let Some(ticker) = ticker {
@@ -202,6 +217,55 @@ async fn one_shot(
         // A run whose record is incomplete did not fully succeed, whatever the model did.
         Some(_) if Exit::for_stop(outcome.stop()) == Exit::Done => Exit::Runtime,
         Some(_) | None => Exit::for_stop(outcome.stop()),
+    }
+}
+
+/// The request a headless command makes (the input itself when it is none); `Err` when
+/// nothing is to be sent: why, and the exit.
+async fn command_request(
+    agent: &mut Agent,
+    input: &str,
+    command: Option<HeadlessCommand>,
+    events: &Events,
+    cancel: &CancellationToken,
+) -> Result<String, (String, Exit)> {
+    let (command, arguments) = match command {
+        None => return Ok(input.to_owned()),
+        Some(HeadlessCommand::Init) => {
+            let root = rein_core::config::find_project_root(&agent.tool_context().cwd()).dir;
+            events.emit(AgentEvent::Warning {
+                message: "/init: AGENTS.md is written without asking (the permission mode \
+                          allows edits); review it with `git diff` or in your editor"
+                    .to_owned(),
+            });
+            return Ok(rein_core::commands::init_prompt(&root));
+        }
+        Some(HeadlessCommand::File(command, arguments)) => (command, arguments),
+        Some(HeadlessCommand::McpPrompt { name, arguments }) => {
+            let hub = agent.mcp_hub().cloned();
+            match rein_core::commands::find_prompt(hub.as_deref(), &name, cancel).await {
+                Ok(command) => (command, arguments),
+                Err(rein_core::commands::PromptMissing::ServerDown(why)) => {
+                    return Err((why, Exit::Runtime));
+                }
+                Err(rein_core::commands::PromptMissing::Unknown(why)) => {
+                    return Err((why, Exit::Usage));
+                }
+            }
+        }
+    };
+    let expanded =
+        rein_core::commands::prepare(agent, &command, &arguments, events, cancel.clone()).await;
+    match expanded {
+        Ok(expanded) => {
+            for warning in expanded.warnings {
+                events.emit(AgentEvent::Warning { message: warning });
+            }
+            Ok(expanded.prompt)
+        }
+        // A missing argument is the person's to fix; a server or prompt that failed is not.
+        Err(CommandError::Usage(why)) => Err((why, Exit::Usage)),
+        Err(CommandError::Failed(why)) => Err((why, Exit::Runtime)),
     }
 }
 

@@ -523,13 +523,30 @@ fn session(
     })
 }
 
-/// The custom command `input` uses (`/name args`) and its arguments; `Ok(None)` when the
-/// input is no slash command; an error naming the known commands when it is an unknown one
-/// (a headless run has no built-in slash commands).
+/// What a headless `-p "/name args"` asks for.
+#[derive(Debug, Clone)]
+pub(crate) enum HeadlessCommand {
+    /// A command from a file, with its arguments.
+    File(CustomCommand, String),
+    /// A name of an MCP prompt's form (`mcp__server__prompt`): looked up once the servers
+    /// have started.
+    McpPrompt {
+        /// The name without the slash.
+        name: String,
+        /// What followed it.
+        arguments: String,
+    },
+    /// `/init`, under a mode that lets it write AGENTS.md without asking.
+    Init,
+}
+
+/// The command `input` uses (`/name args`); `Ok(None)` when the input is no slash command;
+/// an error naming the known commands when it is an unknown one (a headless run has no
+/// built-in slash commands but `/init`).
 pub(crate) fn headless_command(
     args: &Args,
     input: &str,
-) -> Result<Option<(CustomCommand, String)>, SetupError> {
+) -> Result<Option<HeadlessCommand>, SetupError> {
     let Some(name) = slash_name(input) else {
         return Ok(None);
     };
@@ -537,8 +554,15 @@ pub(crate) fn headless_command(
     let (commands, _) =
         rein_core::commands::available_commands(&config.project_root, Some(&config.rein_home));
     let arguments = input.trim()[1 + name.len()..].trim().to_owned();
+    if name == "init" {
+        return headless_init(args).map(Some);
+    }
     match commands.iter().find(|c| c.name == name) {
-        Some(command) => Ok(Some((command.clone(), arguments))),
+        Some(command) => Ok(Some(HeadlessCommand::File(command.clone(), arguments))),
+        None if name.starts_with("mcp__") => Ok(Some(HeadlessCommand::McpPrompt {
+            name: name.to_owned(),
+            arguments,
+        })),
         None => {
             let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
             let hint = match rein_core::suggest::closest(name, names.iter().copied()) {
@@ -555,6 +579,23 @@ pub(crate) fn headless_command(
                 "rein: unknown command /{name}{hint}"
             )))
         }
+    }
+}
+
+/// `/init` headless: no one can be shown the file or asked, so it runs only where the person
+/// has already said edits need no asking (accept-edits, auto, yolo), and is refused before
+/// any request otherwise (the model would study the project for nothing, then be refused
+/// the write).
+fn headless_init(args: &Args) -> Result<HeadlessCommand, SetupError> {
+    use rein_core::permissions::PermissionMode as Mode;
+    match args.mode() {
+        Mode::AcceptEdits | Mode::Auto | Mode::Yolo => Ok(HeadlessCommand::Init),
+        Mode::Default | Mode::Plan => Err(SetupError::Usage(format!(
+            "rein: /init writes AGENTS.md, and a headless run cannot show it and ask first \
+             ({} mode would refuse the write): run /init in the REPL, or pass \
+             --permission-mode accept-edits to have it written without asking",
+            args.mode().as_str()
+        ))),
     }
 }
 

@@ -512,3 +512,70 @@ fn malformed_lines_and_unknown_methods_are_answered() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn custom_commands_and_mcp_prompts_are_advertised_and_run() {
+    let Some(driver) = acp_client() else { return };
+    let env = Env::new();
+    env.write(
+        ".claude/commands/review.md",
+        "---\ndescription: Review a file\nargument-hint: [file]\n---\nReview $ARGUMENTS now.\n",
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::text("Reviewed."))
+            .reply(Turn::text("Greeted.")),
+    );
+    let fake = crate::mcp::fake();
+    let report = drive(
+        &driver,
+        &env,
+        &server,
+        json!({
+            "scenario": "commands",
+            "waitFor": "mcp__fake__greet",
+            "prompts": [
+                "/review lib.rs",
+                "/mcp__fake__greet Ada pirate",
+                "/mcp__fake__greet",
+            ],
+            "mcpServers": [{"name": "fake", "command": fake, "args": [], "env": []}],
+        }),
+    );
+    let advertised = updates(&report, "available_commands_update");
+    let last = advertised.last().unwrap()["availableCommands"]
+        .as_array()
+        .unwrap();
+    let named = |name: &str| last.iter().find(|c| c["name"] == name).cloned();
+    assert!(named("compact").is_some(), "{report}");
+    let review = named("review").unwrap();
+    assert_eq!(review["description"], "Review a file");
+    assert_eq!(review["input"]["hint"], "[file]");
+    let greet = named("mcp__fake__greet").unwrap();
+    assert_eq!(greet["description"], "Greets someone by name");
+    assert_eq!(greet["input"]["hint"], "<name> [style]");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the last prompt sent nothing: {report}");
+    let user = |i: usize| {
+        requests[i].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .unwrap()["content"]
+            .to_string()
+    };
+    assert!(user(0).contains("Review lib.rs now."), "{}", user(0));
+    assert!(
+        user(1).contains("Say hello to Ada in a pirate style."),
+        "{}",
+        user(1)
+    );
+    let said = message(&report, "agent_message_chunk");
+    assert!(
+        said.contains("needs the argument `name`"),
+        "the missing argument is named: {said}"
+    );
+    assert!(report["stops"].as_array().unwrap().len() == 3, "{report}");
+}

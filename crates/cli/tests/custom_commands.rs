@@ -201,3 +201,104 @@ fn init_studies_the_project_and_writes_agents_md_after_approval() {
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
+
+#[test]
+fn init_shows_agents_md_and_asks_even_in_yolo_mode_and_only_during_init() {
+    use crate::pty::Pty;
+    use rein_testkit::MockToolCall;
+    let env = Env::new();
+    env.write("Cargo.toml", "[package]\nname = \"demo\"\n");
+    let write = |id: &str, content: &str| {
+        Turn::new().tool_call(MockToolCall::new(
+            id,
+            "write_file",
+            serde_json::json!({ "file_path": "AGENTS.md", "content": content }).to_string(),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(write("w1", "# demo\n\nRun `cargo nextest run`.\n"))
+            .reply(Turn::text("Wrote AGENTS.md."))
+            .reply(write("w2", "# demo\n\nRun `cargo test`.\n"))
+            .reply(Turn::text("Changed it.")),
+    );
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "yolo"],
+        120,
+    );
+    pty.wait_for("permissions: yolo");
+    pty.wait_ready();
+    pty.send("/init\r");
+    // Shown and asked about, though yolo runs every edit without asking.
+    pty.wait_for("write_file needs your approval");
+    pty.wait_for("cargo nextest run");
+    assert!(!env.work.join("AGENTS.md").exists());
+    pty.send("y");
+    pty.wait_for("Wrote AGENTS.md.");
+    assert!(env.read("AGENTS.md").contains("cargo nextest run"));
+    // After /init the mode's own rule holds again: the next write does not ask.
+    pty.send("use cargo test instead\r");
+    pty.wait_for("Changed it.");
+    assert!(env.read("AGENTS.md").contains("cargo test"));
+    assert_eq!(
+        pty.transcript().matches("needs your approval").count(),
+        1,
+        "{}",
+        pty.transcript()
+    );
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+#[test]
+fn init_headless_writes_only_where_edits_need_no_asking_and_says_so() {
+    use rein_testkit::MockToolCall;
+    let env = Env::new();
+    env.write("Cargo.toml", "[package]\nname = \"demo\"\n");
+    let server = MockServer::start(Script::new().reply(Turn::text("never")).repeating());
+    let out = run(env.rein_openai(&server).args(["-p", "/init"]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot show it and ask first")
+            && stderr(&out).contains("--permission-mode accept-edits"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(server.requests().is_empty(), "refused before any request");
+
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "w",
+                "write_file",
+                serde_json::json!({ "file_path": "AGENTS.md", "content": "# demo\n" }).to_string(),
+            )))
+            .reply(Turn::text("Wrote AGENTS.md.")),
+    );
+    let out = run(env.rein_openai(&server).args([
+        "-p",
+        "/init",
+        "--permission-mode",
+        "accept-edits",
+        "--output-format",
+        "json",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(env.read("AGENTS.md"), "# demo\n");
+    let report = final_json(&out);
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("AGENTS.md is written without asking"),
+        "{report}"
+    );
+    assert!(
+        server.requests()[0]
+            .body
+            .to_string()
+            .contains("read-only tools only"),
+        "the /init request was sent"
+    );
+}

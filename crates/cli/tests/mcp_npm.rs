@@ -335,3 +335,70 @@ fn a_tool_that_requires_tasks_is_not_offered_and_mcp_list_says_why() {
     assert!(tools.contains("mcp__everything__echo"), "{tools}");
     assert!(!tools.contains("simulate-research-query"), "{tools}");
 }
+
+/// The last user message of `request`, as text.
+fn user_text(request: &rein_testkit::CapturedRequest) -> String {
+    let messages = request.body["messages"].as_array().unwrap();
+    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    match user["content"].as_str() {
+        Some(text) => text.to_owned(),
+        None => user["content"].to_string(),
+    }
+}
+
+#[test]
+fn the_reference_servers_prompts_are_slash_commands() {
+    let Some(bin) = reference_servers() else {
+        return;
+    };
+    let env = Env::new();
+    configure(&env, &bin, "");
+    for (typed, expected) in [
+        (
+            "/mcp__everything__args-prompt city=Austin state=Texas",
+            "What's weather in Austin, Texas?",
+        ),
+        (
+            "/mcp__everything__args-prompt Paris",
+            "What's weather in Paris?",
+        ),
+        (
+            "/mcp__everything__simple-prompt",
+            "This is a simple prompt without arguments.",
+        ),
+        (
+            "/mcp__everything__resource-prompt Text 3",
+            "Resource 3: This is a plaintext resource",
+        ),
+    ] {
+        let server = MockServer::start(Script::new().reply(Turn::text("Answered.")));
+        let out = run(env
+            .rein_openai(&server)
+            .args(["-p", typed, "--output-format", "json"]));
+        assert!(out.status.success(), "{typed}: {}", stderr(&out));
+        let sent = user_text(&server.requests()[0]);
+        assert!(sent.contains(expected), "{typed}: {sent}");
+        assert_eq!(final_json(&out)["result"], "Answered.");
+    }
+    // A prompt the server refuses, and a required argument left out: nothing is sent.
+    let server = MockServer::start(Script::new().reply(Turn::text("never")).repeating());
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "/mcp__everything__resource-prompt bogus 1"]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Invalid resourceType"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "/mcp__everything__args-prompt state=Texas"]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("needs the argument `city` (Name of the city)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(server.requests().is_empty());
+}

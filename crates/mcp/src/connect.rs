@@ -33,6 +33,8 @@ pub(crate) struct Listener {
     /// Its tools that require MCP tasks (stdio servers), not offered.
     pub(crate) task_required: crate::tasks::TaskRequired,
     pub(crate) progress: ProgressRoutes,
+    /// `prompts/list_changed` arrived: the prompts are listed again when next asked for.
+    pub(crate) prompts: crate::prompts::PromptSignal,
 }
 
 impl std::fmt::Debug for Listener {
@@ -71,6 +73,14 @@ impl ClientHandler for Listener {
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
         self.tools_changed.store(true, Ordering::SeqCst);
+        std::future::ready(())
+    }
+
+    fn on_prompt_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.prompts.note_stale();
         std::future::ready(())
     }
 

@@ -18,22 +18,7 @@ pub(crate) fn tool_output(result: &CallToolResult, vision: bool) -> ToolOutput {
     let mut parts: Vec<String> = result
         .content
         .iter()
-        .map(|block| match block {
-            ContentBlock::Image(image) if vision => {
-                match rein_tools::image::from_base64(&image.data) {
-                    Ok(ready) => {
-                        let text = format!(
-                            "[image: {}, {}×{}, attached]",
-                            ready.media_type, ready.width, ready.height
-                        );
-                        images.push(ready);
-                        text
-                    }
-                    Err(why) => format!("[image: {}, not shown: {why}]", image.mime_type),
-                }
-            }
-            _ => describe(block),
-        })
+        .map(|block| shown(block, vision, &mut images))
         .collect();
     if let Some(structured) = &result.structured_content {
         let text: String = result
@@ -68,6 +53,30 @@ pub(crate) fn tool_output(result: &CallToolResult, vision: bool) -> ToolOutput {
     };
     output.images = images;
     output
+}
+
+/// One content block as the model gets it: text as is, an image given (pushed on `images`)
+/// to a model that sees and described to one that does not, the rest described. Tool results
+/// and prompts (`prompts/get`) both go through it.
+pub(crate) fn shown(
+    block: &ContentBlock,
+    vision: bool,
+    images: &mut Vec<rein_tools::image::ImageData>,
+) -> String {
+    match block {
+        ContentBlock::Image(image) if vision => match rein_tools::image::from_base64(&image.data) {
+            Ok(ready) => {
+                let text = format!(
+                    "[image: {}, {}×{}, attached]",
+                    ready.media_type, ready.width, ready.height
+                );
+                images.push(ready);
+                text
+            }
+            Err(why) => format!("[image: {}, not shown: {why}]", image.mime_type),
+        },
+        _ => describe(block),
+    }
 }
 
 /// Which copy of a result the model gets.

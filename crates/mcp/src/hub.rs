@@ -38,7 +38,7 @@ pub struct McpSetup {
 /// The servers of one session.
 #[derive(Debug)]
 pub struct McpHub {
-    servers: Vec<Arc<Server>>,
+    pub(crate) servers: Vec<Arc<Server>>,
     started: Instant,
     generation: Arc<AtomicU64>,
     stopped: CancellationToken,

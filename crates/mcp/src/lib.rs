@@ -10,6 +10,7 @@ mod error;
 mod hub;
 pub mod naming;
 mod process;
+mod prompts;
 mod schema;
 mod server;
 mod status;
@@ -22,5 +23,8 @@ pub use config::{
 };
 pub use error::McpError;
 pub use hub::{McpHub, McpSetup, StartReport};
+pub use prompts::{
+    McpPrompt, PromptArgument, PromptContent, PromptMessage, PromptRole, PromptWatch,
+};
 pub use schema::clean_schema;
 pub use status::{ServerState, ServerStatus};

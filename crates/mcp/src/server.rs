@@ -7,12 +7,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::RoleClient;
-use rmcp::model::Tool;
+use rmcp::model::{Prompt, Tool};
 use rmcp::service::{Peer, RunningService};
 use tokio::sync::watch;
 
 #[path = "server_call.rs"]
 mod call;
+#[path = "server_prompts.rs"]
+mod prompts;
 
 use crate::config::ServerConfig;
 use crate::connect::{self, Connection, Listener, Surroundings};
@@ -42,6 +44,8 @@ struct Inner {
     state: ServerState,
     live: Option<Live>,
     tools: Vec<Tool>,
+    /// Its prompts, when it offers them.
+    prompts: Vec<Prompt>,
     last_error: Option<String>,
     restarts: u32,
 }
@@ -98,6 +102,7 @@ impl Server {
                 state: ServerState::Starting,
                 live: None,
                 tools: Vec::new(),
+                prompts: Vec::new(),
                 last_error: None,
                 restarts: 0,
             }),
@@ -222,6 +227,7 @@ impl Server {
         let log = self.log.clone().unwrap_or_default();
         let around = self.surroundings(&log);
         self.listener.tools_changed.store(false, Ordering::SeqCst);
+        self.listener.prompts.stale.store(false, Ordering::SeqCst);
         let launched = self
             .launched
             .lock()
@@ -237,6 +243,10 @@ impl Server {
             // It never ran: its log has nothing to add.
             Err(error) => Err(error.to_string()),
         };
+        let prompts = match &connected {
+            Ok(connection) => prompts::first_list(connection.service.peer()).await,
+            Err(_) => Ok(Vec::new()),
+        };
         let mut inner = self.lock();
         match connected {
             Ok(Connection {
@@ -246,6 +256,11 @@ impl Server {
             }) => {
                 let changed = inner.tools != tools;
                 inner.tools = tools;
+                match prompts {
+                    Ok(prompts) => inner.prompts = prompts,
+                    Err(error) => inner.last_error = Some(error),
+                }
+                self.listener.prompts.note_listed();
                 inner.live = Some(Live { service, process });
                 if inner.state == ServerState::TimedOut {
                     inner.last_error = None;

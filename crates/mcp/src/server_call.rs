@@ -142,7 +142,7 @@ impl Server {
     }
 
     /// A peer to call through: the live one, or one from a restart when the server died.
-    async fn peer_for_call(
+    pub(super) async fn peer_for_call(
         &self,
         cancel: &CancellationToken,
     ) -> Result<Peer<RoleClient>, CallFailure> {

@@ -44,6 +44,7 @@ mod connection;
 mod duration_ms;
 mod http;
 pub mod mcp;
+mod mcp_prompts;
 mod openai;
 mod render;
 mod respond;

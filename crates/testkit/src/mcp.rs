@@ -1,5 +1,6 @@
 //! A fake MCP server for rein's MCP tests, built on rmcp's server side: tools that answer,
-//! fail, sleep, crash the server and change the tool list, a slow start, and a pid file to
+//! fail, sleep, crash the server and change the tool or prompt list, prompts (see
+//! `mcp_prompts`), a slow start, and a pid file to
 //! check that rein stops it. It serves over stdio (the `rein-mcp-fake` binary) or over
 //! streamable HTTP on 127.0.0.1 ([`serve_http`]).
 
@@ -22,6 +23,8 @@ use serde_json::{Value, json};
 pub struct FakeServer {
     /// `change_tools` was called: `late_tool` is listed.
     grown: Arc<AtomicBool>,
+    /// `change_prompts` was called: `late_prompt` is listed.
+    prompts_grown: Arc<AtomicBool>,
     /// How many numbered tools (`tool_000`, ...) it lists besides its own: a server with
     /// many tools.
     extra_tools: usize,
@@ -51,6 +54,7 @@ impl FakeServer {
     pub fn new() -> Self {
         FakeServer {
             grown: Arc::new(AtomicBool::new(false)),
+            prompts_grown: Arc::new(AtomicBool::new(false)),
             extra_tools: 0,
             in_flight: Arc::new(tokio::sync::watch::channel(0).0),
         }
@@ -132,7 +136,7 @@ impl FakeServer {
             ),
             Tool::new(
                 "change_tools",
-                "Adds `late_tool` and says the list changed.",
+                "Adds `late_tool` (and the prompt `late_prompt`) and says the lists changed.",
                 none.clone(),
             ),
             Tool::new("do.it", "A name with a dot.", none.clone()).annotate(read_only.clone()),
@@ -194,6 +198,9 @@ impl FakeServer {
             "change_tools" => {
                 self.grown.store(true, Ordering::SeqCst);
                 let _ = context.peer.notify_tool_list_changed().await;
+                // The prompts change with it (`late_prompt`), told apart.
+                self.prompts_grown.store(true, Ordering::SeqCst);
+                let _ = context.peer.notify_prompt_list_changed().await;
                 CallToolResult::success(vec![ContentBlock::text("late_tool added")])
             }
             "late_tool" => CallToolResult::success(vec![ContentBlock::text("late tool ran")]),
@@ -218,6 +225,8 @@ impl ServerHandler for FakeServer {
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
+                .enable_prompts()
+                .enable_prompts_list_changed()
                 .build(),
         )
     }
@@ -256,6 +265,26 @@ impl ServerHandler for FakeServer {
         // exits (rein closes its input right after).
         let reason = notification.reason.unwrap_or_default();
         let _ = writeln!(std::io::stderr(), "fake: cancellation received ({reason})");
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        Ok(rmcp::model::ListPromptsResult::with_all_items(
+            crate::mcp_prompts::prompts(self.prompts_grown.load(Ordering::SeqCst)),
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        let args = request.arguments.clone().unwrap_or_default();
+        let _ = writeln!(std::io::stderr(), "fake: prompt {} {args:?}", request.name);
+        crate::mcp_prompts::get(&request.name, &args).map(Into::into)
     }
 
     async fn list_tools(

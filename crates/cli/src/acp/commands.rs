@@ -1,10 +1,13 @@
 //! The slash commands a session in an editor runs itself (`/compact`, `/todos`, `/cost`,
-//! `/tokens`, `/context`), advertised with `available_commands_update`; the rest of the
-//! REPL's are about the terminal (`/exit`, `/resume`...) and stay there.
+//! `/tokens`, `/context`), advertised with `available_commands_update` with the custom
+//! commands (files) and the MCP servers' prompts; the rest of the REPL's are about the
+//! terminal (`/exit`, `/resume`...) and stay there. The list is sent again whenever the
+//! prompts change (a server becomes ready, or says its prompts changed).
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, UnstructuredCommandInput,
 };
+use rein_core::commands::CustomCommand;
 use rein_core::context::ContextReport;
 use rein_core::face::{Agent, CompactOutcome, cost_usd};
 use rein_core::tools::{TodoItem, TodoStatus};
@@ -14,10 +17,13 @@ use crate::repl::slash;
 /// The REPL's built-in commands that an ACP session runs.
 const IN_EDITORS: &[&str] = &["/compact", "/todos", "/cost", "/tokens", "/context"];
 
-/// The commands advertised to the client: those of the REPL's that work here, and any
-/// defined in files.
-pub(crate) fn available() -> Vec<AvailableCommand> {
-    slash::available()
+/// The commands advertised to the client: those of the REPL's that work here, then the
+/// custom commands and MCP prompts (`custom`).
+pub(crate) fn available(custom: &[CustomCommand]) -> Vec<AvailableCommand> {
+    let input = |hint: &str| {
+        AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(hint.to_owned()))
+    };
+    let built_in = slash::available()
         .into_iter()
         .filter(|c| {
             IN_EDITORS.contains(&c.name) || !slash::COMMANDS.iter().any(|b| b.name == c.name)
@@ -27,12 +33,17 @@ pub(crate) fn available() -> Vec<AvailableCommand> {
             if c.argument.is_empty() {
                 command
             } else {
-                command.input(AvailableCommandInput::Unstructured(
-                    UnstructuredCommandInput::new(c.argument),
-                ))
+                command.input(input(c.argument))
             }
-        })
-        .collect()
+        });
+    let custom = custom.iter().map(|c| {
+        let command = AvailableCommand::new(c.name.clone(), c.description.clone());
+        match &c.argument_hint {
+            Some(hint) => command.input(input(hint)),
+            None => command,
+        }
+    });
+    built_in.chain(custom).collect()
 }
 
 /// `/name rest` when `input` is one of the commands run here.
@@ -102,7 +113,7 @@ mod tests {
 
     #[test]
     fn advertised_commands_are_those_that_work_here() {
-        let names: Vec<String> = available().into_iter().map(|c| c.name).collect();
+        let names: Vec<String> = available(&[]).into_iter().map(|c| c.name).collect();
         assert!(names.contains(&"compact".to_owned()), "{names:?}");
         assert!(!names.contains(&"exit".to_owned()), "{names:?}");
     }

@@ -18,10 +18,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, ClientCapabilities,
-    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, SessionId, SessionMode, SessionModeState, SessionUpdate, SetSessionModeRequest,
+    AgentCapabilities, CancelNotification, ClientCapabilities, Implementation, InitializeRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, SessionId,
+    SessionMode, SessionModeState, SetSessionModeRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent as AcpAgent, Client, Error, Stdio};
@@ -247,6 +247,7 @@ impl Server {
             interaction,
             updates,
             id: id.clone(),
+            custom_commands: prepared.custom_commands,
         };
         self.sessions
             .lock()
@@ -255,15 +256,17 @@ impl Server {
         Ok((session, modes(mode)))
     }
 
-    /// Tells the client the slash commands, once the session exists.
-    fn advertise(&self, cx: &ConnectionTo<Client>, session: &SessionId) {
-        let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
-            commands::available(),
-        ));
-        let _ = cx.send_notification(agent_client_protocol::v1::schema::SessionNotification::new(
-            session.clone(),
-            update,
-        ));
+    /// Tells the client the slash commands, once the session exists (and again whenever
+    /// its MCP prompts change).
+    fn advertise(&self, _cx: &ConnectionTo<Client>, session: &SessionId) {
+        if let Some(handle) = self
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&*session.0)
+        {
+            handle.advertise();
+        }
     }
 
     fn handle_exists(&self, id: &str) -> bool {

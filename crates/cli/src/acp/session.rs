@@ -6,10 +6,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, Cost, CurrentModeUpdate, PromptResponse, SessionUpdate, SetSessionModeResponse,
-    StopReason, UsageUpdate,
+    AvailableCommandsUpdate, ContentBlock, Cost, CurrentModeUpdate, PromptResponse, SessionUpdate,
+    SetSessionModeResponse, StopReason, UsageUpdate,
 };
-use rein_core::face::{Agent, Events, Interaction, PermissionMode, TurnStop, cost_usd};
+use rein_core::commands::CustomCommand;
+use rein_core::face::{Agent, Events, Interaction, McpHub, PermissionMode, TurnStop, cost_usd};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -38,9 +39,79 @@ pub(crate) struct Handle {
     /// The running turn's token, while one runs.
     turn: Arc<Mutex<Option<CancellationToken>>>,
     task: tokio::task::JoinHandle<()>,
+    advertiser: Advertiser,
+}
+
+/// What tells the client the session's commands: the custom ones and the MCP prompts,
+/// again each time the prompts change.
+struct Advertiser {
+    updates: Updates,
+    custom: Vec<CustomCommand>,
+    hub: Option<Arc<McpHub>>,
+    watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Advertiser {
+    fn list(custom: &[CustomCommand], hub: Option<&McpHub>) -> Vec<CustomCommand> {
+        rein_core::commands::with_prompts(custom, hub)
+    }
+
+    fn send(updates: &Updates, commands: &[CustomCommand]) {
+        updates.send(SessionUpdate::AvailableCommandsUpdate(
+            AvailableCommandsUpdate::new(super::commands::available(commands)),
+        ));
+    }
+
+    /// Sends the list now, then again whenever the MCP prompts change.
+    fn start(&self) {
+        // Watching before the first list: a server ready in between is not missed.
+        let watch = self.hub.as_ref().map(|hub| hub.prompt_watch());
+        let mut last = Self::list(&self.custom, self.hub.as_deref());
+        Self::send(&self.updates, &last);
+        let (Some(hub), Some(mut watch)) = (self.hub.clone(), watch) else {
+            return;
+        };
+        let (updates, custom) = (self.updates.clone(), self.custom.clone());
+        let watcher = tokio::spawn(async move {
+            loop {
+                watch.changed().await;
+                hub.refresh_prompts().await;
+                let now = Self::list(&custom, Some(hub.as_ref()));
+                if now != last {
+                    Self::send(&updates, &now);
+                    last = now;
+                }
+            }
+        });
+        if let Some(old) = self
+            .watcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .replace(watcher)
+        {
+            old.abort();
+        }
+    }
+
+    fn stop(&self) {
+        if let Some(watcher) = self
+            .watcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            watcher.abort();
+        }
+    }
 }
 
 impl Handle {
+    /// Tells the client the slash commands (once the session exists), and again whenever
+    /// the MCP prompts change.
+    pub(crate) fn advertise(&self) {
+        self.advertiser.start();
+    }
+
     /// Passes a request on; `Err` gives it back (boxed) when the session has ended.
     pub(crate) fn send(&self, request: Request) -> Result<(), Box<Request>> {
         self.requests.send(request).map_err(|e| Box::new(e.0))
@@ -56,6 +127,7 @@ impl Handle {
     /// Ends the session: the running turn cancelled, what it started stopped, its record
     /// saved.
     pub(crate) async fn close(self) {
+        self.advertiser.stop();
         self.cancel();
         drop(self.requests);
         let _ = self.task.await;
@@ -70,17 +142,26 @@ pub(crate) struct Live {
     pub(crate) interaction: Arc<dyn Interaction>,
     pub(crate) updates: Updates,
     pub(crate) id: String,
+    /// The custom commands (files) of the project and person.
+    pub(crate) custom_commands: Vec<CustomCommand>,
 }
 
 /// Starts the session's task.
 pub(crate) fn start(live: Live) -> Handle {
     let (requests, received) = mpsc::unbounded_channel();
     let turn = Arc::new(Mutex::new(None));
+    let advertiser = Advertiser {
+        updates: live.updates.clone(),
+        custom: live.custom_commands.clone(),
+        hub: live.agent.mcp_hub().cloned(),
+        watcher: Mutex::new(None),
+    };
     let task = tokio::spawn(serve(live, received, Arc::clone(&turn)));
     Handle {
         requests,
         turn,
         task,
+        advertiser,
     }
 }
 
@@ -124,6 +205,19 @@ impl Live {
         if let Some(stop) = self.slash(&input, &events, &cancel).await {
             return stop;
         }
+        let input = match self.custom(&input, &events, &cancel).await {
+            Ok(Some(request)) => request,
+            Ok(None) => input,
+            Err(why) => {
+                // Nothing was sent to the model.
+                self.updates.say(format!("rein: {why}"));
+                return if cancel.is_cancelled() {
+                    StopReason::Cancelled
+                } else {
+                    StopReason::EndTurn
+                };
+            }
+        };
         let outcome = self.agent.run_turn(&input, &events, cancel).await;
         if outcome.stop() == TurnStop::Cancelled {
             // As after Ctrl+C: the commands the turn left running end with it.
@@ -174,6 +268,50 @@ impl Live {
         })
     }
 
+    /// A custom command or MCP prompt used as `/name args`: the request it makes; `Ok(None)`
+    /// when `input` is none (it goes to the model as typed); `Err` when nothing is to be
+    /// sent, and why.
+    async fn custom(
+        &mut self,
+        input: &str,
+        events: &Events,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, String> {
+        let Some(name) = crate::setup::slash_name(input) else {
+            return Ok(None);
+        };
+        let arguments = input.trim()[1 + name.len()..].trim().to_owned();
+        let mut command = self
+            .custom_commands
+            .iter()
+            .find(|c| c.name == name)
+            .cloned();
+        if command.is_none()
+            && let Some(hub) = self.agent.mcp_hub().cloned()
+        {
+            hub.refresh_prompts().await;
+            command = rein_core::commands::prompt_commands(Some(hub.as_ref()))
+                .into_iter()
+                .find(|c| c.name == name);
+        }
+        let Some(command) = command else {
+            return Ok(None);
+        };
+        let expanded = rein_core::commands::prepare(
+            &mut self.agent,
+            &command,
+            &arguments,
+            events,
+            cancel.clone(),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        for warning in &expanded.warnings {
+            self.updates.say(format!("rein: {warning}\n\n"));
+        }
+        Ok(Some(expanded.prompt))
+    }
+
     /// Sends the context window's use and the session's cost.
     async fn usage(&mut self) {
         let report = self.agent.context_report().await;
@@ -198,6 +336,7 @@ impl Live {
             interaction,
             updates,
             id,
+            custom_commands,
         } = self;
         let _ = agent.save_session();
         let hub = agent.mcp_hub().cloned();
@@ -246,6 +385,7 @@ impl Live {
             interaction,
             updates,
             id,
+            custom_commands,
         };
         (Some(live), result)
     }

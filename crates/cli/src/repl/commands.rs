@@ -19,7 +19,10 @@ impl Repl {
     pub(super) async fn slash(&mut self, agent: &mut Agent, command: Slash) -> Flow {
         let s = self.style;
         match command {
-            Slash::Help => self.live.write(&slash::help(s, &self.custom_commands)),
+            Slash::Help => {
+                let custom = self.all_custom_commands(agent).await;
+                self.live.write(&slash::help(s, &custom));
+            }
             Slash::Model(None) => self.say(&format!(
                 "model: {} ({}) · switch with /model NAME",
                 s.bold(&neutralize(agent.model())),
@@ -58,8 +61,14 @@ impl Repl {
                     self.say(&self.style.warn(
                         "/init writes AGENTS.md: leave plan mode first (/permissions default)",
                     ));
-                } else if let Ok(typed) = self.turn(agent, &prompt).await {
-                    return Flow::Typed(typed);
+                } else {
+                    // Shown and asked about in every mode, even where edits need no asking.
+                    agent.ask_first(rein_core::commands::init_ask_rules(&root));
+                    let sent = self.turn(agent, &prompt).await;
+                    agent.ask_first(Vec::new());
+                    if let Ok(typed) = sent {
+                        return Flow::Typed(typed);
+                    }
                 }
             }
             Slash::Compact(focus) => {
@@ -130,6 +139,11 @@ impl Repl {
             }
             Slash::Mcp => self.mcp(agent),
             Slash::Exit => return Flow::Exit,
+            Slash::Unknown(name) if name.starts_with("/mcp__") => self.say(&format!(
+                "Unknown command: {} (an MCP server's prompts are commands once the server is \
+                 ready: /mcp shows the servers, /help the prompts)",
+                neutralize(&name)
+            )),
             Slash::Unknown(name) => self.say(&format!(
                 "Unknown command: {} (try /help)",
                 neutralize(&name)

@@ -1,5 +1,6 @@
 //! A custom slash command used at the prompt: expanded (its commands run, its files read,
-//! each through the permission pipeline, with the spinner and Ctrl+C) and sent as a request.
+//! each through the permission pipeline, with the spinner and Ctrl+C) and sent as a request;
+//! or an MCP server's prompt, fetched with the arguments typed and sent the same way.
 
 use rein_core::agent::Agent;
 use rein_core::commands::CustomCommand;
@@ -9,13 +10,26 @@ use super::keys::Typed;
 use crate::render;
 
 impl Repl {
-    /// The custom command named `/name`, if there is one.
-    pub(super) fn custom_command(&self, name: &str) -> Option<CustomCommand> {
+    /// The custom command or MCP prompt named `/name`, if there is one (the prompts listed
+    /// again first when a server said they changed).
+    pub(super) async fn custom_command(&self, agent: &Agent, name: &str) -> Option<CustomCommand> {
         let name = name.strip_prefix('/').unwrap_or(name);
-        self.custom_commands
-            .iter()
+        if let Some(command) = self.custom_commands.iter().find(|c| c.name == name) {
+            return Some(command.clone());
+        }
+        let hub = agent.mcp_hub()?;
+        hub.refresh_prompts().await;
+        rein_core::commands::prompt_commands(Some(hub.as_ref()))
+            .into_iter()
             .find(|c| c.name == name)
-            .cloned()
+    }
+
+    /// Every custom command and MCP prompt, for /help.
+    pub(super) async fn all_custom_commands(&self, agent: &Agent) -> Vec<CustomCommand> {
+        if let Some(hub) = agent.mcp_hub() {
+            hub.refresh_prompts().await;
+        }
+        rein_core::commands::with_prompts(&self.custom_commands, agent.mcp_hub().map(|h| &**h))
     }
 
     /// Runs `command` with `arguments`: what was typed ahead, or (as the error) the input to
@@ -37,7 +51,7 @@ impl Repl {
             )));
         }
         let running = self.begin("preparing");
-        let expanded = rein_core::commands::expand(
+        let expanded = rein_core::commands::prepare(
             agent,
             command,
             arguments,
@@ -47,13 +61,26 @@ impl Repl {
         .await;
         let cancelled = running.cancel.is_cancelled();
         let typed = self.end(running);
+        let as_typed = || {
+            format!("/{} {arguments}", command.name)
+                .trim_end()
+                .to_owned()
+        };
+        let expanded = match expanded {
+            Ok(expanded) => expanded,
+            Err(why) => {
+                // Nothing was sent: the line comes back to be corrected.
+                if !cancelled {
+                    self.say(&self.style.error(&render::neutralize(&why.to_string())));
+                }
+                return Err(as_typed());
+            }
+        };
         for warning in &expanded.warnings {
             self.say(&self.style.warn(&render::neutralize(warning)));
         }
         if cancelled {
-            return Err(format!("/{} {arguments}", command.name)
-                .trim_end()
-                .to_owned());
+            return Err(as_typed());
         }
         let mut sent = self.turn(agent, &expanded.prompt).await?;
         sent.text.insert_str(0, &typed.text);

@@ -39,6 +39,9 @@ pub(crate) struct ReplHelper {
     colored: bool,
     /// The custom commands: `/name` and whether it takes arguments.
     custom: Vec<(String, bool)>,
+    /// The session's MCP servers, whose prompts are commands too (asked at each Tab: a
+    /// server may become ready, or change its prompts, while the person types).
+    hub: Option<Arc<rein_core::face::McpHub>>,
     /// Large pastes, shown as placeholders.
     pastes: SharedPastes,
     /// Set by Ctrl+O to what was typed: the input ends for the REPL to show the last
@@ -92,6 +95,7 @@ pub(crate) fn new(
     history: &Path,
     colored: bool,
     custom: Vec<(String, bool)>,
+    hub: Option<Arc<rein_core::face::McpHub>>,
 ) -> rustyline::Result<LineEditor> {
     let config = Config::builder()
         .max_history_size(HISTORY_ENTRIES)?
@@ -117,6 +121,7 @@ pub(crate) fn new(
         pastes,
         output_view,
         custom,
+        hub,
     }));
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     editor.bind_sequence(
@@ -238,7 +243,9 @@ impl Completer for ReplHelper {
         });
         let word = &before[start..];
         if start == 0 && word.starts_with('/') {
-            return Ok((0, complete_command(word, &self.custom)));
+            let mut found = complete_command(word, &self.custom);
+            found.extend(complete_prompt(word, self.hub.as_deref()));
+            return Ok((0, found));
         }
         if let Some(argument) = before.strip_prefix("/permissions ") {
             return Ok((
@@ -280,6 +287,23 @@ fn complete_command(word: &str, custom: &[(String, bool)]) -> Vec<Pair> {
                 name.to_owned()
             };
             pair(name, &replacement)
+        })
+        .collect()
+}
+
+/// MCP prompts whose command starts with `word`, shown with their arguments and what they do.
+fn complete_prompt(word: &str, hub: Option<&rein_core::face::McpHub>) -> Vec<Pair> {
+    rein_core::commands::prompt_commands(hub)
+        .into_iter()
+        .map(|c| (format!("/{}", c.name), c))
+        .filter(|(name, _)| name.starts_with(word))
+        .map(|(name, command)| {
+            let about = crate::render::neutralize(&command.description);
+            let (display, replacement) = match &command.argument_hint {
+                Some(hint) => (format!("{name} {hint}  {about}"), format!("{name} ")),
+                None => (format!("{name}  {about}"), name),
+            };
+            pair(&display, &replacement)
         })
         .collect()
 }

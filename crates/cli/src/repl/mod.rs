@@ -154,7 +154,8 @@ async fn session(
     );
     let history = rein_home.join("history");
     let completions = editor::custom_completions(&custom_commands);
-    let editor = match editor::new(&cwd, &history, style.is_colored(), completions) {
+    let hub = agent.mcp_hub().cloned();
+    let editor = match editor::new(&cwd, &history, style.is_colored(), completions, hub) {
         Ok(editor) => editor,
         Err(e) => {
             render::error(&format!("cannot set up the input line: {e}"));
@@ -281,7 +282,7 @@ impl Repl {
                 None => input,
             };
             let custom = match slash::parse(&input) {
-                Some(slash::Slash::Unknown(name)) => self.custom_command(&name),
+                Some(slash::Slash::Unknown(name)) => self.custom_command(&agent, &name).await,
                 _ => None,
             };
             let typed = if let Some(command) = custom {

@@ -204,9 +204,20 @@ pub(crate) fn help(s: Style, custom: &[CustomCommand]) -> String {
         };
         line(&mut out, &usage, command.about);
     }
-    if !custom.is_empty() {
-        out.push_str(&format!("\n{}\n", s.bold("Custom commands:")));
-        for command in custom {
+    let is_prompt = |c: &&CustomCommand| {
+        matches!(
+            c.source,
+            rein_core::commands::CommandSource::McpPrompt { .. }
+        )
+    };
+    let (prompts, files): (Vec<&CustomCommand>, Vec<&CustomCommand>) =
+        custom.iter().partition(is_prompt);
+    for (title, list) in [("Custom commands:", files), ("MCP prompts:", prompts)] {
+        if list.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{}\n", s.bold(title)));
+        for command in list {
             let usage = match &command.argument_hint {
                 Some(hint) => format!("/{} {hint}", command.name),
                 None => format!("/{}", command.name),

@@ -146,6 +146,18 @@ await app.connectWith(stream, async (cx) => {
       await Promise.all([prompt(a, "first session"), prompt(b, "second session")]);
       break;
     }
+    case "commands": {
+      // Waits until the advertised commands include plan.waitFor (an MCP prompt joins once
+      // its server is ready), then sends each of plan.prompts in turn.
+      const id = await open();
+      await updateWhere(
+        (u) =>
+          u.update.sessionUpdate === "available_commands_update" &&
+          u.update.availableCommands.some((c) => c.name === plan.waitFor),
+      );
+      for (const words of plan.prompts) await prompt(id, words);
+      break;
+    }
     case "bad-mode": {
       const id = await open();
       try {

@@ -38,6 +38,12 @@ impl Agent {
         self.runner.policy.allow_for_session(rule);
     }
 
+    /// Asks before calls `rules` name, in every mode, until called again (an empty list
+    /// ends it): `/init` shows AGENTS.md and asks even where edits run without asking.
+    pub fn ask_first(&self, rules: Vec<crate::permissions::Rule>) {
+        self.runner.policy.ask_first(rules);
+    }
+
     /// Runs `tool` with `arguments` for the person, through the whole pipeline of a model's
     /// call. Its events go to `events` under the call id `id`; cancelling `cancel` stops it.
     pub async fn run_direct(

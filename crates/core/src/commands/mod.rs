@@ -4,10 +4,16 @@
 //! front matter (`description`, `argument-hint`, `allowed-tools`, `model`).
 //!
 //! [`available_commands`] is the one list every front-end shows (the REPL's `/help` and Tab,
-//! headless `-p "/name args"`, the ACP server's advertised commands); [`expand`] turns a use
-//! of one into the request the model gets ($ARGUMENTS, `$1`…, `` !`cmd` ``, `@file`).
+//! headless `-p "/name args"`, the ACP server's advertised commands), joined by the MCP
+//! servers' prompts ([`with_prompts`]); [`prepare`] turns a use of one into the request the
+//! model gets ($ARGUMENTS, `$1`…, `` !`cmd` ``, `@file`; or the prompt's messages).
 
 mod expand;
+mod prompts;
+
+pub use prompts::{
+    PromptMissing, argument_hint, find_prompt, map_arguments, prompt_commands, prompt_request,
+};
 
 /// The request `/init` sends: study the project read-only, then write (or improve) its
 /// AGENTS.md, which the person approves.
@@ -28,6 +34,18 @@ pub fn init_prompt(project_root: &Path) -> String {
 
 use std::path::{Path, PathBuf};
 
+/// The rules `/init` runs under (see `Agent::ask_first`): writing or editing AGENTS.md asks
+/// first in every mode, so the person always sees the file before it is written.
+pub fn init_ask_rules(project_root: &Path) -> Vec<crate::permissions::Rule> {
+    let file = project_root.join("AGENTS.md");
+    ["write_file", "edit_file"]
+        .iter()
+        .filter_map(|tool| {
+            crate::permissions::Rule::parse(&format!("{tool}({})", file.display()), None).ok()
+        })
+        .collect()
+}
+
 pub use expand::{Expanded, expand, split_arguments, substitute_arguments};
 
 /// Where a custom command comes from.
@@ -41,6 +59,8 @@ pub enum CommandSource {
         server: String,
         /// The prompt's name.
         prompt: String,
+        /// Its arguments, in the server's order.
+        arguments: Vec<rein_mcp::PromptArgument>,
     },
 }
 
@@ -247,6 +267,47 @@ pub fn available_commands(
     rein_home: Option<&Path>,
 ) -> (Vec<CustomCommand>, Vec<String>) {
     load_commands(&command_dirs(project_root, rein_home))
+}
+
+/// The file commands, then the MCP prompts of `hub` whose names no file command has.
+pub fn with_prompts(files: &[CustomCommand], hub: Option<&rein_mcp::McpHub>) -> Vec<CustomCommand> {
+    let mut all = files.to_vec();
+    for prompt in prompt_commands(hub) {
+        if !all.iter().any(|c| c.name == prompt.name) {
+            all.push(prompt);
+        }
+    }
+    all
+}
+
+/// Why a command use sends nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// What was typed does not fit the command (a required argument missing, words left
+    /// over): the person can correct it.
+    #[error("{0}")]
+    Usage(String),
+    /// The command could not be carried out (its server down, its prompt refused).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The request a use of `command` with `arguments` makes: a file command expanded (its
+/// problems in the warnings), an MCP prompt fetched. `Err`: nothing is to be sent, and why
+/// (a missing argument, a server down, a prompt that failed).
+pub async fn prepare(
+    agent: &mut crate::agent::Agent,
+    command: &CustomCommand,
+    arguments: &str,
+    events: &crate::agent::Events,
+    cancel: tokio_util::sync::CancellationToken,
+) -> Result<Expanded, CommandError> {
+    match &command.source {
+        CommandSource::File(_) => Ok(expand(agent, command, arguments, events, cancel).await),
+        CommandSource::McpPrompt { .. } => {
+            prompts::expand_prompt(agent, command, arguments, &cancel).await
+        }
+    }
 }
 
 #[cfg(test)]

@@ -9,19 +9,27 @@ use super::engine::{
 };
 use super::{CallView, Decision, Pattern, PermissionMode, ShellFacts};
 
-/// Decides `call` under `mode`, with `rules` and the session's own rules.
+/// The rules a call is judged by besides the configured ones: the sensitive-file defaults,
+/// the session's "yes for the session" rules, and ask rules a command set for its own run.
+pub(super) struct Extra<'a> {
+    pub(super) sensitive: &'a [SourcedRule],
+    pub(super) session: &'a [SourcedRule],
+    pub(super) asked: &'a [SourcedRule],
+}
+
+/// Decides `call` under `mode`, with `rules` and the `extra` ones.
 pub(super) fn judge(
     mode: PermissionMode,
     rules: &RuleSet,
-    sensitive: &[SourcedRule],
-    session: &[SourcedRule],
+    extra: &Extra<'_>,
     call: &CallView<'_>,
 ) -> Verdict {
     let judging = Judging {
         mode,
         rules,
-        sensitive,
-        session,
+        sensitive: extra.sensitive,
+        session: extra.session,
+        asked: extra.asked,
         call,
     };
     judging
@@ -43,6 +51,7 @@ struct Judging<'a, 'c> {
     rules: &'a RuleSet,
     sensitive: &'a [SourcedRule],
     session: &'a [SourcedRule],
+    asked: &'a [SourcedRule],
     call: &'a CallView<'c>,
 }
 
@@ -83,9 +92,10 @@ impl Judging<'_, '_> {
         ))
     }
 
-    /// 3. Ask rules.
+    /// 3. Ask rules, in every mode: the configured ones, then those a running command set
+    ///    (`/init`'s for AGENTS.md).
     fn ask_rules(&self) -> Option<Verdict> {
-        let rule = self.rules.ask.iter().find(|r| self.names(r))?;
+        let rule = (self.rules.ask.iter().chain(self.asked)).find(|r| self.names(r))?;
         Some(
             verdict(
                 Decision::Ask {

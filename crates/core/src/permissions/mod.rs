@@ -114,6 +114,9 @@ pub trait Policy: Send + Sync {
     fn decide(&self, call: &CallView<'_>) -> Decision;
     /// Allows calls `rule` matches for the rest of the session (the person said so).
     fn allow_for_session(&self, rule: Rule);
+    /// Asks before calls `rules` match, in every mode, until replaced (an empty list ends
+    /// it): a command that must show its result before it is written (`/init`).
+    fn ask_first(&self, _rules: Vec<Rule>) {}
     /// How the person can allow what this policy asks about when no one can be asked.
     fn how_to_allow(&self, call: &CallView<'_>) -> String;
     /// Whether a rule the person wrote (config or flags) allows `tool` to reach `host`: lets
@@ -130,6 +133,7 @@ pub struct ModePolicy {
     rules: RuleSet,
     sensitive: Vec<SourcedRule>,
     session_rules: Mutex<Vec<SourcedRule>>,
+    asked: Mutex<Vec<SourcedRule>>,
 }
 
 impl ModePolicy {
@@ -153,6 +157,7 @@ impl ModePolicy {
             rules,
             sensitive,
             session_rules: Mutex::default(),
+            asked: Mutex::default(),
         }
     }
 
@@ -193,7 +198,16 @@ impl ModePolicy {
             .session_rules
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        judge::judge(self.mode, &self.rules, &self.sensitive, &session, call)
+        let asked = self
+            .asked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let extra = judge::Extra {
+            sensitive: &self.sensitive,
+            session: &session,
+            asked: &asked,
+        };
+        judge::judge(self.mode, &self.rules, &extra, call)
     }
 }
 
@@ -213,6 +227,19 @@ impl Policy for ModePolicy {
                 origin: RuleOrigin::Session,
             });
         }
+    }
+
+    fn ask_first(&self, rules: Vec<Rule>) {
+        *self
+            .asked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = rules
+            .into_iter()
+            .map(|rule| SourcedRule {
+                rule,
+                origin: RuleOrigin::Configured("the command being run".to_owned()),
+            })
+            .collect();
     }
 
     fn names_host(&self, tool: &str, host: &str) -> bool {

@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::super::{PathTarget, ShellFacts};
 use super::*;
+use crate::permissions::{Decision, ModePolicy, PermissionMode, Policy};
 
 fn view<'a>(
     tool: &'a str,
@@ -164,4 +165,40 @@ fn web_fetch_rules_name_hosts_as_written_in_the_url() {
         Rule::for_session(&view("web_fetch", &args, None, None)).to_string(),
         "web_fetch(domain:docs.rs)"
     );
+}
+
+#[test]
+fn ask_first_rules_ask_in_every_mode_until_cleared() {
+    let target = PathTarget {
+        absolute: PathBuf::from("/work/p/AGENTS.md"),
+        in_workspace: Some(PathBuf::from("AGENTS.md")),
+        outside: false,
+        write: true,
+    };
+    let args = json!({"file_path": "AGENTS.md", "content": "x"});
+    let call = CallView {
+        kind: ToolKind::Edit,
+        ..view("write_file", &args, Some(&target), None)
+    };
+    let other_target = PathTarget {
+        absolute: PathBuf::from("/work/p/README.md"),
+        in_workspace: Some(PathBuf::from("README.md")),
+        ..target.clone()
+    };
+    let other = CallView {
+        kind: ToolKind::Edit,
+        ..view("write_file", &args, Some(&other_target), None)
+    };
+    for mode in [PermissionMode::AcceptEdits, PermissionMode::Yolo] {
+        let policy = ModePolicy::new(mode);
+        assert_eq!(policy.decide(&call), Decision::Allow, "{mode:?}");
+        policy.ask_first(vec![rule("write_file(/work/p/AGENTS.md)")]);
+        assert!(
+            matches!(policy.decide(&call), Decision::Ask { firm: true, .. }),
+            "{mode:?}"
+        );
+        assert_eq!(policy.decide(&other), Decision::Allow, "only AGENTS.md");
+        policy.ask_first(Vec::new());
+        assert_eq!(policy.decide(&call), Decision::Allow, "{mode:?}");
+    }
 }
