@@ -41,6 +41,7 @@ mod mcp_config;
 mod mcp_lifecycle;
 mod mcp_manage;
 mod mcp_npm;
+mod mcp_oauth;
 mod mcp_subagents;
 mod mcp_tool_search;
 mod orphans;

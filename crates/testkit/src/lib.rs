@@ -44,6 +44,7 @@ mod connection;
 mod duration_ms;
 mod http;
 pub mod mcp;
+pub mod oauth;
 mod openai;
 mod render;
 mod respond;
