@@ -42,6 +42,24 @@ fn overflow(request: &CapturedRequest) -> Reply {
 
 #[test]
 fn an_empty_streamed_reply_is_asked_again_unstreamed_and_compaction_finishes_the_task() {
+    let requests = overflow_then_compaction(0);
+    let unstreamed: Vec<_> = requests.iter().filter(|r| !r.wants_stream()).collect();
+    assert_eq!(unstreamed.len(), 1);
+}
+
+/// Seen with a real llama-cpp-python: the unstreamed ask came on a connection the server
+/// had just broken. Its retry must ask unstreamed again, not stream into the same silence.
+#[test]
+fn a_failed_unstreamed_ask_is_retried_unstreamed() {
+    let requests = overflow_then_compaction(1);
+    let unstreamed: Vec<_> = requests.iter().filter(|r| !r.wants_stream()).collect();
+    assert_eq!(unstreamed.len(), 2);
+}
+
+/// Reads four files, then overflows: streamed requests get llama-cpp-python's empty reply,
+/// the first `failing` unstreamed ones a 500, the next the real error; the compaction that
+/// follows lets the task finish. Returns the requests the server saw.
+fn overflow_then_compaction(failing: usize) -> Vec<CapturedRequest> {
     const READS: usize = 4;
     let env = Env::new();
     for i in 1..=READS {
@@ -64,7 +82,11 @@ fn an_empty_streamed_reply_is_asked_again_unstreamed_and_compaction_finishes_the
             }
             let done = results_in(body);
             if done == READS {
-                overflows.fetch_add(1, Ordering::SeqCst);
+                let seen = overflows.fetch_add(1, Ordering::SeqCst);
+                // The first overflow is the streamed one.
+                if !request.wants_stream() && seen <= failing {
+                    return Reply::server_error();
+                }
                 return overflow(request);
             }
             Turn::new()
@@ -85,16 +107,21 @@ fn an_empty_streamed_reply_is_asked_again_unstreamed_and_compaction_finishes_the
     let report = final_json(&out);
     assert_eq!(report["result"], "Read them all.");
     assert!(report["compactions"].as_u64().unwrap() >= 1, "{report}");
-    // One streamed request answered with nothing, one unstreamed that learned why: no
-    // retry loop.
-    assert_eq!(overflows.load(Ordering::SeqCst), 2);
+    // One streamed request answered with nothing, then unstreamed ones until one learned
+    // why: no streamed retry loop.
+    assert_eq!(overflows.load(Ordering::SeqCst), 2 + failing);
     let requests = server.requests();
-    let unstreamed: Vec<_> = requests.iter().filter(|r| !r.wants_stream()).collect();
-    assert_eq!(unstreamed.len(), 1);
-    assert_eq!(
-        unstreamed[0].body["messages"],
-        requests[READS].body["messages"]
-    );
+    let streamed_overflows = requests
+        .iter()
+        .filter(|r| r.wants_stream() && results_in(&r.body) == READS)
+        .count();
+    assert_eq!(streamed_overflows, 1);
+    for unstreamed in requests.iter().filter(|r| !r.wants_stream()) {
+        assert_eq!(
+            unstreamed.body["messages"],
+            requests[READS].body["messages"]
+        );
+    }
     assert!(
         !stderr(&out).contains("closed the connection"),
         "{}",
@@ -103,6 +130,7 @@ fn an_empty_streamed_reply_is_asked_again_unstreamed_and_compaction_finishes_the
     for request in &requests {
         openai_history_is_valid(&request.body).unwrap();
     }
+    requests
 }
 
 /// An Ollama that has loaded the model with `loaded` tokens of context.
@@ -187,4 +215,32 @@ fn ollama_with_a_small_loaded_context_is_named_once_with_the_fix() {
         assert_eq!(request.body["options"], json!({"num_ctx": 32768}));
     }
     assert_eq!(report["result"], "Done.");
+}
+
+/// SmolLM2 behind llama-cpp-python often stops at once: the run says so instead of ending
+/// with an empty result and nothing else.
+#[test]
+fn an_empty_answer_is_reported_as_a_warning() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("")));
+    let out =
+        run(env
+            .rein_openai(&server)
+            .args(["-p", "say something", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = final_json(&out);
+    assert_eq!(report["result"], "");
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("without any text or tool call"),
+        "{report}"
+    );
+
+    let server = MockServer::start(Script::new().reply(Turn::text("")));
+    let out = run(env.rein_openai(&server).args(["-p", "say something"]));
+    assert!(
+        stderr(&out).contains("without any text or tool call"),
+        "{}",
+        stderr(&out)
+    );
 }

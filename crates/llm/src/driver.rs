@@ -97,8 +97,9 @@ struct Call {
     opener: Arc<dyn Opener>,
     settings: CallSettings,
     retries: u32,
-    /// Whether an empty streamed body was already asked about without streaming.
-    asked_unstreamed: bool,
+    /// Whether the server answered a streamed request with an empty body: every later
+    /// attempt of the call is then sent without streaming.
+    unstreamed: bool,
     pending: VecDeque<StreamEvent>,
     scratch: Vec<StreamEvent>,
     phase: Phase,
@@ -118,7 +119,7 @@ pub(crate) fn call_stream(opener: Arc<dyn Opener>, settings: CallSettings) -> Ev
         deadline: now + settings.total_timeout,
         settings,
         retries: 0,
-        asked_unstreamed: false,
+        unstreamed: false,
         pending: VecDeque::new(),
         scratch: Vec::new(),
         phase: Phase::Open,
@@ -170,8 +171,12 @@ impl Call {
                 self.attempt_started = now;
                 self.next_notice = now + self.settings.notice_interval;
                 tracing::debug!(attempt = self.retries + 1, "request sent");
+                // Once streaming has been answered with silence, a retry asks unstreamed again:
+                // llama-cpp-python may break the connection the unstreamed answer came on, and
+                // a streamed retry would only meet the same silence.
+                let unstreamed = self.unstreamed.then(|| self.opener.open_unstreamed());
                 self.phase = Phase::Opening {
-                    request: self.opener.open(),
+                    request: unstreamed.flatten().unwrap_or_else(|| self.opener.open()),
                 };
                 Ok(())
             }
@@ -236,11 +241,11 @@ impl Call {
                             };
                         }
                     }
-                    None if !decoder.has_body() && !self.asked_unstreamed => {
+                    None if !decoder.has_body() && !self.unstreamed => {
                         // llama-cpp-python answers a streamed request it cannot take (a prompt
                         // too long) with 200 and nothing: the same request unstreamed gets the
                         // real error, once, rather than a retry of the same silence.
-                        self.asked_unstreamed = true;
+                        self.unstreamed = true;
                         match self.opener.open_unstreamed() {
                             Some(request) => {
                                 tracing::info!(

@@ -216,6 +216,12 @@ impl Agent {
             .any(|p| matches!(p, Part::Text { .. } | Part::ToolCall(_)));
         if sendable {
             self.push(message, events);
+        } else {
+            // Small local models often stop at once (llama-cpp-python with SmolLM2 did, one
+            // run in two): an empty result with exit 0 looks like rein lost the answer.
+            events.emit(AgentEvent::Warning {
+                message: "the model ended its answer without any text or tool call".into(),
+            });
         }
         if calls.is_empty() {
             return RoundEnd::Stop(match response.stop_reason {
