@@ -13,6 +13,7 @@ mod checkpoint_repl;
 mod checkpoints;
 mod claude_rules;
 mod claude_settings;
+mod config_show;
 mod context;
 mod custom_commands;
 mod dead_endpoint;

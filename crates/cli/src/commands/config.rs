@@ -73,6 +73,15 @@ pub(crate) fn show(args: &Args) -> Exit {
             ));
         }
     }
+    if !config.table_values.is_empty() {
+        out.push_str("\nTable keys, as each file set them (later ones win):\n");
+        for entry in &config.table_values {
+            out.push_str(&format!(
+                "  {} = {}  ({})\n",
+                entry.key, entry.value, entry.source
+            ));
+        }
+    }
     if !config.mcp_servers.is_empty() {
         out.push_str("\nMCP servers:\n");
         for server in &config.mcp_servers {

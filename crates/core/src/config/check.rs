@@ -7,21 +7,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::de::{Deserialize, Deserializer, Error as _};
+use serde::de::Deserializer;
 use toml::Value;
 
 use rein_tools::bash::BASH_MAX_TIMEOUT;
 
 use super::ProviderKind;
-
-/// Runs `check` on the value being deserialized; its message becomes the error's.
-fn with<'de, D: Deserializer<'de>, T>(
-    deserializer: D,
-    check: impl FnOnce(&Value) -> Result<T, String>,
-) -> Result<T, D::Error> {
-    let value = Value::deserialize(deserializer)?;
-    check(&value).map_err(D::Error::custom)
-}
+use super::de::with;
 
 pub(super) fn model<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     with(d, |v| check_model(string(v)?).map(Some))

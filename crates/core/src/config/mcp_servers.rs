@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Deserializer};
 use toml::Value;
 
-use super::Source;
+use super::{Source, de};
 
 /// The longest `startup_timeout` or `call_timeout` a server may be given.
 const MAX_MCP_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -55,9 +56,34 @@ pub enum McpTransportEntry {
     },
 }
 
-const KEYS: &str = "command, args, env, cwd, sandbox, url, headers, startup_timeout, \
-                    call_timeout, call_max_timeout, enabled (Codex's startup_timeout_sec and \
-                    tool_timeout_sec are accepted too)";
+/// A `[mcp_servers.NAME]` table as a file writes it (its keys are documented on
+/// [`McpServerEntry`] and [`McpTransportEntry`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerTable {
+    #[serde(default, deserialize_with = "de::some_text")]
+    command: Option<String>,
+    #[serde(default, deserialize_with = "de::strings")]
+    args: Vec<String>,
+    #[serde(default, deserialize_with = "de::string_map")]
+    env: Vec<(String, String)>,
+    #[serde(default, deserialize_with = "de::some_text")]
+    cwd: Option<String>,
+    #[serde(default, deserialize_with = "de::some_switch")]
+    sandbox: Option<bool>,
+    #[serde(default, deserialize_with = "de::some_text")]
+    url: Option<String>,
+    #[serde(default, deserialize_with = "de::string_map")]
+    headers: Vec<(String, String)>,
+    #[serde(default, alias = "startup_timeout_sec", deserialize_with = "seconds")]
+    startup_timeout: Option<Duration>,
+    #[serde(default, alias = "tool_timeout_sec", deserialize_with = "seconds")]
+    call_timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "seconds")]
+    call_max_timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "de::some_switch")]
+    enabled: Option<bool>,
+}
 
 /// Reads `[mcp_servers]` into `servers`, replacing same-named ones.
 pub(crate) fn read_mcp_servers(
@@ -78,84 +104,38 @@ fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, 
     if name.is_empty() {
         return Err("[mcp_servers] has a server with an empty name".to_owned());
     }
-    let table = value
-        .as_table()
-        .ok_or_else(|| format!("{at}: expected a table ([{at}]) with {KEYS}"))?;
-    let mut command = None;
-    let mut args = Vec::new();
-    let mut env = Vec::new();
-    let mut cwd = None;
-    let mut sandbox = None;
-    let mut url = None;
-    let mut headers = Vec::new();
-    let mut startup_timeout = None;
-    let mut call_timeout = None;
-    let mut call_max_timeout = None;
-    let mut enabled = true;
-    for (key, value) in table {
-        let text = |value: &Value| {
-            value
-                .as_str()
-                .map(str::to_owned)
-                .ok_or_else(|| format!("{at}.{key}: expected a string"))
-        };
-        match key.as_str() {
-            "command" => command = Some(text(value)?).filter(|c| !c.trim().is_empty()),
-            "args" => args = strings(value, &format!("{at}.args"))?,
-            "env" => env = string_map(value, &format!("{at}.env"))?,
-            "cwd" => cwd = Some(text(value)?),
-            "sandbox" => {
-                sandbox = Some(
-                    value
-                        .as_bool()
-                        .ok_or_else(|| format!("{at}.sandbox: expected true or false"))?,
-                );
-            }
-            "url" => url = Some(text(value)?),
-            "headers" => headers = string_map(value, &format!("{at}.headers"))?,
-            // Codex's names for the same settings, so its config tables work unchanged.
-            "startup_timeout" | "startup_timeout_sec" => {
-                startup_timeout = Some(seconds(value, &format!("{at}.{key}"))?);
-            }
-            "call_timeout" | "tool_timeout_sec" => {
-                call_timeout = Some(seconds(value, &format!("{at}.{key}"))?);
-            }
-            "call_max_timeout" => call_max_timeout = Some(seconds(value, &format!("{at}.{key}"))?),
-            "enabled" => {
-                enabled = value
-                    .as_bool()
-                    .ok_or_else(|| format!("{at}.enabled: expected true or false"))?;
-            }
-            other => {
-                return Err(format!(
-                    "unknown key \"{other}\" in [{at}]; known keys: {KEYS}"
-                ));
-            }
-        }
-    }
-    let transport = match (command, url) {
+    let read: ServerTable = de::read_keys(value, &at, &format!("[{at}]"))?;
+    let command = read.command.filter(|c| !c.trim().is_empty());
+    let transport = match (command, read.url) {
         (Some(command), None) => {
-            if !headers.is_empty() {
+            if !read.headers.is_empty() {
                 return Err(format!(
                     "{at}: `headers` are for `url` servers, not `command` ones"
                 ));
             }
             McpTransportEntry::Stdio {
                 command,
-                args,
-                env,
-                cwd,
-                sandbox,
+                args: read.args,
+                env: read.env,
+                cwd: read.cwd,
+                sandbox: read.sandbox,
             }
         }
         (None, Some(url)) => {
-            if !args.is_empty() || !env.is_empty() || cwd.is_some() || sandbox.is_some() {
+            if !read.args.is_empty()
+                || !read.env.is_empty()
+                || read.cwd.is_some()
+                || read.sandbox.is_some()
+            {
                 return Err(format!(
                     "{at}: `args`, `env`, `cwd` and `sandbox` are for `command` servers, not \
                      `url` ones (an HTTP server runs elsewhere, outside rein's sandbox)"
                 ));
             }
-            McpTransportEntry::Http { url, headers }
+            McpTransportEntry::Http {
+                url,
+                headers: read.headers,
+            }
         }
         (Some(_), Some(_)) => {
             return Err(format!(
@@ -171,58 +151,30 @@ fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, 
     Ok(McpServerEntry {
         name: name.to_owned(),
         transport,
-        startup_timeout,
-        call_timeout,
-        call_max_timeout,
-        enabled,
+        startup_timeout: read.startup_timeout,
+        call_timeout: read.call_timeout,
+        call_max_timeout: read.call_max_timeout,
+        enabled: read.enabled.unwrap_or(true),
         source: source.clone(),
     })
 }
 
-fn strings(value: &Value, at: &str) -> Result<Vec<String>, String> {
-    value
-        .as_array()
-        .ok_or_else(|| format!("{at}: expected a list of strings"))?
-        .iter()
-        .map(|item| {
-            item.as_str()
-                .map(str::to_owned)
-                .ok_or_else(|| format!("{at}: expected strings, found {}", item.type_str()))
-        })
-        .collect()
-}
-
-fn string_map(value: &Value, at: &str) -> Result<Vec<(String, String)>, String> {
-    value
-        .as_table()
-        .ok_or_else(|| format!("{at}: expected a table of strings"))?
-        .iter()
-        .map(|(k, v)| {
-            v.as_str()
-                .map(|v| (k.clone(), v.to_owned()))
-                .ok_or_else(|| format!("{at}.{k}: expected a string"))
-        })
-        .collect()
-}
-
-fn seconds(value: &Value, at: &str) -> Result<Duration, String> {
-    let secs = match value {
-        Value::Integer(n) => *n as f64,
-        Value::Float(f) => *f,
-        other => {
+/// Seconds, with a fraction or without, up to [`MAX_MCP_TIMEOUT`].
+fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    de::with(d, |value| {
+        let secs = match value {
+            Value::Integer(n) => *n as f64,
+            Value::Float(f) => *f,
+            other => return Err(format!(": expected seconds, found {}", other.type_str())),
+        };
+        if !(secs > 0.0 && secs <= MAX_MCP_TIMEOUT.as_secs_f64()) {
             return Err(format!(
-                "{at}: expected seconds, found {}",
-                other.type_str()
+                ": {secs} is not between 0 and {} seconds",
+                MAX_MCP_TIMEOUT.as_secs()
             ));
         }
-    };
-    if !(secs > 0.0 && secs <= MAX_MCP_TIMEOUT.as_secs_f64()) {
-        return Err(format!(
-            "{at}: {secs} is not between 0 and {} seconds",
-            MAX_MCP_TIMEOUT.as_secs()
-        ));
-    }
-    Ok(Duration::from_secs_f64(secs))
+        Ok(Some(Duration::from_secs_f64(secs)))
+    })
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 mod check;
 mod claude;
+mod de;
 mod defaults;
 pub(crate) mod dotenv;
 mod error;
@@ -51,7 +52,7 @@ pub use settings::{ENV_VARS, FLAGS, Settings};
 pub use source::Source;
 pub use spend::PriceEntry;
 pub use tables::{
-    ConfiguredRule, DEFAULT_HOOK_TIMEOUT, EnvEntry, HookCommand, HookEvent, RuleLists,
+    ConfiguredRule, DEFAULT_HOOK_TIMEOUT, EnvEntry, HookCommand, HookEvent, RuleLists, TableValue,
 };
 
 /// The model API rein talks to (one type for the whole of rein).
@@ -205,6 +206,9 @@ pub struct Config {
     pub repl: ReplSettings,
     /// The `[tool_search]` settings of every file.
     pub tool_search: ToolSearchSettings,
+    /// The keys of `[sandbox]`, `[repl]`, `[tool_search]` and `[pricing]` each file set, in
+    /// layer order, for `rein config --show`.
+    pub table_values: Vec<TableValue>,
     /// `[pricing."MODEL"]` of every file: prices that add to or override rein's table.
     pub pricing: BTreeMap<String, PriceEntry>,
     /// The secret-looking variables of the `.env` file (their values are masked).

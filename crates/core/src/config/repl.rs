@@ -1,7 +1,9 @@
 //! The `[repl]` table: the permission mode the interactive REPL starts in when
 //! `--permission-mode` is not given (what the first-start question records).
 
-use super::Source;
+use serde::{Deserialize, Deserializer};
+
+use super::{Source, de};
 use crate::permissions::PermissionMode;
 
 /// The `[repl]` settings of every layer, stacked.
@@ -13,12 +15,18 @@ pub struct ReplSettings {
     pub ignored: Vec<String>,
 }
 
-/// The keys `[repl]` takes.
-const KEYS: &str = "permission_mode";
-
 /// Modes a project may choose for the person: the ones that ask at least as much as the
 /// default one.
 const PROJECT_MAY_CHOOSE: [PermissionMode; 2] = [PermissionMode::Plan, PermissionMode::Default];
+
+/// A `[repl]` table as a file writes it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReplTable {
+    /// The REPL's mode without `--permission-mode`.
+    #[serde(default, deserialize_with = "mode")]
+    permission_mode: Option<PermissionMode>,
+}
 
 /// Reads a `[repl]` table of a file given by `source` on top of `settings`.
 pub(crate) fn read(
@@ -26,35 +34,30 @@ pub(crate) fn read(
     table: &toml::Table,
     source: &Source,
 ) -> Result<(), String> {
-    for (key, value) in table {
-        match key.as_str() {
-            "permission_mode" => {
-                let text = value
-                    .as_str()
-                    .ok_or_else(|| "repl.permission_mode: expected a string".to_owned())?;
-                let mode = PermissionMode::parse(text).ok_or_else(|| {
-                    format!(
-                        "repl.permission_mode \"{text}\" is not a mode; the modes are {}",
-                        PermissionMode::ALL.map(PermissionMode::as_str).join(", ")
-                    )
-                })?;
-                if matches!(source, Source::ProjectFile(_)) && !PROJECT_MAY_CHOOSE.contains(&mode) {
-                    settings.ignored.push(format!(
-                        "repl.permission_mode = \"{mode}\" in {source} is left out: a project may \
-                         only choose a mode that asks (default, plan)"
-                    ));
-                } else {
-                    settings.permission_mode = Some(mode);
-                }
-            }
-            other => {
-                return Err(format!(
-                    "unknown key \"{other}\" in [repl]; known keys: {KEYS}"
-                ));
-            }
+    let read: ReplTable = de::read_keys(&toml::Value::Table(table.clone()), "repl", "[repl]")?;
+    if let Some(mode) = read.permission_mode {
+        if matches!(source, Source::ProjectFile(_)) && !PROJECT_MAY_CHOOSE.contains(&mode) {
+            settings.ignored.push(format!(
+                "repl.permission_mode = \"{mode}\" in {source} is left out: a project may \
+                 only choose a mode that asks (default, plan)"
+            ));
+        } else {
+            settings.permission_mode = Some(mode);
         }
     }
     Ok(())
+}
+
+fn mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PermissionMode>, D::Error> {
+    de::with(d, |v| {
+        let text = de::text(v)?;
+        PermissionMode::parse(text).map(Some).ok_or_else(|| {
+            format!(
+                " \"{text}\" is not a mode; the modes are {}",
+                PermissionMode::ALL.map(PermissionMode::as_str).join(", ")
+            )
+        })
+    })
 }
 
 impl ReplSettings {

@@ -87,7 +87,8 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         mcp_servers_replaced: stacked.tables.mcp_replaced,
         sandbox: stacked.tables.sandbox,
         repl: stacked.tables.repl,
-        tool_search: stacked.tables.tool_search,
+        tool_search: read_merged(stacked.tables.tool_search, "tool_search")?,
+        table_values: stacked.tables.values,
         pricing: stacked.tables.pricing,
         dotenv_secrets: env.dotenv_secrets(),
         untrusted_ignored: withheld.config_items,
@@ -99,6 +100,20 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         env: stacked.tables.env,
         claude_ignored: stacked.tables.claude_ignored,
         sources,
+    })
+}
+
+/// A table the layers merged key by key (each key passed its check in its file).
+fn read_merged<T: serde::de::DeserializeOwned>(
+    table: toml::Table,
+    key: &str,
+) -> Result<T, ConfigError> {
+    super::de::read_keys(&toml::Value::Table(table), key, &format!("[{key}]")).map_err(|reason| {
+        ConfigError::InvalidValue {
+            key: key.to_owned(),
+            origin: "the stacked layers".to_owned(),
+            reason,
+        }
     })
 }
 

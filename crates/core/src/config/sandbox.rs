@@ -9,9 +9,10 @@
 use std::path::{Path, PathBuf};
 
 use rein_tools::sandbox::{Network, SandboxLevel};
+use serde::{Deserialize, Deserializer};
 use toml::Value;
 
-use super::Source;
+use super::{Source, de};
 
 /// The `[sandbox]` settings of every layer, stacked.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -53,9 +54,36 @@ pub struct SandboxSettings {
     project_file: Option<String>,
 }
 
-/// The keys `[sandbox]` takes.
-const KEYS: &str = "mode, network, allow_domains, writable, read_only, caches, hooks, mcp, landlock, hide, expose, \
-     ssh_agent";
+/// A `[sandbox]` table as a file writes it (its keys are documented on [`SandboxSettings`]);
+/// [`SandboxSettings::apply_projects`] decides what a project's may set.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SandboxTable {
+    #[serde(default, deserialize_with = "level")]
+    mode: Option<SandboxLevel>,
+    #[serde(default, deserialize_with = "network")]
+    network: Option<Network>,
+    #[serde(default, deserialize_with = "domains")]
+    allow_domains: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "de::some_strings")]
+    writable: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "de::some_strings")]
+    read_only: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "de::some_strings")]
+    caches: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "de::some_switch")]
+    hooks: Option<bool>,
+    #[serde(default, deserialize_with = "de::some_switch")]
+    mcp: Option<bool>,
+    #[serde(default, deserialize_with = "de::some_switch")]
+    landlock: Option<bool>,
+    #[serde(default, deserialize_with = "de::some_strings")]
+    hide: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "de::some_strings")]
+    expose: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "de::some_switch")]
+    ssh_agent: Option<bool>,
+}
 
 /// Reads a `[sandbox]` table of a file given by `source` on top of `settings`.
 pub(crate) fn read(
@@ -63,224 +91,114 @@ pub(crate) fn read(
     table: &toml::Table,
     source: &Source,
 ) -> Result<(), String> {
-    let project = matches!(source, Source::ProjectFile(_)).then_some(());
+    let read: SandboxTable = de::read_keys(&Value::Table(table.clone()), "sandbox", "[sandbox]")?;
     // The project's directory: the file is its `.rein/config.toml`.
     let project_dir = match source {
-        Source::ProjectFile(file) => file.parent().and_then(Path::parent),
+        Source::ProjectFile(file) => {
+            settings.project_file = Some(source.to_string());
+            Some(file.parent().and_then(Path::parent))
+        }
         _ => None,
     };
-    if project.is_some() {
-        settings.project_file = Some(source.to_string());
-    }
-    let origin = Origin {
-        source,
-        project,
-        project_dir,
-    };
-    for (key, value) in table {
-        match key.as_str() {
-            "mode" | "network" | "allow_domains" => settings.read_reach(key, value, &origin)?,
-            "writable" | "read_only" | "caches" | "hide" | "expose" => {
-                settings.read_paths(key, value, &origin)?;
-            }
-            "hooks" | "mcp" | "landlock" | "ssh_agent" => {
-                settings.read_switch(key, value, &origin)?;
-            }
-            other => {
-                return Err(format!(
-                    "unknown key \"{other}\" in [sandbox]; known keys: {KEYS}"
-                ));
-            }
-        }
+    match project_dir {
+        None => settings.apply_persons(read),
+        Some(dir) => settings.apply_projects(read, source, dir),
     }
     Ok(())
 }
 
-/// Where a `[sandbox]` table was read from: a project's file may only tighten.
-#[derive(Clone, Copy)]
-struct Origin<'a> {
-    source: &'a Source,
-    project: Option<()>,
-    /// The project's directory, when the file is its `.rein/config.toml`.
-    project_dir: Option<&'a Path>,
-}
-
 impl SandboxSettings {
-    /// `mode`, `network`, `allow_domains`: how far commands reach.
-    fn read_reach(&mut self, key: &str, value: &Value, origin: &Origin<'_>) -> Result<(), String> {
-        let Origin {
-            source, project, ..
-        } = *origin;
-        let settings = self;
-        match key {
-            "mode" => {
-                let text = value
-                    .as_str()
-                    .ok_or_else(|| "sandbox.mode: expected a string".to_owned())?;
-                let level = SandboxLevel::parse(text).ok_or_else(|| {
-                    format!(
-                        "sandbox.mode \"{text}\" is not a level; the levels are read-only, \
-                         workspace-write, off"
-                    )
-                })?;
-                let current = settings.level.unwrap_or_default();
-                if project.is_some() && level.strictness() < current.strictness() {
-                    settings.ignored.push(format!(
-                        "sandbox.mode = \"{level}\" in {source} is left out: a project may only \
-                         make the sandbox stricter"
-                    ));
-                } else {
-                    settings.level = Some(level);
-                }
-            }
-            "network" => {
-                let network = network(value)?;
-                if project.is_none() {
-                    settings.network = Some(network);
-                } else if network == Network::Allowed {
-                    settings.ignored.push(format!(
-                        "sandbox.network = \"on\" in {source} is left out: a project may only \
-                         keep more of the network away"
-                    ));
-                } else {
-                    settings.project_network = stricter(settings.project_network, network);
-                }
-            }
-            "allow_domains" => {
-                let domains = strings(value, "sandbox.allow_domains")?;
-                if project.is_some() {
-                    settings.ignored.push(format!(
-                        "sandbox.allow_domains in {source} is left out: only the person's own \
-                         config lets commands reach hosts"
-                    ));
-                } else {
-                    for domain in &domains {
-                        check_domain(domain)?;
-                    }
-                    settings.allow_domains.extend(domains);
-                }
-            }
-            // The caller routes only this group's keys here.
-            _ => {}
-        }
-        Ok(())
+    /// The person's own table: everything applies.
+    fn apply_persons(&mut self, read: SandboxTable) {
+        self.level = read.mode.or(self.level);
+        self.network = read.network.or(self.network);
+        self.allow_domains
+            .extend(read.allow_domains.unwrap_or_default());
+        self.writable.extend(read.writable.unwrap_or_default());
+        self.read_only.extend(read.read_only.unwrap_or_default());
+        self.caches = read.caches.or(self.caches.take());
+        self.hooks = read.hooks.unwrap_or(self.hooks);
+        self.mcp = read.mcp.unwrap_or(self.mcp);
+        self.assume_no_landlock = read.landlock.map_or(self.assume_no_landlock, |on| !on);
+        self.hide.extend(read.hide.unwrap_or_default());
+        self.expose.extend(read.expose.unwrap_or_default());
+        self.ssh_agent = read.ssh_agent.or(self.ssh_agent);
     }
 
-    /// `writable`, `read_only`, `caches`, `hide`, `expose`: the trees commands see and write.
-    fn read_paths(&mut self, key: &str, value: &Value, origin: &Origin<'_>) -> Result<(), String> {
-        let Origin {
-            source,
-            project,
-            project_dir,
-        } = *origin;
-        let settings = self;
-        match key {
-            "writable" => {
-                for path in strings(value, "sandbox.writable")? {
-                    // A project's paths are relative to it and stay inside it, links
-                    // followed (`homelink -> ~` would grant the home).
-                    let inside = project.is_none()
-                        || !path.starts_with('~')
-                            && PathBuf::from(&path)
-                                .components()
-                                .all(|c| matches!(c, std::path::Component::Normal(_)))
-                            && project_dir.is_none_or(|dir| resolves_inside(dir, &path));
-                    if inside {
-                        settings.writable.push(path);
-                    } else {
-                        settings.ignored.push(format!(
-                            "sandbox.writable \"{path}\" in {source} is left out: a project may \
-                             only make paths inside itself writable"
-                        ));
-                    }
-                }
+    /// A project's table: only what tightens applies; the rest is left out with a warning.
+    fn apply_projects(&mut self, read: SandboxTable, source: &Source, dir: Option<&Path>) {
+        let mut left_out = |what: &str, why: &str| {
+            self.ignored
+                .push(format!("sandbox.{what} in {source} is left out: {why}"));
+        };
+        if let Some(level) = read.mode {
+            if level.strictness() < self.level.unwrap_or_default().strictness() {
+                left_out(
+                    &format!("mode = \"{level}\""),
+                    "a project may only make the sandbox stricter",
+                );
+            } else {
+                self.level = Some(level);
             }
-            "read_only" => settings
-                .read_only
-                .extend(strings(value, "sandbox.read_only")?),
-            "caches" => {
-                let caches = strings(value, "sandbox.caches")?;
-                if project.is_some() {
-                    settings.ignored.push(format!(
-                        "sandbox.caches in {source} is left out: only the person's own config \
-                         chooses the caches"
-                    ));
-                } else {
-                    settings.caches = Some(caches);
-                }
-            }
-            "hide" => settings.hide.extend(strings(value, "sandbox.hide")?),
-            "expose" => {
-                let paths = strings(value, "sandbox.expose")?;
-                if project.is_some() {
-                    settings.ignored.push(format!(
-                        "sandbox.expose in {source} is left out: only the person's own config \
-                         shows commands a credential store"
-                    ));
-                } else {
-                    settings.expose.extend(paths);
-                }
-            }
-            // The caller routes only this group's keys here.
-            _ => {}
         }
-        Ok(())
-    }
-
-    /// `hooks`, `mcp`, `landlock`, `ssh_agent`: the on/off switches.
-    fn read_switch(&mut self, key: &str, value: &Value, origin: &Origin<'_>) -> Result<(), String> {
-        let Origin {
-            source, project, ..
-        } = *origin;
-        let settings = self;
-        match key {
-            "hooks" => {
-                let on = value
-                    .as_bool()
-                    .ok_or_else(|| "sandbox.hooks: expected true or false".to_owned())?;
-                if project.is_none() || on {
-                    settings.hooks = on;
-                }
-            }
-            "mcp" => {
-                let on = value
-                    .as_bool()
-                    .ok_or_else(|| "sandbox.mcp: expected true or false".to_owned())?;
-                // A project may only turn it on.
-                if project.is_none() || on {
-                    settings.mcp = on;
-                }
-            }
-            "landlock" => {
-                let on = value
-                    .as_bool()
-                    .ok_or_else(|| "sandbox.landlock: expected true or false".to_owned())?;
-                if project.is_some() && !on {
-                    settings.ignored.push(format!(
-                        "sandbox.landlock = false in {source} is left out: a project may not \
-                         turn the sandbox off"
-                    ));
-                } else {
-                    settings.assume_no_landlock = !on;
-                }
-            }
-            "ssh_agent" => {
-                let on = value
-                    .as_bool()
-                    .ok_or_else(|| "sandbox.ssh_agent: expected true or false".to_owned())?;
-                if project.is_some() && on {
-                    settings.ignored.push(format!(
-                        "sandbox.ssh_agent = true in {source} is left out: a project may only \
-                         keep the ssh-agent hidden"
-                    ));
-                } else {
-                    settings.ssh_agent = Some(on);
-                }
-            }
-            // The caller routes only this group's keys here.
-            _ => {}
+        match read.network {
+            Some(Network::Allowed) => left_out(
+                "network = \"on\"",
+                "a project may only keep more of the network away",
+            ),
+            Some(network) => self.project_network = stricter(self.project_network, network),
+            None => {}
         }
-        Ok(())
+        if read.allow_domains.is_some() {
+            left_out(
+                "allow_domains",
+                "only the person's own config lets commands reach hosts",
+            );
+        }
+        for path in read.writable.unwrap_or_default() {
+            // A project's paths are relative to it and stay inside it, links followed
+            // (`homelink -> ~` would grant the home).
+            let inside = !path.starts_with('~')
+                && PathBuf::from(&path)
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+                && dir.is_none_or(|dir| resolves_inside(dir, &path));
+            if inside {
+                self.writable.push(path);
+            } else {
+                left_out(
+                    &format!("writable \"{path}\""),
+                    "a project may only make paths inside itself writable",
+                );
+            }
+        }
+        self.read_only.extend(read.read_only.unwrap_or_default());
+        if read.caches.is_some() {
+            left_out("caches", "only the person's own config chooses the caches");
+        }
+        // Hooks and MCP servers: a project may put them in the sandbox, never take them out.
+        self.hooks |= read.hooks == Some(true);
+        self.mcp |= read.mcp == Some(true);
+        match read.landlock {
+            Some(false) => left_out("landlock = false", "a project may not turn the sandbox off"),
+            Some(true) => self.assume_no_landlock = false,
+            None => {}
+        }
+        self.hide.extend(read.hide.unwrap_or_default());
+        if read.expose.is_some() {
+            left_out(
+                "expose",
+                "only the person's own config shows commands a credential store",
+            );
+        }
+        match read.ssh_agent {
+            Some(true) => left_out(
+                "ssh_agent = true",
+                "a project may only keep the ssh-agent hidden",
+            ),
+            Some(false) => self.ssh_agent = Some(false),
+            None => {}
+        }
     }
 }
 
@@ -344,52 +262,49 @@ pub(crate) fn stricter(setting: Option<Network>, other: Network) -> Option<Netwo
     })
 }
 
-/// A `network` value: `"off"`, `"on"`, `"proxy"`, or `true` / `false` (older files).
-fn network(value: &Value) -> Result<Network, String> {
-    let wrong =
-        || "sandbox.network: expected \"off\", \"on\" or \"proxy\" (or true / false)".to_owned();
-    match value {
-        Value::Boolean(true) => Ok(Network::Allowed),
-        Value::Boolean(false) => Ok(Network::Blocked),
-        Value::String(text) => Network::parse(text).ok_or_else(|| {
-            format!("sandbox.network \"{text}\" is not a setting; the settings are off, on, proxy")
-        }),
-        _ => Err(wrong()),
-    }
-}
-
-/// An `allow_domains` entry: a host name, or `*.` and one (never a URL, a port or a path).
-fn check_domain(domain: &str) -> Result<(), String> {
-    let host = domain.strip_prefix("*.").unwrap_or(domain);
-    let valid = !host.is_empty()
-        && host.split('.').all(|label| {
-            !label.is_empty()
-                && label
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        });
-    if valid {
-        Ok(())
-    } else {
-        Err(format!(
-            "sandbox.allow_domains: \"{domain}\" is not a host name (write \"pypi.org\" or \
-             \"*.pythonhosted.org\": no scheme, port or path)"
-        ))
-    }
-}
-
-fn strings(value: &Value, at: &str) -> Result<Vec<String>, String> {
-    let items = value
-        .as_array()
-        .ok_or_else(|| format!("{at}: expected a list of strings"))?;
-    items
-        .iter()
-        .map(|item| {
-            item.as_str()
-                .map(str::to_owned)
-                .ok_or_else(|| format!("{at}: expected strings, found {}", item.type_str()))
+fn level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SandboxLevel>, D::Error> {
+    de::with(d, |v| {
+        let text = de::text(v)?;
+        SandboxLevel::parse(text).map(Some).ok_or_else(|| {
+            format!(" \"{text}\" is not a level; the levels are read-only, workspace-write, off")
         })
-        .collect()
+    })
+}
+
+/// A `network` value: `"off"`, `"on"`, `"proxy"`, or `true` / `false` (older files).
+fn network<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Network>, D::Error> {
+    de::with(d, |v| match v {
+        Value::Boolean(true) => Ok(Some(Network::Allowed)),
+        Value::Boolean(false) => Ok(Some(Network::Blocked)),
+        Value::String(text) => Network::parse(text).map(Some).ok_or_else(|| {
+            format!(" \"{text}\" is not a setting; the settings are off, on, proxy")
+        }),
+        _ => Err(": expected \"off\", \"on\" or \"proxy\" (or true / false)".to_owned()),
+    })
+}
+
+/// `allow_domains`: host names, or `*.` and one (never a URL, a port or a path).
+fn domains<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    de::with(d, |v| {
+        let domains = de::list(v)?;
+        for domain in &domains {
+            let host = domain.strip_prefix("*.").unwrap_or(domain);
+            let valid = !host.is_empty()
+                && host.split('.').all(|label| {
+                    !label.is_empty()
+                        && label
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                });
+            if !valid {
+                return Err(format!(
+                    ": \"{domain}\" is not a host name (write \"pypi.org\" or \
+                     \"*.pythonhosted.org\": no scheme, port or path)"
+                ));
+            }
+        }
+        Ok(Some(domains))
+    })
 }
 
 #[cfg(test)]

@@ -6,9 +6,10 @@
 use std::fmt;
 use std::time::Duration;
 
+use serde::{Deserialize, Deserializer};
 use toml::Value;
 
-use super::Source;
+use super::{Source, de};
 use crate::permissions::Rule;
 
 /// How long a hook may run unless its entry says otherwise.
@@ -119,6 +120,21 @@ pub struct EnvEntry {
     pub source: Source,
 }
 
+/// A key of a table (`sandbox.mode`) as a file set it, for `rein config --show`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableValue {
+    /// The key's path: `sandbox.mode`, `pricing."my-model"`.
+    pub key: String,
+    /// Its value as written (TOML).
+    pub value: String,
+    /// The file that set it.
+    pub source: Source,
+}
+
+/// The tables whose keys `rein config --show` lists with their file (rules, hooks and MCP
+/// servers are listed whole, each with its own).
+const SHOWN_TABLES: [&str; 4] = ["sandbox", "repl", "tool_search", "pricing"];
+
 /// What the tables of one layer hold.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Tables {
@@ -131,13 +147,16 @@ pub(crate) struct Tables {
     pub(crate) mcp_replaced: Vec<super::McpServerEntry>,
     pub(crate) sandbox: super::sandbox::SandboxSettings,
     pub(crate) repl: super::repl::ReplSettings,
-    pub(crate) tool_search: super::tool_search::ToolSearchSettings,
+    /// `[tool_search]`, each key checked, a later layer's over an earlier one's.
+    pub(crate) tool_search: toml::Table,
     /// `[pricing."MODEL"]`, by model name.
     pub(crate) pricing: std::collections::BTreeMap<String, super::spend::PriceEntry>,
     /// Variables for commands and hooks (a Claude Code settings file's `env`).
     pub(crate) env: Vec<EnvEntry>,
     /// What a Claude Code settings file held that rein does not apply, one line each.
     pub(crate) claude_ignored: Vec<String>,
+    /// The keys of [`SHOWN_TABLES`] each file set, in layer order.
+    pub(crate) values: Vec<TableValue>,
 }
 
 impl Tables {
@@ -156,7 +175,8 @@ impl Tables {
         }
         self.sandbox.stack(above.sandbox);
         self.repl.stack(above.repl);
-        self.tool_search.stack(above.tool_search);
+        self.tool_search.extend(above.tool_search);
+        self.values.extend(above.values);
         self.pricing.extend(above.pricing);
         for entry in above.env {
             self.env.retain(|e| e.name != entry.name);
@@ -183,6 +203,45 @@ pub(crate) const TABLE_KEYS: [&str; 8] = [
     "tool_search",
 ];
 
+/// `[permissions]`: the three lists of rules, each checked as it is read.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PermissionsTable {
+    /// Calls that run without asking.
+    #[serde(default, deserialize_with = "rules")]
+    allow: Vec<String>,
+    /// Calls that ask first.
+    #[serde(default, deserialize_with = "rules")]
+    ask: Vec<String>,
+    /// Calls that never run.
+    #[serde(default, deserialize_with = "rules")]
+    deny: Vec<String>,
+}
+
+/// `[secrets]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SecretsTable {
+    /// Variables passed to commands and hooks although their names look secret.
+    #[serde(default, deserialize_with = "de::strings")]
+    pass_env: Vec<String>,
+}
+
+/// One `[[hooks.EVENT]]` entry.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HookEntry {
+    /// The shell command.
+    #[serde(default, deserialize_with = "hook_command")]
+    command: Option<String>,
+    /// A regular expression over the tool name, or `*`.
+    #[serde(default, deserialize_with = "matcher")]
+    matcher: Option<String>,
+    /// Whole seconds it may run.
+    #[serde(default, deserialize_with = "hook_timeout")]
+    timeout: Option<Duration>,
+}
+
 /// Reads the table `key` of a file into `tables`; the error says what is wrong (the caller
 /// adds the file and line).
 pub(crate) fn read_table(
@@ -194,27 +253,20 @@ pub(crate) fn read_table(
     let table = value
         .as_table()
         .ok_or_else(|| format!("expected a table ([{key}]), found {}", value.type_str()))?;
+    let header = format!("[{key}]");
     match key {
         "permissions" => {
-            for (list, rules) in table {
-                let target = match list.as_str() {
-                    "allow" => &mut tables.rules.allow,
-                    "ask" => &mut tables.rules.ask,
-                    "deny" => &mut tables.rules.deny,
-                    other => {
-                        return Err(format!(
-                            "unknown key \"{other}\" in [permissions]; known keys: allow, ask, deny"
-                        ));
-                    }
-                };
-                for text in strings(rules, &format!("permissions.{list}"))? {
-                    Rule::parse(&text, None).map_err(|e| format!("permissions.{list}: {e}"))?;
-                    target.push(ConfiguredRule {
-                        text,
-                        source: source.clone(),
-                    });
-                }
-            }
+            let read: PermissionsTable = de::read_keys(value, key, &header)?;
+            let configured = |texts: Vec<String>| {
+                let source = source.clone();
+                texts.into_iter().map(move |text| ConfiguredRule {
+                    text,
+                    source: source.clone(),
+                })
+            };
+            tables.rules.allow.extend(configured(read.allow));
+            tables.rules.ask.extend(configured(read.ask));
+            tables.rules.deny.extend(configured(read.deny));
         }
         "hooks" => {
             for (event, entries) in table {
@@ -224,25 +276,28 @@ pub(crate) fn read_table(
                         HookEvent::ALL.map(HookEvent::name).join(", ")
                     ));
                 };
-                let entries = entries.as_array().ok_or_else(|| {
-                    format!("hooks.{event}: expected entries written [[hooks.{event}]]")
-                })?;
+                let at = format!("hooks.{event}");
+                let entries = entries
+                    .as_array()
+                    .ok_or_else(|| format!("{at}: expected entries written [[{at}]]"))?;
                 for entry in entries {
-                    tables.hooks.push(hook(event, entry, source)?);
+                    let entry: HookEntry = de::read_keys(entry, &at, &format!("[[{at}]]"))?;
+                    tables.hooks.push(HookCommand {
+                        event,
+                        command: (entry.command)
+                            .ok_or_else(|| format!("{at}: an entry has no command"))?,
+                        matcher: entry.matcher,
+                        timeout: entry.timeout.unwrap_or(DEFAULT_HOOK_TIMEOUT),
+                        source: source.clone(),
+                    });
                 }
             }
         }
         "secrets" => {
-            for (name, values) in table {
-                if name != "pass_env" {
-                    return Err(format!(
-                        "unknown key \"{name}\" in [secrets]; known keys: pass_env"
-                    ));
-                }
-                for var in strings(values, "secrets.pass_env")? {
-                    if !tables.pass_env.contains(&var) {
-                        tables.pass_env.push(var);
-                    }
+            let read: SecretsTable = de::read_keys(value, key, &header)?;
+            for var in read.pass_env {
+                if !tables.pass_env.contains(&var) {
+                    tables.pass_env.push(var);
                 }
             }
         }
@@ -251,85 +306,60 @@ pub(crate) fn read_table(
         }
         "sandbox" => super::sandbox::read(&mut tables.sandbox, table, source)?,
         "repl" => super::repl::read(&mut tables.repl, table, source)?,
-        "tool_search" => super::tool_search::read(&mut tables.tool_search, table)?,
+        "tool_search" => {
+            de::read_keys::<super::ToolSearchSettings>(value, key, &header)?;
+            tables.tool_search.extend(table.clone());
+        }
         "pricing" => super::spend::read_pricing(&mut tables.pricing, table)?,
         other => return Err(format!("unknown table [{other}]")),
+    }
+    if SHOWN_TABLES.contains(&key) {
+        for (name, value) in table {
+            let name = match key {
+                "pricing" => format!("\"{name}\""),
+                _ => name.clone(),
+            };
+            tables.values.push(TableValue {
+                key: format!("{key}.{name}"),
+                value: value.to_string(),
+                source: source.clone(),
+            });
+        }
     }
     Ok(())
 }
 
-fn hook(event: HookEvent, entry: &Value, source: &Source) -> Result<HookCommand, String> {
-    let at = format!("hooks.{event}");
-    let table = entry
-        .as_table()
-        .ok_or_else(|| format!("{at}: expected a table with command, matcher, timeout"))?;
-    let mut command = None;
-    let mut matcher = None;
-    let mut timeout = DEFAULT_HOOK_TIMEOUT;
-    for (key, value) in table {
-        match key.as_str() {
-            "command" => {
-                let text = value
-                    .as_str()
-                    .ok_or_else(|| format!("{at}.command: expected a string"))?;
-                if text.trim().is_empty() {
-                    return Err(format!("{at}.command is empty"));
-                }
-                command = Some(text.to_owned());
-            }
-            "matcher" => {
-                let text = value
-                    .as_str()
-                    .ok_or_else(|| format!("{at}.matcher: expected a string"))?;
-                // `*` is Claude Code's "every tool", not a regex.
-                if text.trim() != "*" {
-                    regex_lite::Regex::new(text).map_err(|e| {
-                        format!("{at}.matcher \"{text}\" is not a valid regex: {e}")
-                    })?;
-                }
-                matcher = Some(text.to_owned());
-            }
-            "timeout" => {
-                let secs = value
-                    .as_integer()
-                    .ok_or_else(|| format!("{at}.timeout: expected whole seconds"))?;
-                let secs = u64::try_from(secs)
-                    .ok()
-                    .filter(|&s| s >= 1 && s <= MAX_HOOK_TIMEOUT.as_secs())
-                    .ok_or_else(|| {
-                        format!(
-                            "{at}.timeout: {secs} is not between 1 and {} seconds",
-                            MAX_HOOK_TIMEOUT.as_secs()
-                        )
-                    })?;
-                timeout = Duration::from_secs(secs);
-            }
-            other => {
-                return Err(format!(
-                    "unknown key \"{other}\" in [[{at}]]; known keys: command, matcher, timeout"
-                ));
-            }
+/// Rules, each parsed once to find its mistakes (it is parsed again with the home directory
+/// once every layer is read).
+fn rules<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    de::with(d, |v| {
+        let texts = de::list(v)?;
+        for text in &texts {
+            Rule::parse(text, None).map_err(|e| format!(": {e}"))?;
         }
-    }
-    Ok(HookCommand {
-        event,
-        command: command.ok_or_else(|| format!("{at}: an entry has no command"))?,
-        matcher,
-        timeout,
-        source: source.clone(),
+        Ok(texts)
     })
 }
 
-fn strings(value: &Value, at: &str) -> Result<Vec<String>, String> {
-    let items = value
-        .as_array()
-        .ok_or_else(|| format!("{at}: expected a list of strings"))?;
-    items
-        .iter()
-        .map(|item| {
-            item.as_str()
-                .map(str::to_owned)
-                .ok_or_else(|| format!("{at}: expected strings, found {}", item.type_str()))
-        })
-        .collect()
+fn hook_command<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    de::with(d, |v| match de::text(v)? {
+        text if text.trim().is_empty() => Err(" is empty".to_owned()),
+        text => Ok(Some(text.to_owned())),
+    })
+}
+
+fn matcher<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    de::with(d, |v| {
+        let text = de::text(v)?;
+        // `*` is Claude Code's "every tool", not a regex.
+        if text.trim() != "*" {
+            regex_lite::Regex::new(text)
+                .map_err(|e| format!(" \"{text}\" is not a valid regex: {e}"))?;
+        }
+        Ok(Some(text.to_owned()))
+    })
+}
+
+fn hook_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    de::with(d, |v| de::whole_seconds(v, MAX_HOOK_TIMEOUT).map(Some))
 }

@@ -3,7 +3,8 @@
 
 use serde::Deserialize;
 
-/// `[tool_search]` of every layer, a later one's keys over an earlier one's.
+/// `[tool_search]` of every layer, a later one's keys over an earlier one's (merged as
+/// TOML, then read once: a key here is one field).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSearchSettings {
@@ -14,12 +15,6 @@ pub struct ToolSearchSettings {
 }
 
 impl ToolSearchSettings {
-    /// A later layer's keys over these.
-    pub(crate) fn stack(&mut self, above: ToolSearchSettings) {
-        self.max_tools = above.max_tools.or(self.max_tools);
-        self.max_schema_kb = above.max_schema_kb.or(self.max_schema_kb);
-    }
-
     /// The budget these settings make.
     pub fn budget(&self) -> crate::agent::ToolSearchBudget {
         let default = crate::agent::ToolSearchBudget::default();
@@ -32,30 +27,29 @@ impl ToolSearchSettings {
     }
 }
 
-/// Reads a `[tool_search]` table; the error names the key that is wrong.
-pub(crate) fn read(settings: &mut ToolSearchSettings, table: &toml::Table) -> Result<(), String> {
-    let read = ToolSearchSettings::deserialize(toml::Value::Table(table.clone()))
-        .map_err(|e| format!("[tool_search]: {}", e.message()))?;
-    settings.stack(read);
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn keys_are_read_and_mistakes_named() {
-        let mut settings = ToolSearchSettings::default();
-        read(&mut settings, &toml::from_str("max_tools = 10").unwrap()).unwrap();
+        let read = |text: &str| {
+            let table = toml::Value::Table(toml::from_str(text).unwrap());
+            super::super::de::read_keys::<ToolSearchSettings>(
+                &table,
+                "tool_search",
+                "[tool_search]",
+            )
+        };
+        let settings = read("max_tools = 10").unwrap();
         assert_eq!(settings.budget().max_tools, 10);
         assert_eq!(settings.budget().max_schema_bytes, 48 * 1024);
-        let error = read(&mut settings, &toml::from_str("max_tool = 10").unwrap()).unwrap_err();
+        let error = read("max_tool = 10").unwrap_err();
         assert!(
             error.contains("max_tool") && error.contains("max_tools"),
             "{error}"
         );
-        let error = read(&mut settings, &toml::from_str("max_tools = -1").unwrap()).unwrap_err();
-        assert!(error.contains("[tool_search]"), "{error}");
+        let error = read("max_tools = -1").unwrap_err();
+        assert!(error.contains("tool_search.max_tools"), "{error}");
     }
 }

@@ -109,18 +109,11 @@ impl Tool for BashTool {
     }
 }
 
+/// Runs a command: 1. check its text, 2. analyse it (refusing the hard deny list), 3. run it
+/// (in the background when asked), 4. judge what happened (sandbox refusals, `cd`).
 async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let mut notices = Vec::new();
-    if args.command.trim().is_empty() {
-        return Err(ToolError::Model(
-            "`command` is empty: give the shell command to run".to_owned(),
-        ));
-    }
-    if args.command.contains('\0') {
-        return Err(ToolError::Model(
-            "`command` contains a NUL byte, which bash cannot run".to_owned(),
-        ));
-    }
+    check_text(&args.command)?;
     let timeout = effective_timeout(
         args.timeout,
         ctx.config().bash_default_timeout,
@@ -211,14 +204,62 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             ToolError::Model(format!("could not start bash in {}: {err}", cwd.display()))
         })?;
     notices.extend(plants.iter().flat_map(crate::sandbox::PlantWatch::sweep));
+    let places = Places {
+        root,
+        root_physical: &root_physical,
+        cwd: &cwd,
+    };
+    let sandbox_refusal = judge_outcome(ctx, &outcome, cwd_file.as_ref(), &places, &mut notices);
+    result::finish(
+        &args.command,
+        outcome,
+        notices,
+        sandbox_refusal,
+        timeout,
+        ctx.config().output_budget_chars,
+        started.elapsed(),
+    )
+}
 
+/// A command text bash can run: not empty, no NUL byte.
+fn check_text(command: &str) -> Result<(), ToolError> {
+    if command.trim().is_empty() {
+        return Err(ToolError::Model(
+            "`command` is empty: give the shell command to run".to_owned(),
+        ));
+    }
+    if command.contains('\0') {
+        return Err(ToolError::Model(
+            "`command` contains a NUL byte, which bash cannot run".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// The workspace root as given and as the file system resolves it, and where the command ran.
+struct Places<'a> {
+    root: &'a Path,
+    root_physical: &'a Path,
+    cwd: &'a Path,
+}
+
+/// After the command: what the sandbox refused it (the message for the model), and where its
+/// `cd` left the shell (followed when inside the workspace, a notice either way).
+fn judge_outcome(
+    ctx: &ToolContext,
+    outcome: &process::RunOutcome,
+    cwd_file: Option<&CwdFile>,
+    places: &Places<'_>,
+    notices: &mut Vec<String>,
+) -> Option<String> {
+    let cwd = places.cwd;
     // Judged whatever the exit status: `python3 -c 'os.system("rm -rf ~")'` exits 0 after
     // the refusals it printed.
     let exited = outcome.stop == Stop::Exited;
     let file_refusal = ctx
         .sandbox()
         .filter(|s| exited && s.is_enforced())
-        .and_then(|s| crate::sandbox::refusal(&outcome.output.render(), s.policy(), &cwd));
+        .and_then(|s| crate::sandbox::refusal(&outcome.output.render(), s.policy(), cwd));
     // What rein's proxy refused is known for certain, whatever the command printed.
     let hosts = crate::sandbox::host_refusals(&outcome.net.refused());
     notices.extend(hosts.person_refused);
@@ -227,9 +268,9 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         (files, hosts) => files.or(hosts),
     };
     if outcome.stop == Stop::Exited
-        && let Some(final_dir) = cwd_file.as_ref().and_then(CwdFile::read)
+        && let Some(final_dir) = cwd_file.and_then(CwdFile::read)
     {
-        match cwd::judge(&final_dir, root, &root_physical, &cwd) {
+        match cwd::judge(&final_dir, places.root, places.root_physical, cwd) {
             CwdChange::Same => {}
             CwdChange::Moved(dir) => {
                 notices.push(format!("current directory is now {}", dir.display()));
@@ -242,15 +283,7 @@ async fn run_bash(args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             )),
         }
     }
-    result::finish(
-        &args.command,
-        outcome,
-        notices,
-        sandbox_refusal,
-        timeout,
-        ctx.config().output_budget_chars,
-        started.elapsed(),
-    )
+    sandbox_refusal
 }
 
 /// Starts the command in the background: the id and the output file at once.

@@ -1,0 +1,175 @@
+//! Reading a table of a config file into the struct its keys derive, key by key, so that a
+//! mistake names its key: an unknown one with the keys the table knows (and the nearest, when
+//! one is near), a wrong value with its path (`sandbox.mode: expected a string`).
+//!
+//! The checks (`deserialize_with` functions here and in each table's module) write what
+//! follows the key's path: `: expected a string`, ` "full" is not a level`, ` is empty`,
+//! `.TOKEN: expected a string`. A message of serde's own follows a colon.
+
+use std::time::Duration;
+
+use serde::de::{Deserialize, DeserializeOwned, Deserializer, Error as _};
+use toml::{Table, Value};
+
+use super::fields::field_names;
+
+/// Reads `value`, the table at `path` (`sandbox`, `hooks.Stop`, written `header` in the file:
+/// `[sandbox]`, `[[hooks.Stop]]`), as `T`, a struct with a derived `Deserialize` whose fields
+/// all have a default.
+pub(crate) fn read_keys<T: DeserializeOwned>(
+    value: &Value,
+    path: &str,
+    header: &str,
+) -> Result<T, String> {
+    let known = field_names::<T>();
+    let table = value.as_table().ok_or_else(|| {
+        format!(
+            "{path}: expected a table ({header}) with {}",
+            known.join(", ")
+        )
+    })?;
+    for (key, value) in table {
+        if !known.contains(&key.as_str()) {
+            let hint = crate::suggest::closest(key, known.iter().copied())
+                .map(|near| format!("; did you mean \"{near}\"?"))
+                .unwrap_or_default();
+            return Err(format!(
+                "unknown key \"{key}\" in {header}; known keys: {}{hint}",
+                known.join(", ")
+            ));
+        }
+        // Alone, a key's error can only be its own.
+        let alone = Table::from_iter([(key.clone(), value.clone())]);
+        T::deserialize(Value::Table(alone)).map_err(|e| after(&format!("{path}.{key}"), &e))?;
+    }
+    T::deserialize(Value::Table(table.clone())).map_err(|e| after(path, &e))
+}
+
+/// The path and a check's message (see the module documentation).
+fn after(path: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim();
+    if message.starts_with([':', ' ', '.']) {
+        format!("{path}{message}")
+    } else {
+        format!("{path}: {message}")
+    }
+}
+
+/// Runs `check` on the value being deserialized; its message becomes the error's.
+pub(super) fn with<'de, D: Deserializer<'de>, T>(
+    deserializer: D,
+    check: impl FnOnce(&Value) -> Result<T, String>,
+) -> Result<T, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    check(&value).map_err(D::Error::custom)
+}
+
+/// A list of strings.
+pub(super) fn list(value: &Value) -> Result<Vec<String>, String> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| ": expected a list of strings".to_owned())?;
+    items
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!(": expected strings, found {}", item.type_str()))
+        })
+        .collect()
+}
+
+pub(super) fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    with(d, list)
+}
+
+pub(super) fn some_strings<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    with(d, |v| list(v).map(Some))
+}
+
+/// A string.
+pub(super) fn text(value: &Value) -> Result<&str, String> {
+    value
+        .as_str()
+        .ok_or_else(|| ": expected a string".to_owned())
+}
+
+pub(super) fn some_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    with(d, |v| text(v).map(|t| Some(t.to_owned())))
+}
+
+pub(super) fn some_switch<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    with(d, |v| {
+        v.as_bool()
+            .map(Some)
+            .ok_or_else(|| ": expected true or false".to_owned())
+    })
+}
+
+/// A table of strings (`env`, `headers`), in the file's order.
+pub(super) fn string_map<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<(String, String)>, D::Error> {
+    with(d, |v| {
+        v.as_table()
+            .ok_or_else(|| ": expected a table of strings".to_owned())?
+            .iter()
+            .map(|(k, v)| {
+                v.as_str()
+                    .map(|v| (k.clone(), v.to_owned()))
+                    .ok_or_else(|| format!(".{k}: expected a string"))
+            })
+            .collect()
+    })
+}
+
+/// Whole seconds from 1 to `max`.
+pub(super) fn whole_seconds(value: &Value, max: Duration) -> Result<Duration, String> {
+    let secs = value
+        .as_integer()
+        .ok_or_else(|| ": expected whole seconds".to_owned())?;
+    u64::try_from(secs)
+        .ok()
+        .filter(|&s| s >= 1 && s <= max.as_secs())
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!(": {secs} is not between 1 and {} seconds", max.as_secs()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Default, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Example {
+        #[serde(default, alias = "old_name", deserialize_with = "some_text")]
+        name: Option<String>,
+        #[serde(default, deserialize_with = "strings")]
+        items: Vec<String>,
+    }
+
+    fn read(text: &str) -> Result<Example, String> {
+        read_keys(&Value::Table(text.parse().unwrap()), "t", "[t]")
+    }
+
+    #[test]
+    fn mistakes_name_the_key_and_aliases_are_known() {
+        let read_ok = read("old_name = \"a\"\nitems = [\"b\"]").unwrap();
+        assert_eq!(
+            (read_ok.name.as_deref(), &read_ok.items[..]),
+            (Some("a"), &["b".to_owned()][..])
+        );
+        assert_eq!(
+            read("nmae = \"a\"").unwrap_err(),
+            "unknown key \"nmae\" in [t]; known keys: name, old_name, items; did you mean \
+             \"name\"?"
+        );
+        assert_eq!(read("name = 1").unwrap_err(), "t.name: expected a string");
+        assert_eq!(
+            read("items = [1]").unwrap_err(),
+            "t.items: expected strings, found integer"
+        );
+    }
+}
