@@ -316,6 +316,20 @@ pub(crate) enum McpCommand {
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
     },
+    /// Sign in to a server reached by URL that asks for it (OAuth): opens the browser,
+    /// keeps the tokens in $REIN_HOME/mcp-auth/NAME.json (mode 0600).
+    Login {
+        /// The server's name.
+        name: String,
+        /// How long to wait for the sign-in in the browser, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = rein_core::mcp::LOGIN_WAIT.as_secs())]
+        timeout: u64,
+    },
+    /// Forget the sign-in of a server (its stored tokens).
+    Logout {
+        /// The server's name.
+        name: String,
+    },
     /// Remove a server from your config file or the project's.
     Remove {
         /// The server's name.

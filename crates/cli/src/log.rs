@@ -13,7 +13,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// The variable that turns the log on, with the most detailed level to keep.
 pub(crate) const LOG_VAR: &str = "REIN_LOG";
@@ -53,10 +55,17 @@ pub(crate) fn install(rein_home: Option<&Path>) -> Option<String> {
             ));
         }
     };
+    // rmcp's OAuth module logs the authorization code and the token response (its tokens
+    // redacted, not its other fields) at debug level: it gets no more than info.
+    let filter = Targets::new()
+        .with_default(level)
+        .with_target("rmcp::transport::auth", level.min(LevelFilter::INFO));
     let installed = tracing_subscriber::fmt()
         .with_max_level(level)
         .with_ansi(false)
         .with_writer(Mutex::new(writer))
+        .finish()
+        .with(filter)
         .try_init();
     if installed.is_ok() {
         tracing::info!(

@@ -28,13 +28,22 @@ pub(crate) fn awaiting_trust_lines(names: &[String], s: Style) -> Vec<String> {
 /// One line per server, and one for its log file below it (stdio servers).
 pub(crate) fn server_lines(statuses: &[ServerStatus], s: Style) -> Vec<String> {
     let width = statuses.iter().map(|st| st.name.len()).max().unwrap_or(0);
+    let state_width = statuses
+        .iter()
+        .map(|st| st.state.as_str().len())
+        .max()
+        .unwrap_or(0)
+        .max("timed out".len());
     let mut lines = Vec::new();
     for status in statuses {
         let name = format!("{:width$}", neutralize(&status.name));
-        let state = format!("{:9}", status.state.as_str());
+        let state = format!("{:state_width$}", status.state.as_str());
         let state = match status.state {
             ServerState::Ready => s.accent(&state),
-            ServerState::Starting | ServerState::TimedOut | ServerState::Exited => s.warn(&state),
+            ServerState::Starting
+            | ServerState::TimedOut
+            | ServerState::Exited
+            | ServerState::NeedsLogin => s.warn(&state),
             ServerState::Failed => s.error(&state),
         };
         let mut line = format!("{}  {state}", s.bold(&name));
@@ -47,12 +56,19 @@ pub(crate) fn server_lines(statuses: &[ServerStatus], s: Style) -> Vec<String> {
             ServerState::Starting
             | ServerState::TimedOut
             | ServerState::Exited
+            | ServerState::NeedsLogin
             | ServerState::Failed => {}
         }
         if status.sandboxed {
             line.push_str(&format!("  {}", s.dim("sandboxed")));
         }
-        if let Some(error) = &status.last_error {
+        if let Some(error) = &status.last_error
+            && status.state == ServerState::NeedsLogin
+        {
+            // "needs login: run `rein mcp login NAME`": the state says the first half.
+            let what = error.strip_prefix("needs login: ").unwrap_or(error);
+            line.push_str(&format!("  {}", s.warn(&neutralize(what))));
+        } else if let Some(error) = &status.last_error {
             line.push_str(&format!(
                 "  {}",
                 s.error(&format!("error: {}", neutralize(error)))

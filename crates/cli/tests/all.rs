@@ -42,6 +42,7 @@ mod mcp_config;
 mod mcp_lifecycle;
 mod mcp_manage;
 mod mcp_npm;
+mod mcp_oauth;
 mod mcp_prompts;
 mod mcp_subagents;
 mod mcp_tool_search;

@@ -116,3 +116,60 @@ fn a_resource_is_attached_with_at_server_colon_uri() {
     pty.send("\x15/exit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
+
+/// A resource's text is masked like a file's before anything sees it (a UserPromptSubmit
+/// hook, the checkpoint of the turn, the model): here it holds the value of a secret
+/// variable (given to the server under another name).
+#[test]
+fn an_attached_resource_has_its_secrets_masked() {
+    use rein_testkit::{MockServer, Script, Turn};
+
+    use crate::pty::Pty;
+
+    let env = Env::new();
+    let seen = env.home.join("prompt-seen.json");
+    crate::mcp::configure(
+        &env,
+        &format!(
+            "[mcp_servers.fake]\ncommand = \"FAKE\"\nenv = {{ NOTE = \"${{DEPLOY_TOKEN}}\" }}\n\n\
+             [[hooks.UserPromptSubmit]]\ncommand = \"cat > '{}'\"\n",
+            seen.display()
+        ),
+    );
+    let secret = "dt-5up3r-s3cr3t-v4lue";
+    let server = MockServer::start(Script::new().reply(Turn::text("Read it.")).repeating());
+    let mut pty = Pty::start_with(
+        &env,
+        &server.openai_base_url(),
+        &[],
+        160,
+        &[("DEPLOY_TOKEN", secret)],
+    );
+    pty.wait_ready();
+    pty.send("what is in @fake:fake://env/NOTE\r");
+    pty.wait_for("Read it.");
+    pty.send("/exit\r");
+    assert_eq!(pty.wait_exit(), 0);
+    let body = server.requests()[0].body.to_string();
+    assert!(body.contains("NOTE=[REDACTED:DEPLOY_TOKEN]"), "{body}");
+    let hook = std::fs::read_to_string(&seen).unwrap();
+    assert!(hook.contains("NOTE=[REDACTED:DEPLOY_TOKEN]"), "{hook}");
+    // Nowhere: the request, the hook's input, anything under rein's home.
+    assert!(!body.contains(secret) && !hook.contains(secret));
+    let mut dirs = vec![env.rein_home.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                let text = String::from_utf8_lossy(&bytes);
+                assert!(
+                    !text.contains(secret),
+                    "the secret is in {}",
+                    path.display()
+                );
+            }
+        }
+    }
+}

@@ -118,6 +118,8 @@ pub struct AgentBuilder {
     mcp_plan: Vec<rein_mcp::ServerConfig>,
     /// Where their logs go.
     mcp_log_dir: Option<PathBuf>,
+    /// Where the sign-ins of servers reached by URL are kept (`rein mcp login`).
+    mcp_auth_dir: Option<PathBuf>,
     /// Servers already started by the caller, in place of the plan.
     mcp_hub: Option<Arc<rein_mcp::McpHub>>,
     /// What the person should know about the configured servers (skipped ones).
@@ -209,6 +211,7 @@ impl AgentBuilder {
             sandbox: SandboxPlan::default(),
             mcp_plan: Vec::new(),
             mcp_log_dir: None,
+            mcp_auth_dir: None,
             mcp_hub: None,
             mcp_warnings: Vec::new(),
             mcp_awaiting_trust: Vec::new(),

@@ -4,10 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rein_mcp::{
-    DEFAULT_CALL_MAX_TIMEOUT, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig,
-    TransportConfig,
-};
+use rein_mcp::{DEFAULT_CALL_MAX_TIMEOUT, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
 use serde::Deserialize;
 
 use crate::config::{Config, McpServerEntry, McpTransportEntry, Source};
@@ -17,6 +14,15 @@ use crate::secrets::looks_secret;
 pub const MCP_JSON: &str = ".mcp.json";
 /// Where stdio servers' stderr goes, under rein's home.
 pub const MCP_LOG_DIR: &str = "mcp-logs";
+/// Where the sign-ins of servers reached by URL are kept (`rein mcp login`), under rein's
+/// home: one file per server, mode 0600.
+pub const MCP_AUTH_DIR: &str = "mcp-auth";
+
+/// `rein mcp login` and `rein mcp logout`, for front-ends.
+pub use rein_mcp::auth::{
+    LOGIN_WAIT, LoginError, PendingLogin, SignedIn, logout, sign_in_path, start_login,
+};
+pub use rein_mcp::{ServerConfig, TransportConfig};
 
 /// The servers to start, and what the person should know about the others.
 #[derive(Debug, Clone, Default)]

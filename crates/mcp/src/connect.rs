@@ -18,6 +18,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 
+use crate::auth::SignInState;
 use crate::config::{ServerConfig, TransportConfig};
 use tokio::process::{ChildStdin, ChildStdout};
 
@@ -119,6 +120,8 @@ pub(crate) struct Surroundings<'a> {
     pub(crate) env_remove: &'a [String],
     pub(crate) log: &'a Path,
     pub(crate) sandbox: Option<&'a rein_tools::sandbox::Sandbox>,
+    /// Where the sign-ins of servers reached by URL are kept (`rein mcp login`).
+    pub(crate) auth_dir: Option<&'a Path>,
 }
 
 /// A stdio server's process, started, with the two ends of its stdio.
@@ -178,30 +181,94 @@ pub(crate) async fn connect(
         }
         (TransportConfig::Stdio { .. }, None) => Err(McpError::NotLaunched),
         (TransportConfig::Http { url, headers }, _) => {
-            let client = http_client()?;
-            let mut custom = HashMap::new();
-            for (name, value) in headers {
-                let bad = |problem: String| McpError::BadHeader {
-                    name: name.clone(),
-                    problem,
-                };
-                let name = HeaderName::try_from(name.as_str())
-                    .map_err(|e| bad(format!("is not a valid header name: {e}")))?;
-                let value = HeaderValue::try_from(value.as_str())
-                    .map_err(|e| bad(format!("has a value that cannot be sent: {e}")))?;
-                custom.insert(name, value);
-            }
-            let transport = StreamableHttpClientTransport::with_client(
-                client,
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom),
-            );
-            let service = listener
-                .serve(transport)
-                .await
-                .map_err(|e| McpError::Unreachable(http_error(url, &e)))?;
-            finish(service, None).await
+            connect_http(&config.name, url, headers, around.auth_dir, listener).await
         }
     }
+}
+
+/// Reaches a streamable-HTTP server, with its sign-in when it has one and no
+/// `Authorization` header is configured (a configured header wins).
+async fn connect_http(
+    name: &str,
+    url: &str,
+    headers: &[(String, String)],
+    auth_dir: Option<&Path>,
+    listener: Listener,
+) -> Result<Connection, McpError> {
+    let client = http_client()?;
+    let mut custom = HashMap::new();
+    for (header, value) in headers {
+        let bad = |problem: String| McpError::BadHeader {
+            name: header.clone(),
+            problem,
+        };
+        let header = HeaderName::try_from(header.as_str())
+            .map_err(|e| bad(format!("is not a valid header name: {e}")))?;
+        let value = HeaderValue::try_from(value.as_str())
+            .map_err(|e| bad(format!("has a value that cannot be sent: {e}")))?;
+        custom.insert(header, value);
+    }
+    let static_auth = custom.contains_key(&reqwest::header::AUTHORIZATION);
+    let signed_in = match auth_dir {
+        Some(dir) if !static_auth => {
+            crate::auth::signed_in_client(name, url, dir, client.clone()).await?
+        }
+        _ => None,
+    };
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+    let (served, sign_in) = match signed_in {
+        Some(auth) => (
+            listener
+                .serve(StreamableHttpClientTransport::with_client(auth, config))
+                .await,
+            SignInState::Used,
+        ),
+        None => (
+            listener
+                .serve(StreamableHttpClientTransport::with_client(client, config))
+                .await,
+            SignInState::None,
+        ),
+    };
+    match served {
+        Ok(service) => finish(service, None).await,
+        Err(error) if wants_login(&error) && !static_auth => Err(McpError::NeedsLogin {
+            name: name.to_owned(),
+            why: match sign_in {
+                SignInState::None => Some(
+                    "it answered HTTP 401; a token in its `headers` works too, e.g. \
+                     Authorization = \"Bearer ${TOKEN}\""
+                        .to_owned(),
+                ),
+                SignInState::Used => {
+                    Some("its sign-in expired and could not be refreshed".to_owned())
+                }
+            },
+        }),
+        Err(error) => Err(McpError::Unreachable(http_error(url, &error))),
+    }
+}
+
+/// Whether the server refused for want of a sign-in: a 401 with a `WWW-Authenticate`
+/// challenge, or rmcp finding that the sign-in needs renewing by the person.
+fn wants_login(error: &rmcp::service::ClientInitializeError) -> bool {
+    use rmcp::transport::auth::AuthError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else {
+        return false;
+    };
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    while let Some(e) = cause {
+        match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::AuthRequired(_)) => return true,
+            Some(StreamableHttpError::Auth(
+                AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_),
+            )) => return true,
+            _ => {}
+        }
+        cause = e.source();
+    }
+    false
 }
 
 /// rmcp's handshake error for a person: a transport's failure as what went wrong and when,
@@ -236,8 +303,8 @@ fn http_error(url: &str, error: &rmcp::service::ClientInitializeError) -> String
     match refused_status(error) {
         Some(status) => format!(
             "{text}. It answered HTTP {status}: it wants credentials. Give them in the server's \
-             `headers`, e.g. Authorization = \"Bearer ${{TOKEN}}\" (rein does not do MCP's OAuth \
-             sign-in)"
+             `headers`, e.g. Authorization = \"Bearer ${{TOKEN}}\", or sign in with `rein mcp \
+             login` if it supports OAuth"
         ),
         None => text,
     }

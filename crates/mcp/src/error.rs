@@ -23,6 +23,14 @@ pub enum McpError {
     /// An HTTP server could not be reached (with what to do about credentials, when asked).
     #[error("{0}")]
     Unreachable(String),
+    /// It wants a sign-in (OAuth) it does not have, or one that expired for good.
+    #[error("needs login: run `rein mcp login {name}`{}", .why.as_deref().map(|w| format!(" ({w})")).unwrap_or_default())]
+    NeedsLogin {
+        /// The server's name.
+        name: String,
+        /// What became of its sign-in, when it had one.
+        why: Option<String>,
+    },
     /// A configured header cannot be sent.
     #[error("header `{name}` {problem}")]
     BadHeader {

@@ -33,6 +33,9 @@ pub struct McpSetup {
     /// The OS sandbox the stdio servers configured `sandboxed` run in (`None`: they run
     /// without one, as all others do).
     pub sandbox: Option<Sandbox>,
+    /// Where the sign-ins of servers reached by URL are kept (`rein mcp login`; `None`:
+    /// no sign-ins are used).
+    pub auth_dir: Option<PathBuf>,
 }
 
 /// The servers of one session.
@@ -124,6 +127,7 @@ impl McpHub {
                     setup.env_remove.clone(),
                     log,
                     sandbox,
+                    setup.auth_dir.clone(),
                     Arc::clone(&generation),
                 ))
             })
@@ -178,7 +182,7 @@ impl McpHub {
                 // Cancelled before its deadline: it is simply still starting.
                 ServerState::Starting => {}
                 ServerState::TimedOut => report.timed_out.push(status.name),
-                ServerState::Failed => report.failed.push((
+                ServerState::Failed | ServerState::NeedsLogin => report.failed.push((
                     status.name,
                     status
                         .last_error

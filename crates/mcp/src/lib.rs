@@ -3,6 +3,7 @@
 //! protocol; this crate decides when servers start and stop, how their tools are named and
 //! described, and what a call that fails tells the model.
 
+pub mod auth;
 pub mod config;
 mod connect;
 mod content;

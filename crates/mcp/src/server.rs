@@ -58,6 +58,8 @@ pub(crate) struct Server {
     log: Option<PathBuf>,
     /// The OS sandbox its process runs in, when it is configured to.
     sandbox: Option<Sandbox>,
+    /// Where sign-ins are kept (`rein mcp login`).
+    auth_dir: Option<PathBuf>,
     listener: Listener,
     inner: Mutex<Inner>,
     /// The process started with the hub, for the first start to shake hands with.
@@ -88,6 +90,7 @@ impl Server {
         env_remove: Vec<String>,
         log: Option<PathBuf>,
         sandbox: Option<Sandbox>,
+        auth_dir: Option<PathBuf>,
         generation: Arc<std::sync::atomic::AtomicU64>,
     ) -> Self {
         let (changed, _) = watch::channel(ServerState::Starting);
@@ -97,6 +100,7 @@ impl Server {
             env_remove,
             log,
             sandbox,
+            auth_dir,
             listener: Listener::default(),
             inner: Mutex::new(Inner {
                 state: ServerState::Starting,
@@ -192,6 +196,7 @@ impl Server {
             env_remove: &self.env_remove,
             log,
             sandbox: self.sandbox.as_ref(),
+            auth_dir: self.auth_dir.as_deref(),
         }
     }
 
@@ -238,10 +243,13 @@ impl Server {
             Ok(launched) => {
                 connect::connect(&self.config, &around, self.listener.clone(), launched)
                     .await
-                    .map_err(|error| self.with_log_hint(error))
+                    .map_err(|error| match error {
+                        McpError::NeedsLogin { .. } => (ServerState::NeedsLogin, error.to_string()),
+                        _ => (ServerState::Failed, self.with_log_hint(error)),
+                    })
             }
             // It never ran: its log has nothing to add.
-            Err(error) => Err(error.to_string()),
+            Err(error) => Err((ServerState::Failed, error.to_string())),
         };
         let prompts = match &connected {
             Ok(connection) => prompts::first_list(connection.service.peer()).await,
@@ -270,9 +278,9 @@ impl Server {
                     self.generation.fetch_add(1, Ordering::SeqCst);
                 }
             }
-            Err(error) => {
+            Err((state, error)) => {
                 inner.last_error = Some(error);
-                self.set_state(&mut inner, ServerState::Failed);
+                self.set_state(&mut inner, state);
             }
         }
     }

@@ -171,7 +171,7 @@ impl Server {
                     () = self.restart() => {}
                 }
             }
-            ServerState::Failed => {}
+            ServerState::Failed | ServerState::NeedsLogin => {}
         }
         self.peer().ok_or_else(|| {
             let error = self

@@ -14,6 +14,9 @@ pub enum ServerState {
     Ready,
     /// It stopped; it is started again on the next call (once).
     Exited,
+    /// It refuses without a sign-in (OAuth), or its sign-in expired and could not be
+    /// refreshed: `rein mcp login NAME`.
+    NeedsLogin,
     /// It could not be started, or died again after its restart; its tools answer with an
     /// error.
     Failed,
@@ -27,6 +30,7 @@ impl ServerState {
             ServerState::TimedOut => "timed out",
             ServerState::Ready => "ready",
             ServerState::Exited => "exited",
+            ServerState::NeedsLogin => "needs login",
             ServerState::Failed => "failed",
         }
     }

@@ -45,6 +45,7 @@ mod duration_ms;
 mod http;
 pub mod mcp;
 mod mcp_prompts;
+pub mod oauth;
 mod openai;
 mod render;
 mod respond;

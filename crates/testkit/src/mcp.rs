@@ -236,7 +236,15 @@ impl ServerHandler for FakeServer {
         request: rmcp::model::ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        // `fake://notes/N` holds a line naming N; any other address is unknown.
+        // `fake://notes/N` holds a line naming N; `fake://env/NAME` the server's variable
+        // NAME; any other address is unknown.
+        if let Some(name) = request.uri.strip_prefix("fake://env/") {
+            let value = std::env::var(name).unwrap_or_default();
+            return Ok(rmcp::model::ReadResourceResult::new(vec![
+                rmcp::model::ResourceContents::text(format!("{name}={value}"), &request.uri),
+            ])
+            .into());
+        }
         match request.uri.strip_prefix("fake://notes/") {
             Some(n) => {
                 Ok(

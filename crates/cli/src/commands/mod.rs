@@ -1,9 +1,10 @@
 //! Sub-commands for people: `rein trust`, `rein explain-permission`, `rein sandbox`,
-//! `rein mcp list|add|remove`.
+//! `rein mcp list|add|remove|login|logout`.
 
 mod config;
 mod explain;
 mod mcp;
+mod mcp_auth;
 mod mcp_edit;
 pub(crate) mod rewind;
 mod sandbox;
@@ -33,6 +34,12 @@ pub(crate) async fn run(args: &Args, command: &Command) -> Exit {
         Command::Mcp {
             command: McpCommand::Remove { name, scope },
         } => mcp_edit::remove(name, *scope),
+        Command::Mcp {
+            command: McpCommand::Login { name, timeout },
+        } => mcp_auth::login(args, name, std::time::Duration::from_secs(*timeout)).await,
+        Command::Mcp {
+            command: McpCommand::Logout { name },
+        } => mcp_auth::logout(args, name),
         Command::Trust { dir, revoke, list } => trust::run(dir.as_deref(), *revoke, *list),
         Command::ExplainPermission { call } => explain::run(args, call),
         Command::Config { show: _ } => config::show(args),

@@ -24,10 +24,13 @@ impl Repl {
             let resource = path.split_once(':').and_then(|(server, uri)| {
                 let hub = agent.mcp_hub()?;
                 (hub.has_server(server) && !uri.is_empty())
-                    .then(|| (Arc::clone(hub), server.to_owned(), uri.to_owned()))
+                    .then(|| (server.to_owned(), uri.to_owned()))
             });
-            if let Some((hub, server, uri)) = resource {
-                match hub.read_resource(&server, &uri, &running.cancel).await {
+            if let Some((server, uri)) = resource {
+                match agent
+                    .read_mcp_resource(&server, &uri, &running.cancel)
+                    .await
+                {
                     Ok(content) => {
                         files.push(attach::Attached { path, content });
                         continue;

@@ -81,6 +81,7 @@ impl AgentBuilder {
                 self.mcp_plan,
                 &self.workspace,
                 self.mcp_log_dir,
+                self.mcp_auth_dir,
                 secrets.env_remove(),
                 mcp_sandbox,
             )

@@ -82,6 +82,7 @@ impl AgentBuilder {
         builder.mcp_sandboxed = sandboxed_servers(&mcp.servers);
         builder.mcp_plan = mcp.servers;
         builder.mcp_log_dir = Some(config.rein_home.join(crate::mcp::MCP_LOG_DIR));
+        builder.mcp_auth_dir = Some(config.rein_home.join(crate::mcp::MCP_AUTH_DIR));
         builder.secret_sources = secret_sources(config, &mcp.secrets);
         // Commands and hooks inherit rein's own environment: its secrets are what to keep
         // from them.

@@ -20,6 +20,7 @@ impl AgentBuilder {
                 std::mem::take(&mut self.mcp_plan),
                 &self.workspace,
                 self.mcp_log_dir.clone(),
+                self.mcp_auth_dir.clone(),
                 self.secrets.env_remove(),
                 sandbox,
             );
@@ -76,6 +77,7 @@ pub(super) fn start_mcp(
     servers: Vec<rein_mcp::ServerConfig>,
     workspace: &Path,
     log_dir: Option<PathBuf>,
+    auth_dir: Option<PathBuf>,
     env_remove: &[String],
     sandbox: Option<Sandbox>,
 ) -> Option<Arc<rein_mcp::McpHub>> {
@@ -90,5 +92,6 @@ pub(super) fn start_mcp(
         log_dir,
         env_remove: env_remove.to_vec(),
         sandbox,
+        auth_dir,
     }))
 }

@@ -167,6 +167,31 @@ impl Agent {
         self.mcp.as_ref().map(|m| &m.hub)
     }
 
+    /// The text of resource `uri` of MCP server `server` (`@server:uri` in the REPL), with
+    /// secret values masked as in every tool result: it is bound for the model. The error
+    /// says why it could not be read (masked too: it can quote the server).
+    pub async fn read_mcp_resource(
+        &self,
+        server: &str,
+        uri: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<String, String> {
+        let hub = self
+            .mcp_hub()
+            .ok_or_else(|| format!("there is no MCP server `{server}`"))?;
+        let secrets = &self.runner.secrets;
+        match hub.read_resource(server, uri, cancel).await {
+            Ok(mut text) => {
+                secrets.redact_in_place(&mut text);
+                Ok(text)
+            }
+            Err(mut why) => {
+                secrets.redact_in_place(&mut why);
+                Err(why)
+            }
+        }
+    }
+
     /// Stops the session's MCP servers (their connections closed, process groups stopped).
     pub async fn shutdown_mcp(&self) {
         if let Some(mcp) = &self.mcp {
