@@ -74,7 +74,8 @@ pub(crate) async fn run(args: Args) -> Exit {
         Ok(prepared) => prepared,
         Err(exit) => return exit,
     };
-    one_shot(&args, &prompt, command, prepared, format, started).await
+    // Boxed: the one-shot run holds the agent and its event sink across many awaits.
+    Box::pin(one_shot(&args, &prompt, command, prepared, format, started)).await
 }
 
 /// Set-up: the agent as the command line and the configuration describe it; a failure is
