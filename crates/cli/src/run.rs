@@ -60,8 +60,9 @@ pub(crate) async fn run(args: Args) -> Exit {
     let command = match setup::headless_command(&args, &prompt) {
         Ok(command) => command,
         Err(SetupError::Usage(message) | SetupError::Runtime(message)) => {
-            render::notice(&message);
-            return Exit::Usage;
+            // A command that cannot run here (`/init` headless in default mode, an unknown
+            // one): a usage mistake, reported in the JSON formats like any failed set-up.
+            return failed_setup(SetupError::Usage(message), format, started);
         }
     };
     // The model a command asks for, unless the command line names one.
@@ -81,24 +82,26 @@ pub(crate) async fn run(args: Args) -> Exit {
 /// Set-up: the agent as the command line and the configuration describe it; a failure is
 /// shown (and, in the JSON formats, reported) and gives the exit.
 fn set_up(args: &Args, format: OutputFormat, started: Instant) -> Result<setup::Prepared, Exit> {
-    setup::prepare(args, Arc::new(Unattended), McpServers::Start).map_err(|error| {
-        let (message, exit) = match error {
-            SetupError::Usage(message) => {
-                render::notice(&message);
-                (message, Exit::Usage)
-            }
-            SetupError::Runtime(message) => {
-                render::error(&message);
-                (message, Exit::Runtime)
-            }
-        };
-        if format != OutputFormat::Text {
-            render::stdout_line(
-                &RunReport::failed_setup(&message, started.elapsed()).to_json_line(),
-            );
+    setup::prepare(args, Arc::new(Unattended), McpServers::Start)
+        .map_err(|error| failed_setup(error, format, started))
+}
+
+/// Shows a set-up failure (and, in the JSON formats, reports it) and gives the exit.
+fn failed_setup(error: SetupError, format: OutputFormat, started: Instant) -> Exit {
+    let (message, exit) = match error {
+        SetupError::Usage(message) => {
+            render::notice(&message);
+            (message, Exit::Usage)
         }
-        exit
-    })
+        SetupError::Runtime(message) => {
+            render::error(&message);
+            (message, Exit::Runtime)
+        }
+    };
+    if format != OutputFormat::Text {
+        render::stdout_line(&RunReport::failed_setup(&message, started.elapsed()).to_json_line());
+    }
+    exit
 }
 
 /// One prompt, one turn: the event sink, the turn, and the finish (session, report, exit).

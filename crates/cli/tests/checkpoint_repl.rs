@@ -33,6 +33,16 @@ fn undo_in_the_repl_shows_the_diff_asks_and_restores_all_four_changes() {
     assert!(shown.contains("-hello rein"), "{shown}");
     assert!(shown.contains("+hello world"), "{shown}");
     assert!(shown.contains("+to be removed"), "{shown}");
+    // Each diff comes under the file it is about and what will happen to it.
+    for heading in [
+        "restore edit.txt",
+        "delete new.txt",
+        "recreate old.txt",
+        "recreate a.txt",
+        "delete b.txt",
+    ] {
+        assert!(shown.contains(heading), "{heading} in {shown}");
+    }
     assert_four_changes_done(&env);
     pty.send("y\r");
     pty.wait_for("restored edit.txt");

@@ -267,6 +267,19 @@ fn init_headless_writes_only_where_edits_need_no_asking_and_says_so() {
         stderr(&out)
     );
     assert!(server.requests().is_empty(), "refused before any request");
+    // In the JSON formats the refusal still comes as the final object.
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "/init", "--output-format", "json"]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let report = final_json(&out);
+    assert_eq!(report["stop_reason"], "error", "{report}");
+    assert!(
+        report["error"]
+            .to_string()
+            .contains("cannot show it and ask first"),
+        "{report}"
+    );
 
     let server = MockServer::start(
         Script::new()

@@ -126,6 +126,27 @@ fn an_http_server_that_wants_credentials_says_how_to_give_them() {
     );
 }
 
+/// An HTTP server with nothing listening: said in words, as for a model endpoint.
+#[test]
+fn an_http_server_that_is_not_running_is_named_as_such() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let env = Env::new();
+    configure(
+        &env,
+        &format!("[mcp_servers.down]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+    );
+    let out = run(env.rein().args(["mcp", "list"]));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("connection refused, so no server is running there"),
+        "{text}"
+    );
+    assert!(!text.contains("Client error"), "{text}");
+}
+
 /// A `cwd` that does not exist is named as such, with no pointer to a log the server never
 /// wrote to.
 #[test]

@@ -299,6 +299,12 @@ pub(crate) fn without_transport_name(text: String) -> String {
 /// Why an HTTP server could not be reached, for a person: rmcp's error cleaned, and for a
 /// server that wants credentials, how to give them.
 fn http_error(url: &str, error: &rmcp::service::ClientInitializeError) -> String {
+    if connection_refused(error) {
+        return format!(
+            "cannot reach {url}: connection refused, so no server is running there (start it, \
+             or check the server's `url`)"
+        );
+    }
     let text = format!("cannot reach {url}: {}", handshake_error(error));
     match refused_status(error) {
         Some(status) => format!(
@@ -308,6 +314,29 @@ fn http_error(url: &str, error: &rmcp::service::ClientInitializeError) -> String
         ),
         None => text,
     }
+}
+
+/// Whether nothing listens at the address: an I/O "connection refused" under rmcp's and
+/// reqwest's wrappers.
+fn connection_refused(error: &rmcp::service::ClientInitializeError) -> bool {
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else {
+        return false;
+    };
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    while let Some(e) = cause {
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return true;
+        }
+        // rmcp wraps reqwest's error without naming it as the source.
+        cause = match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::Client(client)) => Some(client),
+            _ => e.source(),
+        };
+    }
+    false
 }
 
 /// 401 or 403, when that is what the server answered.

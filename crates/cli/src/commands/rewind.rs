@@ -152,6 +152,15 @@ pub(crate) fn action(restore: &Restore) -> &'static str {
     }
 }
 
+/// What a restore will do, as the words shown before its diff.
+pub(crate) fn intent(restore: &Restore) -> &'static str {
+    match (&restore.current, &restore.target) {
+        (_, None) => "delete",
+        (None, Some(_)) => "recreate",
+        (Some(_), Some(_)) => "restore",
+    }
+}
+
 /// The lines saying what could not be restored.
 pub(crate) fn not_restored(plan: &RewindPlan) -> Vec<String> {
     let mut lines: Vec<String> = plan

@@ -100,6 +100,10 @@ impl Repl {
             let width = self.live.width();
             let mut out = String::new();
             for restore in &plan.restores {
+                // The file first: the diff alone does not say which file it is.
+                let heading = format!("{} {}", headless::intent(restore), restore.path);
+                out.push_str(&fit(&s.bold(&neutralize(&heading)), width));
+                out.push('\n');
                 for line in full_diff(s, &checkpoints.diff(restore)) {
                     out.push_str(&fit(&format!("  {line}"), width));
                     out.push('\n');

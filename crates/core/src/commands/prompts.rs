@@ -209,13 +209,13 @@ pub fn map_arguments(
     }
     let extra: Vec<String> = words.map(|w| w.text).collect();
     if !extra.is_empty() {
+        let takes = match arguments.len() {
+            0 => "no arguments".to_owned(),
+            1 => "one argument".to_owned(),
+            n => format!("{n} arguments"),
+        };
         return Err(format!(
-            "/{command} takes no more arguments than {}: `{}` is left over (usage: {usage})",
-            if arguments.is_empty() {
-                "none".to_owned()
-            } else {
-                arguments.len().to_string()
-            },
+            "/{command} takes {takes}: `{}` is left over (usage: {usage})",
             extra.join(" ")
         ));
     }
