@@ -92,3 +92,36 @@ fn later_turn(bencher: Bencher) {
         assert!(checkpoints.after_turn().is_empty());
     });
 }
+
+/// The part of a later turn that adds to its wall time: the scan and record after the turn.
+/// The checkpoint before a turn is taken while the first request is with the model, so it
+/// delays nothing unless the model answers faster than the scan.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn turn_end(bencher: Bencher) {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    tree(work.path());
+    let (checkpoints, _) = Checkpoints::open(
+        home.path(),
+        "20250101-000000-bench3",
+        work.path(),
+        CheckpointSettings::default(),
+    );
+    let checkpoints = std::cell::RefCell::new(checkpoints);
+    assert!(checkpoints.borrow_mut().before_turn("first", 1).is_empty());
+    assert!(checkpoints.borrow_mut().after_turn().is_empty());
+    let mut round = 0u32;
+    bencher
+        .with_inputs(|| {
+            round += 1;
+            assert!(checkpoints.borrow_mut().before_turn("again", 1).is_empty());
+            for f in 0..3 {
+                std::fs::write(
+                    work.path().join(format!("src/module00{f}/file000.rs")),
+                    format!("changed {round}\n"),
+                )
+                .unwrap();
+            }
+        })
+        .bench_local_values(|()| assert!(checkpoints.borrow_mut().after_turn().is_empty()));
+}
