@@ -47,12 +47,24 @@ pub(crate) fn read_keys<T: DeserializeOwned>(
 
 /// The path and a check's message (see the module documentation).
 fn after(path: &str, error: &toml::de::Error) -> String {
-    let message = error.message().trim();
+    let message = in_words(error.message().trim());
     if message.starts_with([':', ' ', '.']) {
         format!("{path}{message}")
     } else {
         format!("{path}: {message}")
     }
+}
+
+/// serde's message with Rust's type names said in words (`expected usize` → `expected a whole
+/// number`): the person reading it writes TOML, not Rust.
+fn in_words(message: &str) -> String {
+    const WHOLE: [&str; 8] = ["usize", "u64", "u32", "u16", "u8", "i64", "i32", "isize"];
+    let mut said = message.to_owned();
+    for name in WHOLE {
+        said = said.replace(&format!("expected {name}"), "expected a whole number");
+    }
+    said.replace("expected f64", "expected a number")
+        .replace("expected f32", "expected a number")
 }
 
 /// Runs `check` on the value being deserialized; its message becomes the error's.
@@ -171,5 +183,28 @@ mod tests {
             read("items = [1]").unwrap_err(),
             "t.items: expected strings, found integer"
         );
+    }
+
+    #[test]
+    fn rust_type_names_are_said_in_words() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Counts {
+            #[serde(default)]
+            most: Option<usize>,
+            #[serde(default)]
+            share: Option<f64>,
+        }
+        let parse =
+            |text: &str| read_keys::<Counts>(&Value::Table(text.parse().unwrap()), "t", "[t]");
+        let read = |text: &str| parse(text).unwrap_err();
+        let counts = parse("most = 3\nshare = 0.5").unwrap();
+        assert_eq!((counts.most, counts.share), (Some(3), Some(0.5)));
+        let most = read("most = \"many\"");
+        assert!(most.starts_with("t.most: "), "{most}");
+        assert!(most.contains("expected a whole number"), "{most}");
+        assert!(!most.contains("usize"), "{most}");
+        let share = read("share = \"half\"");
+        assert!(share.contains("expected a number"), "{share}");
     }
 }
