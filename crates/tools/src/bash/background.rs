@@ -187,6 +187,9 @@ impl BackgroundShells {
         // Before the command: should it fail to start, the pipe's ends go and the copy ends.
         let copied = save_output(printed, file, spec.cap_bytes, spec.mask)
             .map_err(|e| format!("cannot start: {e}"))?;
+        // What a sandboxed command must not create (`.git/commondir`) is looked at before it
+        // starts: a file it writes at once would otherwise count as already there.
+        let plants = spec.sandbox.map(|s| s.policy().watch());
         let (child, id, _net) = launch(
             Launch {
                 script: &script,
@@ -225,7 +228,6 @@ impl BackgroundShells {
         let inner = Arc::clone(&self.inner);
         let watched = name.clone();
         let timeout = spec.timeout;
-        let plants = spec.sandbox.map(|s| s.policy().watch());
         tokio::spawn(async move {
             let (status, timed_out) = watch_child(child, id, timeout).await;
             let removed: Vec<String> = plants.iter().flat_map(|p| p.sweep()).collect();
