@@ -141,6 +141,20 @@ impl Server {
         }
     }
 
+    /// The peer for a request other than a tool call (a resource, a prompt): a failure as
+    /// the message a person reads.
+    pub(super) async fn peer_for_request(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Peer<RoleClient>, String> {
+        self.peer_for_call(cancel)
+            .await
+            .map_err(|failure| match failure {
+                CallFailure::Message(message) => message,
+                CallFailure::Cancelled => "cancelled".to_owned(),
+            })
+    }
+
     /// A peer to call through: the live one, or one from a restart when the server died.
     pub(super) async fn peer_for_call(
         &self,
@@ -194,13 +208,7 @@ impl Server {
         cancel: &CancellationToken,
     ) -> Result<String, String> {
         let name = &self.config.name;
-        let peer = self
-            .peer_for_call(cancel)
-            .await
-            .map_err(|failure| match failure {
-                CallFailure::Message(message) => message,
-                CallFailure::Cancelled => "cancelled".to_owned(),
-            })?;
+        let peer = self.peer_for_request(cancel).await?;
         let params = rmcp::model::ReadResourceRequestParams::new(uri.to_owned());
         let read = tokio::select! {
             () = cancel.cancelled() => return Err("cancelled".to_owned()),

@@ -10,7 +10,7 @@ use rmcp::model::{GetPromptRequestParams, GetPromptResult, JsonObject, Prompt};
 use rmcp::service::{Peer, ServiceError};
 use tokio_util::sync::CancellationToken;
 
-use super::{CallFailure, Server};
+use super::Server;
 use crate::connect;
 use crate::prompts::{PROMPT_LIST_LIMIT, PromptSignal};
 
@@ -79,13 +79,7 @@ impl Server {
         cancel: &CancellationToken,
     ) -> Result<GetPromptResult, String> {
         let name = &self.config.name;
-        let peer = self
-            .peer_for_call(cancel)
-            .await
-            .map_err(|failure| match failure {
-                CallFailure::Message(message) => message,
-                CallFailure::Cancelled => "cancelled".to_owned(),
-            })?;
+        let peer = self.peer_for_request(cancel).await?;
         let mut params = GetPromptRequestParams::new(prompt.to_owned());
         if !arguments.is_empty() {
             params.arguments = Some(arguments);
