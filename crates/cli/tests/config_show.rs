@@ -52,7 +52,7 @@ fn a_mistake_in_a_table_names_the_file_the_key_and_the_nearest_key() {
     env.write(".rein/config.toml", "\n[sandbox]\nmode = 3\n");
     let err = stderr(&run(env.rein().args(["config", "--show"])));
     assert!(
-        err.contains("(line 2)") && err.contains("sandbox.mode: expected a string"),
+        err.contains("(line 3)") && err.contains("sandbox.mode: expected a string"),
         "{err}"
     );
 }

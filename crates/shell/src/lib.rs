@@ -63,6 +63,7 @@ mod lower_words;
 mod moves;
 mod named;
 mod nested;
+mod not_read_only;
 mod options;
 mod parse;
 mod paths;
@@ -78,6 +79,7 @@ mod walker;
 mod words;
 mod wrappers;
 
+pub use not_read_only::NotReadOnly;
 use paths::{AbsPath, HOME_MARK};
 use walker::{Findings, Stdin, Walker};
 
@@ -142,11 +144,11 @@ pub struct CommandAnalysis {
     pub simple_commands: Vec<SimpleCommand>,
     /// Ok when the whole command is provably read-only; Err(why not, one sentence a person
     /// and a model can act on) otherwise.
-    pub read_only: Result<(), String>,
+    pub read_only: Result<(), NotReadOnly>,
     /// Ok when nothing but its simple commands keeps it from being read-only (no
     /// substitution, function, `&`, arithmetic or unparsable text); then it is harmless when
     /// each simple command is read-only or allowed by a rule. Err(why) otherwise.
-    pub structure: Result<(), String>,
+    pub structure: Result<(), NotReadOnly>,
     /// Set when the hard deny list refuses it, whatever the mode.
     pub danger: Option<Danger>,
 }
@@ -193,7 +195,7 @@ pub struct SimpleCommand {
     /// Whether this command on its own is provably read-only (its program, flags,
     /// assignments and redirections). What surrounds it (substitutions, functions, `&`, a
     /// syntax error) is judged only in [`CommandAnalysis::read_only`].
-    pub read_only: Result<(), String>,
+    pub read_only: Result<(), NotReadOnly>,
 }
 
 /// How many levels of `bash -c`, `$( )` and `eval` the checker follows.
@@ -327,7 +329,7 @@ fn walk(command: &str, places: &CheckPlaces, nesting_budget: usize) -> CommandAn
     } = walker.found.take();
     let read_only = match not_read_only {
         Some(reason) => Err(reason),
-        None if commands.is_empty() => Err("there is no command to run".to_owned()),
+        None if commands.is_empty() => Err(NotReadOnly::NoCommand),
         None => Ok(()),
     };
     CommandAnalysis {
@@ -341,8 +343,8 @@ fn walk(command: &str, places: &CheckPlaces, nesting_budget: usize) -> CommandAn
 fn too_complex() -> CommandAnalysis {
     CommandAnalysis {
         simple_commands: Vec::new(),
-        read_only: Err("it is too deeply nested or too large for rein to check".to_owned()),
-        structure: Err("it is too deeply nested or too large for rein to check".to_owned()),
+        read_only: Err(NotReadOnly::TooComplex),
+        structure: Err(NotReadOnly::TooComplex),
         danger: Some(Danger {
             kind: DangerKind::TooComplex,
             reason: "the command is nested too deeply (or is too large) to check".to_owned(),

@@ -73,7 +73,7 @@ fn push_pieces(parts: &mut Vec<Part>, pieces: Vec<WordPieceWithSource>, quoting:
                 push_pieces(parts, inner, Quoting::Double);
             }
             WordPiece::TildePrefix(user) => parts.push(Part::Tilde(user)),
-            WordPiece::ParameterExpansion(expr) => parts.push(Part::Var(lower_parameter(expr))),
+            WordPiece::ParameterExpansion(expr) => parts.push(lower_parameter(expr)),
             WordPiece::CommandSubstitution(src) => parts.push(Part::Subst(src)),
             WordPiece::BackquotedCommandSubstitution(src) => {
                 parts.push(Part::Subst(unescape_backquoted(&src)));
@@ -184,21 +184,71 @@ fn bracket_end(chars: &[char], at: usize) -> Option<usize> {
         .map(|p| i + p)
 }
 
-fn lower_parameter(expr: ParameterExpr) -> Var {
-    // Words bash expands as part of the expansion (patterns, replacements, offsets,
-    // messages): their `$( )` run too.
-    let mut inner: Vec<Option<String>> = Vec::new();
-    let (parameter, indirect, op) = match expr {
+/// An expansion read: the parameter, whether it is named indirectly (`${!x}`), what the
+/// expansion does to its value, and the words bash expands as part of it (patterns,
+/// replacements, offsets, messages), whose `$( )` run too.
+struct Expansion {
+    parameter: Parameter,
+    indirect: bool,
+    op: VarOp,
+    inner: Vec<Option<String>>,
+}
+
+impl Expansion {
+    fn new(parameter: Parameter, indirect: bool, op: VarOp) -> Self {
+        let inner = Vec::new();
+        Expansion {
+            parameter,
+            indirect,
+            op,
+            inner,
+        }
+    }
+
+    fn with(mut self, words: impl IntoIterator<Item = Option<String>>) -> Self {
+        self.inner.extend(words);
+        self
+    }
+}
+
+/// A parameter expansion as a variable part; one of a kind not read here is unreadable.
+fn lower_parameter(expr: ParameterExpr) -> Part {
+    let Ok(Expansion {
+        parameter,
+        indirect,
+        op,
+        mut inner,
+    }) = picked_value(expr).or_else(transformed)
+    else {
+        return Part::Unreadable(String::new());
+    };
+    // `${a[INDEX]}`: the index is arithmetic, evaluated (and its `$( )` run) too.
+    if let Parameter::NamedWithIndex { index, .. } = &parameter {
+        inner.push(Some(index.clone()));
+    }
+    // `${!x}` names another variable: its value is not x's.
+    let op = if indirect { VarOp::Other } else { op };
+    Part::Var(Var {
+        name: parameter_name(parameter),
+        op,
+        inner: inner.into_iter().flatten().map(|w| lower_one(&w)).collect(),
+    })
+}
+
+/// The expansions that give the value or another in its place (a default, an alternative,
+/// an error, its length, names); the others are handed back.
+fn picked_value(expr: ParameterExpr) -> Result<Expansion, ParameterExpr> {
+    Ok(match expr {
         ParameterExpr::Parameter {
             parameter,
             indirect,
-        } => (parameter, indirect, VarOp::Plain),
+        } => Expansion::new(parameter, indirect, VarOp::Plain),
         ParameterExpr::UseDefaultValues {
             parameter,
             indirect,
             test_type,
             default_value,
-        } => (
+        } => Expansion::new(
             parameter,
             indirect,
             default(test_type, default_value, false),
@@ -208,22 +258,19 @@ fn lower_parameter(expr: ParameterExpr) -> Var {
             indirect,
             test_type,
             default_value,
-        } => (parameter, indirect, default(test_type, default_value, true)),
+        } => Expansion::new(parameter, indirect, default(test_type, default_value, true)),
         ParameterExpr::IndicateErrorIfNullOrUnset {
             parameter,
             indirect,
             error_message,
             ..
-        } => {
-            inner.push(error_message);
-            (parameter, indirect, VarOp::Required)
-        }
+        } => Expansion::new(parameter, indirect, VarOp::Required).with([error_message]),
         ParameterExpr::UseAlternativeValue {
             parameter,
             indirect,
             alternative_value,
             ..
-        } => (
+        } => Expansion::new(
             parameter,
             indirect,
             VarOp::Alternative {
@@ -233,7 +280,22 @@ fn lower_parameter(expr: ParameterExpr) -> Var {
         ParameterExpr::ParameterLength {
             parameter,
             indirect,
-        } => (parameter, indirect, VarOp::Other),
+        } => Expansion::new(parameter, indirect, VarOp::Other),
+        ParameterExpr::VariableNames { prefix, .. } => {
+            Expansion::new(Parameter::Named(prefix), false, VarOp::Other)
+        }
+        ParameterExpr::MemberKeys { variable_name, .. } => {
+            Expansion::new(Parameter::Named(variable_name), false, VarOp::Other)
+        }
+        other => return Err(other),
+    })
+}
+
+/// The expansions that transform the value (a pattern removed or replaced, case changed, a
+/// substring, an `@` operator); the others are handed back.
+fn transformed(expr: ParameterExpr) -> Result<Expansion, ParameterExpr> {
+    let transformed = |parameter, indirect| Expansion::new(parameter, indirect, VarOp::Transformed);
+    Ok(match expr {
         ParameterExpr::RemoveSmallestSuffixPattern {
             parameter,
             indirect,
@@ -273,54 +335,27 @@ fn lower_parameter(expr: ParameterExpr) -> Var {
             parameter,
             indirect,
             pattern,
-        } => {
-            inner.push(pattern);
-            (parameter, indirect, VarOp::Transformed)
-        }
+        } => transformed(parameter, indirect).with([pattern]),
         ParameterExpr::Substring {
             parameter,
             indirect,
             offset,
             length,
-        } => {
-            inner.push(Some(offset.value));
-            inner.push(length.map(|l| l.value));
-            (parameter, indirect, VarOp::Transformed)
-        }
+        } => transformed(parameter, indirect).with([Some(offset.value), length.map(|l| l.value)]),
         ParameterExpr::Transform {
             parameter,
             indirect,
             ..
-        } => (parameter, indirect, VarOp::Transformed),
+        } => transformed(parameter, indirect),
         ParameterExpr::ReplaceSubstring {
             parameter,
             indirect,
             pattern,
             replacement,
             ..
-        } => {
-            inner.push(Some(pattern));
-            inner.push(replacement);
-            (parameter, indirect, VarOp::Transformed)
-        }
-        ParameterExpr::VariableNames { prefix, .. } => {
-            (Parameter::Named(prefix), false, VarOp::Other)
-        }
-        ParameterExpr::MemberKeys { variable_name, .. } => {
-            (Parameter::Named(variable_name), false, VarOp::Other)
-        }
-    };
-    // `${a[INDEX]}`: the index is arithmetic, evaluated (and its `$( )` run) too.
-    if let Parameter::NamedWithIndex { index, .. } = &parameter {
-        inner.push(Some(index.clone()));
-    }
-    // `${!x}` names another variable: its value is not x's.
-    let op = if indirect { VarOp::Other } else { op };
-    Var {
-        name: parameter_name(parameter),
-        op,
-        inner: inner.into_iter().flatten().map(|w| lower_one(&w)).collect(),
-    }
+        } => transformed(parameter, indirect).with([Some(pattern), replacement]),
+        other => return Err(other),
+    })
 }
 
 fn default(test_type: ParameterTestType, value: Option<String>, assign: bool) -> VarOp {

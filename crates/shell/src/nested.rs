@@ -5,7 +5,7 @@ use super::parse::{nesting_bound, parse, token_commands};
 use super::tree::{Script, Simple};
 use super::walker::{Shell, Stdin, Walker, refuse};
 use super::words::Word;
-use super::{Danger, DangerKind, MAX_NESTING_LEVELS};
+use super::{Danger, DangerKind, MAX_NESTING_LEVELS, NotReadOnly};
 
 impl Walker {
     /// Walks a nested command line (`bash -c`, `$( )`, `eval`).
@@ -48,12 +48,12 @@ impl Walker {
     }
 
     /// Records that a command line did not parse.
-    pub(super) fn failed(&self, why: &str) {
+    pub(super) fn failed(&self, why: &NotReadOnly) {
         if self.silent {
             return;
         }
         self.found.borrow_mut().failures += 1;
-        self.note(|| why.to_owned());
+        self.note(|| why.clone());
     }
 
     /// Text that did not parse (or holds a part that did not) may hide a command where a

@@ -10,6 +10,7 @@
 
 use brush_parser::{ParseError, Parser, SourceInfo, Token, TokenizerError};
 
+use super::NotReadOnly;
 use super::lower;
 use super::lower_words::{lower_one, lower_word};
 use super::options::OPTIONS;
@@ -25,7 +26,7 @@ pub(crate) struct Parsed {
     /// What it runs.
     pub(crate) script: Script,
     /// Why it did not parse as written, if it did not.
-    pub(crate) failure: Option<String>,
+    pub(crate) failure: Option<NotReadOnly>,
     /// The text as parsed: the source, or the source with unterminated parts closed.
     pub(crate) text: String,
 }
@@ -42,9 +43,9 @@ pub(crate) fn parse(src: &str) -> Parsed {
         }
         Err(error) => error,
     };
-    let failure = Some(format!(
-        "rein cannot parse it ({error}), so it cannot prove it harmless"
-    ));
+    let failure = Some(NotReadOnly::Unparsed {
+        error: error.to_string(),
+    });
     let mut text = src.to_owned();
     let mut error = error;
     for _ in 0..MAX_REPAIRS {

@@ -1,12 +1,12 @@
 //! What the walk records of each command it meets, for the rules (`Bash(git push:*)`) and
 //! the read-only proof: its text, its words as bash passes them, and the verdict.
 
-use super::SimpleCommand;
 use super::commands::{Resolution, resolve};
 use super::readonly;
 use super::tree::Simple;
 use super::walker::Walker;
 use super::words::{Part, Redirect, Word};
+use super::{NotReadOnly, SimpleCommand};
 
 impl Walker {
     /// Records a simple command for the rules and judges it for the read-only proof.
@@ -73,7 +73,7 @@ impl Walker {
     }
 
     /// Records a command that is not a simple command (`(( x++ ))`) for the rules.
-    pub(super) fn record_other(&self, text: String, why_not_read_only: String) {
+    pub(super) fn record_other(&self, text: String, why_not_read_only: NotReadOnly) {
         if self.silent {
             return;
         }

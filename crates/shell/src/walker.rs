@@ -14,7 +14,7 @@ use super::readonly;
 use super::rules::{FETCHERS, WriteVia};
 use super::tree::{Body, Command, Compound, Function, Pipeline, Script, Simple};
 use super::words::{Part, Redirect, RedirectKind, VarOp, Word};
-use super::{Danger, DangerKind, SimpleCommand};
+use super::{Danger, DangerKind, NotReadOnly, SimpleCommand};
 
 /// What the walk found besides refusals.
 #[derive(Debug, Default)]
@@ -22,10 +22,10 @@ pub(super) struct Findings {
     /// Every simple command, in the order bash would meet them.
     pub(super) commands: Vec<SimpleCommand>,
     /// The first reason the command line is not provably read-only.
-    pub(super) not_read_only: Option<String>,
+    pub(super) not_read_only: Option<NotReadOnly>,
     /// The first such reason that is not one simple command's own (a substitution, a
     /// function, `&`, a line that does not parse).
-    pub(super) structure: Option<String>,
+    pub(super) structure: Option<NotReadOnly>,
     /// How many command lines (the whole or nested ones) did not parse.
     pub(super) failures: usize,
     /// Symbolic links the command line makes (`ln -s / x`): the link and where it points.
@@ -102,7 +102,7 @@ pub(super) fn refuse<T>(kind: DangerKind, reason: String) -> Result<T, Danger> {
 impl Walker {
     /// Records that the command line is not provably read-only, for a reason beyond its
     /// simple commands (the first reason wins).
-    pub(super) fn note(&self, reason: impl FnOnce() -> String) {
+    pub(super) fn note(&self, reason: impl FnOnce() -> NotReadOnly) {
         if self.silent {
             return;
         }
@@ -115,24 +115,20 @@ impl Walker {
     }
 
     /// Records that one simple command is not provably read-only.
-    pub(super) fn note_command(&self, reason: &str) {
+    pub(super) fn note_command(&self, reason: &NotReadOnly) {
         if self.silent {
             return;
         }
         self.found
             .borrow_mut()
             .not_read_only
-            .get_or_insert_with(|| reason.to_owned());
+            .get_or_insert_with(|| reason.clone());
     }
 
     pub(super) fn walk_script(&mut self, script: &Script, stdin: &Stdin) -> Result<(), Danger> {
         for item in &script.items {
             if item.background {
-                self.note(|| {
-                    "it runs a command in the background (`&`), which keeps running after the \
-                     call; run it in the foreground"
-                        .to_owned()
-                });
+                self.note(|| NotReadOnly::Background);
             }
             for pipeline in &item.pipelines {
                 self.walk_pipeline(pipeline, item.background, stdin)?;
@@ -173,11 +169,8 @@ impl Walker {
     }
 
     fn walk_function(&mut self, function: &Function) -> Result<(), Danger> {
-        self.note(|| {
-            format!(
-                "it defines a function (`{}`), which changes what that name runs",
-                function.name
-            )
+        self.note(|| NotReadOnly::DefinesFunction {
+            name: function.name.clone(),
         });
         let mut calls_itself_concurrently = false;
         for script in function.body.scripts() {
@@ -256,10 +249,7 @@ impl Walker {
             Body::Test(words) => words.iter().try_for_each(|w| self.walk_word(w)),
             Body::Arithmetic(text) => {
                 // Listed for the rules, so that a list of commands never leaves it out.
-                self.record_other(
-                    format!("(({text}))"),
-                    "`(( ))` evaluates arithmetic, which can assign variables".to_owned(),
-                );
+                self.record_other(format!("(({text}))"), NotReadOnly::ArithmeticCommand);
                 self.walk_arithmetic(text)
             }
         }
@@ -269,9 +259,7 @@ impl Walker {
     /// `( ( cmd ) )` and `(( cmd ) )` as nested subshells where brush-parser sees arithmetic,
     /// so the text is checked against the deny list as commands too.
     fn walk_arithmetic(&mut self, text: &str) -> Result<(), Danger> {
-        self.note(|| {
-            "it evaluates arithmetic (`(( ))`, `$(( ))`), which can assign variables".to_owned()
-        });
+        self.note(|| NotReadOnly::Arithmetic);
         self.walk_word(&lower_one(text))?;
         let mut as_commands = self.clone();
         as_commands.silent = true;
@@ -284,19 +272,13 @@ impl Walker {
         for part in &word.parts {
             match part {
                 Part::Subst(src) => {
-                    self.note(|| {
-                        format!(
-                            "it runs `$({})` inside the command; write the commands out separately",
-                            src.trim()
-                        )
+                    self.note(|| NotReadOnly::CommandSubstitution {
+                        command: src.trim().to_owned(),
                     });
                     self.walk_source(src, Shell::Subshell)?;
                 }
                 Part::ProcSubst(script) => {
-                    self.note(|| {
-                        "it uses process substitution (`<( )`, `>( )`), which runs commands"
-                            .to_owned()
-                    });
+                    self.note(|| NotReadOnly::ProcessSubstitution);
                     self.walk_nested(script, Shell::Subshell)?;
                 }
                 Part::Var(var) => {
@@ -306,8 +288,8 @@ impl Walker {
                     match &var.op {
                         VarOp::Default { word, assign, .. } => {
                             if *assign {
-                                self.note(|| {
-                                    format!("`${{{}:=...}}` assigns a variable", var.name)
+                                self.note(|| NotReadOnly::AssignsInExpansion {
+                                    name: var.name.clone(),
                                 });
                             }
                             self.walk_word(word)?;
@@ -318,7 +300,7 @@ impl Walker {
                 }
                 Part::Arith(text) => self.walk_arithmetic(text)?,
                 Part::Unreadable(text) => {
-                    self.note(|| format!("rein cannot read the word `{text}`"));
+                    self.note(|| NotReadOnly::UnreadableWord { word: text.clone() });
                 }
                 Part::Lit(_) | Part::Glob(_) | Part::Tilde(_) => {}
             }

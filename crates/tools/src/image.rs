@@ -83,36 +83,84 @@ pub fn format_name(format: ImageFormat) -> &'static str {
     }
 }
 
+/// Why a picture cannot be sent to a model; the text completes "cannot be shown: ...".
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// The bytes are not a picture of the format they claim.
+    #[error("it is not a readable {format} image: {source}")]
+    Unreadable {
+        /// The format's name (`PNG`).
+        format: &'static str,
+        /// What the decoder said.
+        source: image::ImageError,
+    },
+    /// Too many pixels to decode and scale down.
+    #[error(
+        "it is {width}×{height} pixels ({} megapixels); rein scales pictures of up to {} \
+         megapixels down to what models take",
+        u64::from(*width) * u64::from(*height) / 1_000_000,
+        MAX_DECODED_PIXELS / 1_000_000
+    )]
+    TooManyPixels {
+        /// Its width.
+        width: u32,
+        /// Its height.
+        height: u32,
+    },
+    /// Still too many bytes once scaled down as far as rein goes.
+    #[error(
+        "even scaled down to {width}×{height} it takes {bytes} bytes, more than the \
+         {MAX_IMAGE_BYTES} models accept"
+    )]
+    TooLarge {
+        /// The smallest width tried.
+        width: u32,
+        /// The smallest height tried.
+        height: u32,
+        /// Its size then.
+        bytes: usize,
+    },
+    /// Image content whose base64 does not decode.
+    #[error("its base64 does not decode: {0}")]
+    Base64(#[from] base64::DecodeError),
+    /// Not one of the formats rein sends.
+    #[error("it is not a PNG, JPEG, GIF or WebP picture")]
+    UnknownFormat,
+    /// Scaled down, it could not be encoded.
+    #[error("it could not be encoded again: {0}")]
+    Encode(image::ImageError),
+}
+
 /// The width and height a picture's header announces.
-pub fn dimensions(bytes: &[u8], format: ImageFormat) -> Result<(u32, u32), String> {
+pub fn dimensions(bytes: &[u8], format: ImageFormat) -> Result<(u32, u32), ImageError> {
     ImageReader::with_format(Cursor::new(bytes), format)
         .into_dimensions()
-        .map_err(|e| format!("it is not a readable {} image: {e}", format_name(format)))
+        .map_err(unreadable(format))
+}
+
+fn unreadable(format: ImageFormat) -> impl FnOnce(image::ImageError) -> ImageError {
+    move |source| ImageError::Unreadable {
+        format: format_name(format),
+        source,
+    }
 }
 
 /// `bytes` (a picture of `format`) made fit to send: as they are when they fit, else scaled
 /// down and encoded again. The error says why it cannot be sent.
-pub fn prepare(bytes: &[u8], format: ImageFormat) -> Result<ImageData, String> {
+pub fn prepare(bytes: &[u8], format: ImageFormat) -> Result<ImageData, ImageError> {
     let (width, height) = dimensions(bytes, format)?;
     if width <= MAX_IMAGE_EDGE && height <= MAX_IMAGE_EDGE && bytes.len() <= MAX_IMAGE_BYTES {
         return Ok(encoded(bytes, media_type(format), width, height, None));
     }
     let pixels = u64::from(width) * u64::from(height);
     if pixels > MAX_DECODED_PIXELS {
-        return Err(format!(
-            "it is {width}×{height} pixels ({} megapixels); rein scales pictures of up to {} \
-             megapixels down to what models take",
-            pixels / 1_000_000,
-            MAX_DECODED_PIXELS / 1_000_000
-        ));
+        return Err(ImageError::TooManyPixels { width, height });
     }
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     let mut limits = Limits::default();
     limits.max_alloc = Some(MAX_DECODED_PIXELS * 4 + (64 << 20));
     reader.limits(limits);
-    let picture = reader
-        .decode()
-        .map_err(|e| format!("it is not a readable {} image: {e}", format_name(format)))?;
+    let picture = reader.decode().map_err(unreadable(format))?;
     let mut edge = MAX_IMAGE_EDGE;
     // Smaller and smaller until the encoding fits (a noisy photograph may need two steps).
     loop {
@@ -123,29 +171,27 @@ pub fn prepare(bytes: &[u8], format: ImageFormat) -> Result<ImageData, String> {
             return Ok(encoded(&out, media, w, h, Some((width, height))));
         }
         if edge <= 400 {
-            return Err(format!(
-                "even scaled down to {w}×{h} it takes {} bytes, more than the {MAX_IMAGE_BYTES} \
-                 models accept",
-                out.len()
-            ));
+            let (width, height, bytes) = (w, h, out.len());
+            return Err(ImageError::TooLarge {
+                width,
+                height,
+                bytes,
+            });
         }
         edge = edge * 3 / 4;
     }
 }
 
 /// A picture given as base64 (an MCP tool's image content), made fit to send the same way.
-pub fn from_base64(data: &str) -> Result<ImageData, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(data.trim())
-        .map_err(|e| format!("its base64 does not decode: {e}"))?;
-    let format =
-        sniff(&bytes).ok_or_else(|| "it is not a PNG, JPEG, GIF or WebP picture".to_owned())?;
+pub fn from_base64(data: &str) -> Result<ImageData, ImageError> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(data.trim())?;
+    let format = sniff(&bytes).ok_or(ImageError::UnknownFormat)?;
     prepare(&bytes, format)
 }
 
 /// The picture as PNG when it has transparency or PNG is small enough, else as JPEG.
-fn encode_smallest(picture: &DynamicImage) -> Result<(Vec<u8>, &'static str), String> {
-    let fail = |e: image::ImageError| format!("it could not be encoded again: {e}");
+fn encode_smallest(picture: &DynamicImage) -> Result<(Vec<u8>, &'static str), ImageError> {
+    let fail = ImageError::Encode;
     let mut png = Vec::new();
     picture
         .write_to(&mut Cursor::new(&mut png), ImageFormat::Png)
@@ -228,7 +274,9 @@ mod tests {
 
     #[test]
     fn garbage_with_a_png_signature_is_refused_with_the_reason() {
-        let err = prepare(b"\x89PNG\r\n\x1a\nnot really", ImageFormat::Png).unwrap_err();
+        let err = prepare(b"\x89PNG\r\n\x1a\nnot really", ImageFormat::Png)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a readable PNG image"), "{err}");
     }
 }

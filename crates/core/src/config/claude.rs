@@ -69,16 +69,16 @@ pub(crate) fn read_claude_settings(
                     &Value::Table(permissions),
                     &source,
                 )
-                .map_err(invalid)?;
+                .map_err(|e| invalid(e.message))?;
                 if let Some(repl) = repl {
                     read_table(&mut layer.tables, "repl", &Value::Table(repl), &source)
-                        .map_err(invalid)?;
+                        .map_err(|e| invalid(e.message))?;
                 }
             }
             "hooks" => {
                 let hooks = hooks(value, &mut unsupported).map_err(invalid)?;
                 read_table(&mut layer.tables, "hooks", &Value::Table(hooks), &source)
-                    .map_err(invalid)?;
+                    .map_err(|e| invalid(e.message))?;
             }
             "env" => env(&mut layer, value, path, &source).map_err(invalid)?,
             key if SILENT_KEYS.contains(&key) => {}

@@ -13,6 +13,32 @@ use toml::{Table, Value};
 
 use super::fields::field_names;
 
+/// A mistake in a table, with the keys (and entry positions) that lead from the table to it
+/// (`mode`, `x.comand`, `Stop.0.timeout`), so that the file's reader names the key's line
+/// rather than the table's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TableError {
+    /// From the table to the mistake; empty when it is the table's own.
+    pub(crate) at: Vec<String>,
+    /// What is wrong.
+    pub(crate) message: String,
+}
+
+impl TableError {
+    /// The mistake as seen from the table holding this one under `key`.
+    pub(crate) fn under(mut self, key: impl ToString) -> Self {
+        self.at.insert(0, key.to_string());
+        self
+    }
+}
+
+impl From<String> for TableError {
+    fn from(message: String) -> Self {
+        let at = Vec::new();
+        TableError { at, message }
+    }
+}
+
 /// Reads `value`, the table at `path` (`sandbox`, `hooks.Stop`, written `header` in the file:
 /// `[sandbox]`, `[[hooks.Stop]]`), as `T`, a struct with a derived `Deserialize` whose fields
 /// all have a default.
@@ -20,7 +46,7 @@ pub(crate) fn read_keys<T: DeserializeOwned>(
     value: &Value,
     path: &str,
     header: &str,
-) -> Result<T, String> {
+) -> Result<T, TableError> {
     let known = field_names::<T>();
     let table = value.as_table().ok_or_else(|| {
         format!(
@@ -33,16 +59,18 @@ pub(crate) fn read_keys<T: DeserializeOwned>(
             let hint = crate::suggest::closest(key, known.iter().copied())
                 .map(|near| format!("; did you mean \"{near}\"?"))
                 .unwrap_or_default();
-            return Err(format!(
+            let message = format!(
                 "unknown key \"{key}\" in {header}; known keys: {}{hint}",
                 known.join(", ")
-            ));
+            );
+            return Err(TableError::from(message).under(key));
         }
         // Alone, a key's error can only be its own.
         let alone = Table::from_iter([(key.clone(), value.clone())]);
-        T::deserialize(Value::Table(alone)).map_err(|e| after(&format!("{path}.{key}"), &e))?;
+        T::deserialize(Value::Table(alone))
+            .map_err(|e| TableError::from(after(&format!("{path}.{key}"), &e)).under(key))?;
     }
-    T::deserialize(Value::Table(table.clone())).map_err(|e| after(path, &e))
+    Ok(T::deserialize(Value::Table(table.clone())).map_err(|e| after(path, &e))?)
 }
 
 /// The path and a check's message (see the module documentation).
@@ -163,7 +191,7 @@ mod tests {
     }
 
     fn read(text: &str) -> Result<Example, String> {
-        read_keys(&Value::Table(text.parse().unwrap()), "t", "[t]")
+        read_keys(&Value::Table(text.parse().unwrap()), "t", "[t]").map_err(|e| e.message)
     }
 
     #[test]
@@ -197,7 +225,7 @@ mod tests {
         }
         let parse =
             |text: &str| read_keys::<Counts>(&Value::Table(text.parse().unwrap()), "t", "[t]");
-        let read = |text: &str| parse(text).unwrap_err();
+        let read = |text: &str| parse(text).unwrap_err().message;
         let counts = parse("most = 3\nshare = 0.5").unwrap();
         assert_eq!((counts.most, counts.share), (Some(3), Some(0.5)));
         let most = read("most = \"many\"");

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
 
+use toml::de::{DeTable, DeValue};
 use toml::{Spanned, Value};
 
 use super::layer::{Layer, keys};
@@ -45,14 +46,16 @@ pub(crate) fn parse_layer(text: &str, path: &Path, source: Source) -> Result<Lay
     let mut layer = Layer::default();
     for (key, value) in entries {
         let (line, _) = line_column(text, value.span().start);
-        let invalid = |reason| ConfigError::InvalidValue {
+        let invalid_at = |line, reason| ConfigError::InvalidValue {
             key: key.clone(),
             origin: format!("{} (line {line})", path.display()),
             reason,
         };
+        let invalid = |reason| invalid_at(line, reason);
         let mut value = value.into_inner();
         if TABLE_KEYS.contains(&key.as_str()) {
-            read_table(&mut layer.tables, &key, &value, &source).map_err(invalid)?;
+            read_table(&mut layer.tables, &key, &value, &source)
+                .map_err(|e| invalid_at(key_line(text, &key, &e.at).unwrap_or(line), e.message))?;
             continue;
         }
         if !keys().contains(&key.as_str()) {
@@ -74,6 +77,29 @@ pub(crate) fn parse_layer(text: &str, path: &Path, source: Source) -> Result<Lay
         layer.set(&key, value, source.clone()).map_err(invalid)?;
     }
     Ok(layer)
+}
+
+/// The line of the key that `at` leads to from the top-level key `key` (through tables by
+/// key and arrays of tables by position): a mistake inside a table is on its key's line, not
+/// on the table's header.
+fn key_line(text: &str, key: &str, at: &[String]) -> Option<usize> {
+    let document = DeTable::parse(text).ok()?;
+    let (mut span, mut value) = (document.get_ref().iter())
+        .find(|(name, _)| name.get_ref() == key)
+        .map(|(name, value)| (name.span(), value))?;
+    for step in at {
+        (span, value) = match value.get_ref() {
+            DeValue::Table(table) => table
+                .iter()
+                .find(|(name, _)| name.get_ref() == step)
+                .map(|(name, value)| (name.span(), value))?,
+            DeValue::Array(items) => items
+                .get(step.parse::<usize>().ok()?)
+                .map(|item| (item.span(), item))?,
+            _ => return None,
+        };
+    }
+    Some(line_column(text, span.start).0)
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -194,6 +220,65 @@ mod tests {
             "invalid value for \"tool_output_file_max_bytes\" in /p/config.toml (line 1): \
              1000 is less than 1048576 bytes (1 MiB), the smallest file size rein accepts"
         );
+    }
+
+    /// The line a table's mistake is reported on.
+    fn line_of(text: &str) -> String {
+        let err = parse(text).unwrap_err().to_string();
+        let at = err.find("(line ").unwrap_or_else(|| panic!("{err}"));
+        err[at..].split(')').next().unwrap().to_owned() + ")"
+    }
+
+    #[test]
+    fn a_mistake_in_a_table_names_the_line_of_its_key() {
+        // Several lines below the header, comments and blank lines between.
+        let text = "model = \"m\"\n\n[sandbox]\n# the sandbox\nnetwork = false\n\nfoo = 1\n";
+        assert_eq!(line_of(text), "(line 7)");
+        let err = parse(text).unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "invalid value for \"sandbox\" in /p/config.toml (line 7): unknown key \"foo\""
+            ),
+            "{err}"
+        );
+        let wrong_type = "[tool_search]\n\nmax_schema_kb = 4\nmax_tools = \"ten\"\n";
+        assert_eq!(line_of(wrong_type), "(line 4)");
+        let err = parse(wrong_type).unwrap_err().to_string();
+        assert!(err.contains("tool_search.max_tools: "), "{err}");
+        // A dotted key at the top level is on its own line too.
+        assert_eq!(line_of("model = \"m\"\n\nsandbox.mode = 3\n"), "(line 3)");
+    }
+
+    #[test]
+    fn a_mistake_in_a_nested_table_names_the_line_of_its_key() {
+        let server = "[mcp_servers.x]\ncommand = \"a\"\nargs = []\n\ncomand = \"b\"\n";
+        assert_eq!(line_of(server), "(line 5)");
+        assert!(
+            parse(server)
+                .unwrap_err()
+                .to_string()
+                .contains("unknown key \"comand\" in [mcp_servers.x]")
+        );
+        // The second `[[hooks.Stop]]` entry's key, not the first entry's nor the header.
+        let hooks = "[[hooks.Stop]]\ncommand = \"a\"\ntimeout = 5\n\n[[hooks.Stop]]\ncommand = \"b\"\ntimeout = 0\n";
+        assert_eq!(line_of(hooks), "(line 7)");
+        // A mistake of the entry as a whole is on the entry's header.
+        let no_command = "[[hooks.Stop]]\ncommand = \"a\"\n\n[[hooks.Stop]]\nmatcher = \"x\"\n";
+        assert_eq!(line_of(no_command), "(line 4)");
+        let pricing =
+            "[pricing]\n\"a\" = { input = 1, output = 2 }\n\"b\" = { input = -1, output = 2 }\n";
+        assert_eq!(line_of(pricing), "(line 3)");
+    }
+
+    #[test]
+    fn a_mistake_in_an_inline_table_names_the_line_of_its_key() {
+        let one_line =
+            "[mcp_servers]\nok = { command = \"a\" }\n\nx = { command = \"a\", comand = \"b\" }\n";
+        assert_eq!(line_of(one_line), "(line 4)");
+        let spread = "mcp_servers.x = {\n  command = \"a\",\n  args = [],\n  cwd = 3,\n}\n";
+        assert_eq!(line_of(spread), "(line 4)");
+        let err = parse(spread).unwrap_err().to_string();
+        assert!(err.contains("mcp_servers.x.cwd"), "{err}");
     }
 
     #[test]

@@ -90,28 +90,30 @@ pub(crate) fn read_mcp_servers(
     servers: &mut Vec<McpServerEntry>,
     table: &toml::Table,
     source: &Source,
-) -> Result<(), String> {
+) -> Result<(), de::TableError> {
     for (name, value) in table {
-        let entry = server(name, value, source)?;
+        let entry = server(name, value, source).map_err(|e| e.under(name))?;
         servers.retain(|s| s.name != entry.name);
         servers.push(entry);
     }
     Ok(())
 }
 
-fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, String> {
+fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, de::TableError> {
     let at = format!("mcp_servers.{name}");
     if name.is_empty() {
-        return Err("[mcp_servers] has a server with an empty name".to_owned());
+        return Err("[mcp_servers] has a server with an empty name"
+            .to_owned()
+            .into());
     }
     let read: ServerTable = de::read_keys(value, &at, &format!("[{at}]"))?;
     let command = read.command.filter(|c| !c.trim().is_empty());
     let transport = match (command, read.url) {
         (Some(command), None) => {
             if !read.headers.is_empty() {
-                return Err(format!(
-                    "{at}: `headers` are for `url` servers, not `command` ones"
-                ));
+                return Err(
+                    format!("{at}: `headers` are for `url` servers, not `command` ones").into(),
+                );
             }
             McpTransportEntry::Stdio {
                 command,
@@ -130,7 +132,8 @@ fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, 
                 return Err(format!(
                     "{at}: `args`, `env`, `cwd` and `sandbox` are for `command` servers, not \
                      `url` ones (an HTTP server runs elsewhere, outside rein's sandbox)"
-                ));
+                )
+                .into());
             }
             McpTransportEntry::Http {
                 url,
@@ -138,14 +141,15 @@ fn server(name: &str, value: &Value, source: &Source) -> Result<McpServerEntry, 
             }
         }
         (Some(_), Some(_)) => {
-            return Err(format!(
-                "{at}: give either `command` (stdio) or `url` (HTTP), not both"
-            ));
+            return Err(
+                format!("{at}: give either `command` (stdio) or `url` (HTTP), not both").into(),
+            );
         }
         (None, None) => {
             return Err(format!(
                 "{at}: give `command` (a program rein starts) or `url` (a streamable-HTTP server)"
-            ));
+            )
+            .into());
         }
     };
     Ok(McpServerEntry {
@@ -191,7 +195,8 @@ mod tests {
             &mut servers,
             table["mcp_servers"].as_table().unwrap(),
             &source,
-        )?;
+        )
+        .map_err(|e| e.message)?;
         Ok(servers)
     }
 

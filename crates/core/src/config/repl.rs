@@ -33,7 +33,7 @@ pub(crate) fn read(
     settings: &mut ReplSettings,
     table: &toml::Table,
     source: &Source,
-) -> Result<(), String> {
+) -> Result<(), de::TableError> {
     let read: ReplTable = de::read_keys(&toml::Value::Table(table.clone()), "repl", "[repl]")?;
     if let Some(mode) = read.permission_mode {
         if matches!(source, Source::ProjectFile(_)) && !PROJECT_MAY_CHOOSE.contains(&mode) {
@@ -145,9 +145,9 @@ mod tests {
             &table("permission_mode = \"careful\""),
             &user,
         );
-        assert!(bad.is_err_and(|e| e.contains("\"careful\" is not a mode")));
+        assert!(bad.is_err_and(|e| e.message.contains("\"careful\" is not a mode")));
         let unknown = read(&mut settings, &table("mode = \"auto\""), &user);
-        assert!(unknown.is_err_and(|e| e.contains("known keys: permission_mode")));
+        assert!(unknown.is_err_and(|e| e.message.contains("known keys: permission_mode")));
     }
 
     #[test]

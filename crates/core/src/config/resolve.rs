@@ -108,11 +108,11 @@ fn read_merged<T: serde::de::DeserializeOwned>(
     table: toml::Table,
     key: &str,
 ) -> Result<T, ConfigError> {
-    super::de::read_keys(&toml::Value::Table(table), key, &format!("[{key}]")).map_err(|reason| {
+    super::de::read_keys(&toml::Value::Table(table), key, &format!("[{key}]")).map_err(|e| {
         ConfigError::InvalidValue {
             key: key.to_owned(),
             origin: "the stacked layers".to_owned(),
-            reason,
+            reason: e.message,
         }
     })
 }

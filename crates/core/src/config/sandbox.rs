@@ -90,7 +90,7 @@ pub(crate) fn read(
     settings: &mut SandboxSettings,
     table: &toml::Table,
     source: &Source,
-) -> Result<(), String> {
+) -> Result<(), de::TableError> {
     let read: SandboxTable = de::read_keys(&Value::Table(table.clone()), "sandbox", "[sandbox]")?;
     // The project's directory: the file is its `.rein/config.toml`.
     let project_dir = match source {
@@ -447,9 +447,13 @@ mod tests {
             assert_eq!(read(&mut settings, &table(text), &user), Ok(()), "{text}");
             assert_eq!(settings.network, Some(network), "{text}");
         }
-        let err = read(&mut settings, &table("network = \"filtered\""), &user).unwrap_err();
+        let err = read(&mut settings, &table("network = \"filtered\""), &user)
+            .unwrap_err()
+            .message;
         assert!(err.contains("off, on, proxy"), "{err}");
-        let err = read(&mut settings, &table("network = 1"), &user).unwrap_err();
+        let err = read(&mut settings, &table("network = 1"), &user)
+            .unwrap_err()
+            .message;
         assert!(err.contains("expected"), "{err}");
         let domains = "allow_domains = [\"pypi.org\", \"*.pythonhosted.org\", \"localhost\"]";
         assert_eq!(read(&mut settings, &table(domains), &user), Ok(()));
@@ -465,7 +469,9 @@ mod tests {
             "*.",
         ] {
             let text = format!("allow_domains = [\"{bad}\"]");
-            let err = read(&mut settings, &table(&text), &user).unwrap_err();
+            let err = read(&mut settings, &table(&text), &user)
+                .unwrap_err()
+                .message;
             assert!(err.contains("not a host name"), "{bad}: {err}");
         }
         // A project may not add hosts.
@@ -491,9 +497,13 @@ mod tests {
     fn mistakes_are_explained() {
         let mut settings = SandboxSettings::default();
         let user = Source::UserFile(PathBuf::from("/h/.rein/config.toml"));
-        let err = read(&mut settings, &table("mode = \"full\""), &user).unwrap_err();
+        let err = read(&mut settings, &table("mode = \"full\""), &user)
+            .unwrap_err()
+            .message;
         assert!(err.contains("read-only, workspace-write, off"), "{err}");
-        let err = read(&mut settings, &table("net = true"), &user).unwrap_err();
+        let err = read(&mut settings, &table("net = true"), &user)
+            .unwrap_err()
+            .message;
         assert!(err.contains("known keys"), "{err}");
     }
 
@@ -529,9 +539,13 @@ mod tests {
         settings.stack(from_project);
         assert_eq!(settings.hide, ["~/.vault", "secrets"]);
         assert_eq!(settings.ssh_agent, Some(false));
-        let err = read(&mut settings, &table("ssh_agent = \"yes\""), &user).unwrap_err();
+        let err = read(&mut settings, &table("ssh_agent = \"yes\""), &user)
+            .unwrap_err()
+            .message;
         assert!(err.contains("true or false"), "{err}");
-        let err = read(&mut settings, &table("hide = \"~/.ssh\""), &user).unwrap_err();
+        let err = read(&mut settings, &table("hide = \"~/.ssh\""), &user)
+            .unwrap_err()
+            .message;
         assert!(err.contains("list of strings"), "{err}");
     }
 }

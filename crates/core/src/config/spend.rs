@@ -37,31 +37,38 @@ impl PriceEntry {
 pub(crate) fn read_pricing(
     pricing: &mut BTreeMap<String, PriceEntry>,
     table: &toml::Table,
-) -> Result<(), String> {
+) -> Result<(), super::de::TableError> {
     for (model, entry) in table {
-        let entry: PriceEntry = entry.clone().try_into().map_err(|e: toml::de::Error| {
-            format!(
-                "pricing.\"{model}\": {} (the keys are input, output, cached_input, \
-                 cache_write, in USD per million tokens)",
-                e.message().trim()
-            )
-        })?;
-        let prices = [
-            Some(entry.input),
-            Some(entry.output),
-            entry.cached_input,
-            entry.cache_write,
-        ];
-        if prices
-            .into_iter()
-            .flatten()
-            .any(|p| !p.is_finite() || p < 0.0)
-        {
-            return Err(format!("pricing.\"{model}\": a price is below 0"));
-        }
+        let entry = price(model, entry)
+            .map_err(|message| super::de::TableError::from(message).under(model))?;
         pricing.insert(model.clone(), entry);
     }
     Ok(())
+}
+
+/// The prices of `[pricing."MODEL"]`.
+fn price(model: &str, entry: &toml::Value) -> Result<PriceEntry, String> {
+    let entry: PriceEntry = entry.clone().try_into().map_err(|e: toml::de::Error| {
+        format!(
+            "pricing.\"{model}\": {} (the keys are input, output, cached_input, \
+             cache_write, in USD per million tokens)",
+            e.message().trim()
+        )
+    })?;
+    let prices = [
+        Some(entry.input),
+        Some(entry.output),
+        entry.cached_input,
+        entry.cache_write,
+    ];
+    if prices
+        .into_iter()
+        .flatten()
+        .any(|p| !p.is_finite() || p < 0.0)
+    {
+        return Err(format!("pricing.\"{model}\": a price is below 0"));
+    }
+    Ok(entry)
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer};
 use toml::Value;
 
-use super::{Source, de};
+use super::Source;
+use super::de::{self, TableError};
 use crate::permissions::Rule;
 
 /// How long a hook may run unless its entry says otherwise.
@@ -242,14 +243,14 @@ struct HookEntry {
     timeout: Option<Duration>,
 }
 
-/// Reads the table `key` of a file into `tables`; the error says what is wrong (the caller
-/// adds the file and line).
+/// Reads the table `key` of a file into `tables`; the error says what is wrong and where in
+/// the table (the caller adds the file and line).
 pub(crate) fn read_table(
     tables: &mut Tables,
     key: &str,
     value: &Value,
     source: &Source,
-) -> Result<(), String> {
+) -> Result<(), TableError> {
     let table = value
         .as_table()
         .ok_or_else(|| format!("expected a table ([{key}]), found {}", value.type_str()))?;
@@ -270,27 +271,8 @@ pub(crate) fn read_table(
         }
         "hooks" => {
             for (event, entries) in table {
-                let Some(event) = HookEvent::ALL.into_iter().find(|e| e.name() == event) else {
-                    return Err(format!(
-                        "unknown hook event \"{event}\"; the events are: {}",
-                        HookEvent::ALL.map(HookEvent::name).join(", ")
-                    ));
-                };
-                let at = format!("hooks.{event}");
-                let entries = entries
-                    .as_array()
-                    .ok_or_else(|| format!("{at}: expected entries written [[{at}]]"))?;
-                for entry in entries {
-                    let entry: HookEntry = de::read_keys(entry, &at, &format!("[[{at}]]"))?;
-                    tables.hooks.push(HookCommand {
-                        event,
-                        command: (entry.command)
-                            .ok_or_else(|| format!("{at}: an entry has no command"))?,
-                        matcher: entry.matcher,
-                        timeout: entry.timeout.unwrap_or(DEFAULT_HOOK_TIMEOUT),
-                        source: source.clone(),
-                    });
-                }
+                read_hooks(&mut tables.hooks, event, entries, source)
+                    .map_err(|e| e.under(event))?;
             }
         }
         "secrets" => {
@@ -311,7 +293,7 @@ pub(crate) fn read_table(
             tables.tool_search.extend(table.clone());
         }
         "pricing" => super::spend::read_pricing(&mut tables.pricing, table)?,
-        other => return Err(format!("unknown table [{other}]")),
+        other => return Err(format!("unknown table [{other}]").into()),
     }
     if SHOWN_TABLES.contains(&key) {
         for (name, value) in table {
@@ -325,6 +307,39 @@ pub(crate) fn read_table(
                 source: source.clone(),
             });
         }
+    }
+    Ok(())
+}
+
+/// Reads the entries of `[[hooks.EVENT]]` into `hooks`.
+fn read_hooks(
+    hooks: &mut Vec<HookCommand>,
+    event: &str,
+    entries: &Value,
+    source: &Source,
+) -> Result<(), TableError> {
+    let Some(event) = HookEvent::ALL.into_iter().find(|e| e.name() == event) else {
+        return Err(format!(
+            "unknown hook event \"{event}\"; the events are: {}",
+            HookEvent::ALL.map(HookEvent::name).join(", ")
+        )
+        .into());
+    };
+    let at = format!("hooks.{event}");
+    let entries = entries
+        .as_array()
+        .ok_or_else(|| format!("{at}: expected entries written [[{at}]]"))?;
+    for (index, entry) in entries.iter().enumerate() {
+        let in_entry = |e: TableError| e.under(index);
+        let entry: HookEntry = de::read_keys(entry, &at, &format!("[[{at}]]")).map_err(in_entry)?;
+        let command = (entry.command).ok_or_else(|| format!("{at}: an entry has no command"));
+        hooks.push(HookCommand {
+            event,
+            command: command.map_err(|e| in_entry(e.into()))?,
+            matcher: entry.matcher,
+            timeout: entry.timeout.unwrap_or(DEFAULT_HOOK_TIMEOUT),
+            source: source.clone(),
+        });
     }
     Ok(())
 }

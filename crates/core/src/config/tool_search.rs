@@ -40,6 +40,7 @@ mod tests {
                 "tool_search",
                 "[tool_search]",
             )
+            .map_err(|e| e.message)
         };
         let settings = read("max_tools = 10").unwrap();
         assert_eq!(settings.budget().max_tools, 10);

@@ -59,7 +59,7 @@ pub struct ShellFacts {
     /// otherwise. A line whose commands are each read-only or allowed by a rule runs.
     pub harmless: Vec<bool>,
     /// Ok when the whole command line is provably read-only; else why not.
-    pub read_only: Result<(), String>,
+    pub read_only: Result<(), rein_shell::NotReadOnly>,
     /// The prefix "yes for the session" may offer (`touch` for `touch one.txt`), when the
     /// line is one plain command for which a prefix is safe.
     pub prefix: Option<String>,

@@ -29,7 +29,7 @@ fn facts(commands: &[&str]) -> ShellFacts {
         rule_texts: commands.iter().map(|c| Some((*c).to_owned())).collect(),
         dynamic_args: vec![false; commands.len()],
         harmless: vec![false; commands.len()],
-        read_only: Err("test".into()),
+        read_only: Err(rein_shell::NotReadOnly::NoCommand),
         prefix: None,
         danger: None,
         files: Vec::new(),

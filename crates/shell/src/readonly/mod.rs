@@ -38,6 +38,7 @@ mod git;
 mod programs;
 mod sed;
 
+use super::NotReadOnly;
 use super::commands::{Resolution, StdinArgs, resolve, split_assignment};
 use super::tree::Simple;
 use super::walker::Walker;
@@ -99,15 +100,11 @@ impl Arg {
 }
 
 /// Whether `simple`, on its own, is provably read-only; `Err` says why not.
-pub(super) fn simple(walker: &Walker, simple: &Simple) -> Result<(), String> {
+pub(super) fn simple(walker: &Walker, simple: &Simple) -> Result<(), NotReadOnly> {
     // `cd "$X" && cat .env`: which files the relative paths name is not known, so rules on
     // files cannot judge them.
     if walker.cwd.is_none() && walker.start_cwd.is_some() {
-        return Err(
-            "it runs after a `cd` to a directory rein cannot tell, so rein cannot tell which \
-             files it reads"
-                .to_owned(),
-        );
+        return Err(NotReadOnly::UnknownDirectory);
     }
     simple
         .redirects
@@ -116,37 +113,34 @@ pub(super) fn simple(walker: &Walker, simple: &Simple) -> Result<(), String> {
     let words = &simple.words;
     let Some(first) = words.first() else {
         return match simple.assignments.first() {
-            Some(assignment) => Err(format!(
-                "`{}` assigns a shell variable, which can change what later commands run",
-                assignment.raw
-            )),
+            Some(assignment) => Err(NotReadOnly::AssignsVariable {
+                assignment: assignment.raw.clone(),
+            }),
             None => Ok(()),
         };
     };
     for assignment in &simple.assignments {
         if !safe_env(&assignment.name) {
-            return Err(format!(
-                "`{}` changes the environment of `{}`, which can change what it runs",
-                assignment.raw, first.raw
-            ));
+            return Err(NotReadOnly::ChangesEnvironment {
+                assignment: assignment.raw.clone(),
+                command: first.raw.clone(),
+            });
         }
     }
     if first.literal().is_none() {
-        return Err(format!(
-            "the command name `{}` is known only when it runs",
-            first.raw
-        ));
+        return Err(NotReadOnly::NameAtRunTime {
+            name: first.raw.clone(),
+        });
     }
     match resolve(words) {
         Resolution::Nothing => runs_nothing(words),
-        Resolution::Assignments(words) => Err(format!(
-            "`{}` assigns a shell variable, which can change what later commands run",
-            words.first().map_or("", |w| w.raw.as_str())
-        )),
-        Resolution::SplitString { text, .. } => Err(format!(
-            "`{}` runs `{}` as a command line",
-            first.raw, text.raw
-        )),
+        Resolution::Assignments(words) => Err(NotReadOnly::AssignsVariable {
+            assignment: words.first().map(|w| w.raw.clone()).unwrap_or_default(),
+        }),
+        Resolution::SplitString { text, .. } => Err(NotReadOnly::RunsCommandLine {
+            command: first.raw.clone(),
+            line: text.raw.clone(),
+        }),
         Resolution::Command {
             name,
             args,
@@ -155,10 +149,10 @@ pub(super) fn simple(walker: &Walker, simple: &Simple) -> Result<(), String> {
             at,
         } => {
             if wrappers.is_empty() && at > 0 {
-                return Err(format!(
-                    "`{}` {} runs in a way rein does not treat as read-only",
-                    first.raw, name
-                ));
+                return Err(NotReadOnly::RunsOtherwise {
+                    command: first.raw.clone(),
+                    program: name,
+                });
             }
             let ends = wrappers.iter().skip(1).map(|(_, i)| *i).chain([at]);
             for (&(wrapper, index), end) in wrappers.iter().zip(ends) {
@@ -170,21 +164,19 @@ pub(super) fn simple(walker: &Walker, simple: &Simple) -> Result<(), String> {
                     .iter()
                     .any(|dir| written == format!("{dir}/{name}"))
             {
-                return Err(format!(
-                    "`{written}` runs a program by its path, which rein cannot vouch for"
-                ));
+                return Err(NotReadOnly::ProgramByPath { path: written });
             }
             let mut args: Vec<Arg> = args.iter().map(Arg::of).collect();
             if !matches!(stdin_args, StdinArgs::None) {
                 args.push(Arg::Unknown("(arguments xargs reads)".to_owned()));
             }
-            programs::check(&name, &args)
+            programs::check(&name, &args).map_err(NotReadOnly::Program)
         }
     }
 }
 
 /// A command that resolves to nothing runnable: `command -v x`, `env` alone, `sudo` alone.
-fn runs_nothing(words: &[Word]) -> Result<(), String> {
+fn runs_nothing(words: &[Word]) -> Result<(), NotReadOnly> {
     let name = words.first().and_then(Word::literal).unwrap_or_default();
     let args: Vec<Option<String>> = words[1..].iter().map(Word::literal).collect();
     let all_options = args
@@ -197,32 +189,27 @@ fn runs_nothing(words: &[Word]) -> Result<(), String> {
             .iter()
             .filter_map(split_assignment)
             .try_for_each(|(name, _)| safe_env_or_err(&name)),
-        _ => Err(format!(
-            "`{name}` with these arguments runs no known command"
-        )),
+        _ => Err(NotReadOnly::RunsNoKnownCommand { name }),
     }
 }
 
-fn check_wrapper(wrapper: &str, options: &[Word]) -> Result<(), String> {
+fn check_wrapper(wrapper: &str, options: &[Word]) -> Result<(), NotReadOnly> {
     if !TRANSPARENT_WRAPPERS.contains(&wrapper) {
-        return Err(format!(
-            "`{wrapper}` runs another command in a way rein does not treat as read-only"
-        ));
+        let wrapper = wrapper.to_owned();
+        return Err(NotReadOnly::Wrapper { wrapper });
     }
     for word in options {
-        let Some(text) = word.literal() else {
-            return Err(format!(
-                "`{wrapper} {}` has an option known only when it runs",
-                word.raw
-            ));
+        let Some(option) = word.literal() else {
+            let (wrapper, option) = (wrapper.to_owned(), word.raw.clone());
+            return Err(NotReadOnly::WrapperOptionAtRunTime { wrapper, option });
         };
         if wrapper == "env"
             && let Some((name, _)) = split_assignment(word)
         {
             safe_env_or_err(&name)?;
         }
-        if wrapper == "time" && (text == "-o" || text.starts_with("--o") || text == "-a") {
-            return Err(format!("`time {text}` writes its report to a file"));
+        if wrapper == "time" && (option == "-o" || option.starts_with("--o") || option == "-a") {
+            return Err(NotReadOnly::TimeWritesReport { option });
         }
     }
     Ok(())
@@ -236,19 +223,18 @@ fn safe_env(name: &str) -> bool {
     ) || name.starts_with("LC_")
 }
 
-fn safe_env_or_err(name: &str) -> Result<(), String> {
+fn safe_env_or_err(name: &str) -> Result<(), NotReadOnly> {
     if safe_env(name) {
         Ok(())
     } else {
-        Err(format!(
-            "setting {name} in the environment can change what a program runs"
-        ))
+        let name = name.to_owned();
+        Err(NotReadOnly::SetsEnvironment { name })
     }
 }
 
 /// Whether a redirection reads, duplicates a descriptor, or writes only to a terminal-like
 /// device; `Err` says which file it writes.
-pub(super) fn redirect(_walker: &Walker, redirect: &Redirect) -> Result<(), String> {
+pub(super) fn redirect(_walker: &Walker, redirect: &Redirect) -> Result<(), NotReadOnly> {
     match redirect.kind {
         RedirectKind::Read
         | RedirectKind::HereDoc
@@ -258,13 +244,13 @@ pub(super) fn redirect(_walker: &Walker, redirect: &Redirect) -> Result<(), Stri
         RedirectKind::Write | RedirectKind::Append | RedirectKind::WriteBoth => {
             match redirect.target.literal() {
                 Some(target) if HARMLESS_OUTPUTS.contains(&target.as_str()) => Ok(()),
-                _ => Err(format!(
-                    "`{}` writes to a file; rein only proves commands read-only when their \
-                     output goes to the terminal or /dev/null",
-                    redirect.text()
-                )),
+                _ => Err(NotReadOnly::WritesFile {
+                    redirect: redirect.text(),
+                }),
             }
         }
-        RedirectKind::ReadWrite => Err(format!("`{}` opens a file for writing", redirect.text())),
+        RedirectKind::ReadWrite => Err(NotReadOnly::OpensForWriting {
+            redirect: redirect.text(),
+        }),
     }
 }
