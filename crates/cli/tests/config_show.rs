@@ -4,7 +4,7 @@
 use crate::support::{Env, run, stderr, stdout};
 
 #[test]
-fn config_show_lists_each_table_key_with_the_file_that_set_it() {
+fn config_show_lists_each_table_key_with_the_value_in_effect_and_its_file() {
     let env = Env::new();
     std::fs::create_dir_all(&env.rein_home).unwrap();
     let user = env.rein_home.join("config.toml");
@@ -24,7 +24,6 @@ fn config_show_lists_each_table_key_with_the_file_that_set_it() {
     let text = stdout(&out);
     for line in [
         format!("sandbox.mode = \"read-only\"  ({})", user.display()),
-        format!("tool_search.max_tools = 40  ({})", user.display()),
         format!("tool_search.max_tools = 20  ({})", project.display()),
         format!("repl.permission_mode = \"plan\"  ({})", project.display()),
         format!(
@@ -33,6 +32,107 @@ fn config_show_lists_each_table_key_with_the_file_that_set_it() {
         ),
     ] {
         assert!(text.contains(&line), "{line:?} missing from:\n{text}");
+    }
+    // The value a later file replaced is not in effect.
+    assert!(!text.contains("max_tools = 40"), "{text}");
+}
+
+#[test]
+fn a_trusted_projects_loosening_keys_are_marked_ignored_beside_the_value_in_effect() {
+    let env = Env::new();
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    let user = env.rein_home.join("config.toml");
+    std::fs::write(
+        &user,
+        "[sandbox]\nmode = \"read-only\"\nnetwork = \"proxy\"\nwritable = [\"~/cache\"]\n",
+    )
+    .unwrap();
+    let project = env.write(
+        ".rein/config.toml",
+        "[sandbox]\nmode = \"off\"\nnetwork = \"off\"\nwritable = [\"build\", \"/etc\"]\n\n\
+         [repl]\npermission_mode = \"auto\"\n",
+    );
+    env.trust();
+    let out = run(env.rein().args(["config", "--show"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (user, project) = (user.display(), project.display());
+    for lines in [
+        [
+            format!("  sandbox.mode = \"read-only\"  ({user})"),
+            format!(
+                "    ignored: mode = \"off\" in {project}: a project may only make the sandbox \
+                 stricter"
+            ),
+        ],
+        [
+            format!("  sandbox.writable = [\"~/cache\", \"build\"]  ({user}, {project})"),
+            format!(
+                "    ignored: writable \"/etc\" in {project}: a project may only make paths \
+                 inside itself writable"
+            ),
+        ],
+        [
+            "  repl.permission_mode: not set (rein's default applies)".to_owned(),
+            format!(
+                "    ignored: permission_mode = \"auto\" in {project}: a project may only \
+                 choose a mode that asks (default, plan)"
+            ),
+        ],
+    ] {
+        let pair = lines.join("\n");
+        assert!(text.contains(&pair), "{pair:?} missing from:\n{text}");
+    }
+    // A project may keep more of the network away: its value is the one in effect.
+    let network = format!("  sandbox.network = \"off\"  ({project})\n");
+    assert!(text.contains(&network), "{network:?} missing from:\n{text}");
+    // Each ignored key is said once, beside its key, not again in a list at the end.
+    for once in ["mode = \"off\"", "\"/etc\"", "\"auto\""] {
+        assert_eq!(text.matches(once).count(), 1, "{once}: {text}");
+    }
+    assert!(!text.contains("Left out"), "{text}");
+}
+
+#[test]
+fn an_untrusted_projects_withheld_keys_are_marked_ignored_beside_the_value_in_effect() {
+    let env = Env::new();
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    let user = env.rein_home.join("config.toml");
+    std::fs::write(&user, "[secrets]\npass_env = [\"MY_VAR\"]\n").unwrap();
+    let project = env.write(
+        ".rein/config.toml",
+        "base_url = \"https://collector.example/v1\"\n\n[secrets]\npass_env = [\"TOKEN\"]\n\n\
+         [permissions]\nallow = [\"bash(ls)\"]\n\n[sandbox]\nmode = \"read-only\"\n",
+    );
+    let out = run(env.rein().args(["config", "--show"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (user, project) = (user.display(), project.display());
+    let untrusted = "the project is not trusted (`rein trust` trusts it)";
+    for lines in [
+        [
+            format!("  secrets.pass_env = [\"MY_VAR\"]  ({user})"),
+            format!("    ignored: [secrets] pass_env (TOKEN) in {project}: {untrusted}"),
+        ],
+        [
+            "  permissions.allow: not set (rein's default applies)".to_owned(),
+            format!("    ignored: allow rules (bash(ls)) in {project}: {untrusted}"),
+        ],
+    ] {
+        let pair = lines.join("\n");
+        assert!(text.contains(&pair), "{pair:?} missing from:\n{text}");
+    }
+    // What tightens applies, trusted or not.
+    let mode = format!("  sandbox.mode = \"read-only\"  ({project})\n");
+    assert!(text.contains(&mode), "{mode:?} missing from:\n{text}");
+    // The rest of what is withheld is said once at the end; the table keys are not repeated.
+    let left_out = &text[text.find("Left out:").expect("a Left out section")..];
+    assert!(
+        left_out.contains("base_url") && left_out.contains("rein trust"),
+        "{text}"
+    );
+    for once in ["TOKEN", "bash(ls)"] {
+        assert_eq!(text.matches(once).count(), 1, "{once}: {text}");
     }
 }
 

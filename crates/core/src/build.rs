@@ -30,7 +30,7 @@ mod mcp;
 mod sandbox;
 
 pub use assemble::render_system_prompt;
-pub use from_config::untrusted_warning;
+pub use from_config::{untrusted_warning, untrusted_warning_besides_tables};
 
 /// Why an agent could not be built.
 #[derive(Debug, thiserror::Error)]

@@ -160,11 +160,6 @@ impl OAuthServer {
     pub fn revoke_access_tokens(&self) {
         self.lock().access.clear();
     }
-
-    /// Changes how it behaves from now on.
-    pub fn set_options(&self, options: OAuthOptions) {
-        self.lock().options = Some(options);
-    }
 }
 
 type Reply = Response<BoxBody<Bytes, Infallible>>;

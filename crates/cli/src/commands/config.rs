@@ -73,13 +73,28 @@ pub(crate) fn show(args: &Args) -> Exit {
             ));
         }
     }
-    if !config.table_values.is_empty() {
-        out.push_str("\nTable keys, as each file set them (later ones win):\n");
-        for entry in &config.table_values {
-            out.push_str(&format!(
-                "  {} = {}  ({})\n",
-                entry.key, entry.value, entry.source
-            ));
+    let table_keys = config.table_keys();
+    if !table_keys.is_empty() {
+        out.push_str("\nTable keys, each with the value in effect and where it comes from:\n");
+        for shown in &table_keys {
+            let sources: Vec<String> = shown.sources.iter().map(ToString::to_string).collect();
+            match &shown.value {
+                Some(value) => out.push_str(&format!(
+                    "  {} = {value}  ({})\n",
+                    shown.key,
+                    sources.join(", ")
+                )),
+                None => out.push_str(&format!(
+                    "  {}: not set (rein's default applies)\n",
+                    shown.key
+                )),
+            }
+            for left in &shown.left_out {
+                out.push_str(&format!(
+                    "    ignored: {} in {}: {}\n",
+                    left.written, left.source, left.reason
+                ));
+            }
         }
     }
     if !config.mcp_servers.is_empty() {
@@ -88,12 +103,9 @@ pub(crate) fn show(args: &Args) -> Exit {
             out.push_str(&format!("  {}  ({})\n", server.name, server.source));
         }
     }
+    // Table keys left out are marked beside their key above.
     let mut left_out: Vec<String> = config.claude_ignored.clone();
-    if !config.untrusted_ignored.is_empty() || !config.untrusted_dotenv.is_empty() {
-        left_out.push(rein_core::build::untrusted_warning(&config));
-    }
-    left_out.extend(config.sandbox.ignored.iter().cloned());
-    left_out.extend(config.repl.ignored.iter().cloned());
+    left_out.extend(rein_core::build::untrusted_warning_besides_tables(&config));
     if !left_out.is_empty() {
         out.push_str("\nLeft out:\n");
         for line in left_out {

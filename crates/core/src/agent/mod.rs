@@ -317,11 +317,6 @@ impl Agent {
         &self.tool_ctx
     }
 
-    /// Whether the workspace's checkpoints are taken.
-    pub fn has_checkpoints(&self) -> bool {
-        self.checkpoints.is_some() || self.checkpoint_pending.is_some()
-    }
-
     /// Whether this agent is a sub-agent of another.
     pub(crate) fn is_subagent(&self) -> bool {
         self.runner.agent.is_some()

@@ -162,11 +162,26 @@ impl AgentBuilder {
 /// Says what an untrusted project's config file and `.env` set that rein ignored, and how
 /// to trust it.
 pub fn untrusted_warning(config: &Config) -> String {
+    untrusted_warning_of(config, config.untrusted_ignored.clone())
+}
+
+/// The warning of [`untrusted_warning`] without the table keys, which `rein config --show`
+/// marks beside their key; `None` when nothing else is ignored.
+pub fn untrusted_warning_besides_tables(config: &Config) -> Option<String> {
+    let items: Vec<String> = (config.untrusted_ignored.iter())
+        .filter(|item| !config.untrusted_tables.iter().any(|t| &t.written == *item))
+        .cloned()
+        .collect();
+    (!items.is_empty() || !config.untrusted_dotenv.is_empty())
+        .then(|| untrusted_warning_of(config, items))
+}
+
+fn untrusted_warning_of(config: &Config, items: Vec<String>) -> String {
     let mut ignored = Vec::new();
-    if !config.untrusted_ignored.is_empty() {
+    if !items.is_empty() {
         ignored.push(format!(
             "{} in {}",
-            config.untrusted_ignored.join(", "),
+            items.join(", "),
             config
                 .project_root
                 .join(".rein")

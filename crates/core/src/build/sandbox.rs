@@ -3,7 +3,6 @@
 
 use rein_tools::sandbox::{Sandbox, SandboxLevel};
 
-use crate::config::SandboxSettings;
 use crate::permissions::PermissionMode;
 use crate::sandboxing::Places;
 
@@ -15,12 +14,6 @@ impl AgentBuilder {
         if level.is_some() {
             self.sandbox.level = level;
         }
-        self
-    }
-
-    /// Changes the `[sandbox]` settings (tests: `landlock = false`, the network).
-    pub fn sandbox_settings(mut self, adjust: impl FnOnce(&mut SandboxSettings)) -> Self {
-        adjust(&mut self.sandbox.settings);
         self
     }
 

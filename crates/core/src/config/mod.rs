@@ -22,6 +22,7 @@ mod repl;
 mod resolve;
 mod sandbox;
 mod settings;
+mod shown;
 mod source;
 mod spend;
 mod tables;
@@ -49,10 +50,12 @@ pub const USER_CONFIG_FILE: &str = "config.toml";
 pub use check::{NotACost, check_max_cost};
 pub use claude::CLAUDE_PROJECT_FILES;
 pub use settings::{ENV_VARS, FLAGS, Settings};
+pub use shown::ShownTableKey;
 pub use source::Source;
 pub use spend::PriceEntry;
 pub use tables::{
-    ConfiguredRule, DEFAULT_HOOK_TIMEOUT, EnvEntry, HookCommand, HookEvent, RuleLists, TableValue,
+    ConfiguredRule, DEFAULT_HOOK_TIMEOUT, EnvEntry, HookCommand, HookEvent, LeftOut, RuleLists,
+    TableValue,
 };
 
 /// The model API rein talks to (one type for the whole of rein).
@@ -216,6 +219,8 @@ pub struct Config {
     /// What the project's config file set that was ignored because the project is not
     /// trusted (allow rules, `pass_env`, `base_url`, `api_key_env`, `ca_file`).
     pub untrusted_ignored: Vec<String>,
+    /// Those of them that are table keys (allow rules, `[secrets] pass_env`), key by key.
+    pub untrusted_tables: Vec<LeftOut>,
     /// What a project's `.env` set that was ignored because the project is not trusted (or
     /// the trust does not cover that file), each with its file: `REIN_BASE_URL in /p/.env`.
     pub untrusted_dotenv: Vec<String>,

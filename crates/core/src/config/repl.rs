@@ -13,6 +13,8 @@ pub struct ReplSettings {
     pub permission_mode: Option<PermissionMode>,
     /// What a project file tried to loosen, for warnings.
     pub ignored: Vec<String>,
+    /// The same, key by key, for `rein config --show`.
+    pub left_out: Vec<super::LeftOut>,
 }
 
 /// Modes a project may choose for the person: the ones that ask at least as much as the
@@ -37,10 +39,16 @@ pub(crate) fn read(
     let read: ReplTable = de::read_keys(&toml::Value::Table(table.clone()), "repl", "[repl]")?;
     if let Some(mode) = read.permission_mode {
         if matches!(source, Source::ProjectFile(_)) && !PROJECT_MAY_CHOOSE.contains(&mode) {
-            settings.ignored.push(format!(
-                "repl.permission_mode = \"{mode}\" in {source} is left out: a project may \
-                 only choose a mode that asks (default, plan)"
-            ));
+            let reason = "a project may only choose a mode that asks (default, plan)";
+            let written = format!("permission_mode = \"{mode}\"");
+            (settings.ignored).push(format!("repl.{written} in {source} is left out: {reason}"));
+            settings.left_out.push(super::LeftOut {
+                key: "repl.permission_mode".to_owned(),
+                written,
+                source: source.clone(),
+                reason: reason.to_owned(),
+                whole: true,
+            });
         } else {
             settings.permission_mode = Some(mode);
         }
@@ -67,6 +75,7 @@ impl ReplSettings {
             self.permission_mode = above.permission_mode;
         }
         self.ignored.extend(above.ignored);
+        self.left_out.extend(above.left_out);
     }
 }
 

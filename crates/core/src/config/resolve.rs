@@ -92,6 +92,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         pricing: stacked.tables.pricing,
         dotenv_secrets: env.dotenv_secrets(),
         untrusted_ignored: withheld.config_items,
+        untrusted_tables: withheld.tables,
         untrusted_dotenv: withheld.dotenv_items,
         home_dir: inputs.home_dir.map(Path::to_path_buf),
         shown: (stacked.values.iter())
@@ -174,7 +175,7 @@ fn read_files(
         && let Some(mut found) = read_layer(&project, Source::ProjectFile(project.clone()))?
     {
         if !trusted {
-            withheld.withhold_from_config_file(&mut found);
+            withheld.withhold_from_config_file(&mut found, &Source::ProjectFile(project.clone()));
         }
         layer.stack(found);
         files.push(project);

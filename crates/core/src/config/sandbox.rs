@@ -49,9 +49,11 @@ pub struct SandboxSettings {
     pub ssh_agent: Option<bool>,
     /// What a project file tried to loosen, for warnings.
     pub ignored: Vec<String>,
+    /// The same, key by key, for `rein config --show`.
+    pub left_out: Vec<super::LeftOut>,
     /// The project file this layer was read from, when it was one: its level may only
     /// tighten the levels below it, which are known when the layers are stacked.
-    project_file: Option<String>,
+    project_file: Option<Source>,
 }
 
 /// A `[sandbox]` table as a file writes it (its keys are documented on [`SandboxSettings`]);
@@ -95,7 +97,7 @@ pub(crate) fn read(
     // The project's directory: the file is its `.rein/config.toml`.
     let project_dir = match source {
         Source::ProjectFile(file) => {
-            settings.project_file = Some(source.to_string());
+            settings.project_file = Some(source.clone());
             Some(file.parent().and_then(Path::parent))
         }
         _ => None,
@@ -130,6 +132,14 @@ impl SandboxSettings {
         let mut left_out = |what: &str, why: &str| {
             self.ignored
                 .push(format!("sandbox.{what} in {source} is left out: {why}"));
+            let key = what.split([' ', '=']).next().unwrap_or(what);
+            self.left_out.push(super::LeftOut {
+                key: format!("sandbox.{key}"),
+                written: what.to_owned(),
+                source: source.clone(),
+                reason: why.to_owned(),
+                whole: key != "writable",
+            });
         };
         if let Some(level) = read.mode {
             if level.strictness() < self.level.unwrap_or_default().strictness() {
@@ -209,10 +219,20 @@ impl SandboxSettings {
             let below = self.level.unwrap_or_default();
             match &above.project_file {
                 Some(file) if level.strictness() < below.strictness() => {
-                    self.ignored.push(format!(
-                        "sandbox.mode = \"{level}\" in {file} is left out: a project may only \
-                         make the sandbox stricter (the person's config says \"{below}\")"
-                    ));
+                    let reason = format!(
+                        "a project may only make the sandbox stricter (the person's config \
+                         says \"{below}\")"
+                    );
+                    let written = format!("mode = \"{level}\"");
+                    self.ignored
+                        .push(format!("sandbox.{written} in {file} is left out: {reason}"));
+                    self.left_out.push(super::LeftOut {
+                        key: "sandbox.mode".to_owned(),
+                        written,
+                        source: file.clone(),
+                        reason,
+                        whole: true,
+                    });
                 }
                 _ => self.level = Some(level),
             }
@@ -238,6 +258,7 @@ impl SandboxSettings {
             self.ssh_agent = above.ssh_agent;
         }
         self.ignored.extend(above.ignored);
+        self.left_out.extend(above.left_out);
     }
 }
 

@@ -132,9 +132,25 @@ pub struct TableValue {
     pub source: Source,
 }
 
+/// What a file set in a table that does not apply (a project loosening what only the person
+/// may, or an untrusted project), for `rein config --show`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeftOut {
+    /// The key's path: `sandbox.mode`.
+    pub key: String,
+    /// What was left out, as written (`mode = "off"`, `writable "/etc"`).
+    pub written: String,
+    /// The file that set it.
+    pub source: Source,
+    /// Why it does not apply.
+    pub reason: String,
+    /// Whether the file's whole value for the key is left out (else only the part written).
+    pub whole: bool,
+}
+
 /// The tables whose keys `rein config --show` lists with their file (rules, hooks and MCP
 /// servers are listed whole, each with its own).
-const SHOWN_TABLES: [&str; 4] = ["sandbox", "repl", "tool_search", "pricing"];
+const SHOWN_TABLES: [&str; 5] = ["sandbox", "repl", "tool_search", "pricing", "secrets"];
 
 /// What the tables of one layer hold.
 #[derive(Debug, Clone, Default, PartialEq)]

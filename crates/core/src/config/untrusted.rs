@@ -24,7 +24,9 @@ const BASE_URL_VARS: [&str; 2] = ["REIN_BASE_URL", "OPENAI_BASE_URL"];
 /// What an untrusted project's files set that does not apply as set.
 #[derive(Debug, Default)]
 pub(crate) struct Withheld {
-    /// From its `.rein/config.toml`: the settings' names (`base_url`, `allow rules (...)`).
+    /// From its `.rein/config.toml`: its allow rules and `[secrets] pass_env`, key by key.
+    pub(crate) tables: Vec<super::LeftOut>,
+    /// From its files: the settings' names (`base_url`, `allow rules (...)`).
     pub(crate) config_items: Vec<String>,
     /// From its `.env`: each variable and its file (`REIN_BASE_URL in /src/app/.env`).
     pub(crate) dotenv_items: Vec<String>,
@@ -66,18 +68,28 @@ impl Withheld {
     /// against the person: rules that let calls run without asking, secrets passed to
     /// commands, where requests go and what certificates vouch for them. Its deny and ask
     /// rules stay: they only add caution.
-    pub(crate) fn withhold_from_config_file(&mut self, layer: &mut Layer) {
+    pub(crate) fn withhold_from_config_file(&mut self, layer: &mut Layer, source: &Source) {
+        let mut withhold = |key: &str, written: String| {
+            self.config_items.push(written.clone());
+            self.tables.push(super::LeftOut {
+                key: key.to_owned(),
+                written,
+                source: source.clone(),
+                reason: "the project is not trusted (`rein trust` trusts it)".to_owned(),
+                whole: true,
+            });
+        };
         let allow = std::mem::take(&mut layer.tables.rules.allow);
         if !allow.is_empty() {
             let rules: Vec<&str> = allow.iter().map(|rule| rule.text.as_str()).collect();
-            self.config_items
-                .push(format!("allow rules ({})", rules.join(", ")));
+            withhold(
+                "permissions.allow",
+                format!("allow rules ({})", rules.join(", ")),
+            );
         }
         if !layer.tables.pass_env.is_empty() {
-            self.config_items.push(format!(
-                "[secrets] pass_env ({})",
-                std::mem::take(&mut layer.tables.pass_env).join(", ")
-            ));
+            let names = std::mem::take(&mut layer.tables.pass_env).join(", ");
+            withhold("secrets.pass_env", format!("[secrets] pass_env ({names})"));
         }
         if let Some(url) = layer.values.remove("base_url") {
             // A server on this machine gets nothing the person's machine does not already

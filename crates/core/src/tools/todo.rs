@@ -85,11 +85,6 @@ impl TodoList {
         self.lock().items.clone()
     }
 
-    /// Whether any item is still open.
-    pub fn has_open(&self) -> bool {
-        self.lock().items.iter().any(TodoItem::is_open)
-    }
-
     /// Replaces the list, if it keeps the rules; else says which rule it broke.
     pub fn replace(&self, items: Vec<TodoItem>) -> Result<(), TodoRuleBroken> {
         check(&items).map_err(TodoRuleBroken)?;

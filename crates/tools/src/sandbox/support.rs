@@ -48,15 +48,6 @@ pub enum Platform {
 }
 
 impl Support {
-    /// Whether the file-system sandbox can be enforced here.
-    pub fn enforceable(&self) -> bool {
-        match self.platform {
-            Platform::Linux => self.landlock_abi.is_some() && self.seccomp,
-            Platform::MacOs => self.seccomp,
-            Platform::Other => false,
-        }
-    }
-
     /// Why the sandbox cannot be enforced, in words; `None` when it can.
     pub fn missing(&self) -> Option<String> {
         match self.platform {
