@@ -439,13 +439,7 @@ pub(crate) enum PermissionMode {
 impl PermissionMode {
     /// The name `--permission-mode` takes.
     pub(crate) fn name(self) -> &'static str {
-        match self {
-            PermissionMode::Default => "default",
-            PermissionMode::AcceptEdits => "accept-edits",
-            PermissionMode::Plan => "plan",
-            PermissionMode::Auto => "auto",
-            PermissionMode::Yolo => "yolo",
-        }
+        rein_core::permissions::PermissionMode::from(self).as_str()
     }
 }
 

@@ -27,6 +27,18 @@ pub(crate) enum SetupError {
     Runtime(String),
 }
 
+impl SetupError {
+    /// Says why, as an error; the exit status it maps to.
+    pub(crate) fn report(self) -> crate::exit::Exit {
+        let (message, exit) = match self {
+            SetupError::Usage(message) => (message, crate::exit::Exit::Usage),
+            SetupError::Runtime(message) => (message, crate::exit::Exit::Runtime),
+        };
+        crate::render::error(&message);
+        exit
+    }
+}
+
 /// An agent ready for its turn, and what the report needs about it.
 pub(crate) struct Prepared {
     pub(crate) agent: Agent,

@@ -69,6 +69,21 @@ impl<'a> Emit<'a> {
     pub(crate) fn push(&mut self, event: StreamEvent) {
         self.events.push(event);
     }
+
+    /// A piece of thinking and, when it closes a block, the block's signature.
+    pub(crate) fn thinking(&mut self, text: Option<&str>, signature: Option<&str>) {
+        self.reasoning(text.unwrap_or_default());
+        if let Some(signature) = signature.filter(|s| !s.is_empty()) {
+            let signature = signature.to_owned();
+            self.push(StreamEvent::ReasoningSignature { signature });
+        }
+    }
+
+    /// A redacted thinking block, whole.
+    pub(crate) fn redacted(&mut self, data: Option<&str>) {
+        let data = data.unwrap_or_default().to_owned();
+        self.push(StreamEvent::RedactedReasoning { data });
+    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ pub mod responses;
 mod retry;
 mod serde_util;
 pub mod sse;
+mod target;
 pub mod text_calls;
 mod tls;
 mod toolspec;

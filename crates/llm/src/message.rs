@@ -54,6 +54,18 @@ pub enum Part {
     Image(Image),
 }
 
+impl Part {
+    /// The tool call this part is, if it is one.
+    pub fn as_tool_call(&self) -> Option<&ToolCall> {
+        match self {
+            Part::ToolCall(call) => Some(call),
+            Part::Text { .. } | Part::Reasoning { .. } | Part::ToolResult(_) | Part::Image(_) => {
+                None
+            }
+        }
+    }
+}
+
 /// An image for the model: its bytes, base64, and their media type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Image {

@@ -4,20 +4,13 @@
 use crate::args::Args;
 use crate::exit::Exit;
 use crate::render;
-use crate::setup::{self, SetupError};
+use crate::setup;
 
 /// Prints the merged configuration.
 pub(crate) fn show(args: &Args) -> Exit {
     let (config, _) = match setup::configuration(args) {
         Ok(found) => found,
-        Err(SetupError::Usage(message)) => {
-            render::error(&message);
-            return Exit::Usage;
-        }
-        Err(SetupError::Runtime(message)) => {
-            render::error(&message);
-            return Exit::Runtime;
-        }
+        Err(error) => return error.report(),
     };
     let mut out = String::from("Files read, in order (later ones win):\n");
     for file in &config.files {

@@ -8,20 +8,13 @@ use rein_core::permissions::Decision;
 use crate::args::Args;
 use crate::exit::Exit;
 use crate::render;
-use crate::setup::{self, SetupError};
+use crate::setup;
 
 /// Runs `rein explain-permission`.
 pub(crate) fn run(args: &Args, call: &str) -> Exit {
     let builder = match setup::configured_builder(args) {
         Ok(builder) => builder,
-        Err(SetupError::Usage(message)) => {
-            render::error(&message);
-            return Exit::Usage;
-        }
-        Err(SetupError::Runtime(message)) => {
-            render::error(&message);
-            return Exit::Runtime;
-        }
+        Err(error) => return error.report(),
     };
     for warning in builder.warnings() {
         render::warning(warning);

@@ -11,20 +11,13 @@ use rein_core::face::{ProcessTracker, spawn_tracked};
 use crate::args::Args;
 use crate::exit::Exit;
 use crate::render;
-use crate::setup::{self, SetupError};
+use crate::setup;
 
 /// Runs `rein sandbox`.
 pub(crate) async fn run(args: &Args, explain: bool, command: &[OsString]) -> Exit {
     let builder = match setup::configured_builder(args) {
         Ok(builder) => builder,
-        Err(SetupError::Usage(message)) => {
-            render::error(&message);
-            return Exit::Usage;
-        }
-        Err(SetupError::Runtime(message)) => {
-            render::error(&message);
-            return Exit::Runtime;
-        }
+        Err(error) => return error.report(),
     };
     let sandbox = builder.sandbox();
     if explain {

@@ -209,13 +209,8 @@ impl Agent {
             .history
             .iter()
             .flat_map(|m| &m.parts)
-            .filter_map(|p| match p {
-                Part::ToolCall(call) => Some(call.id.clone()),
-                Part::Text { .. }
-                | Part::Reasoning { .. }
-                | Part::ToolResult(_)
-                | Part::Image(_) => None,
-            })
+            .filter_map(Part::as_tool_call)
+            .map(|call| call.id.clone())
             .collect();
         let mut ledger = Ledger::new(
             &parts.system_prompt,

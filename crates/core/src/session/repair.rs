@@ -145,13 +145,8 @@ fn fill_unanswered(items: Vec<Item>, mut warnings: Vec<LoadWarning>) -> Repaired
                 let calls: Vec<String> = message
                     .parts
                     .iter()
-                    .filter_map(|part| match part {
-                        Part::ToolCall(call) => Some(call.id.clone()),
-                        Part::Text { .. }
-                        | Part::Reasoning { .. }
-                        | Part::ToolResult(_)
-                        | Part::Image(_) => None,
-                    })
+                    .filter_map(Part::as_tool_call)
+                    .map(|call| call.id.clone())
                     .collect();
                 messages.push(message);
                 if calls.is_empty() {
@@ -215,13 +210,8 @@ fn take_unanswered<'a>(
             let call_id = message
                 .parts
                 .iter()
-                .filter_map(|part| match part {
-                    Part::ToolCall(call) => Some(call.id.clone()),
-                    Part::Text { .. }
-                    | Part::Reasoning { .. }
-                    | Part::ToolResult(_)
-                    | Part::Image(_) => None,
-                })
+                .filter_map(Part::as_tool_call)
+                .map(|call| call.id.clone())
                 .nth(slot)?;
             Some((call_id, results.get_mut(slot)?))
         }

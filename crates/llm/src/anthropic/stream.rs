@@ -258,14 +258,7 @@ impl AnthropicStream {
     fn block_start(&mut self, index: usize, block: &ContentBlock<'_>, out: &mut Emit<'_>) {
         match &*block.kind {
             "text" => out.text(block.text.as_deref().unwrap_or_default()),
-            "thinking" => {
-                out.reasoning(block.thinking.as_deref().unwrap_or_default());
-                if let Some(signature) = block.signature.as_deref().filter(|s| !s.is_empty()) {
-                    out.push(StreamEvent::ReasoningSignature {
-                        signature: signature.to_owned(),
-                    });
-                }
-            }
+            "thinking" => out.thinking(block.thinking.as_deref(), block.signature.as_deref()),
             "tool_use" => {
                 self.tool_blocks.push(index);
                 // A streamed start carries `input: {}` and the arguments follow as
@@ -285,9 +278,7 @@ impl AnthropicStream {
                     &initial,
                 );
             }
-            "redacted_thinking" => out.push(StreamEvent::RedactedReasoning {
-                data: block.data.as_deref().unwrap_or_default().to_owned(),
-            }),
+            "redacted_thinking" => out.redacted(block.data.as_deref()),
             // Server tools and block types newer than this code.
             _ => {}
         }

@@ -10,12 +10,11 @@ use serde_json::Value;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::HeaderMap;
 
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
-use crate::explain::Endpoint;
-use crate::http::HttpClient;
 use crate::openai::wire::{BodyOptions, Extras, MaxTokensField, request_body, with_extras};
+use crate::target::{KeyHeader, Target, joined};
 use crate::text_calls::{ToolFormat, recognise_text_calls};
 use crate::{ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request};
 
@@ -29,11 +28,8 @@ pub struct OpenAiProvider {
 
 #[derive(Debug)]
 struct Shared {
-    http: HttpClient,
-    url: String,
-    headers: HeaderMap,
+    target: Target,
     max_field: MaxTokensField,
-    endpoint: Endpoint,
     /// Set once a server has rejected `stream_options` and accepted the request without it.
     omit_usage_option: AtomicBool,
     /// Set once a server has rejected `prompt_cache_key` and accepted the request without it.
@@ -68,7 +64,7 @@ impl Shared {
     async fn post(&self, body: Bytes, cache_key: Option<&str>) -> Result<ByteStream, LlmError> {
         let post = |extras: Extras<'_>| {
             let body = Bytes::from(with_extras(&body, extras));
-            self.http.post(&self.url, self.headers.clone(), body)
+            (self.target.http).post(&self.target.url, self.target.headers.clone(), body)
         };
         let mut extras = Extras {
             usage: !self.omit_usage_option.load(Ordering::Relaxed),
@@ -133,49 +129,26 @@ impl OpenAiProvider {
     /// Builds the client for `config`'s endpoint.
     pub fn new(config: &ProviderConfig) -> Result<Self, ConfigError> {
         let base = crate::url::normalize_base_url(config.base_url())?;
-        let url = if base.ends_with("/chat/completions") {
-            base.clone()
-        } else {
-            format!("{base}/chat/completions")
-        };
-        let mut headers = HeaderMap::new();
-        if let Some(key) = config.api_key.as_deref().filter(|k| !k.trim().is_empty()) {
-            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.trim()))
-                .map_err(|_| ConfigError::ApiKey)?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        let endpoint = Endpoint {
-            kind: ProviderKind::OpenAi,
-            base_url: base
-                .strip_suffix("/chat/completions")
-                .unwrap_or(&base)
-                .to_owned(),
-            url: url.clone(),
-            key_sent: headers.contains_key(AUTHORIZATION),
-            key_origin: config.api_key_origin.clone(),
-            key: config.api_key.as_deref().map(|k| k.trim().to_owned()),
-        };
+        let url = joined(&base, "/chat/completions");
+        let base_url = base.strip_suffix("/chat/completions").unwrap_or(&base);
+        let kind = ProviderKind::OpenAi;
+        let (target, settings) = Target::new(
+            config,
+            kind,
+            (base_url.to_owned(), url),
+            HeaderMap::new(),
+            KeyHeader::Bearer,
+        )?;
         // OpenAI's own reasoning models refuse `max_tokens`; most other servers only know it.
         let max_field = if crate::url::is_on_domain(&base, "api.openai.com") {
             MaxTokensField::MaxCompletionTokens
         } else {
             MaxTokensField::MaxTokens
         };
-        let http = HttpClient::new(&config.network)?;
-        let settings = CallSettings::new(
-            ProviderKind::OpenAi,
-            config.retry.clone(),
-            &config.network,
-            &url,
-        );
         Ok(Self {
             shared: Arc::new(Shared {
-                http,
-                url,
-                headers,
+                target,
                 max_field,
-                endpoint,
                 omit_usage_option: AtomicBool::new(false),
                 omit_cache_key: AtomicBool::new(false),
                 text_tools: AtomicBool::new(config.tool_format == ToolFormat::Text),
@@ -249,9 +222,9 @@ impl Provider for OpenAiProvider {
     fn model_listing<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<crate::ModelListing>> {
         let shared = &self.shared;
         Box::pin(crate::listing::fetch(
-            &shared.http,
-            &shared.endpoint.base_url,
-            &shared.headers,
+            &shared.target.http,
+            &shared.target.endpoint.base_url,
+            &shared.target.headers,
             model,
         ))
     }
@@ -259,9 +232,9 @@ impl Provider for OpenAiProvider {
     fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<crate::ServerWindow>> {
         let shared = &self.shared;
         Box::pin(crate::probe::probe(
-            &shared.http,
-            &shared.endpoint.base_url,
-            &shared.headers,
+            &shared.target.http,
+            &shared.target.endpoint.base_url,
+            &shared.target.headers,
             model,
         ))
     }
@@ -279,7 +252,7 @@ struct Attempt {
 
 impl Opener for Attempt {
     fn explain(&self, error: LlmError) -> LlmError {
-        self.shared.endpoint.explain(error)
+        self.shared.target.endpoint.explain(error)
     }
 
     fn open(&self) -> BoxFuture<'static, Result<ByteStream, LlmError>> {
@@ -331,8 +304,9 @@ impl Opener for Attempt {
         let body = Bytes::from(serde_json::to_vec(&value).ok()?);
         Some(Box::pin(async move {
             shared
+                .target
                 .http
-                .post(&shared.url, shared.headers.clone(), body)
+                .post(&shared.target.url, shared.target.headers.clone(), body)
                 .await
         }))
     }

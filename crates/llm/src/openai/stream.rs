@@ -144,16 +144,9 @@ impl WireUsage {
 fn thinking_blocks(blocks: &[ThinkingBlock<'_>], out: &mut Emit<'_>) {
     for block in blocks {
         if block.kind.as_deref() == Some("redacted_thinking") {
-            out.push(StreamEvent::RedactedReasoning {
-                data: block.data.as_deref().unwrap_or_default().to_owned(),
-            });
-            continue;
-        }
-        out.reasoning(block.thinking.as_deref().unwrap_or_default());
-        if let Some(signature) = block.signature.as_deref().filter(|s| !s.is_empty()) {
-            out.push(StreamEvent::ReasoningSignature {
-                signature: signature.to_owned(),
-            });
+            out.redacted(block.data.as_deref());
+        } else {
+            out.thinking(block.thinking.as_deref(), block.signature.as_deref());
         }
     }
 }

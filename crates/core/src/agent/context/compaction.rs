@@ -33,21 +33,41 @@ impl Agent {
             .filter(|&i| self.context.ledger.is_prunable(i))
             .flat_map(|i| context::prune_results(&self.request.messages[i]))
             .collect();
+        let tokens_before = self.context.ledger.used();
+        self.commit_cuts(
+            CompactionLayer::Prune,
+            pruned,
+            tokens_before,
+            limits,
+            events,
+        )
+    }
+
+    /// Commits `pruned`, cuts of results that stay in the context (nothing summarised), as
+    /// a compaction of `layer`; `None` when there is none.
+    pub(in crate::agent) fn commit_cuts(
+        &mut self,
+        layer: CompactionLayer,
+        pruned: Vec<PrunedResult>,
+        tokens_before: u64,
+        limits: &Limits,
+        events: &Events,
+    ) -> Option<CompactionInfo> {
         if pruned.is_empty() {
             return None;
         }
         let record = CompactionRecord {
-            layer: CompactionLayer::Prune,
+            layer,
             replaced: 0,
             with: Vec::new(),
             pruned,
-            tokens_before: self.context.ledger.used(),
+            tokens_before,
             tokens_after: 0,
             usage: None,
         };
         let info = CompactionInfo {
-            layer: CompactionLayer::Prune,
-            tokens_before: record.tokens_before,
+            layer,
+            tokens_before,
             tokens_after: 0,
             usable_window: limits.usable,
             summarised_messages: 0,

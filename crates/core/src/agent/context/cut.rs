@@ -5,9 +5,7 @@
 use rein_llm::Part;
 
 use crate::agent::{Agent, Events};
-use crate::context::{
-    self, CompactionInfo, CompactionLayer, CompactionRecord, Kind, Limits, PrunedResult,
-};
+use crate::context::{self, CompactionInfo, CompactionLayer, Kind, Limits, PrunedResult};
 
 impl Agent {
     /// Layers 4 and 5 when there is nothing to summarise (a short conversation with a huge
@@ -21,34 +19,7 @@ impl Agent {
     ) -> Option<CompactionInfo> {
         let tokens_before = self.context.ledger.used();
         let (pruned, _) = self.cut_results(0, tokens_before, target(layer, limits, tokens_before));
-        if pruned.is_empty() {
-            return None;
-        }
-        let record = CompactionRecord {
-            layer,
-            replaced: 0,
-            with: Vec::new(),
-            pruned,
-            tokens_before,
-            tokens_after: 0,
-            usage: None,
-        };
-        let info = CompactionInfo {
-            layer,
-            tokens_before,
-            tokens_after: 0,
-            usable_window: limits.usable,
-            summarised_messages: 0,
-            kept_messages: self.request.messages.len(),
-            quoted_requests: 0,
-            last_request_kept: self.last_request_in_context(),
-            pruned_results: record.pruned.len(),
-            pinned: Vec::new(),
-            summary_by: None,
-            summary_error: None,
-            focus: None,
-        };
-        self.commit(record, info, events)
+        self.commit_cuts(layer, pruned, tokens_before, limits, events)
     }
 
     /// The long tool results among messages `from..` cut to their ends, oldest first, until

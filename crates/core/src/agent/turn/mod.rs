@@ -189,13 +189,8 @@ impl Agent {
         let calls: Vec<rein_llm::ToolCall> = message
             .parts
             .iter()
-            .filter_map(|p| match p {
-                Part::ToolCall(call) => Some(call.clone()),
-                Part::Text { .. }
-                | Part::Reasoning { .. }
-                | Part::ToolResult(_)
-                | Part::Image(_) => None,
-            })
+            .filter_map(Part::as_tool_call)
+            .cloned()
             .collect();
         let text = text_of(&message);
         events.emit(AgentEvent::ResponseFinished {
