@@ -267,9 +267,8 @@ fn render_prompt_from(
     registry: &ToolRegistry,
     project_instructions: Option<&str>,
 ) -> String {
-    let specs = registry.infos();
-    let tools: Vec<(&str, &str)> = specs
-        .iter()
+    let tools: Vec<(&str, &str)> = registry
+        .info_refs()
         .map(|s| {
             (
                 s.name.as_str(),
