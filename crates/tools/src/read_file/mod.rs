@@ -108,17 +108,7 @@ fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             human_size(meta.len())
         )));
     }
-    let window = Window {
-        first_line: args.offset.unwrap_or(1).max(1),
-        limit: args.limit.unwrap_or(READ_DEFAULT_LIMIT_LINES),
-        budget_chars: ctx
-            .config()
-            .output_budget_chars
-            .saturating_sub(FOOTER_RESERVE_CHARS)
-            .max(1),
-        max_line_chars: READ_MAX_LINE_CHARS,
-        read_to_end: full_hash_applies(meta.len()),
-    };
+    let window = window(args, ctx, full_hash_applies(meta.len()));
     let cancel = ctx.cancel_token();
     let scan = scan::scan(
         head.as_slice().chain(&file),
@@ -197,15 +187,10 @@ fn read_image(
         .with_image(image))
 }
 
-/// read_file over a front-end's buffer: the same window and footer, stamped by content.
-fn read_buffer(
-    args: &ReadFileArgs,
-    ctx: &ToolContext,
-    path: &Path,
-    display: &str,
-    bytes: &[u8],
-) -> Result<ToolOutput, ToolError> {
-    let window = Window {
+/// The lines `args` asks for, within the output budget; `read_to_end` when the whole file
+/// is read for its stamp.
+fn window(args: &ReadFileArgs, ctx: &ToolContext, read_to_end: bool) -> Window {
+    Window {
         first_line: args.offset.unwrap_or(1).max(1),
         limit: args.limit.unwrap_or(READ_DEFAULT_LIMIT_LINES),
         budget_chars: ctx
@@ -214,8 +199,19 @@ fn read_buffer(
             .saturating_sub(FOOTER_RESERVE_CHARS)
             .max(1),
         max_line_chars: READ_MAX_LINE_CHARS,
-        read_to_end: true,
-    };
+        read_to_end,
+    }
+}
+
+/// read_file over a front-end's buffer: the same window and footer, stamped by content.
+fn read_buffer(
+    args: &ReadFileArgs,
+    ctx: &ToolContext,
+    path: &Path,
+    display: &str,
+    bytes: &[u8],
+) -> Result<ToolOutput, ToolError> {
+    let window = window(args, ctx, true);
     let scan = scan::scan(bytes, Some(bytes.len() as u64), window, ctx.cancel_token())
         .map_err(|err| ToolError::Model(format!("Cannot read {display}: {err}.")))?;
     ctx.record_read(path.to_owned(), crate::stamp::stamp_of_bytes(bytes, None));
