@@ -55,6 +55,7 @@ impl AgentBuilder {
         let (mut registry, compact_requests, todos, skills_section) = self.own_tools();
         let subagent_prompt = self.subagent_prompt(skills_section.clone());
         let checkpoints = self.open_checkpoints();
+        let prompt = self.prompt_parts();
         let pinned = self.pinned;
         let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
         let secrets = Arc::new(self.secrets);
@@ -90,21 +91,19 @@ impl AgentBuilder {
             (Some(hooks), _) => hooks,
             (None, Some(plan)) => {
                 let (session_id, transcript_path) = self.session_file.unzip();
-                Arc::new(CommandHooks::new(
-                    &plan.hooks,
-                    HookSetup {
-                        workspace: self.workspace.clone(),
-                        project_dir: plan.project_dir,
-                        session_id,
-                        transcript_path,
-                        permission_mode: self.mode,
-                        secrets: Arc::clone(&secrets),
-                        // Stopped with the commands: on Ctrl+C, at the end of the run.
-                        processes: tool_ctx.processes().clone(),
-                        sandbox: hook_sandbox,
-                        env_set: tool_ctx.config().env_set.clone(),
-                    },
-                ))
+                let setup = HookSetup {
+                    workspace: self.workspace.clone(),
+                    project_dir: plan.project_dir,
+                    session_id,
+                    transcript_path,
+                    permission_mode: self.mode,
+                    secrets: Arc::clone(&secrets),
+                    // Stopped with the commands: on Ctrl+C, at the end of the run.
+                    processes: tool_ctx.processes().clone(),
+                    sandbox: hook_sandbox,
+                    env_set: tool_ctx.config().env_set.clone(),
+                };
+                Arc::new(CommandHooks::new(&plan.hooks, setup))
             }
             (None, None) => Arc::new(NoHooks),
         };
@@ -127,24 +126,7 @@ impl AgentBuilder {
             };
             registry.register(AgentTool::new(setup, self.agent_types));
         }
-        // Rendered once, with every tool: the prompt stays byte-identical across rounds.
-        let system_prompt = self.system_prompt.unwrap_or_else(|| {
-            let mut prompt = with_skills(
-                render_prompt_from(
-                    self.prompt_template.as_deref(),
-                    &self.workspace,
-                    self.is_git_repo,
-                    &registry,
-                    self.project_instructions.as_deref(),
-                ),
-                skills_section.as_deref(),
-            );
-            for addition in &self.prompt_additions {
-                prompt.push_str("\n\n");
-                prompt.push_str(addition.trim());
-            }
-            prompt
-        });
+        let system_prompt = prompt.render(&self.workspace, &registry, skills_section.as_deref());
         Ok(Agent::new(AgentParts {
             provider,
             nested: self.nested_instructions,
@@ -175,6 +157,18 @@ impl AgentBuilder {
             }),
             checkpoints,
         }))
+    }
+
+    /// What the system prompt is made of, taken out of the builder before it is taken apart
+    /// (the prompt is rendered last, once every tool is registered).
+    fn prompt_parts(&mut self) -> PromptParts {
+        PromptParts {
+            given: self.system_prompt.take(),
+            template: self.prompt_template.take(),
+            additions: std::mem::take(&mut self.prompt_additions),
+            instructions: self.project_instructions.take(),
+            is_git_repo: self.is_git_repo,
+        }
     }
 
     /// The sandbox for this agent: refused in the auto mode where it cannot be enforced;
@@ -241,6 +235,39 @@ impl AgentBuilder {
 }
 
 /// The system prompt with the skills' section after it, if there is one.
+/// The system prompt as given, or the parts rein renders it from.
+struct PromptParts {
+    given: Option<String>,
+    template: Option<String>,
+    additions: Vec<String>,
+    instructions: Option<String>,
+    is_git_repo: bool,
+}
+
+impl PromptParts {
+    /// Rendered once, with every tool: the prompt stays byte-identical across rounds.
+    fn render(self, workspace: &Path, registry: &ToolRegistry, skills: Option<&str>) -> String {
+        if let Some(given) = self.given {
+            return given;
+        }
+        let template = self.template.as_deref();
+        let instructions = self.instructions.as_deref();
+        let rendered = render_prompt_from(
+            template,
+            workspace,
+            self.is_git_repo,
+            registry,
+            instructions,
+        );
+        let mut prompt = with_skills(rendered, skills);
+        for addition in &self.additions {
+            prompt.push_str("\n\n");
+            prompt.push_str(addition.trim());
+        }
+        prompt
+    }
+}
+
 pub(super) fn with_skills(mut prompt: String, skills: Option<&str>) -> String {
     if let Some(section) = skills {
         prompt.push_str("\n\n");
