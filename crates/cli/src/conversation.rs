@@ -20,7 +20,7 @@ use crate::args::{Args, OutputFormat, PermissionPrompt};
 use crate::exit::Exit;
 use crate::report::RunReport;
 use crate::run::{event_sink, keep_session};
-use crate::setup::{self, McpServers, SetupError};
+use crate::setup::{self, McpServers, Prepared, SetupError};
 use crate::{interrupt, render};
 
 /// One stdin line, by its `type`.
@@ -154,15 +154,16 @@ struct Shared {
     turn: Mutex<Option<CancellationToken>>,
 }
 
-/// Holds the conversation; returns how rein exits.
-pub(crate) async fn run(args: &Args) -> Exit {
+/// The conversation's agent, ready, with the stdin approvals it asks through (when
+/// `--permission-prompt stdin`); the exit status, once said why, when it cannot start.
+fn set_up(args: &Args) -> Result<(Prepared, Option<Arc<StdinApprovals>>), Exit> {
     if args.output_format != Some(OutputFormat::StreamJson) {
         render::notice("rein: --input-format stream-json goes with --output-format stream-json");
-        return Exit::Usage;
+        return Err(Exit::Usage);
     }
     if args.prompt.is_some() {
         render::notice("rein: --input-format stream-json reads the prompts from stdin: drop -p");
-        return Exit::Usage;
+        return Err(Exit::Usage);
     }
     let started = Instant::now();
     let approvals = (args.permission_prompt == Some(PermissionPrompt::Stdin))
@@ -171,8 +172,8 @@ pub(crate) async fn run(args: &Args) -> Exit {
         Some(approvals) => Arc::clone(approvals) as Arc<dyn Interaction>,
         None => Arc::new(Unattended),
     };
-    let prepared = match setup::prepare(args, interaction, McpServers::Start) {
-        Ok(prepared) => prepared,
+    match setup::prepare(args, interaction, McpServers::Start) {
+        Ok(prepared) => Ok((prepared, approvals)),
         Err(error) => {
             let (message, exit) = match error {
                 SetupError::Usage(message) => (message, Exit::Usage),
@@ -182,8 +183,16 @@ pub(crate) async fn run(args: &Args) -> Exit {
             render::stdout_line(
                 &RunReport::failed_setup(&message, started.elapsed()).to_json_line(),
             );
-            return exit;
+            Err(exit)
         }
+    }
+}
+
+/// Holds the conversation; returns how rein exits.
+pub(crate) async fn run(args: &Args) -> Exit {
+    let (prepared, approvals) = match set_up(args) {
+        Ok(ready) => ready,
+        Err(exit) => return exit,
     };
     let mut agent = prepared.agent;
     let resumed = args.resume.is_some() || args.continue_session;

@@ -104,6 +104,40 @@ fn failed_setup(error: SetupError, format: OutputFormat, started: Instant) -> Ex
     exit
 }
 
+/// The live view's spinner, ticking while the turn runs (nothing without a live view).
+struct Spinner {
+    live: Option<Arc<render::Live>>,
+    ticker: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Spinner {
+    fn start(live: Option<&Arc<render::Live>>) -> Self {
+        let ticker = live.map(|live| {
+            live.begin("thinking");
+            let live = Arc::clone(live);
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(crate::render::SPINNER_TICK);
+                loop {
+                    every.tick().await;
+                    live.tick();
+                }
+            })
+        });
+        let live = live.cloned();
+        Spinner { live, ticker }
+    }
+
+    /// Stops the ticks and ends the live view's line.
+    fn stop(self) {
+        if let Some(ticker) = self.ticker {
+            ticker.abort();
+        }
+        if let Some(live) = &self.live {
+            live.end();
+        }
+    }
+}
+
 /// One prompt, one turn: the event sink, the turn, and the finish (session, report, exit).
 async fn one_shot(
     args: &Args,
@@ -143,27 +177,12 @@ async fn one_shot(
         SessionStartSource::Startup
     };
     agent.start_session(source, &events, &cancel).await;
-    let ticker = live.as_ref().map(|live| {
-        live.begin("thinking");
-        let live = Arc::clone(live);
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(crate::render::SPINNER_TICK);
-            loop {
-                every.tick().await;
-                live.tick();
-            }
-        })
-    });
+    let spinner = Spinner::start(live.as_ref());
     let prompt = match command_request(&mut agent, prompt, command, &events, &cancel).await {
         Ok(prompt) => prompt,
         Err((message, exit)) => {
             // Nothing was sent: no session to keep, nothing left running.
-            if let Some(ticker) = ticker {
-                ticker.abort();
-            }
-            if let Some(live) = &live {
-                live.end();
-            }
+            spinner.stop();
             // As set-up problems are shown: the person's mistake as a notice, a failure as
             // an error.
             if exit == Exit::Usage {
@@ -182,12 +201,7 @@ async fn one_shot(
         }
     };
     let outcome = agent.run_turn(&prompt, &events, cancel).await;
-    if let Some(ticker) = ticker {
-        ticker.abort();
-    }
-    if let Some(live) = &live {
-        live.end();
-    }
+    spinner.stop();
     let (session_id, unsaved) =
         keep_session(&mut agent, &outcome, &events, resumed, &prepared.session_id);
     agent.end_session(&events).await;
