@@ -210,24 +210,7 @@ impl AgentTool {
         ctx: &ToolContext,
     ) -> (Agent, Option<String>) {
         let setup = &self.setup;
-        let mut tools = match ty {
-            Some(t) if t.read_only => setup
-                .tools
-                .offered(|kind| kind == ToolKind::ReadOnly)
-                .without(&["bash_output", "kill_shell"]),
-            Some(AgentType {
-                tools: Some(names), ..
-            }) => {
-                let unwanted: Vec<&str> = setup
-                    .tools
-                    .names()
-                    .into_iter()
-                    .filter(|tool| !names.iter().any(|n| n == tool))
-                    .collect();
-                setup.tools.without(&unwanted)
-            }
-            Some(_) | None => setup.tools.offered(|_| true),
-        };
+        let mut tools = self.tools_for(ty);
         let compact_requests = Arc::new(CompactRequests::default());
         tools.register(CompactTool::new(Arc::clone(&compact_requests)));
         let todos = Arc::new(TodoList::default());
@@ -249,33 +232,7 @@ impl AgentTool {
         settings.max_rounds = ty.and_then(|t| t.max_rounds).unwrap_or(SUBAGENT_MAX_ROUNDS);
         // Its own prefix, its own cache: sub-agents of one type share a prompt.
         settings.cache_key = settings.cache_key.map(|key| format!("{key}-{name}"));
-        let mut unrecorded = None;
-        let transcript = setup.transcripts.as_ref().and_then(|(dir, cwd)| {
-            let label: String = call_id
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
-            let path = dir.join(format!("agent-{label}.jsonl"));
-            crate::session::create_transcript(
-                &path,
-                &format!("agent-{label}"),
-                NewSession {
-                    model: &settings.model,
-                    provider: settings.provider,
-                    cwd,
-                    parent: None,
-                },
-            )
-            .map_err(|e| unrecorded = Some(e.to_string()))
-            .ok()
-            .map(|s| Box::new(s) as Box<dyn Transcript>)
-        });
+        let (transcript, unrecorded) = self.transcript(call_id, &settings);
         let agent = Agent::new(AgentParts {
             nested: None,
             provider: Arc::clone(&setup.provider),
@@ -316,6 +273,58 @@ impl AgentTool {
             checkpoints: None,
         });
         (agent, unrecorded)
+    }
+
+    /// The tools a sub-agent of type `ty` gets: the read-only ones, the ones it names, or all.
+    fn tools_for(&self, ty: Option<&AgentType>) -> ToolRegistry {
+        let tools = &self.setup.tools;
+        match ty {
+            Some(t) if t.read_only => tools
+                .offered(|kind| kind == ToolKind::ReadOnly)
+                .without(&["bash_output", "kill_shell"]),
+            Some(AgentType {
+                tools: Some(names), ..
+            }) => {
+                let unwanted: Vec<&str> = (tools.names().into_iter())
+                    .filter(|tool| !names.iter().any(|n| n == tool))
+                    .collect();
+                tools.without(&unwanted)
+            }
+            Some(_) | None => tools.offered(|_| true),
+        }
+    }
+
+    /// The transcript of the sub-agent for the call `call_id`, when transcripts are kept;
+    /// why it could not be started, if it could not.
+    fn transcript(
+        &self,
+        call_id: &str,
+        settings: &AgentSettings,
+    ) -> (Option<Box<dyn Transcript>>, Option<String>) {
+        let Some((dir, cwd)) = &self.setup.transcripts else {
+            return (None, None);
+        };
+        let label: String = call_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("agent-{label}.jsonl"));
+        let session = NewSession {
+            model: &settings.model,
+            provider: settings.provider,
+            cwd,
+            parent: None,
+        };
+        match crate::session::create_transcript(&path, &format!("agent-{label}"), session) {
+            Ok(transcript) => (Some(Box::new(transcript)), None),
+            Err(e) => (None, Some(e.to_string())),
+        }
     }
 }
 
