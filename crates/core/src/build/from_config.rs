@@ -74,39 +74,11 @@ impl AgentBuilder {
         builder.tool_config.env_set = (config.env.iter())
             .map(|entry| (entry.name.clone(), entry.value.clone()))
             .collect();
-        let mcp = crate::mcp::plan(config, env);
-        builder.warnings.extend(mcp.warnings.iter().cloned());
-        builder.mcp_warnings = mcp.warnings;
-        builder.mcp_awaiting_trust = mcp.awaiting_trust;
-        builder.tool_search_budget = config.tool_search.budget();
-        builder.mcp_sandboxed = sandboxed_servers(&mcp.servers);
-        builder.mcp_plan = mcp.servers;
-        builder.mcp_log_dir = Some(config.rein_home.join(crate::mcp::MCP_LOG_DIR));
-        builder.mcp_auth_dir = Some(config.rein_home.join(crate::mcp::MCP_AUTH_DIR));
-        builder.secret_sources = secret_sources(config, &mcp.secrets);
+        builder.plan_mcp(config, env);
         // Commands and hooks inherit rein's own environment: its secrets are what to keep
         // from them.
         builder = builder.environment(process_vars());
-        match prompt::find_project_instructions(
-            &config.project_root,
-            cwd,
-            home_dir,
-            PROJECT_INSTRUCTIONS_LIMIT_BYTES,
-        ) {
-            Ok(found) => {
-                let files = found.as_ref().map(|f| f.files.clone()).unwrap_or_default();
-                if let Some(found) = &found {
-                    builder.warnings.extend(found.warnings.iter().cloned());
-                }
-                builder.nested_instructions = Some(std::sync::Arc::new(
-                    crate::agent::NestedInstructions::new(&config.project_root, files),
-                ));
-                builder.project_instructions = found.map(|i| i.text);
-            }
-            Err(e) => builder
-                .warnings
-                .push(format!("project instructions skipped: {e}")),
-        }
+        builder.find_project_instructions(config, cwd, home_dir);
         let thinking_budget_tokens = match (config.thinking_budget_tokens, config.provider) {
             (Some(budget), ProviderKind::Anthropic) => Some(budget),
             (Some(_), ProviderKind::OpenAi | ProviderKind::OpenAiResponses) => {
@@ -134,6 +106,45 @@ impl AgentBuilder {
         builder = builder.skills(skills);
         builder.provider_config = Some(provider_config(config, env, thinking_budget_tokens, ttl));
         builder
+    }
+
+    /// The MCP servers that may start, their sandboxes, and the secrets they are given.
+    fn plan_mcp(&mut self, config: &Config, env: &dyn Fn(&str) -> Option<String>) {
+        let mcp = crate::mcp::plan(config, env);
+        self.warnings.extend(mcp.warnings.iter().cloned());
+        self.mcp_warnings = mcp.warnings;
+        self.mcp_awaiting_trust = mcp.awaiting_trust;
+        self.tool_search_budget = config.tool_search.budget();
+        self.mcp_sandboxed = sandboxed_servers(&mcp.servers);
+        self.mcp_plan = mcp.servers;
+        self.mcp_log_dir = Some(config.rein_home.join(crate::mcp::MCP_LOG_DIR));
+        self.mcp_auth_dir = Some(config.rein_home.join(crate::mcp::MCP_AUTH_DIR));
+        self.secret_sources = secret_sources(config, &mcp.secrets);
+    }
+
+    /// The project's instructions (AGENTS.md and the like) and the nested ones; a problem
+    /// reading them is a warning.
+    fn find_project_instructions(&mut self, config: &Config, cwd: &Path, home_dir: Option<&Path>) {
+        match prompt::find_project_instructions(
+            &config.project_root,
+            cwd,
+            home_dir,
+            PROJECT_INSTRUCTIONS_LIMIT_BYTES,
+        ) {
+            Ok(found) => {
+                let files = found.as_ref().map(|f| f.files.clone()).unwrap_or_default();
+                if let Some(found) = &found {
+                    self.warnings.extend(found.warnings.iter().cloned());
+                }
+                self.nested_instructions = Some(std::sync::Arc::new(
+                    crate::agent::NestedInstructions::new(&config.project_root, files),
+                ));
+                self.project_instructions = found.map(|i| i.text);
+            }
+            Err(e) => self
+                .warnings
+                .push(format!("project instructions skipped: {e}")),
+        }
     }
 
     /// Keeps the configured hooks that may run: the user's, and the project's once the
