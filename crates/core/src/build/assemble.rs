@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use rein_llm::Provider;
-use rein_tools::sandbox::Enforcement;
-use rein_tools::{ToolContext, ToolRegistry};
+use rein_tools::sandbox::{Enforcement, Sandbox};
+use rein_tools::{ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::SubagentLink;
 use crate::agent::{Agent, AgentParts};
@@ -59,14 +59,7 @@ impl AgentBuilder {
         let pinned = self.pinned;
         let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
         let secrets = Arc::new(self.secrets);
-        let mut tool_config = self.tool_config;
-        tool_config.env_remove = secrets.env_remove().to_vec();
-        // Background commands' outputs reach the disk masked.
-        tool_config.output_mask = secrets.any().then(|| {
-            rein_tools::SharedMask(Arc::new(crate::secrets::SecretsMask(Arc::clone(&secrets))))
-        });
-        tool_config.sandbox = sandbox;
-        tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
+        let tool_config = configured_tools(self.tool_config, &secrets, sandbox, &mode_policy);
         let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
         // With the built-in tools: web_fetch judges redirects by the same policy.
         if self.tools.is_none() {
@@ -91,19 +84,21 @@ impl AgentBuilder {
             (Some(hooks), _) => hooks,
             (None, Some(plan)) => {
                 let (session_id, transcript_path) = self.session_file.unzip();
-                let setup = HookSetup {
-                    workspace: self.workspace.clone(),
-                    project_dir: plan.project_dir,
-                    session_id,
-                    transcript_path,
-                    permission_mode: self.mode,
-                    secrets: Arc::clone(&secrets),
-                    // Stopped with the commands: on Ctrl+C, at the end of the run.
-                    processes: tool_ctx.processes().clone(),
-                    sandbox: hook_sandbox,
-                    env_set: tool_ctx.config().env_set.clone(),
-                };
-                Arc::new(CommandHooks::new(&plan.hooks, setup))
+                Arc::new(CommandHooks::new(
+                    &plan.hooks,
+                    HookSetup {
+                        workspace: self.workspace.clone(),
+                        project_dir: plan.project_dir,
+                        session_id,
+                        transcript_path,
+                        permission_mode: self.mode,
+                        secrets: Arc::clone(&secrets),
+                        // Stopped with the commands: on Ctrl+C, at the end of the run.
+                        processes: tool_ctx.processes().clone(),
+                        sandbox: hook_sandbox,
+                        env_set: tool_ctx.config().env_set.clone(),
+                    },
+                ))
             }
             (None, None) => Arc::new(NoHooks),
         };
@@ -234,7 +229,24 @@ impl AgentBuilder {
     }
 }
 
-/// The system prompt with the skills' section after it, if there is one.
+/// The tools' settings completed: the secrets kept from commands' environment and masked in
+/// background outputs, the sandbox, and what searches may not read.
+fn configured_tools(
+    mut config: ToolConfig,
+    secrets: &Arc<crate::secrets::Secrets>,
+    sandbox: Sandbox,
+    policy: &ModePolicy,
+) -> ToolConfig {
+    config.env_remove = secrets.env_remove().to_vec();
+    // Background commands' outputs reach the disk masked.
+    config.output_mask = secrets.any().then(|| {
+        rein_tools::SharedMask(Arc::new(crate::secrets::SecretsMask(Arc::clone(secrets))))
+    });
+    config.sandbox = sandbox;
+    config.read_guard = Some(policy.read_guard(config.workspace_root.clone()));
+    config
+}
+
 /// The system prompt as given, or the parts rein renders it from.
 struct PromptParts {
     given: Option<String>,
@@ -250,8 +262,7 @@ impl PromptParts {
         if let Some(given) = self.given {
             return given;
         }
-        let template = self.template.as_deref();
-        let instructions = self.instructions.as_deref();
+        let (template, instructions) = (self.template.as_deref(), self.instructions.as_deref());
         let rendered = render_prompt_from(
             template,
             workspace,
@@ -259,15 +270,20 @@ impl PromptParts {
             registry,
             instructions,
         );
-        let mut prompt = with_skills(rendered, skills);
-        for addition in &self.additions {
-            prompt.push_str("\n\n");
-            prompt.push_str(addition.trim());
-        }
-        prompt
+        with_additions(with_skills(rendered, skills), &self.additions)
     }
 }
 
+/// The system prompt with the appended prompts after it (`--append-system-prompt`).
+fn with_additions(mut prompt: String, additions: &[String]) -> String {
+    for addition in additions {
+        prompt.push_str("\n\n");
+        prompt.push_str(addition.trim());
+    }
+    prompt
+}
+
+/// The system prompt with the skills' section after it, if there is one.
 pub(super) fn with_skills(mut prompt: String, skills: Option<&str>) -> String {
     if let Some(section) = skills {
         prompt.push_str("\n\n");
