@@ -9,6 +9,7 @@ mod acp;
 mod background;
 mod big_output;
 mod checkpoint_crash;
+mod checkpoint_dirs;
 mod checkpoint_repl;
 mod checkpoints;
 mod claude_rules;

@@ -65,6 +65,9 @@ pub struct RewindPlan {
     pub unsaved: Vec<UnsavedChange>,
     /// Ignored entries the turns touched: never saved, not restored.
     pub ignored: Vec<String>,
+    /// Directories the turns created (they did not exist before the first of them), deepest
+    /// first: each is removed if it is empty once the files are restored.
+    pub created_dirs: Vec<String>,
 }
 
 impl RewindPlan {
@@ -100,6 +103,9 @@ pub(crate) struct Journal {
     /// The session line to cut the conversation back to, when it is.
     pub(crate) conversation_line: Option<u64>,
     pub(crate) files: Vec<(String, Option<FileState>)>,
+    /// Directories to remove when empty, after the files (deepest first).
+    #[serde(default)]
+    pub(crate) created_dirs: Vec<String>,
 }
 
 /// The journal of a session's rewind.
@@ -152,6 +158,23 @@ pub(crate) fn apply_files(
         }
     }
     Ok(())
+}
+
+/// Removes each directory of `dirs` (deepest first) that is empty: a directory someone
+/// put a file in since stays, and so does one that cannot be removed (a directory left
+/// behind loses nothing, and must not keep the journal from finishing).
+pub(crate) fn remove_empty_dirs(root: &Path, dirs: &[String]) {
+    for key in dirs {
+        let Ok(path) = safe_join(root, key) else {
+            continue;
+        };
+        // `remove_dir` removes only an empty directory, atomically with that check; a
+        // symbolic link put in its place is not followed.
+        let is_dir = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if is_dir {
+            let _ = fs::remove_dir(&path);
+        }
+    }
 }
 
 fn put(path: &Path, state: &FileState, objects: &Objects) -> io::Result<()> {
