@@ -41,6 +41,7 @@ mod mcp;
 mod mcp_auto;
 mod mcp_config;
 mod mcp_lifecycle;
+mod mcp_list;
 mod mcp_manage;
 mod mcp_npm;
 mod mcp_oauth;

@@ -78,6 +78,7 @@ impl AgentBuilder {
         builder.warnings.extend(mcp.warnings.iter().cloned());
         builder.mcp_warnings = mcp.warnings;
         builder.mcp_awaiting_trust = mcp.awaiting_trust;
+        builder.mcp_skipped = mcp.skipped;
         builder.tool_search_budget = config.tool_search.budget();
         builder.mcp_sandboxed = sandboxed_servers(&mcp.servers);
         builder.mcp_plan = mcp.servers;
