@@ -189,3 +189,46 @@ fn a_prompts_image_goes_to_a_model_that_sees_and_is_described_to_one_that_does_n
         }
     }
 }
+
+/// /help lists the MCP prompts with their descriptions in the column of every other
+/// command's.
+#[test]
+fn help_lines_up_the_mcp_prompts_with_the_other_commands() {
+    let env = Env::new();
+    with_fake(&env);
+    let server = MockServer::start(Script::new().reply(Turn::text("Answered.")).repeating());
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 160);
+    pty.wait_ready();
+    pty.send("hi\r");
+    pty.wait_for("Answered.");
+    pty.send("/help\r");
+    pty.wait_for("Greets someone by name");
+    pty.wait_for("Ctrl+D");
+    let shown = pty.transcript();
+    let help = &shown[shown.rfind("Commands:").unwrap()..];
+    let column = |usage: &str, about: &str| {
+        let line = help
+            .lines()
+            .find(|l| l.starts_with(&format!("  {usage}")))
+            .unwrap_or_else(|| panic!("no line for {usage}:\n{help}"));
+        line.find(about)
+            .unwrap_or_else(|| panic!("{about:?} not on {line:?}"))
+    };
+    let expected = column("/help", "this list");
+    assert_eq!(
+        column("/permissions [mode]", "the permission mode"),
+        expected
+    );
+    assert_eq!(
+        column("/mcp__fake__greet <name> [style]", "Greets someone by name"),
+        expected,
+        "{help}"
+    );
+    assert_eq!(
+        column("/mcp__fake__conversation", "A conversation"),
+        expected,
+        "{help}"
+    );
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
