@@ -7,15 +7,15 @@ use std::time::Instant;
 use rein_core::agent::{Agent, TurnStop};
 use tokio_util::sync::CancellationToken;
 
-use super::keys::Typed;
+use super::keys::{NotSent, Typed};
 use super::{Repl, Running, attach, terminal};
 use crate::render::SPINNER_TICK;
 use crate::render::{self, TurnFigures};
 
 impl Repl {
     /// One request to the model; returns what was typed ahead, or (as the error) the input
-    /// to edit again when it was not sent.
-    pub(super) async fn turn(&mut self, agent: &mut Agent, input: &str) -> Result<Typed, String> {
+    /// to edit again when it was not sent, with what was typed meanwhile.
+    pub(super) async fn turn(&mut self, agent: &mut Agent, input: &str) -> Result<Typed, NotSent> {
         let running = self.begin("thinking");
         let mut files = Vec::new();
         let mut images = Vec::new();
@@ -36,14 +36,17 @@ impl Repl {
                         continue;
                     }
                     Err(why) => {
-                        self.end(running);
+                        let typed = self.end(running);
                         self.say(&self.style.error(&format!(
                             "not sent: @{} could not be attached: {} (edit the request and press \
                              Enter)",
                             render::neutralize(&path),
                             render::neutralize(&why)
                         )));
-                        return Err(input.to_owned());
+                        return Err(NotSent {
+                            line: input.to_owned(),
+                            typed,
+                        });
                     }
                 }
             }
@@ -56,12 +59,15 @@ impl Repl {
                 )
                 .await;
             if outcome.is_error || outcome.cancelled {
-                self.end(running);
+                let typed = self.end(running);
                 self.say(&self.style.error(&format!(
                     "not sent: @{} could not be attached (edit the request and press Enter)",
                     render::neutralize(&path)
                 )));
-                return Err(input.to_owned());
+                return Err(NotSent {
+                    line: input.to_owned(),
+                    typed,
+                });
             }
             images.extend(outcome.images);
             files.push(attach::Attached {
