@@ -18,6 +18,7 @@ pub mod grep;
 pub mod image;
 pub mod mask;
 mod offload;
+pub mod path_glob;
 pub mod paths;
 pub mod read_file;
 mod registry;
@@ -36,6 +37,7 @@ pub use context::{
 pub use display::{ContentId, Display, FileChange, Preview};
 pub use image::ImageData;
 pub use mask::{MaskStream, OutputMask, SharedMask};
+pub use path_glob::PathGlob;
 pub use registry::{ToolInfo, ToolRegistry};
 pub use schema::parameters_schema;
 pub use tool::{DynTool, PreparedCall, Tool, ToolError, ToolKind, ToolOutput};

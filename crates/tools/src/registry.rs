@@ -1,7 +1,7 @@
 //! The set of tools the model may call: their descriptions for the request, looked up by
 //! name. Running a call (checks, permissions, the output budget) is the agent's pipeline.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::{DynTool, ToolKind};
 
@@ -20,9 +20,12 @@ pub struct ToolInfo {
     pub kind: ToolKind,
 }
 
+/// A tool and its description, shared: registries are filtered and copied per agent and
+/// sub-agent, the schemas never change.
+#[derive(Clone)]
 struct Entry {
     tool: Arc<dyn DynTool>,
-    spec: ToolInfo,
+    spec: Arc<ToolInfo>,
 }
 
 /// The tools of one agent, in registration order (stable, so requests stay cache-friendly).
@@ -48,16 +51,24 @@ impl ToolRegistry {
     /// Every built-in tool: read_file, write_file, edit_file, glob, grep, bash, bash_output,
     /// kill_shell.
     pub fn builtin() -> Self {
-        let mut registry = ToolRegistry::new();
-        registry.register(crate::read_file::ReadFile);
-        registry.register(crate::write_file::WriteFile);
-        registry.register(crate::edit::EditFile);
-        registry.register(crate::glob::Glob);
-        registry.register(crate::grep::Grep);
-        registry.register(crate::bash::BashTool);
-        registry.register(crate::bash::BashOutputTool);
-        registry.register(crate::bash::KillShellTool);
-        registry
+        // Their schemas are derived once per process (a third of a million instructions
+        // each time), however many agents and checks ask for the set.
+        static BUILTIN: OnceLock<Vec<Entry>> = OnceLock::new();
+        let entries = BUILTIN.get_or_init(|| {
+            let mut registry = ToolRegistry::new();
+            registry.register(crate::read_file::ReadFile);
+            registry.register(crate::write_file::WriteFile);
+            registry.register(crate::edit::EditFile);
+            registry.register(crate::glob::Glob);
+            registry.register(crate::grep::Grep);
+            registry.register(crate::bash::BashTool);
+            registry.register(crate::bash::BashOutputTool);
+            registry.register(crate::bash::KillShellTool);
+            registry.entries
+        });
+        ToolRegistry {
+            entries: entries.clone(),
+        }
     }
 
     /// Adds a tool; one with the same name is replaced in place.
@@ -68,12 +79,12 @@ impl ToolRegistry {
     /// Adds a shared tool; one with the same name is replaced in place.
     pub fn register_arc(&mut self, tool: Arc<dyn DynTool>) {
         // The schema is built once here, not on every request.
-        let spec = ToolInfo {
+        let spec = Arc::new(ToolInfo {
             name: tool.name().to_owned(),
             description: tool.description().to_owned(),
             parameters: tool.parameters(),
             kind: tool.kind(),
-        };
+        });
         let entry = Entry { tool, spec };
         match self
             .entries
@@ -95,7 +106,12 @@ impl ToolRegistry {
 
     /// The descriptions of every tool, in registration order, for the request.
     pub fn infos(&self) -> Vec<ToolInfo> {
-        self.entries.iter().map(|e| e.spec.clone()).collect()
+        self.info_refs().cloned().collect()
+    }
+
+    /// The descriptions of every tool, borrowed, in registration order.
+    pub fn info_refs(&self) -> impl Iterator<Item = &ToolInfo> {
+        self.entries.iter().map(|e| &*e.spec)
     }
 
     /// The tools whose kind `offer` accepts, in the same order (plan mode offers only
@@ -106,10 +122,7 @@ impl ToolRegistry {
                 .entries
                 .iter()
                 .filter(|e| offer(e.spec.kind))
-                .map(|e| Entry {
-                    tool: Arc::clone(&e.tool),
-                    spec: e.spec.clone(),
-                })
+                .cloned()
                 .collect(),
         }
     }
@@ -121,10 +134,7 @@ impl ToolRegistry {
                 .entries
                 .iter()
                 .filter(|e| !names.contains(&e.spec.name.as_str()))
-                .map(|e| Entry {
-                    tool: Arc::clone(&e.tool),
-                    spec: e.spec.clone(),
-                })
+                .cloned()
                 .collect(),
         }
     }

@@ -3,10 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::GlobBuilder;
 use ignore::WalkBuilder;
 
 use crate::ToolError;
+use crate::path_glob::PathGlob;
 
 /// A parallel walker over `root` with ripgrep's defaults: `.gitignore`, `.ignore` and
 /// `.rgignore` honoured (in a git repository or not), hidden files skipped unless asked for,
@@ -25,7 +26,7 @@ pub(crate) fn walker(root: &Path, include_hidden: bool) -> WalkBuilder {
 /// path from the search root (`src/**/*.rs`, `*` staying within one directory).
 #[derive(Debug, Clone)]
 pub(crate) struct FilePattern {
-    matcher: GlobMatcher,
+    matcher: PathGlob,
     names_only: bool,
     mentions_hidden: bool,
 }
@@ -46,7 +47,8 @@ impl FilePattern {
             .split('/')
             .any(|part| part.starts_with('.') && part != "." && part != "..");
         Ok(FilePattern {
-            matcher: glob.compile_matcher(),
+            matcher: PathGlob::new(&glob)
+                .map_err(|err| ToolError::Model(format!("Invalid {parameter}: {err}.")))?,
             names_only,
             mentions_hidden,
         })

@@ -12,6 +12,7 @@
 //! 7. **Output budget**: a result over the budget is saved whole to a file, the model gets
 //!    its head and tail.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -228,26 +229,7 @@ impl CallEnv {
             let duration = started.elapsed().saturating_sub(Duration::from_micros(
                 asking.load(std::sync::atomic::Ordering::Relaxed),
             ));
-            tracing::debug!(tool = %call.name, id = %call.id, ?duration, is_error = output.is_error, "tool end");
-            CallOutcome {
-                result: ToolResult {
-                    call_id: call.id.clone(),
-                    content: output.content,
-                    is_error: output.is_error,
-                    images: output
-                        .images
-                        .into_iter()
-                        .map(|image| rein_llm::Image {
-                            media_type: image.media_type.to_owned(),
-                            data: image.data,
-                        })
-                        .collect(),
-                },
-                display: output.display,
-                changes: output.changes,
-                duration,
-                fatal,
-            }
+            call_outcome(call, output, fatal, duration)
         };
 
         // 1. Arguments.
@@ -316,27 +298,45 @@ impl CallEnv {
         .await;
         mask(&self.runner.secrets, &mut output);
 
+        self.after_run(call, file.as_deref(), pre.context, &mut output)
+            .await;
+        done(output, fatal)
+    }
+
+    /// Steps 6 to 8, on a call's masked output: the PostToolUse hooks (their context and
+    /// the PreToolUse hooks' `pre_context` appended), the output budget, and a nested
+    /// AGENTS.md the call reached in `file`.
+    async fn after_run(
+        &self,
+        call: &ToolCall,
+        file: Option<&Path>,
+        pre_context: Option<String>,
+        output: &mut ToolOutput,
+    ) {
         // 6. PostToolUse hooks.
         let mut warnings = Vec::new();
         let asked = hook_call(call);
         let post = tokio::select! {
             biased;
             () = self.cancel.cancelled() => None,
-            post = self.runner.hooks.post_tool_use(&asked, &output, &mut warnings) => Some(post),
+            post = self.runner.hooks.post_tool_use(&asked, output, &mut warnings) => Some(post),
         };
         self.warn(warnings);
         let post_context = post.and_then(|post| post.context);
-        for context in [pre.context, post_context].into_iter().flatten() {
+        for context in [pre_context, post_context].into_iter().flatten() {
             output.content.push_str("\n\n");
             output.content.push_str(&context);
         }
 
         // 7. Output budget.
-        output.content =
-            rein_tools::apply_output_budget(output.content, self.ctx.config(), &call.name);
+        output.content = rein_tools::apply_output_budget(
+            std::mem::take(&mut output.content),
+            self.ctx.config(),
+            &call.name,
+        );
 
         // 8. A nested AGENTS.md the call reached for the first time goes with its result.
-        if let (Some(nested), Some(file), false) = (&self.runner.nested, &file, output.is_error) {
+        if let (Some(nested), Some(file), false) = (&self.runner.nested, file, output.is_error) {
             let found = nested.for_file(file);
             if !found.is_empty() {
                 output.content.push_str(&super::nested::note(&found));
@@ -345,7 +345,6 @@ impl CallEnv {
                 }
             }
         }
-        done(output, fatal)
     }
 
     /// Steps 3 and 4: the decision, and the person's answer when it asks. Whether the call
@@ -494,4 +493,33 @@ pub(super) struct Refusal {
     pub(super) message: String,
     /// For the person and the final report.
     pub(super) reason: String,
+}
+
+/// The outcome of `call` with `output`, taking `duration` (the person's answering left out).
+fn call_outcome(
+    call: &ToolCall,
+    output: ToolOutput,
+    fatal: Option<Fatal>,
+    duration: Duration,
+) -> CallOutcome {
+    tracing::debug!(tool = %call.name, id = %call.id, ?duration, is_error = output.is_error, "tool end");
+    CallOutcome {
+        result: ToolResult {
+            call_id: call.id.clone(),
+            content: output.content,
+            is_error: output.is_error,
+            images: output
+                .images
+                .into_iter()
+                .map(|image| rein_llm::Image {
+                    media_type: image.media_type.to_owned(),
+                    data: image.data,
+                })
+                .collect(),
+        },
+        display: output.display,
+        changes: output.changes,
+        duration,
+        fatal,
+    }
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use rein_llm::Provider;
-use rein_tools::sandbox::Enforcement;
-use rein_tools::{ToolContext, ToolRegistry};
+use rein_tools::sandbox::{Enforcement, Sandbox};
+use rein_tools::{ToolConfig, ToolContext, ToolRegistry};
 
 use crate::agent::SubagentLink;
 use crate::agent::{Agent, AgentParts};
@@ -58,14 +58,7 @@ impl AgentBuilder {
         let pinned = self.pinned;
         let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
         let secrets = Arc::new(self.secrets);
-        let mut tool_config = self.tool_config;
-        tool_config.env_remove = secrets.env_remove().to_vec();
-        // Background commands' outputs reach the disk masked.
-        tool_config.output_mask = secrets.any().then(|| {
-            rein_tools::SharedMask(Arc::new(crate::secrets::SecretsMask(Arc::clone(&secrets))))
-        });
-        tool_config.sandbox = sandbox;
-        tool_config.read_guard = Some(mode_policy.read_guard(tool_config.workspace_root.clone()));
+        let tool_config = configured_tools(self.tool_config, &secrets, sandbox, &mode_policy);
         let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
         // With the built-in tools: web_fetch judges redirects by the same policy.
         if self.tools.is_none() {
@@ -129,21 +122,17 @@ impl AgentBuilder {
         }
         // Rendered once, with every tool: the prompt stays byte-identical across rounds.
         let system_prompt = self.system_prompt.unwrap_or_else(|| {
-            let mut prompt = with_skills(
-                render_prompt_from(
-                    self.prompt_template.as_deref(),
-                    &self.workspace,
-                    self.is_git_repo,
-                    &registry,
-                    self.project_instructions.as_deref(),
-                ),
-                skills_section.as_deref(),
+            let prompt = render_prompt_from(
+                self.prompt_template.as_deref(),
+                &self.workspace,
+                self.is_git_repo,
+                &registry,
+                self.project_instructions.as_deref(),
             );
-            for addition in &self.prompt_additions {
-                prompt.push_str("\n\n");
-                prompt.push_str(addition.trim());
-            }
-            prompt
+            with_additions(
+                with_skills(prompt, skills_section.as_deref()),
+                &self.prompt_additions,
+            )
         });
         Ok(Agent::new(AgentParts {
             provider,
@@ -240,6 +229,33 @@ impl AgentBuilder {
     }
 }
 
+/// The tools' settings completed: the secrets kept from commands' environment and masked in
+/// background outputs, the sandbox, and what searches may not read.
+fn configured_tools(
+    mut config: ToolConfig,
+    secrets: &Arc<crate::secrets::Secrets>,
+    sandbox: Sandbox,
+    policy: &ModePolicy,
+) -> ToolConfig {
+    config.env_remove = secrets.env_remove().to_vec();
+    // Background commands' outputs reach the disk masked.
+    config.output_mask = secrets.any().then(|| {
+        rein_tools::SharedMask(Arc::new(crate::secrets::SecretsMask(Arc::clone(secrets))))
+    });
+    config.sandbox = sandbox;
+    config.read_guard = Some(policy.read_guard(config.workspace_root.clone()));
+    config
+}
+
+/// The system prompt with the appended prompts after it (`--append-system-prompt`).
+fn with_additions(mut prompt: String, additions: &[String]) -> String {
+    for addition in additions {
+        prompt.push_str("\n\n");
+        prompt.push_str(addition.trim());
+    }
+    prompt
+}
+
 /// The system prompt with the skills' section after it, if there is one.
 pub(super) fn with_skills(mut prompt: String, skills: Option<&str>) -> String {
     if let Some(section) = skills {
@@ -267,9 +283,8 @@ fn render_prompt_from(
     registry: &ToolRegistry,
     project_instructions: Option<&str>,
 ) -> String {
-    let specs = registry.infos();
-    let tools: Vec<(&str, &str)> = specs
-        .iter()
+    let tools: Vec<(&str, &str)> = registry
+        .info_refs()
         .map(|s| {
             (
                 s.name.as_str(),

@@ -3,8 +3,6 @@
 //! closest name; one naming an MCP server that is not configured only warns (servers come
 //! and go with the configuration, and a rule may wait for one).
 
-use globset::Glob;
-
 use super::rule::claude_tool_names;
 use super::{Rule, RuleSet, SourcedRule};
 
@@ -88,10 +86,8 @@ fn names_some(tool: &str, tools: &[&str]) -> bool {
     if !tool.contains('*') {
         return tools.contains(&tool);
     }
-    Glob::new(tool).is_ok_and(|glob| {
-        let matcher = glob.compile_matcher();
-        tools.iter().any(|known| matcher.is_match(known))
-    })
+    rein_tools::PathGlob::parse(tool)
+        .is_ok_and(|glob| tools.iter().any(|known| glob.is_match(known)))
 }
 
 /// `names no tool "Bsh"; did you mean Bash?`

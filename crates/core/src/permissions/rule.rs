@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::Path;
 
-use globset::{Glob, GlobMatcher};
+use rein_tools::PathGlob;
 use serde::Serialize;
 
 use super::CallView;
@@ -73,7 +73,7 @@ pub enum Pattern {
         glob: String,
         /// Compiled once.
         #[serde(skip)]
-        matcher: GlobMatcher,
+        matcher: PathGlob,
     },
     /// A host web_fetch reaches, as written in the URL (lowercase): exactly this one, or
     /// (written `*.docs.rs`) any below it.
@@ -224,9 +224,7 @@ impl Rule {
                 .strip_prefix(self.tool.as_str())
                 .is_some_and(|rest| rest.starts_with("__")),
             None => self.tool == tool,
-            Some(_) => Glob::new(&self.tool)
-                .map(|g| g.compile_matcher().is_match(tool))
-                .unwrap_or(false),
+            Some(_) => PathGlob::parse(&self.tool).is_ok_and(|glob| glob.is_match(tool)),
         }
     }
 
@@ -344,8 +342,9 @@ impl Pattern {
         let matcher = globset::GlobBuilder::new(&expanded)
             .literal_separator(true)
             .build()
-            .map_err(|e| format!("\"{glob}\" is not a valid path glob: {e}"))?
-            .compile_matcher();
+            .map_err(|e| e.to_string())
+            .and_then(|built| PathGlob::new(&built))
+            .map_err(|e| format!("\"{glob}\" is not a valid path glob: {e}"))?;
         Ok(Pattern::Path {
             glob: expanded,
             matcher,

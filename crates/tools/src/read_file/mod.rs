@@ -120,7 +120,13 @@ fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         read_to_end: full_hash_applies(meta.len()),
     };
     let cancel = ctx.cancel_token();
-    let scan = scan::scan(head.as_slice().chain(&file), window, cancel).map_err(|err| {
+    let scan = scan::scan(
+        head.as_slice().chain(&file),
+        Some(meta.len()),
+        window,
+        cancel,
+    )
+    .map_err(|err| {
         if cancel.is_cancelled() {
             ToolError::Cancelled {
                 partial: format!("(reading {display} was cancelled)"),
@@ -210,7 +216,7 @@ fn read_buffer(
         max_line_chars: READ_MAX_LINE_CHARS,
         read_to_end: true,
     };
-    let scan = scan::scan(bytes, window, ctx.cancel_token())
+    let scan = scan::scan(bytes, Some(bytes.len() as u64), window, ctx.cancel_token())
         .map_err(|err| ToolError::Model(format!("Cannot read {display}: {err}.")))?;
     ctx.record_read(path.to_owned(), crate::stamp::stamp_of_bytes(bytes, None));
     render(&scan, window, bytes.len() as u64, display)
@@ -351,7 +357,7 @@ mod tests {
             max_line_chars: READ_MAX_LINE_CHARS,
             read_to_end: false,
         };
-        let scan = scan::scan(&b"a\nb\nc\n"[..], window, &CancellationToken::new()).unwrap();
+        let scan = scan::scan(&b"a\nb\nc\n"[..], None, window, &CancellationToken::new()).unwrap();
         let out = render(&scan, window, 1_300_000_000, "big.log").unwrap();
         assert_eq!(
             out.content,

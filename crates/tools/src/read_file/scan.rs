@@ -101,15 +101,29 @@ impl Progress {
     }
 }
 
-/// Scans `reader` (positioned at the start of the file) for `window`. Fails once `cancel` is
-/// cancelled.
+/// The read buffer's size for a file of unknown or large size.
+const SCAN_BUFFER_BYTES: usize = 256 * 1024;
+/// The smallest read buffer.
+const SCAN_BUFFER_MIN_BYTES: usize = 8 * 1024;
+
+/// Scans `reader` (positioned at the start of a file of `len` bytes, when known) for
+/// `window`. Fails once `cancel` is cancelled.
 pub(crate) fn scan<R: Read>(
     reader: R,
+    len: Option<u64>,
     window: Window,
     cancel: &CancellationToken,
 ) -> io::Result<Scan> {
+    // The buffer is zeroed before its first fill: sized to the file, a small file's read
+    // does not clear a quarter of a megabyte (most of a read's time, for a short file).
+    let capacity = len.map_or(SCAN_BUFFER_BYTES, |len| {
+        usize::try_from(len)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1)
+            .clamp(SCAN_BUFFER_MIN_BYTES, SCAN_BUFFER_BYTES)
+    });
     let mut reader = io::BufReader::with_capacity(
-        256 * 1024,
+        capacity,
         Hashing {
             inner: reader,
             hasher: ContentHasher::default(),
@@ -329,6 +343,7 @@ mod tests {
     fn window_in_the_middle_counts_the_rest() {
         let scan = scan(
             &b"a\nb\r\nc\nd\n"[..],
+            None,
             window(2, 2),
             &CancellationToken::new(),
         )
@@ -340,7 +355,7 @@ mod tests {
 
     #[test]
     fn last_line_without_newline_counts() {
-        let scan = scan(&b"a\nb"[..], window(1, 10), &CancellationToken::new()).unwrap();
+        let scan = scan(&b"a\nb"[..], None, window(1, 10), &CancellationToken::new()).unwrap();
         assert_eq!(texts(&scan), [(1, "a"), (2, "b")]);
         assert_eq!(scan.stop, Stop::EndOfFile);
         assert_eq!(scan.total_lines, Some(2));
@@ -348,7 +363,13 @@ mod tests {
 
     #[test]
     fn exactly_limit_lines_is_the_end() {
-        let scan = scan(&b"a\nb\n"[..], window(1, 2), &CancellationToken::new()).unwrap();
+        let scan = scan(
+            &b"a\nb\n"[..],
+            None,
+            window(1, 2),
+            &CancellationToken::new(),
+        )
+        .unwrap();
         assert_eq!(scan.stop, Stop::EndOfFile);
     }
 
@@ -357,6 +378,7 @@ mod tests {
         let line = "é".repeat(30);
         let scan = scan(
             format!("{line}\nx\n").as_bytes(),
+            None,
             window(1, 10),
             &CancellationToken::new(),
         )
@@ -371,6 +393,7 @@ mod tests {
     fn invalid_utf8_is_lossy() {
         let scan = scan(
             &b"ok\n\xff\xfe bad\n"[..],
+            None,
             window(1, 10),
             &CancellationToken::new(),
         )
@@ -383,6 +406,7 @@ mod tests {
     fn bom_is_hidden_on_line_one() {
         let scan = scan(
             "\u{feff}first\nsecond\n".as_bytes(),
+            None,
             window(1, 10),
             &CancellationToken::new(),
         )
@@ -392,7 +416,13 @@ mod tests {
 
     #[test]
     fn offset_past_the_end_shows_nothing_and_knows_the_total() {
-        let scan = scan(&b"a\nb\n"[..], window(5, 10), &CancellationToken::new()).unwrap();
+        let scan = scan(
+            &b"a\nb\n"[..],
+            None,
+            window(5, 10),
+            &CancellationToken::new(),
+        )
+        .unwrap();
         assert!(scan.lines.is_empty());
         assert_eq!(scan.total_lines, Some(2));
     }
@@ -403,7 +433,13 @@ mod tests {
             budget_chars: 12,
             ..window(1, 100)
         };
-        let scan = scan(&b"aaaa\nbbbb\ncccc\n"[..], w, &CancellationToken::new()).unwrap();
+        let scan = scan(
+            &b"aaaa\nbbbb\ncccc\n"[..],
+            None,
+            w,
+            &CancellationToken::new(),
+        )
+        .unwrap();
         assert_eq!(scan.lines.len(), 1);
         assert_eq!(scan.stop, Stop::Budget);
     }
@@ -412,7 +448,7 @@ mod tests {
     fn a_cancelled_scan_stops() {
         let cancel = CancellationToken::new();
         cancel.cancel();
-        assert!(scan(&b"a\n"[..], window(1, 1), &cancel).is_err());
+        assert!(scan(&b"a\n"[..], None, window(1, 1), &cancel).is_err());
     }
 
     #[test]
@@ -421,7 +457,7 @@ mod tests {
             read_to_end: false,
             ..window(1, 1)
         };
-        let scan = scan(&b"a\nb\nc\n"[..], w, &CancellationToken::new()).unwrap();
+        let scan = scan(&b"a\nb\nc\n"[..], None, w, &CancellationToken::new()).unwrap();
         assert_eq!(scan.total_lines, None);
     }
 }

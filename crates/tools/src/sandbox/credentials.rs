@@ -114,10 +114,20 @@ pub(crate) fn resolve(
         .filter(|p| !exposed.iter().any(|e| p.starts_with(e)))
         .filter(|p| !keep.iter().any(|k| k.starts_with(p)))
         .collect();
+    // Sorted by component, a directory comes right before everything below it: one pass
+    // keeps the outermost (comparing each with every other cost a million instructions).
     hidden.sort();
     hidden.dedup();
-    let all = hidden.clone();
-    hidden.retain(|p| !all.iter().any(|outer| outer != p && p.starts_with(outer)));
+    let mut outermost: Vec<PathBuf> = Vec::with_capacity(hidden.len());
+    for path in hidden {
+        if !outermost
+            .last()
+            .is_some_and(|outer| path.starts_with(outer))
+        {
+            outermost.push(path);
+        }
+    }
+    let hidden = outermost;
     exposed.sort();
     exposed.dedup();
     Credentials {
@@ -139,6 +149,28 @@ fn located(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_inside_a_hidden_one_is_not_listed_again() {
+        let home = Path::new("/nonexistent-home/u");
+        let hide = [
+            home.join(".config/gcloud/legacy"),
+            home.join(".configx"),
+            home.join(".config"),
+            home.join(".ssh/keys/old"),
+        ];
+        let creds = resolve(Some(home), &hide, &[], SshAgent::Hidden, None, &[]);
+        assert!(creds.hidden.contains(&home.join(".config")));
+        assert!(creds.hidden.contains(&home.join(".configx")), "a sibling");
+        assert!(creds.hidden.contains(&home.join(".ssh")));
+        for inner in [".config/gcloud", ".config/gcloud/legacy", ".ssh/keys/old"] {
+            assert!(!creds.hidden.contains(&home.join(inner)), "{inner}");
+        }
+        let mut sorted = creds.hidden.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted, creds.hidden);
+    }
 
     #[test]
     fn rein_s_list_plus_hide_less_expose_and_never_the_workspace() {

@@ -203,9 +203,8 @@ impl Agent {
 /// The request's description of `registry`'s tools.
 pub(in crate::agent) fn tool_specs(registry: &ToolRegistry) -> Vec<rein_llm::ToolSpec> {
     registry
-        .infos()
-        .into_iter()
-        .map(|s| rein_llm::ToolSpec::new(s.name, s.description, s.parameters))
+        .info_refs()
+        .map(|s| rein_llm::ToolSpec::new(&s.name, &s.description, s.parameters.clone()))
         .collect()
 }
 
