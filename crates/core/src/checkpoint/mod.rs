@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 pub use log::{Change, TurnRecord, UnsavedChange};
-pub use restore::{OnChanged, Restore, RewindPlan, RewindScope};
+pub use restore::{Applied, OnChanged, Restore, RewindPlan, RewindScope};
 pub use tree::{FileKind, FileState, MAX_FILES, Tree, Unsaved};
 
 use log::Record;
@@ -355,7 +355,8 @@ pub fn recover(rein_home: &Path) -> Vec<String> {
         let objects = Objects::new(rein_home.join("checkpoints").join("objects"));
         let done =
             restore::apply_files(&journal.workspace, &objects, &journal.files).and_then(|()| {
-                restore::remove_empty_dirs(&journal.workspace, &journal.created_dirs);
+                let _removed =
+                    restore::remove_empty_dirs(&journal.workspace, &journal.created_dirs);
                 restore::finish_journal(rein_home, &path, &journal, None)
             });
         match done {

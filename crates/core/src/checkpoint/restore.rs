@@ -81,6 +81,16 @@ impl RewindPlan {
     }
 }
 
+/// What a rewind did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Applied {
+    /// The files written back or deleted.
+    pub restores: Vec<Restore>,
+    /// The directories removed (the turns created them, and they were left empty), deepest
+    /// first.
+    pub removed_dirs: Vec<String>,
+}
+
 /// What to do with files someone else changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnChanged {
@@ -160,10 +170,11 @@ pub(crate) fn apply_files(
     Ok(())
 }
 
-/// Removes each directory of `dirs` (deepest first) that is empty: a directory someone
-/// put a file in since stays, and so does one that cannot be removed (a directory left
-/// behind loses nothing, and must not keep the journal from finishing).
-pub(crate) fn remove_empty_dirs(root: &Path, dirs: &[String]) {
+/// Removes each directory of `dirs` (deepest first) that is empty; returns those removed.
+/// A directory someone put a file in since stays, and so does one that cannot be removed
+/// (a directory left behind loses nothing, and must not keep the journal from finishing).
+pub(crate) fn remove_empty_dirs(root: &Path, dirs: &[String]) -> Vec<String> {
+    let mut removed = Vec::new();
     for key in dirs {
         let Ok(path) = safe_join(root, key) else {
             continue;
@@ -171,10 +182,11 @@ pub(crate) fn remove_empty_dirs(root: &Path, dirs: &[String]) {
         // `remove_dir` removes only an empty directory, atomically with that check; a
         // symbolic link put in its place is not followed.
         let is_dir = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
-        if is_dir {
-            let _ = fs::remove_dir(&path);
+        if is_dir && fs::remove_dir(&path).is_ok() {
+            removed.push(key.clone());
         }
     }
+    removed
 }
 
 fn put(path: &Path, state: &FileState, objects: &Objects) -> io::Result<()> {

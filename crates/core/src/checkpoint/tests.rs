@@ -238,8 +238,13 @@ fn a_rewind_removes_the_directories_the_turns_created_once_empty_and_no_other() 
 
     let mut checkpoints = open(home.path(), w);
     let plan = checkpoints.plan(1, RewindScope::Code).unwrap();
-    checkpoints.apply(&plan, OnChanged::Refuse, None).unwrap();
+    let applied = checkpoints.apply(&plan, OnChanged::Refuse, None).unwrap();
 
+    // Deepest first, and only those left empty.
+    assert_eq!(
+        applied.removed_dirs,
+        ["two/deep", "two", "old/x", "made/empty", "made", "a/b", "a"]
+    );
     for gone in ["a", "made", "old/x", "two", "busy/z/by-turn.txt"] {
         assert!(!w.join(gone).exists(), "{gone} is still there");
     }
