@@ -34,7 +34,7 @@ use crate::setup::{self, McpServers, Prepared, SetupError};
 use approval::ReplInteraction;
 use banner::ask_trust_once;
 use editor::LineEditor;
-use keys::{KeyShared, NotSent, TurnKeys, Typed};
+use keys::{KeyShared, TurnKeys, Typed};
 use signals::Signals;
 
 /// What to do after a command.
@@ -341,26 +341,6 @@ impl Repl {
             prefill.push_str(&rest);
         }
         self.leave(agent, Exit::Done).await
-    }
-
-    /// The prompt's text after an input that was not sent. Nothing typed meanwhile: the
-    /// input, to correct (the editor puts the cursor after it). Keys typed while it was prepared mean the person went on: they are
-    /// kept, and never glued to the input (a command typed ahead would be sent to the model
-    /// as part of it): whole lines run in order, the rest waits at the prompt, and the input
-    /// is one Up away in the history.
-    fn refill(&self, not_sent: NotSent, queued: &mut VecDeque<String>) -> String {
-        // An Enter pressed while waiting is no new input.
-        if not_sent.typed.text.trim().is_empty() {
-            return not_sent.line;
-        }
-        self.say(
-            &self
-                .style
-                .dim("(kept what you typed meanwhile; Up brings back the line that was not sent)"),
-        );
-        let (lines, rest) = not_sent.typed.split();
-        queued.extend(lines);
-        rest
     }
 
     /// What was typed when Ctrl+O ended the input, when it did.

@@ -1,6 +1,7 @@
 //! Running something that may take a while: a turn, a `!command`, a file to attach. Keys are
 //! read and the spinner runs until it is over.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -246,6 +247,26 @@ impl Repl {
             ticker,
             started: Instant::now(),
         }
+    }
+
+    /// The prompt's text after an input that was not sent. Nothing typed meanwhile: the
+    /// input, to correct (the editor puts the cursor after it). Keys typed while it was prepared mean the person went on: they are
+    /// kept, and never glued to the input (a command typed ahead would be sent to the model
+    /// as part of it): whole lines run in order, the rest waits at the prompt, and the input
+    /// is one Up away in the history.
+    pub(super) fn refill(&self, not_sent: NotSent, queued: &mut VecDeque<String>) -> String {
+        // An Enter pressed while waiting is no new input.
+        if not_sent.typed.text.trim().is_empty() {
+            return not_sent.line;
+        }
+        self.say(
+            &self
+                .style
+                .dim("(kept what you typed meanwhile; Up brings back the line that was not sent)"),
+        );
+        let (lines, rest) = not_sent.typed.split();
+        queued.extend(lines);
+        rest
     }
 
     /// Stops the spinner and the key reader; returns what was typed ahead.
