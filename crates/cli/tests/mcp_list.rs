@@ -139,12 +139,24 @@ fn mcp_list_as_json_gives_every_configured_server_with_its_state_tools_and_promp
 }
 
 #[test]
-fn mcp_list_as_json_with_no_server_is_an_empty_list() {
+fn mcp_list_as_json_with_no_server_is_an_empty_list_and_a_bad_config_an_error() {
     let env = Env::new();
     let out = run(env.rein().args(["mcp", "list", "--output-format", "json"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let document: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(document["servers"], serde_json::json!([]));
+
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    std::fs::write(
+        env.rein_home.join("config.toml"),
+        "[mcp_servers.nothing]\nargs = [\"x\"]\n",
+    )
+    .unwrap();
+    let out = run(env.rein().args(["mcp", "list", "--output-format", "json"]));
+    assert_ne!(out.status.code(), Some(0));
+    let document: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let error = document["error"].as_str().unwrap();
+    assert!(error.contains("mcp_servers.nothing"), "{error}");
 }
 
 /// A login where nothing listens, or to a host that does not resolve, says so in words, as

@@ -13,18 +13,26 @@ use crate::setup::{self, SetupError};
 
 /// Runs `rein mcp list`.
 pub(crate) async fn list(args: &Args) -> Exit {
+    let json = args.output_format.unwrap_or(OutputFormat::Text) != OutputFormat::Text;
+    // In JSON, the error is the document too: a script reads stdout.
+    let say_error = |message: &str| {
+        if json {
+            render::stdout_line(&serde_json::json!({ "error": message }).to_string());
+        }
+    };
     let builder = match setup::configured_builder(args) {
         Ok(builder) => builder.start_mcp(),
         Err(SetupError::Usage(message)) => {
+            say_error(&message);
             render::notice(&message);
             return Exit::Usage;
         }
         Err(SetupError::Runtime(message)) => {
+            say_error(&message);
             render::error(&message);
             return Exit::Runtime;
         }
     };
-    let json = args.output_format.unwrap_or(OutputFormat::Text) != OutputFormat::Text;
     let warnings = builder.mcp_warnings();
     for warning in &warnings {
         render::notice(&format!("rein: warning: {warning}"));
