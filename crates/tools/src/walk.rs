@@ -47,8 +47,7 @@ impl FilePattern {
             .split('/')
             .any(|part| part.starts_with('.') && part != "." && part != "..");
         Ok(FilePattern {
-            matcher: PathGlob::new(&glob)
-                .map_err(|err| ToolError::Model(format!("Invalid {parameter}: {err}.")))?,
+            matcher: PathGlob::new(&glob),
             names_only,
             mentions_hidden,
         })

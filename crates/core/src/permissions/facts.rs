@@ -234,8 +234,7 @@ impl<'a> Named<'a> {
             .literal_separator(true)
             .backslash_escape(true)
             .build()
-            .map_err(|e| e.to_string())
-            .and_then(|glob| rein_tools::PathGlob::new(&glob));
+            .map(|glob| rein_tools::PathGlob::new(&glob));
         let Ok(matcher) = matcher else {
             return self.unknown_because(text);
         };

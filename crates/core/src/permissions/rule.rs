@@ -342,8 +342,7 @@ impl Pattern {
         let matcher = globset::GlobBuilder::new(&expanded)
             .literal_separator(true)
             .build()
-            .map_err(|e| e.to_string())
-            .and_then(|built| PathGlob::new(&built))
+            .map(|built| PathGlob::new(&built))
             .map_err(|e| format!("\"{glob}\" is not a valid path glob: {e}"))?;
         Ok(Pattern::Path {
             glob: expanded,
