@@ -2,6 +2,8 @@
 //! state, its tool count, whether it runs sandboxed, the last error, and its log file.
 
 use rein_core::face::{ServerState, ServerStatus};
+use rein_core::mcp::{SkipReason, SkippedServer};
+use serde_json::{Value, json};
 
 use crate::render::{Style, neutralize};
 
@@ -23,6 +25,76 @@ pub(crate) fn awaiting_trust_lines(names: &[String], s: Style) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// `rein mcp list --output-format json`: every configured server, started or not, with its
+/// transport, state (the words of the text form, plus `disabled` and `untrusted`), error,
+/// tools and prompts; and the warnings of the text form.
+pub(crate) fn servers_json(
+    statuses: &[ServerStatus],
+    skipped: &[SkippedServer],
+    warnings: &[String],
+) -> Value {
+    let mut servers: Vec<Value> = statuses
+        .iter()
+        .map(|status| {
+            // "needs login: run `rein mcp login NAME`": the state says the first half.
+            let error = status
+                .last_error
+                .as_deref()
+                .map(|error| match status.state {
+                    ServerState::NeedsLogin => error.strip_prefix("needs login: ").unwrap_or(error),
+                    ServerState::Starting
+                    | ServerState::TimedOut
+                    | ServerState::Ready
+                    | ServerState::Exited
+                    | ServerState::Failed => error,
+                });
+            json!({
+                "name": status.name,
+                "transport": status.transport.as_str(),
+                "state": status.state.as_str(),
+                "error": error,
+                "tools": status.tool_names,
+                "prompts": status.prompts,
+                "not_offered": status.left_out.iter()
+                    .map(|(tool, why)| json!({ "tool": tool, "why": why }))
+                    .collect::<Vec<_>>(),
+                "sandboxed": status.sandboxed,
+                "log": status.log.as_ref().map(|log| log.display().to_string()),
+            })
+        })
+        .collect();
+    servers.extend(skipped.iter().map(|server| {
+        let (state, error) = match &server.why {
+            SkipReason::Disabled => ("disabled", None),
+            SkipReason::Untrusted => (
+                "untrusted",
+                Some("not started: this project's servers wait for `rein trust` (run it in the project)".to_owned()),
+            ),
+            SkipReason::UnsetVariables(names) => (
+                "failed",
+                Some(format!(
+                    "not started: it names variable{} {} that {} not set",
+                    if names.len() == 1 { "" } else { "s" },
+                    names.join(", "),
+                    if names.len() == 1 { "is" } else { "are" },
+                )),
+            ),
+        };
+        json!({
+            "name": server.name,
+            "transport": server.transport.as_str(),
+            "state": state,
+            "error": error,
+            "tools": [],
+            "prompts": [],
+            "not_offered": [],
+            "sandboxed": false,
+            "log": null,
+        })
+    }));
+    json!({ "servers": servers, "warnings": warnings })
 }
 
 /// One line per server, and one for its log file below it (stdio servers).
@@ -91,6 +163,8 @@ pub(crate) fn server_lines(statuses: &[ServerStatus], s: Style) -> Vec<String> {
 mod tests {
     use std::path::PathBuf;
 
+    use rein_core::face::Transport;
+
     use super::*;
 
     #[test]
@@ -98,8 +172,11 @@ mod tests {
         let statuses = [
             ServerStatus {
                 name: "fs".into(),
+                transport: Transport::Stdio,
                 state: ServerState::Ready,
                 tools: 4,
+                tool_names: Vec::new(),
+                prompts: Vec::new(),
                 left_out: vec![(
                     "research".into(),
                     "it requires MCP tasks (execution.taskSupport = \"required\"), which rein does not run yet".into(),
@@ -110,6 +187,9 @@ mod tests {
             },
             ServerStatus {
                 name: "github".into(),
+                transport: Transport::Stdio,
+                tool_names: Vec::new(),
+                prompts: Vec::new(),
                 state: ServerState::Failed,
                 tools: 0,
                 left_out: Vec::new(),
@@ -119,6 +199,9 @@ mod tests {
             },
             ServerStatus {
                 name: "slow".into(),
+                transport: Transport::Stdio,
+                tool_names: Vec::new(),
+                prompts: Vec::new(),
                 state: ServerState::TimedOut,
                 tools: 0,
                 left_out: Vec::new(),
@@ -128,6 +211,9 @@ mod tests {
             },
             ServerStatus {
                 name: "web".into(),
+                transport: Transport::Http,
+                tool_names: Vec::new(),
+                prompts: Vec::new(),
                 state: ServerState::Ready,
                 tools: 1,
                 left_out: Vec::new(),

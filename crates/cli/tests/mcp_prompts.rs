@@ -189,3 +189,128 @@ fn a_prompts_image_goes_to_a_model_that_sees_and_is_described_to_one_that_does_n
         }
     }
 }
+
+/// After a refused prompt command the line comes back to edit: Enter on the corrected line
+/// runs it, and once cleared a new command runs. Keys typed while it was being prepared are
+/// kept apart from it: the lines run, the rest waits at the prompt, and nothing glued to the
+/// refused line is sent to the model.
+#[test]
+fn a_refused_prompt_comes_back_to_edit_and_keys_typed_meanwhile_are_not_glued_to_it() {
+    let env = Env::new();
+    with_fake(&env);
+    let server = MockServer::start(Script::new().reply(Turn::text("Answered.")).repeating());
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 120);
+    pty.wait_ready();
+    // The first turn waits for the server, whose prompts are then known.
+    pty.send("hi\r");
+    pty.wait_for("Answered.");
+
+    // Refused, refilled, corrected, sent.
+    pty.send("/mcp__fake__greet\r");
+    pty.wait_for("needs the argument `name`");
+    wait_for_prompt_line(&pty, "› /mcp__fake__greet");
+    pty.send(" Ada\r");
+    pty.wait_for_count("Answered.", 2);
+    let body = server.last_request().unwrap().body.to_string();
+    assert!(
+        body.contains("Say hello to Ada in a plain style."),
+        "{body}"
+    );
+
+    // Refused, cleared, another command typed: that one runs.
+    pty.send("/mcp__fake__greet\r");
+    pty.wait_for_count("needs the argument `name`", 2);
+    wait_for_prompt_line(&pty, "› /mcp__fake__greet");
+    pty.send("\x15/todos\r");
+    pty.wait_for("no todo list yet");
+
+    // Typed ahead while the server is asked: a whole line and the start of another.
+    let gate = env.home.join("gate");
+    pty.send(&format!("/mcp__fake__fails_when {}\r", gate.display()));
+    crate::mcp::wait_for_log(&env, "fake", "fake: prompt fails_when");
+    pty.send("/todos\r/tod");
+    pty.wait_for_screen("queued: /todos ⏎ /tod");
+    std::fs::write(&gate, "").unwrap();
+    pty.wait_for("the fake prompt failed on purpose");
+    pty.wait_for_count("no todo list yet", 2);
+    pty.wait_for("Up brings back the line that was not sent");
+    wait_for_prompt_line(&pty, "› /tod");
+    pty.send("os\r");
+    pty.wait_for_count("no todo list yet", 3);
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "nothing typed ahead went to the model"
+    );
+    // The refused line is one Up away.
+    pty.send("\x1b[A");
+    wait_for_prompt_line(&pty, "› /todos");
+    pty.send("\x1b[A");
+    wait_for_prompt_line(
+        &pty,
+        &format!("› /mcp__fake__fails_when {}", gate.display()),
+    );
+    pty.send("\x15/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+/// /help lists the MCP prompts with their descriptions in the column of every other
+/// command's.
+#[test]
+fn help_lines_up_the_mcp_prompts_with_the_other_commands() {
+    let env = Env::new();
+    with_fake(&env);
+    let server = MockServer::start(Script::new().reply(Turn::text("Answered.")).repeating());
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 160);
+    pty.wait_ready();
+    pty.send("hi\r");
+    pty.wait_for("Answered.");
+    pty.send("/help\r");
+    pty.wait_for("Greets someone by name");
+    pty.wait_for("Ctrl+D");
+    let shown = pty.transcript();
+    let help = &shown[shown.rfind("Commands:").unwrap()..];
+    let column = |usage: &str, about: &str| {
+        let line = help
+            .lines()
+            .find(|l| l.starts_with(&format!("  {usage}")))
+            .unwrap_or_else(|| panic!("no line for {usage}:\n{help}"));
+        line.find(about)
+            .unwrap_or_else(|| panic!("{about:?} not on {line:?}"))
+    };
+    let expected = column("/help", "this list");
+    assert_eq!(
+        column("/permissions [mode]", "the permission mode"),
+        expected
+    );
+    assert_eq!(
+        column("/mcp__fake__greet <name> [style]", "Greets someone by name"),
+        expected,
+        "{help}"
+    );
+    assert_eq!(
+        column("/mcp__fake__conversation", "A conversation"),
+        expected,
+        "{help}"
+    );
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+/// Waits until the prompt's line (the last row starting with the prompt) reads `line`.
+fn wait_for_prompt_line(pty: &Pty, line: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let rows = pty.rows();
+        let shown = rows.iter().rev().find(|r| r.starts_with("› "));
+        if shown.is_some_and(|r| r.trim_end() == line) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the prompt line never read {line:?}:\n{}",
+            pty.screen()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -126,6 +126,8 @@ pub struct AgentBuilder {
     mcp_warnings: Vec<String>,
     /// The project's servers that wait for `rein trust`.
     mcp_awaiting_trust: Vec<String>,
+    /// The configured servers not started, and why.
+    mcp_skipped: Vec<crate::mcp::SkippedServer>,
     /// When the MCP tools go through `tool_search`.
     tool_search_budget: crate::agent::ToolSearchBudget,
     /// The configured stdio servers that run in the OS sandbox.
@@ -215,6 +217,7 @@ impl AgentBuilder {
             mcp_hub: None,
             mcp_warnings: Vec::new(),
             mcp_awaiting_trust: Vec::new(),
+            mcp_skipped: Vec::new(),
             tool_search_budget: crate::agent::ToolSearchBudget::default(),
             mcp_sandboxed: Vec::new(),
             workspace,

@@ -32,7 +32,7 @@ pub use rein_llm::{
     Message, Part, Provider, ProviderConfig, ProviderKind, Role, ToolArguments, Usage,
     build_provider, cost_usd, micro_dollars,
 };
-pub use rein_mcp::{McpHub, ServerState, ServerStatus};
+pub use rein_mcp::{McpHub, ServerState, ServerStatus, Transport};
 pub use rein_tools::bash::{
     ProcessTracker, TrackedChild, adopt_orphans, hide_from_commands, spawn_tracked,
 };

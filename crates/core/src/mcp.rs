@@ -22,7 +22,29 @@ pub const MCP_AUTH_DIR: &str = "mcp-auth";
 pub use rein_mcp::auth::{
     LOGIN_WAIT, LoginError, PendingLogin, SignedIn, logout, sign_in_path, start_login,
 };
-pub use rein_mcp::{ServerConfig, TransportConfig};
+pub use rein_mcp::{ServerConfig, Transport, TransportConfig};
+
+/// A configured server the plan does not start, and why (for `rein mcp list`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedServer {
+    /// Its configured name.
+    pub name: String,
+    /// How it would be reached.
+    pub transport: Transport,
+    /// Why it does not start.
+    pub why: SkipReason,
+}
+
+/// Why a configured server does not start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkipReason {
+    /// `enabled = false`.
+    Disabled,
+    /// A project's server, and the project is not trusted.
+    Untrusted,
+    /// It names variables that are not set (their names).
+    UnsetVariables(Vec<String>),
+}
 
 /// The servers to start, and what the person should know about the others.
 #[derive(Debug, Clone, Default)]
@@ -33,6 +55,9 @@ pub struct McpPlan {
     pub warnings: Vec<String>,
     /// The project's servers that wait for `rein trust` (the project is not trusted).
     pub awaiting_trust: Vec<String>,
+    /// Every configured server not started (untrusted, disabled, naming an unset
+    /// variable), in configuration order.
+    pub skipped: Vec<SkippedServer>,
     /// Values from the servers' configuration to mask in results (secret-looking `env`
     /// values, header values), named for the mask.
     pub secrets: Vec<(String, String)>,
@@ -71,7 +96,14 @@ pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
                     ));
                     *entry = own.clone();
                 }
-                None => not_started.push(entry.name.clone()),
+                None => {
+                    not_started.push(entry.name.clone());
+                    plan.skipped.push(SkippedServer {
+                        name: entry.name.clone(),
+                        transport: transport_of(entry),
+                        why: SkipReason::Untrusted,
+                    });
+                }
             }
         }
         plan.awaiting_trust.clone_from(&not_started);
@@ -86,24 +118,47 @@ pub fn plan(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> McpPlan {
         }
         entries.retain(|e| !from_project(e));
     }
-    // `enabled = false`: configured, not started.
-    for entry in entries.into_iter().filter(|e| e.enabled) {
+    for entry in entries {
+        // `enabled = false`: configured, not started.
+        if !entry.enabled {
+            plan.skipped.push(SkippedServer {
+                name: entry.name.clone(),
+                transport: transport_of(&entry),
+                why: SkipReason::Disabled,
+            });
+            continue;
+        }
         match resolve(&entry, &config.project_root, config.sandbox.mcp, env) {
             Ok((server, secrets)) => {
                 plan.servers.push(server);
                 plan.secrets.extend(secrets);
             }
-            Err(missing) => plan.warnings.push(format!(
-                "MCP server `{}` ({}) did not start: it names variable{} {} that {} not set",
-                entry.name,
-                entry.source,
-                if missing.len() == 1 { "" } else { "s" },
-                missing.join(", "),
-                if missing.len() == 1 { "is" } else { "are" },
-            )),
+            Err(missing) => {
+                plan.skipped.push(SkippedServer {
+                    name: entry.name.clone(),
+                    transport: transport_of(&entry),
+                    why: SkipReason::UnsetVariables(missing.clone()),
+                });
+                plan.warnings.push(format!(
+                    "MCP server `{}` ({}) did not start: it names variable{} {} that {} not set",
+                    entry.name,
+                    entry.source,
+                    if missing.len() == 1 { "" } else { "s" },
+                    missing.join(", "),
+                    if missing.len() == 1 { "is" } else { "are" },
+                ));
+            }
         }
     }
     plan
+}
+
+/// How the server of `entry` is reached.
+fn transport_of(entry: &McpServerEntry) -> Transport {
+    match entry.transport {
+        McpTransportEntry::Stdio { .. } => Transport::Stdio,
+        McpTransportEntry::Http { .. } => Transport::Http,
+    }
 }
 
 /// The server `entry` describes, with its variables expanded (relative `cwd` from the

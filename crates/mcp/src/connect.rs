@@ -245,7 +245,7 @@ async fn connect_http(
                 }
             },
         }),
-        Err(error) => Err(McpError::Unreachable(http_error(url, &error))),
+        Err(error) => Err(McpError::Unreachable(http_error(url, &error).await)),
     }
 }
 
@@ -296,14 +296,14 @@ pub(crate) fn without_transport_name(text: String) -> String {
     }
 }
 
-/// Why an HTTP server could not be reached, for a person: rmcp's error cleaned, and for a
-/// server that wants credentials, how to give them.
-fn http_error(url: &str, error: &rmcp::service::ClientInitializeError) -> String {
-    if connection_refused(error) {
-        return format!(
-            "cannot reach {url}: connection refused, so no server is running there (start it, \
-             or check the server's `url`)"
-        );
+/// Why an HTTP server could not be reached, for a person: nothing listening or a name that
+/// does not resolve said as such (see [`crate::unreachable`]), rmcp's error cleaned
+/// otherwise, and for a server that wants credentials, how to give them.
+async fn http_error(url: &str, error: &rmcp::service::ClientInitializeError) -> String {
+    if let rmcp::service::ClientInitializeError::TransportError { error, .. } = error
+        && let Some(why) = crate::unreachable::reason(url, error.error.as_ref()).await
+    {
+        return format!("cannot reach {url}: {why}");
     }
     let text = format!("cannot reach {url}: {}", handshake_error(error));
     match refused_status(error) {
@@ -314,29 +314,6 @@ fn http_error(url: &str, error: &rmcp::service::ClientInitializeError) -> String
         ),
         None => text,
     }
-}
-
-/// Whether nothing listens at the address: an I/O "connection refused" under rmcp's and
-/// reqwest's wrappers.
-fn connection_refused(error: &rmcp::service::ClientInitializeError) -> bool {
-    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else {
-        return false;
-    };
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
-    while let Some(e) = cause {
-        if e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
-        {
-            return true;
-        }
-        // rmcp wraps reqwest's error without naming it as the source.
-        cause = match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-            Some(StreamableHttpError::Client(client)) => Some(client),
-            _ => e.source(),
-        };
-    }
-    false
 }
 
 /// 401 or 403, when that is what the server answered.
@@ -423,9 +400,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn http_errors_read_as_words_and_a_refusal_says_how_to_sign_in() {
-        let text = http_error("http://h/mcp", &refused("HTTP 401 Unauthorized: "));
+    #[tokio::test]
+    async fn http_errors_read_as_words_and_a_refusal_says_how_to_sign_in() {
+        let text = http_error("http://h/mcp", &refused("HTTP 401 Unauthorized: ")).await;
         assert!(
             text.starts_with(
                 "cannot reach http://h/mcp: unexpected server response: HTTP 401 Unauthorized, \
@@ -438,9 +415,9 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("WorkerTransport"), "{text}");
-        let text = http_error("http://h/mcp", &refused("HTTP 403 Forbidden: "));
+        let text = http_error("http://h/mcp", &refused("HTTP 403 Forbidden: ")).await;
         assert!(text.contains("It answered HTTP 403"), "{text}");
-        let text = http_error("http://h/mcp", &refused("HTTP 502 Bad Gateway: "));
+        let text = http_error("http://h/mcp", &refused("HTTP 502 Bad Gateway: ")).await;
         assert!(!text.contains("credentials"), "{text}");
     }
 

@@ -17,6 +17,7 @@ mod server;
 mod status;
 mod tasks;
 mod tool;
+mod unreachable;
 
 pub use config::{
     DEFAULT_CALL_MAX_TIMEOUT, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig,
@@ -28,4 +29,4 @@ pub use prompts::{
     McpPrompt, PromptArgument, PromptContent, PromptMessage, PromptRole, PromptWatch,
 };
 pub use schema::clean_schema;
-pub use status::{ServerState, ServerStatus};
+pub use status::{ServerState, ServerStatus, Transport};

@@ -16,11 +16,11 @@ mod call;
 #[path = "server_prompts.rs"]
 mod prompts;
 
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, TransportConfig};
 use crate::connect::{self, Connection, Listener, Surroundings};
 use crate::error::McpError;
 use crate::process::{Group, ServerProcess};
-use crate::status::{ServerState, ServerStatus};
+use crate::status::{ServerState, ServerStatus, Transport};
 use rein_tools::sandbox::Sandbox;
 
 /// How many times a server that died is started again.
@@ -132,11 +132,18 @@ impl Server {
     pub(crate) fn status(&self) -> ServerStatus {
         self.died();
         let left_out = self.left_out();
+        let tool_names = self.tools().iter().map(|t| t.name.to_string()).collect();
         let inner = self.lock();
         ServerStatus {
             name: self.config.name.clone(),
+            transport: match self.config.transport {
+                TransportConfig::Stdio { .. } => Transport::Stdio,
+                TransportConfig::Http { .. } => Transport::Http,
+            },
             state: inner.state.clone(),
             tools: inner.tools.len().saturating_sub(left_out.len()),
+            tool_names,
+            prompts: inner.prompts.iter().map(|p| p.name.clone()).collect(),
             left_out,
             last_error: inner.last_error.clone(),
             log: self.log.clone(),

@@ -36,15 +36,40 @@ impl ServerState {
     }
 }
 
+/// How a server is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// A program rein starts, spoken to over its stdin and stdout.
+    Stdio,
+    /// Streamable HTTP, at a URL.
+    Http,
+}
+
+impl Transport {
+    /// The transport as one word (`stdio`, `http`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+        }
+    }
+}
+
 /// What is known of a server now.
 #[derive(Debug, Clone)]
 pub struct ServerStatus {
     /// Its configured name.
     pub name: String,
+    /// How it is reached.
+    pub transport: Transport,
     /// Its state.
     pub state: ServerState,
     /// How many tools it offers (0 until it is ready).
     pub tools: usize,
+    /// The names of the tools it offers, its own (not `mcp__…`), as last listed.
+    pub tool_names: Vec<String>,
+    /// The names of its prompts, as last listed.
+    pub prompts: Vec<String>,
     /// Tools it lists that are not offered, each with why (they require MCP tasks).
     pub left_out: Vec<(String, String)>,
     /// The last thing that went wrong with it.

@@ -292,6 +292,11 @@ impl ServerHandler for FakeServer {
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
         let args = request.arguments.clone().unwrap_or_default();
         let _ = writeln!(std::io::stderr(), "fake: prompt {} {args:?}", request.name);
+        if request.name == "fails_when" {
+            // Refused once the file named by `file` exists: the test decides when.
+            let file = args.get("file").and_then(serde_json::Value::as_str);
+            crate::mcp_prompts::wait_for_file(file.unwrap_or_default()).await;
+        }
         crate::mcp_prompts::get(&request.name, &args).map(Into::into)
     }
 

@@ -1,7 +1,8 @@
 //! The fake MCP server's prompts: `greet` (a required and an optional argument), `review`
 //! (one argument, for text with spaces), `conversation` (several messages, an assistant one
 //! and an embedded resource among them), `picture` (text and a 1×1 PNG), `fails` (always
-//! refused), and `late_prompt`, listed
+//! refused), `fails_when` (refused once the file its argument names exists, so a test holds
+//! it while it types ahead), and `late_prompt`, listed
 //! only after the `change_tools` tool ran (with `prompts/list_changed` sent).
 
 use rmcp::ErrorData as McpError;
@@ -49,6 +50,11 @@ pub(crate) fn prompts(grown: bool) -> Vec<Prompt> {
             Some("Always refused by the server"),
             None::<Vec<PromptArgument>>,
         ),
+        Prompt::new(
+            "fails_when",
+            Some("Refused once the file exists"),
+            Some(vec![argument("file", "the file to wait for", true)]),
+        ),
     ];
     if grown {
         prompts.push(Prompt::new(
@@ -89,7 +95,7 @@ pub(crate) fn get(name: &str, args: &JsonObject) -> Result<GetPromptResult, McpE
             PromptMessage::new(Role::User, ContentBlock::image(PIXEL_PNG, "image/png")),
         ],
         "late_prompt" => vec![user("The late prompt's text.".to_owned())],
-        "fails" => {
+        "fails" | "fails_when" => {
             return Err(McpError::internal_error(
                 "the fake prompt failed on purpose",
                 None,
@@ -98,4 +104,13 @@ pub(crate) fn get(name: &str, args: &JsonObject) -> Result<GetPromptResult, McpE
         other => return Err(McpError::invalid_params(format!("no prompt {other}"), None)),
     };
     Ok(GetPromptResult::new(messages))
+}
+
+/// Waits until `path` exists (at most a minute, so a test that never creates it does not
+/// hang the server).
+pub(crate) async fn wait_for_file(path: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::path::Path::new(path).exists() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }

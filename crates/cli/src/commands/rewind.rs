@@ -4,7 +4,8 @@
 //! with nothing changed.
 
 use rein_core::checkpoint::{
-    CheckpointSettings, Checkpoints, OnChanged, Restore, RewindPlan, RewindScope, TurnRecord,
+    Applied, CheckpointSettings, Checkpoints, OnChanged, Restore, RewindPlan, RewindScope,
+    TurnRecord,
 };
 use rein_core::session::{SessionError, SessionStore};
 use serde_json::json;
@@ -177,10 +178,17 @@ pub(crate) fn not_restored(plan: &RewindPlan) -> Vec<String> {
     lines
 }
 
-fn report(id: &str, plan: &RewindPlan, done: &[Restore], json: bool) {
+/// The line saying a directory was removed.
+pub(crate) fn removed_dir_line(dir: &str) -> String {
+    neutralize(&format!(
+        "removed {dir}/ (an empty directory the turn created)"
+    ))
+    .into_owned()
+}
+
+fn report(id: &str, plan: &RewindPlan, done: &Applied, json: bool) {
     if json {
-        let files: Vec<_> = done
-            .iter()
+        let files: Vec<_> = (done.restores.iter())
             .map(|r| json!({ "path": r.path, "action": action(r) }))
             .collect();
         let mut not: Vec<_> = plan
@@ -200,20 +208,24 @@ fn report(id: &str, plan: &RewindPlan, done: &[Restore], json: bool) {
                 "code": plan.scope.code(),
                 "conversation": plan.scope.conversation(),
                 "restored": files,
+                "removed_dirs": done.removed_dirs,
                 "not_restored": not,
             })
             .to_string(),
         );
         return;
     }
-    for restore in done {
+    for restore in &done.restores {
         render::stdout_line(&neutralize(&format!(
             "{} {}",
             action(restore),
             restore.path
         )));
     }
-    if plan.scope.code() && done.is_empty() {
+    for dir in &done.removed_dirs {
+        render::stdout_line(&removed_dir_line(dir));
+    }
+    if plan.scope.code() && done.restores.is_empty() && done.removed_dirs.is_empty() {
         render::stdout_line("no files to restore");
     }
     if plan.scope.conversation() {

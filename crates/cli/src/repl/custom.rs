@@ -6,7 +6,7 @@ use rein_core::agent::Agent;
 use rein_core::commands::CustomCommand;
 
 use super::Repl;
-use super::keys::Typed;
+use super::keys::{NotSent, Typed};
 use crate::render;
 
 impl Repl {
@@ -33,13 +33,13 @@ impl Repl {
     }
 
     /// Runs `command` with `arguments`: what was typed ahead, or (as the error) the input to
-    /// edit again when it was not sent.
+    /// edit again when it was not sent, with what was typed while it was prepared.
     pub(super) async fn custom(
         &mut self,
         agent: &mut Agent,
         command: &CustomCommand,
         arguments: &str,
-    ) -> Result<Typed, String> {
+    ) -> Result<Typed, NotSent> {
         if let Some(model) = &command.model
             && model != agent.model()
         {
@@ -73,16 +73,29 @@ impl Repl {
                 if !cancelled {
                     self.say(&self.style.error(&render::neutralize(&why.to_string())));
                 }
-                return Err(as_typed());
+                return Err(NotSent {
+                    line: as_typed(),
+                    typed,
+                });
             }
         };
         for warning in &expanded.warnings {
             self.say(&self.style.warn(&render::neutralize(warning)));
         }
         if cancelled {
-            return Err(as_typed());
+            return Err(NotSent {
+                line: as_typed(),
+                typed,
+            });
         }
-        let mut sent = self.turn(agent, &expanded.prompt).await?;
+        let mut sent = match self.turn(agent, &expanded.prompt).await {
+            Ok(sent) => sent,
+            Err(mut not_sent) => {
+                not_sent.typed.text.insert_str(0, &typed.text);
+                not_sent.typed.leave |= typed.leave;
+                return Err(not_sent);
+            }
+        };
         sent.text.insert_str(0, &typed.text);
         sent.leave |= typed.leave;
         Ok(sent)

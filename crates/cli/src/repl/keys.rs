@@ -232,6 +232,33 @@ pub(crate) struct Typed {
     pub(crate) leave: bool,
 }
 
+impl Typed {
+    /// The whole lines typed (each to run in turn, blank ones left out) and the rest, which
+    /// waits at the prompt.
+    pub(crate) fn split(self) -> (Vec<String>, String) {
+        let (lines, rest) = match self.text.rfind('\n') {
+            Some(end) => (&self.text[..end], &self.text[end + 1..]),
+            None => ("", self.text.as_str()),
+        };
+        let lines = lines
+            .split('\n')
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect();
+        (lines, rest.to_owned())
+    }
+}
+
+/// An input that was not sent (refused, or an attachment failed): the text to edit again,
+/// and the keys typed while it was being prepared.
+#[derive(Debug)]
+pub(crate) struct NotSent {
+    /// The input as typed.
+    pub(crate) line: String,
+    /// What the person typed meanwhile.
+    pub(crate) typed: Typed,
+}
+
 /// Keys being read for one turn.
 pub(crate) struct TurnKeys {
     shared: Arc<KeyShared>,

@@ -289,8 +289,11 @@ impl Repl {
                 let arguments = input.trim()[1 + command.name.len()..].trim().to_owned();
                 match self.custom(&mut agent, &command, &arguments).await {
                     Ok(typed) => typed,
-                    Err(typed_instead) => {
-                        prefill = typed_instead;
+                    Err(not_sent) => {
+                        if not_sent.typed.leave {
+                            break;
+                        }
+                        prefill = self.refill(not_sent, &mut queued);
                         continue;
                     }
                 }
@@ -319,8 +322,11 @@ impl Repl {
             } else {
                 match self.turn(&mut agent, &input).await {
                     Ok(typed) => typed,
-                    Err(typed_instead) => {
-                        prefill = typed_instead;
+                    Err(not_sent) => {
+                        if not_sent.typed.leave {
+                            break;
+                        }
+                        prefill = self.refill(not_sent, &mut queued);
                         continue;
                     }
                 }
@@ -329,19 +335,10 @@ impl Repl {
                 break;
             }
             // Whole lines typed during the turn are sent in order; the rest waits at the
-            // prompt.
-            let typed = typed.text;
-            let (lines, rest) = match typed.rfind('\n') {
-                Some(end) => (&typed[..end], &typed[end + 1..]),
-                None => ("", typed.as_str()),
-            };
-            queued.extend(
-                lines
-                    .split('\n')
-                    .filter(|l| !l.trim().is_empty())
-                    .map(str::to_owned),
-            );
-            prefill = rest.to_owned();
+            // prompt, after the rest typed before (it waits while queued lines run).
+            let (lines, rest) = typed.split();
+            queued.extend(lines);
+            prefill.push_str(&rest);
         }
         self.leave(agent, Exit::Done).await
     }

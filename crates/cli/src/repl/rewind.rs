@@ -109,12 +109,17 @@ impl Repl {
                     out.push('\n');
                 }
             }
+            for dir in &plan.created_dirs {
+                let line = format!("remove {dir}/ if it is left empty (the turn created it)");
+                out.push_str(&fit(&s.bold(&neutralize(&line)), width));
+                out.push('\n');
+            }
             for line in headless::not_restored(&plan) {
                 out.push_str(&s.warn(&neutralize(&line)));
                 out.push('\n');
             }
             self.live.write(&out);
-            if plan.restores.is_empty() && !scope.conversation() {
+            if plan.restores.is_empty() && plan.created_dirs.is_empty() && !scope.conversation() {
                 self.say(&s.dim("no files to restore"));
                 return None;
             }
@@ -158,12 +163,16 @@ impl Repl {
         match checkpoints.apply(plan, on_changed, None) {
             Ok(done) => {
                 let mut out = String::new();
-                for restore in &done {
+                for restore in &done.restores {
                     out.push_str(&neutralize(&format!(
                         "{} {}\n",
                         headless::action(restore),
                         restore.path
                     )));
+                }
+                for dir in &done.removed_dirs {
+                    out.push_str(&headless::removed_dir_line(dir));
+                    out.push('\n');
                 }
                 if plan.scope.conversation() {
                     out.push_str(&format!(

@@ -185,25 +185,16 @@ pub(crate) fn parse(input: &str) -> Option<Slash> {
     })
 }
 
-/// The text of /help, the custom commands after the built-in ones.
+/// Where the descriptions of /help start, at least (two columns of indent before it).
+const HELP_MIN_COLUMN: usize = 22;
+/// A command wider than this has its description on the next line, so that one long MCP
+/// prompt does not push every description off a narrow terminal.
+const HELP_MAX_COLUMN: usize = 40;
+
+/// The text of /help, the custom commands after the built-in ones; every command's
+/// description in one column, measured in display width over all of them.
 pub(crate) fn help(s: Style, custom: &[CustomCommand]) -> String {
-    let mut out = String::from("Commands:\n");
-    let line = |out: &mut String, usage: &str, about: &str| {
-        out.push_str(&format!(
-            "  {}{}{}\n",
-            s.bold(usage),
-            " ".repeat(22usize.saturating_sub(usage.chars().count()).max(1)),
-            about
-        ));
-    };
-    for command in COMMANDS {
-        let usage = if command.argument.is_empty() {
-            command.name.to_owned()
-        } else {
-            format!("{} {}", command.name, command.argument)
-        };
-        line(&mut out, &usage, command.about);
-    }
+    use unicode_width::UnicodeWidthStr;
     let is_prompt = |c: &&CustomCommand| {
         matches!(
             c.source,
@@ -212,21 +203,68 @@ pub(crate) fn help(s: Style, custom: &[CustomCommand]) -> String {
     };
     let (prompts, files): (Vec<&CustomCommand>, Vec<&CustomCommand>) =
         custom.iter().partition(is_prompt);
-    for (title, list) in [("Custom commands:", files), ("MCP prompts:", prompts)] {
-        if list.is_empty() {
+    let usage_of = |command: &CustomCommand| {
+        let usage = match &command.argument_hint {
+            Some(hint) => format!("/{} {hint}", command.name),
+            None => format!("/{}", command.name),
+        };
+        crate::render::neutralize(&usage).into_owned()
+    };
+    let built_in: Vec<(String, String)> = COMMANDS
+        .iter()
+        .map(|command| {
+            let usage = if command.argument.is_empty() {
+                command.name.to_owned()
+            } else {
+                format!("{} {}", command.name, command.argument)
+            };
+            (usage, command.about.to_owned())
+        })
+        .collect();
+    let listed = |list: &[&CustomCommand]| -> Vec<(String, String)> {
+        list.iter()
+            .map(|c| {
+                (
+                    usage_of(c),
+                    crate::render::neutralize(&c.description).into_owned(),
+                )
+            })
+            .collect()
+    };
+    let sections = [
+        ("Commands:", built_in),
+        ("Custom commands:", listed(&files)),
+        ("MCP prompts:", listed(&prompts)),
+    ];
+    // Two spaces at least between a command and its description.
+    let column = (sections.iter())
+        .flat_map(|(_, lines)| lines.iter().map(|(usage, _)| usage.width() + 2))
+        .filter(|width| *width <= HELP_MAX_COLUMN)
+        .fold(HELP_MIN_COLUMN, usize::max);
+    let mut out = String::new();
+    for (title, lines) in &sections {
+        if lines.is_empty() {
             continue;
         }
-        out.push_str(&format!("\n{}\n", s.bold(title)));
-        for command in list {
-            let usage = match &command.argument_hint {
-                Some(hint) => format!("/{} {hint}", command.name),
-                None => format!("/{}", command.name),
-            };
-            line(
-                &mut out,
-                &usage,
-                &crate::render::neutralize(&command.description),
-            );
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!("{}\n", s.bold(title)));
+        for (usage, about) in lines {
+            let width = usage.width();
+            if width + 2 > column {
+                out.push_str(&format!(
+                    "  {}\n  {}{about}\n",
+                    s.bold(usage),
+                    " ".repeat(column)
+                ));
+            } else {
+                out.push_str(&format!(
+                    "  {}{}{about}\n",
+                    s.bold(usage),
+                    " ".repeat(column - width)
+                ));
+            }
         }
     }
     out.push_str(&format!("\n{}\n", s.bold("Input:")));
@@ -278,6 +316,70 @@ mod tests {
         assert_eq!(parse("/x"), Some(Slash::Unknown("/x".into())));
         assert_eq!(parse("hello /help"), None);
         assert_eq!(parse("/usr/bin/env is broken"), None);
+    }
+
+    fn command(name: &str, hint: Option<&str>, about: &str, prompt: bool) -> CustomCommand {
+        CustomCommand {
+            name: name.into(),
+            description: about.into(),
+            argument_hint: hint.map(str::to_owned),
+            allowed_tools: Vec::new(),
+            model: None,
+            body: String::new(),
+            source: if prompt {
+                rein_core::commands::CommandSource::McpPrompt {
+                    server: "srv".into(),
+                    prompt: name.into(),
+                    arguments: Vec::new(),
+                }
+            } else {
+                rein_core::commands::CommandSource::File("x.md".into())
+            },
+        }
+    }
+
+    #[test]
+    fn mcp_prompts_line_up_with_the_commands_by_display_width() {
+        let custom = [
+            command("review", Some("[file]"), "review a file", false),
+            command(
+                "mcp__srv__greet",
+                Some("<name> [style]"),
+                "Greets someone",
+                true,
+            ),
+            command("mcp__srv__été", Some("<名前>"), "wide characters", true),
+            command(
+                "mcp__srv__a_prompt_with_a_very_long_name",
+                Some("<first> <second> [third]"),
+                "too wide to share the column",
+                true,
+            ),
+        ];
+        let help = help(Style::plain(), &custom);
+        insta::assert_snapshot!(help);
+        // Every description starts in the same display column.
+        let column = |line: &str, about: &str| {
+            let at = line.find(about).unwrap();
+            unicode_width::UnicodeWidthStr::width(&line[..at])
+        };
+        let line = |start: &str| help.lines().find(|l| l.starts_with(start)).unwrap();
+        let expected = column(line("  /help "), "this list");
+        assert_eq!(column(line("  /review"), "review a file"), expected);
+        assert_eq!(
+            column(line("  /mcp__srv__greet"), "Greets someone"),
+            expected
+        );
+        assert_eq!(
+            column(line("  /mcp__srv__été"), "wide characters"),
+            expected
+        );
+        let long = help
+            .lines()
+            .position(|l| l.contains("very_long_name"))
+            .unwrap();
+        let next = help.lines().nth(long + 1).unwrap();
+        assert_eq!(column(next, "too wide"), expected);
     }
 
     #[test]

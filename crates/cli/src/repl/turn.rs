@@ -1,21 +1,22 @@
 //! Running something that may take a while: a turn, a `!command`, a file to attach. Keys are
 //! read and the spinner runs until it is over.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
 use rein_core::agent::{Agent, TurnStop};
 use tokio_util::sync::CancellationToken;
 
-use super::keys::Typed;
+use super::keys::{NotSent, Typed};
 use super::{Repl, Running, attach, terminal};
 use crate::render::SPINNER_TICK;
 use crate::render::{self, TurnFigures};
 
 impl Repl {
     /// One request to the model; returns what was typed ahead, or (as the error) the input
-    /// to edit again when it was not sent.
-    pub(super) async fn turn(&mut self, agent: &mut Agent, input: &str) -> Result<Typed, String> {
+    /// to edit again when it was not sent, with what was typed meanwhile.
+    pub(super) async fn turn(&mut self, agent: &mut Agent, input: &str) -> Result<Typed, NotSent> {
         let running = self.begin("thinking");
         let mut files = Vec::new();
         let mut images = Vec::new();
@@ -36,14 +37,17 @@ impl Repl {
                         continue;
                     }
                     Err(why) => {
-                        self.end(running);
+                        let typed = self.end(running);
                         self.say(&self.style.error(&format!(
                             "not sent: @{} could not be attached: {} (edit the request and press \
                              Enter)",
                             render::neutralize(&path),
                             render::neutralize(&why)
                         )));
-                        return Err(input.to_owned());
+                        return Err(NotSent {
+                            line: input.to_owned(),
+                            typed,
+                        });
                     }
                 }
             }
@@ -56,12 +60,15 @@ impl Repl {
                 )
                 .await;
             if outcome.is_error || outcome.cancelled {
-                self.end(running);
+                let typed = self.end(running);
                 self.say(&self.style.error(&format!(
                     "not sent: @{} could not be attached (edit the request and press Enter)",
                     render::neutralize(&path)
                 )));
-                return Err(input.to_owned());
+                return Err(NotSent {
+                    line: input.to_owned(),
+                    typed,
+                });
             }
             images.extend(outcome.images);
             files.push(attach::Attached {
@@ -240,6 +247,26 @@ impl Repl {
             ticker,
             started: Instant::now(),
         }
+    }
+
+    /// The prompt's text after an input that was not sent. Nothing typed meanwhile: the
+    /// input, to correct (the editor puts the cursor after it). Keys typed while it was prepared mean the person went on: they are
+    /// kept, and never glued to the input (a command typed ahead would be sent to the model
+    /// as part of it): whole lines run in order, the rest waits at the prompt, and the input
+    /// is one Up away in the history.
+    pub(super) fn refill(&self, not_sent: NotSent, queued: &mut VecDeque<String>) -> String {
+        // An Enter pressed while waiting is no new input.
+        if not_sent.typed.text.trim().is_empty() {
+            return not_sent.line;
+        }
+        self.say(
+            &self
+                .style
+                .dim("(kept what you typed meanwhile; Up brings back the line that was not sent)"),
+        );
+        let (lines, rest) = not_sent.typed.split();
+        queued.extend(lines);
+        rest
     }
 
     /// Stops the spinner and the key reader; returns what was typed ahead.

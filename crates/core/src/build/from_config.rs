@@ -114,6 +114,7 @@ impl AgentBuilder {
         self.warnings.extend(mcp.warnings.iter().cloned());
         self.mcp_warnings = mcp.warnings;
         self.mcp_awaiting_trust = mcp.awaiting_trust;
+        self.mcp_skipped = mcp.skipped;
         self.tool_search_budget = config.tool_search.budget();
         self.mcp_sandboxed = sandboxed_servers(&mcp.servers);
         self.mcp_plan = mcp.servers;

@@ -58,6 +58,12 @@ impl AgentBuilder {
         &self.mcp_awaiting_trust
     }
 
+    /// The configured MCP servers not started (disabled, untrusted, naming an unset
+    /// variable), and why.
+    pub fn mcp_skipped(&self) -> &[crate::mcp::SkippedServer] {
+        &self.mcp_skipped
+    }
+
     /// What the person should know about the configured MCP servers: those left out (an
     /// untrusted project's, one naming an unset variable; these are among
     /// [`AgentBuilder::warnings`] too), and, when some are to run in the OS sandbox, why it

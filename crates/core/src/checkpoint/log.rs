@@ -49,6 +49,12 @@ pub(crate) enum Record {
         unsaved: Vec<UnsavedChange>,
         /// Ignored entries (not saved) that appeared, vanished or changed.
         ignored: Vec<String>,
+        /// Directories the turn created (a rewind removes those left empty).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        created_dirs: Vec<String>,
+        /// Directories the turn removed (they existed before it).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        removed_dirs: Vec<String>,
     },
     /// A rewind to the point before `to_turn`.
     Rewound {
@@ -76,6 +82,10 @@ pub struct TurnRecord {
     pub unsaved: Vec<UnsavedChange>,
     /// Ignored entries it touched (never saved).
     pub ignored: Vec<String>,
+    /// Directories it created.
+    pub created_dirs: Vec<String>,
+    /// Directories it removed.
+    pub removed_dirs: Vec<String>,
     /// A code rewind already undid its changes.
     pub code_reverted: bool,
 }
@@ -129,6 +139,8 @@ pub(crate) fn turns(records: &[Record]) -> Vec<TurnRecord> {
                     changes: None,
                     unsaved: Vec::new(),
                     ignored: Vec::new(),
+                    created_dirs: Vec::new(),
+                    removed_dirs: Vec::new(),
                     code_reverted: false,
                 });
             }
@@ -137,11 +149,15 @@ pub(crate) fn turns(records: &[Record]) -> Vec<TurnRecord> {
                 changes,
                 unsaved,
                 ignored,
+                created_dirs,
+                removed_dirs,
             } => {
                 if let Some(t) = turns.iter_mut().find(|t| t.number == *turn) {
                     t.changes = Some(changes.clone());
                     t.unsaved.clone_from(unsaved);
                     t.ignored.clone_from(ignored);
+                    t.created_dirs.clone_from(created_dirs);
+                    t.removed_dirs.clone_from(removed_dirs);
                 }
             }
             Record::Rewound {
@@ -204,4 +220,19 @@ pub(crate) fn changes(delta: &Delta) -> (Vec<Change>, Vec<UnsavedChange>, Vec<St
     let mut ignored: Vec<String> = delta.ignored.iter().map(|(p, _, _)| p.clone()).collect();
     ignored.sort_unstable();
     (changes, unsaved, ignored)
+}
+
+/// The directories a turn created and those it removed, from the scan after it. Sorted.
+pub(crate) fn dir_changes(delta: &Delta) -> (Vec<String>, Vec<String>) {
+    let (mut created, mut removed) = (Vec::new(), Vec::new());
+    for (path, present) in &delta.dirs {
+        if *present {
+            created.push(path.clone());
+        } else {
+            removed.push(path.clone());
+        }
+    }
+    created.sort_unstable();
+    removed.sort_unstable();
+    (created, removed)
 }

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 pub use log::{Change, TurnRecord, UnsavedChange};
-pub use restore::{OnChanged, Restore, RewindPlan, RewindScope};
+pub use restore::{Applied, OnChanged, Restore, RewindPlan, RewindScope};
 pub use tree::{FileKind, FileState, MAX_FILES, Tree, Unsaved};
 
 use log::Record;
@@ -236,6 +236,7 @@ impl Checkpoints {
     /// between the two leaves the turn unfinished on disk, to be finished on the next start.
     fn record_changes(&mut self, turn: u32, delta: &Delta) -> io::Result<()> {
         let (changes, unsaved, ignored) = log::changes(delta);
+        let (created_dirs, removed_dirs) = log::dir_changes(delta);
         let logged = log::append(
             &self.log_path(),
             &Record::Changes {
@@ -243,6 +244,8 @@ impl Checkpoints {
                 changes,
                 unsaved,
                 ignored,
+                created_dirs,
+                removed_dirs,
             },
         );
         match logged {
@@ -350,8 +353,12 @@ pub fn recover(rein_home: &Path) -> Vec<String> {
             None => continue,
         };
         let objects = Objects::new(rein_home.join("checkpoints").join("objects"));
-        let done = restore::apply_files(&journal.workspace, &objects, &journal.files)
-            .and_then(|()| restore::finish_journal(rein_home, &path, &journal, None));
+        let done =
+            restore::apply_files(&journal.workspace, &objects, &journal.files).and_then(|()| {
+                let _removed =
+                    restore::remove_empty_dirs(&journal.workspace, &journal.created_dirs);
+                restore::finish_journal(rein_home, &path, &journal, None)
+            });
         match done {
             Ok(()) => notes.push(format!(
                 "completed a rewind of session {} that was interrupted ({} file(s) in {})",

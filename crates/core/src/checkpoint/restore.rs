@@ -65,6 +65,9 @@ pub struct RewindPlan {
     pub unsaved: Vec<UnsavedChange>,
     /// Ignored entries the turns touched: never saved, not restored.
     pub ignored: Vec<String>,
+    /// Directories the turns created (they did not exist before the first of them), deepest
+    /// first: each is removed if it is empty once the files are restored.
+    pub created_dirs: Vec<String>,
 }
 
 impl RewindPlan {
@@ -76,6 +79,16 @@ impl RewindPlan {
             .map(|r| r.path.as_str())
             .collect()
     }
+}
+
+/// What a rewind did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Applied {
+    /// The files written back or deleted.
+    pub restores: Vec<Restore>,
+    /// The directories removed (the turns created them, and they were left empty), deepest
+    /// first.
+    pub removed_dirs: Vec<String>,
 }
 
 /// What to do with files someone else changed.
@@ -100,6 +113,9 @@ pub(crate) struct Journal {
     /// The session line to cut the conversation back to, when it is.
     pub(crate) conversation_line: Option<u64>,
     pub(crate) files: Vec<(String, Option<FileState>)>,
+    /// Directories to remove when empty, after the files (deepest first).
+    #[serde(default)]
+    pub(crate) created_dirs: Vec<String>,
 }
 
 /// The journal of a session's rewind.
@@ -152,6 +168,25 @@ pub(crate) fn apply_files(
         }
     }
     Ok(())
+}
+
+/// Removes each directory of `dirs` (deepest first) that is empty; returns those removed.
+/// A directory someone put a file in since stays, and so does one that cannot be removed
+/// (a directory left behind loses nothing, and must not keep the journal from finishing).
+pub(crate) fn remove_empty_dirs(root: &Path, dirs: &[String]) -> Vec<String> {
+    let mut removed = Vec::new();
+    for key in dirs {
+        let Ok(path) = safe_join(root, key) else {
+            continue;
+        };
+        // `remove_dir` removes only an empty directory, atomically with that check; a
+        // symbolic link put in its place is not followed.
+        let is_dir = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if is_dir && fs::remove_dir(&path).is_ok() {
+            removed.push(key.clone());
+        }
+    }
+    removed
 }
 
 fn put(path: &Path, state: &FileState, objects: &Objects) -> io::Result<()> {

@@ -24,6 +24,7 @@ impl Checkpoints {
             restores: Vec::new(),
             unsaved: Vec::new(),
             ignored: Vec::new(),
+            created_dirs: Vec::new(),
         };
         if !scope.code() {
             return Ok(plan);
@@ -46,10 +47,19 @@ impl Checkpoints {
             String,
             (Option<FileState>, Option<FileState>),
         > = std::collections::BTreeMap::new();
+        // Per directory: whether the first of these turns that touched it created it (it
+        // did not exist before) or removed it (it did).
+        let mut dirs: std::collections::BTreeMap<&str, bool> = std::collections::BTreeMap::new();
         for turn in turns
             .iter()
             .filter(|t| t.number >= to_turn && !t.code_reverted)
         {
+            for dir in &turn.created_dirs {
+                dirs.entry(dir).or_insert(true);
+            }
+            for dir in &turn.removed_dirs {
+                dirs.entry(dir).or_insert(false);
+            }
             for change in turn.changes.iter().flatten() {
                 targets
                     .entry(change.path.clone())
@@ -61,6 +71,15 @@ impl Checkpoints {
         }
         plan.ignored.sort();
         plan.ignored.dedup();
+        // Deepest first: a path sorts after its parent's.
+        // Those still there (a directory someone removed since has nothing to remove).
+        plan.created_dirs = (dirs.into_iter().rev())
+            .filter(|&(_, created)| created)
+            .map(|(dir, _)| dir.to_owned())
+            .filter(|dir| {
+                std::fs::symlink_metadata(self.workspace.join(dir)).is_ok_and(|m| m.is_dir())
+            })
+            .collect();
         for (path, (target, left)) in targets {
             let current = now.and_then(|now| now.files.get(&path)).cloned();
             if same(current.as_ref(), target.as_ref()) {
@@ -106,15 +125,15 @@ impl Checkpoints {
             .and_then(|b| self.objects.read(b).ok())
     }
 
-    /// Carries out `plan`: files first (through the journal), then the conversation (in
-    /// `session` when given, else in the session file opened here), then the log. Returns
-    /// the restores done.
+    /// Carries out `plan`: files first (through the journal), then the directories the
+    /// turns created and left empty, then the conversation (in `session` when given, else in
+    /// the session file opened here), then the log. Returns what it did.
     pub fn apply(
         &mut self,
         plan: &RewindPlan,
         on_changed: OnChanged,
         session: Option<&mut crate::session::Session>,
-    ) -> Result<Vec<Restore>, CheckpointError> {
+    ) -> Result<Applied, CheckpointError> {
         let changed = plan.changed_since();
         if on_changed == OnChanged::Refuse && !changed.is_empty() {
             return Err(CheckpointError::ChangedSince(
@@ -153,6 +172,7 @@ impl Checkpoints {
                 .iter()
                 .map(|r| (r.path.clone(), r.target.clone()))
                 .collect(),
+            created_dirs: plan.created_dirs.clone(),
         };
         let journal_path = restore::journal_path(&self.root, &self.session);
         let io_err = |source| CheckpointError::Io {
@@ -161,11 +181,15 @@ impl Checkpoints {
         };
         let _held = restore::write_journal(&journal_path, &journal).map_err(io_err)?;
         restore::apply_files(&self.workspace, &self.objects, &journal.files)?;
+        let removed_dirs = restore::remove_empty_dirs(&self.workspace, &journal.created_dirs);
         restore::finish_journal(&self.rein_home, &journal_path, &journal, session)?;
         // The next scan reads what was written; the log has a rewind the turn count must see.
         self.tree = None;
         self.next_turn = None;
-        Ok(restores)
+        Ok(Applied {
+            restores,
+            removed_dirs,
+        })
     }
 }
 

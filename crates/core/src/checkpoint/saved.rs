@@ -29,6 +29,9 @@ struct LineOut<'a> {
     taken: i64,
     files: BTreeMap<&'a str, Option<&'a FileState>>,
     ignored: BTreeMap<&'a str, Option<&'a IgnoredStamp>>,
+    /// Directories that appeared (`true`) or vanished (`false`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    dirs: BTreeMap<&'a str, bool>,
 }
 
 /// One line of `tree-changes.jsonl` as read: each path's new state, `null` when gone.
@@ -39,6 +42,8 @@ struct LineIn {
     files: BTreeMap<String, Option<FileState>>,
     #[serde(default)]
     ignored: BTreeMap<String, Option<IgnoredStamp>>,
+    #[serde(default)]
+    dirs: BTreeMap<String, bool>,
 }
 
 /// What is on disk for the tree in memory.
@@ -88,7 +93,8 @@ impl SavedTree {
             return Ok(());
         }
         let fold = self.changes_bytes > self.whole_bytes / 4 + FOLD_SLACK_BYTES;
-        let saved = if self.in_sync && self.whole_bytes > 0 && !fold {
+        // A line cannot tell directories to a snapshot that knew none: it is written whole.
+        let saved = if self.in_sync && self.whole_bytes > 0 && !fold && !delta.dirs_learned {
             append(dir, delta).map(|n| self.changes_bytes += n)
         } else {
             write_whole(dir, tree).map(|n| {
@@ -115,6 +121,15 @@ fn apply(tree: &mut Tree, line: LineIn) {
             None => tree.ignored.remove(&path),
         };
     }
+    if let Some(dirs) = &mut tree.dirs {
+        for (path, present) in line.dirs {
+            if present {
+                dirs.insert(path);
+            } else {
+                dirs.remove(&path);
+            }
+        }
+    }
 }
 
 /// Appends `delta` as one line, in one write; returns the bytes written.
@@ -130,6 +145,11 @@ fn append(dir: &Path, delta: &Delta) -> io::Result<u64> {
             .ignored
             .iter()
             .map(|(path, _, after)| (path.as_str(), after.as_ref()))
+            .collect(),
+        dirs: delta
+            .dirs
+            .iter()
+            .map(|(path, present)| (path.as_str(), *present))
             .collect(),
     };
     // The leading newline ends a line a killed rein may have left unfinished.

@@ -198,3 +198,97 @@ fn lines_already_folded_into_the_whole_snapshot_read_again_change_nothing() {
     std::fs::write(&changes, lines).unwrap();
     assert_eq!(saved_tree(&checkpoints), tree);
 }
+
+#[test]
+fn a_rewind_removes_the_directories_the_turns_created_once_empty_and_no_other() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let mkdir = |dir: &str| std::fs::create_dir_all(w.join(dir)).unwrap();
+    mkdir("kept-empty");
+    mkdir("old");
+    write(w, "old/file.txt", "old");
+    let mut checkpoints = open(home.path(), w);
+    assert!(checkpoints.before_turn("one", 1).is_empty());
+    mkdir("a/b");
+    write(w, "a/b/c.txt", "new");
+    write(w, "kept-empty/new.txt", "new");
+    mkdir("made/empty");
+    mkdir("old/x");
+    write(w, "old/x/y.txt", "new");
+    mkdir("busy/z");
+    write(w, "busy/z/by-turn.txt", "new");
+    assert!(checkpoints.after_turn().is_empty());
+    drop(checkpoints);
+    // The next turn in another process: the directories come from the saved snapshot.
+    let mut checkpoints = open(home.path(), w);
+    assert!(checkpoints.before_turn("two", 2).is_empty());
+    mkdir("two/deep");
+    write(w, "two/deep/t.txt", "two");
+    assert!(checkpoints.after_turn().is_empty());
+    let turns = checkpoints.turns().unwrap();
+    assert_eq!(
+        turns[0].created_dirs,
+        ["a", "a/b", "busy", "busy/z", "made", "made/empty", "old/x"]
+    );
+    assert_eq!(turns[1].created_dirs, ["two", "two/deep"]);
+    // Someone else's file in a directory the turn made: that one stays.
+    write(w, "busy/z/mine.txt", "mine");
+    drop(checkpoints);
+
+    let mut checkpoints = open(home.path(), w);
+    let plan = checkpoints.plan(1, RewindScope::Code).unwrap();
+    let applied = checkpoints.apply(&plan, OnChanged::Refuse, None).unwrap();
+
+    // Deepest first, and only those left empty.
+    assert_eq!(
+        applied.removed_dirs,
+        ["two/deep", "two", "old/x", "made/empty", "made", "a/b", "a"]
+    );
+    for gone in ["a", "made", "old/x", "two", "busy/z/by-turn.txt"] {
+        assert!(!w.join(gone).exists(), "{gone} is still there");
+    }
+    for kept in ["kept-empty", "old/file.txt", "busy/z/mine.txt"] {
+        assert!(w.join(kept).exists(), "{kept} was removed");
+    }
+    assert!(!w.join("kept-empty/new.txt").exists());
+}
+
+#[test]
+fn a_snapshot_saved_without_directories_reports_none_created() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    std::fs::create_dir_all(w.join("before")).unwrap();
+    let mut checkpoints = open(home.path(), w);
+    assert!(checkpoints.before_turn("one", 1).is_empty());
+    let dir = checkpoints.dir();
+    // rein stops during the turn, and the snapshot is as an earlier rein saved it: no
+    // `dirs`.
+    drop(checkpoints);
+    std::fs::create_dir_all(w.join("during")).unwrap();
+    let mut tree = saved_tree_at(&dir);
+    assert!(tree.dirs.as_ref().unwrap().contains("before"));
+    tree.dirs = None;
+    saved::write_whole(&dir, &tree).unwrap();
+
+    // The next start finishes the turn: which directories are new is not known, so none
+    // is taken for the turn's (a rewind would remove it).
+    let checkpoints = open(home.path(), w);
+    let turns = checkpoints.turns().unwrap();
+    assert!(turns[0].changes.is_some());
+    assert!(
+        turns[0].created_dirs.is_empty(),
+        "{:?}",
+        turns[0].created_dirs
+    );
+    let dirs = saved_tree_at(&dir).dirs.unwrap();
+    assert!(
+        dirs.contains("before") && dirs.contains("during"),
+        "{dirs:?}"
+    );
+}
+
+fn saved_tree_at(dir: &Path) -> Tree {
+    SavedTree::read(dir).unwrap().0
+}

@@ -4,7 +4,7 @@
 //! a file whose stamp is unchanged is neither read nor copied nor allocated for, which is
 //! what keeps a turn's checkpoint fast on a large tree.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io;
 use std::path::Path;
 use std::time::SystemTime;
@@ -124,6 +124,11 @@ pub struct Tree {
     /// Ignored entries next to walked ones (an ignored tree is one entry).
     #[serde(default)]
     pub ignored: BTreeMap<String, IgnoredStamp>,
+    /// The directories walked (the workspace itself aside), so a rewind knows which ones a
+    /// turn created; `None` in a snapshot saved before rein kept them (unknown until the
+    /// next scan, which reports none as created or removed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirs: Option<BTreeSet<String>>,
 }
 
 /// What one scan changed in a [`Tree`]: each path with its state before and after (absent:
@@ -136,12 +141,20 @@ pub(crate) struct Delta {
     pub(crate) files: Vec<(String, Option<FileState>, Option<FileState>)>,
     /// Ignored entries that appeared, vanished or changed.
     pub(crate) ignored: Vec<(String, Option<IgnoredStamp>, Option<IgnoredStamp>)>,
+    /// Directories that appeared (`true`) or vanished (`false`).
+    pub(crate) dirs: Vec<(String, bool)>,
+    /// The snapshot did not know its directories before this scan: the saved one must be
+    /// written whole to hold them.
+    pub(crate) dirs_learned: bool,
 }
 
 impl Delta {
     /// Whether the scan found the tree as it was (its time aside).
     pub(crate) fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.ignored.is_empty()
+        self.files.is_empty()
+            && self.ignored.is_empty()
+            && self.dirs.is_empty()
+            && !self.dirs_learned
     }
 }
 
@@ -253,6 +266,19 @@ pub(crate) fn scan(
         }
     }
     tree.ignored = ignored;
+    let dirs = super::walk::dir_keys(root, &walked);
+    match &tree.dirs {
+        Some(old) => {
+            delta
+                .dirs
+                .extend(dirs.difference(old).map(|d| (d.clone(), true)));
+            delta
+                .dirs
+                .extend(old.difference(&dirs).map(|d| (d.clone(), false)));
+        }
+        None => delta.dirs_learned = true,
+    }
+    tree.dirs = Some(dirs);
     Ok((delta, notes))
 }
 

@@ -98,6 +98,18 @@ pub(crate) fn walk(root: &Path) -> io::Result<Walked> {
         .unwrap_or_else(std::sync::PoisonError::into_inner))
 }
 
+/// The walked directories as keys relative to `root` (`root` itself and names that are not
+/// UTF-8 left out).
+pub(crate) fn dir_keys(root: &Path, walked: &Walked) -> std::collections::BTreeSet<String> {
+    walked
+        .dirs
+        .iter()
+        .filter_map(|dir| dir.strip_prefix(root).ok().and_then(Path::to_str))
+        .filter(|key| !key.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Lists each walked directory: calls `on_file` with the key and stamp of each file the
 /// walk yielded (files whose path is not UTF-8 aside) and still there, and returns the
 /// entries it did not yield, the ignored ones (`.git` is not counted).

@@ -215,10 +215,17 @@ async fn probe(
     for (header, value) in headers {
         request = request.header(header.as_str(), value.as_str());
     }
-    let response = request
-        .send()
-        .await
-        .map_err(|e| unreachable(e.to_string()))?;
+    let response = match request.send().await {
+        Ok(response) => response,
+        // Said as the connection of a session says it.
+        Err(e) => {
+            let why = match crate::unreachable::reason(url, &e).await {
+                Some(why) => why,
+                None => crate::unreachable::words(&e),
+            };
+            return Err(unreachable(why));
+        }
+    };
     let status = response.status();
     let challenge = response
         .headers()
