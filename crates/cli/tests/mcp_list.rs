@@ -159,35 +159,29 @@ fn mcp_list_as_json_with_no_server_is_an_empty_list_and_a_bad_config_an_error() 
     assert!(error.contains("mcp_servers.nothing"), "{error}");
 }
 
-/// A login where nothing listens, or to a host that does not resolve, says so in words, as
-/// the connection of a session does, and fails as other logins do (exit status 1).
+/// A login where nothing listens says so in words, as the connection of a session does, and
+/// fails as other logins do (exit status 1). (A host name that does not resolve is not
+/// tried: looking it up would leave this machine.)
 #[test]
 fn mcp_login_where_no_server_answers_says_why_in_words() {
     let env = Env::new();
-    let refused = format!("http://127.0.0.1:{}/mcp", closed_port());
-    for (url, said) in [
-        (
-            refused.as_str(),
+    let url = format!("http://127.0.0.1:{}/mcp", closed_port());
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    std::fs::write(
+        env.rein_home.join("config.toml"),
+        format!("[mcp_servers.docs]\nurl = \"{url}\"\n"),
+    )
+    .unwrap();
+    let out = run(env.rein().args(["mcp", "login", "docs", "--timeout", "5"]));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("login failed: cannot reach `docs`"), "{err}");
+    assert!(
+        err.contains(
             "connection refused, so no server is running there (start it, or check the \
-             server's `url`)",
+             server's `url`)"
         ),
-        // `.invalid` never resolves (RFC 6761).
-        (
-            "http://no-such-host.invalid/mcp",
-            "the host name `no-such-host.invalid` does not resolve",
-        ),
-    ] {
-        std::fs::create_dir_all(&env.rein_home).unwrap();
-        std::fs::write(
-            env.rein_home.join("config.toml"),
-            format!("[mcp_servers.docs]\nurl = \"{url}\"\n"),
-        )
-        .unwrap();
-        let out = run(env.rein().args(["mcp", "login", "docs", "--timeout", "5"]));
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(1), "{err}");
-        assert!(err.contains("login failed: cannot reach `docs`"), "{err}");
-        assert!(err.contains(said), "{url}: {err}");
-        assert!(!err.contains("error sending request"), "{err}");
-    }
+        "{err}"
+    );
+    assert!(!err.contains("error sending request"), "{err}");
 }

@@ -53,41 +53,8 @@ impl Repl {
                 let report = agent.context_report().await.to_string();
                 self.say(neutralize(&report).trim_end());
             }
-            Slash::Init => {
-                let root = rein_core::config::find_project_root(&self.cwd).dir;
-                let prompt = rein_core::commands::init_prompt(&root);
-                let plan = self.args.mode() == rein_core::face::PermissionMode::Plan;
-                if plan {
-                    self.say(&self.style.warn(
-                        "/init writes AGENTS.md: leave plan mode first (/permissions default)",
-                    ));
-                } else {
-                    // Shown and asked about in every mode, even where edits need no asking.
-                    agent.ask_first(rein_core::commands::init_ask_rules(&root));
-                    let sent = self.turn(agent, &prompt).await;
-                    agent.ask_first(Vec::new());
-                    if let Ok(typed) = sent {
-                        return Flow::Typed(typed);
-                    }
-                }
-            }
-            Slash::Compact(focus) => {
-                let running = self.begin("compacting");
-                let outcome = agent
-                    .compact(focus.as_deref(), &self.events, &running.cancel)
-                    .await;
-                let _ = self.end(running);
-                match outcome {
-                    // The compaction's own line said what was done.
-                    CompactOutcome::Compacted(_) => {}
-                    CompactOutcome::NothingToCompact => {
-                        self.say(&s.dim("nothing to compact yet: the conversation is short"));
-                    }
-                    CompactOutcome::Cancelled => {
-                        self.say(&s.warn("compaction interrupted; the context is unchanged"));
-                    }
-                }
-            }
+            Slash::Init => return self.init(agent).await,
+            Slash::Compact(focus) => self.compact(agent, focus.as_deref()).await,
             Slash::Diff => self.diff(),
             Slash::Sessions => self.sessions(),
             Slash::Resume(None) => match self.pick_session().await {
@@ -109,26 +76,7 @@ impl Repl {
                 }));
             }
             Slash::Permissions(None) => self.permissions(),
-            Slash::Permissions(Some(mode)) => match PermissionMode::from_str(&mode, true) {
-                Ok(mode) => {
-                    let mut args = self.same_session();
-                    args.permission_mode = Some(mode);
-                    self.say(&s.dim(&format!(
-                        "permission mode: {}",
-                        rein_core::permissions::PermissionMode::from(mode).as_str()
-                    )));
-                    return Flow::Rebuild(Box::new(Rebuild {
-                        args,
-                        other_session: false,
-                        then: None,
-                    }));
-                }
-                Err(_) => self.say(&s.error(&format!(
-                    "unknown mode {}: one of {}",
-                    neutralize(&mode),
-                    slash::MODES.join(", ")
-                ))),
-            },
+            Slash::Permissions(Some(mode)) => return self.switch_mode(&mode),
             Slash::Todos => {
                 let todos = agent.todos();
                 if todos.is_empty() {
@@ -150,6 +98,75 @@ impl Repl {
             )),
         }
         Flow::Continue
+    }
+
+    /// `/init`: the model writes AGENTS.md, asking before each edit in every mode; refused
+    /// in plan mode.
+    async fn init(&mut self, agent: &mut Agent) -> Flow {
+        let root = rein_core::config::find_project_root(&self.cwd).dir;
+        let prompt = rein_core::commands::init_prompt(&root);
+        if self.args.mode() == rein_core::face::PermissionMode::Plan {
+            self.say(
+                &self
+                    .style
+                    .warn("/init writes AGENTS.md: leave plan mode first (/permissions default)"),
+            );
+            return Flow::Continue;
+        }
+        // Shown and asked about in every mode, even where edits need no asking.
+        agent.ask_first(rein_core::commands::init_ask_rules(&root));
+        let sent = self.turn(agent, &prompt).await;
+        agent.ask_first(Vec::new());
+        match sent {
+            Ok(typed) => Flow::Typed(typed),
+            Err(_) => Flow::Continue,
+        }
+    }
+
+    /// `/compact [focus]`.
+    async fn compact(&mut self, agent: &mut Agent, focus: Option<&str>) {
+        let s = self.style;
+        let running = self.begin("compacting");
+        let outcome = agent.compact(focus, &self.events, &running.cancel).await;
+        let _ = self.end(running);
+        match outcome {
+            // The compaction's own line said what was done.
+            CompactOutcome::Compacted(_) => {}
+            CompactOutcome::NothingToCompact => {
+                self.say(&s.dim("nothing to compact yet: the conversation is short"));
+            }
+            CompactOutcome::Cancelled => {
+                self.say(&s.warn("compaction interrupted; the context is unchanged"));
+            }
+        }
+    }
+
+    /// `/permissions MODE`: the same session again in `mode`.
+    fn switch_mode(&mut self, mode: &str) -> Flow {
+        let s = self.style;
+        match PermissionMode::from_str(mode, true) {
+            Ok(mode) => {
+                let mut args = self.same_session();
+                args.permission_mode = Some(mode);
+                self.say(&s.dim(&format!(
+                    "permission mode: {}",
+                    rein_core::permissions::PermissionMode::from(mode).as_str()
+                )));
+                Flow::Rebuild(Box::new(Rebuild {
+                    args,
+                    other_session: false,
+                    then: None,
+                }))
+            }
+            Err(_) => {
+                self.say(&s.error(&format!(
+                    "unknown mode {}: one of {}",
+                    neutralize(mode),
+                    slash::MODES.join(", ")
+                )));
+                Flow::Continue
+            }
+        }
     }
 
     /// Switches to session `id`.

@@ -11,6 +11,7 @@ mod editor;
 mod keys;
 mod pager;
 mod paste;
+mod prompt;
 mod rewind;
 mod signals;
 pub(crate) mod slash;
@@ -224,26 +225,9 @@ impl Repl {
                 None => match self.read_line(std::mem::take(&mut prefill)).await {
                     Ok(line) => line,
                     Err(ReadlineError::Interrupted) => {
-                        // Ctrl+O: the last output, then the prompt again with what was typed.
-                        if let Some(typed) = self.output_view() {
-                            let last = self.live.last_output();
-                            pager::show(self.style, last.as_ref(), self.live.width());
-                            prefill = typed;
-                            continue;
-                        }
-                        if warned {
+                        if self.interrupted(&agent, &mut warned, &mut prefill).await {
                             break;
                         }
-                        warned = true;
-                        // Ctrl+C at an empty prompt also stops the background commands.
-                        let stopped = agent.tool_context().background().stop_all().await;
-                        if stopped > 0 {
-                            self.say(&self.style.dim(&format!(
-                                "(stopped {stopped} background command{})",
-                                if stopped == 1 { "" } else { "s" }
-                            )));
-                        }
-                        self.say(&self.style.dim("(press Ctrl+C again to leave, or Ctrl+D)"));
                         continue;
                     }
                     Err(ReadlineError::Eof) => break,
@@ -258,18 +242,7 @@ impl Repl {
             if input.trim().is_empty() {
                 continue;
             }
-            // A placeholder recalled from an earlier session stands for a paste rein no
-            // longer holds: sent, the paste would be lost without a word.
-            if let Some(missing) = self
-                .editor
-                .as_ref()
-                .and_then(|e| e.helper())
-                .and_then(|h| h.missing_paste(&input))
-            {
-                self.say(&self.style.warn(&format!(
-                    "{missing} is from an earlier session and rein no longer has its text: \
-                     paste it again in its place"
-                )));
+            if self.lost_paste(&input) {
                 prefill = input;
                 continue;
             }
@@ -341,37 +314,6 @@ impl Repl {
             prefill.push_str(&rest);
         }
         self.leave(agent, Exit::Done).await
-    }
-
-    /// What was typed when Ctrl+O ended the input, when it did.
-    fn output_view(&self) -> Option<String> {
-        self.editor
-            .as_ref()
-            .and_then(|e| e.helper())
-            .and_then(editor::ReplHelper::take_output_view)
-    }
-
-    /// Reads one input, on a thread of its own (rustyline blocks).
-    async fn read_line(&mut self, initial: String) -> Result<String, ReadlineError> {
-        let Some(mut editor) = self.editor.take() else {
-            return Err(ReadlineError::Eof);
-        };
-        let read = tokio::task::spawn_blocking(move || {
-            let line = if initial.is_empty() {
-                editor.readline(editor::PROMPT)
-            } else {
-                editor.readline_with_initial(editor::PROMPT, (&initial, ""))
-            };
-            (editor, line)
-        })
-        .await;
-        match read {
-            Ok((editor, line)) => {
-                self.editor = Some(editor);
-                line
-            }
-            Err(_) => Err(ReadlineError::Eof),
-        }
     }
 
     /// Builds the agent again (another model, mode or session).

@@ -84,6 +84,29 @@ impl Repl {
             .await;
         let elapsed = running.started.elapsed();
         let typed = self.end(running);
+        self.tell_stop(agent, &outcome);
+        let context = if outcome.rounds > 0 {
+            let report = agent.context_report().await;
+            Some((report.used, report.usable))
+        } else {
+            None
+        };
+        let line = render::turn_line(
+            self.style,
+            &TurnFigures {
+                outcome: &outcome,
+                context,
+                elapsed,
+            },
+        );
+        // A narrow window breaks the line between its parts, never mid-word.
+        self.say(&render::wrap_parts(&line, " · ", terminal::width()));
+        Ok(typed)
+    }
+
+    /// Says why a turn ended, when it did not simply end; offers a higher limit when one
+    /// stopped it.
+    fn tell_stop(&self, agent: &mut Agent, outcome: &rein_core::agent::TurnOutcome) {
         match outcome.stop() {
             TurnStop::EndTurn => {}
             TurnStop::MaxTokens => {
@@ -122,23 +145,6 @@ impl Repl {
                 self.say(&self.style.error(&render::neutralize(&message)));
             }
         }
-        let context = if outcome.rounds > 0 {
-            let report = agent.context_report().await;
-            Some((report.used, report.usable))
-        } else {
-            None
-        };
-        let line = render::turn_line(
-            self.style,
-            &TurnFigures {
-                outcome: &outcome,
-                context,
-                elapsed,
-            },
-        );
-        // A narrow window breaks the line between its parts, never mid-word.
-        self.say(&render::wrap_parts(&line, " · ", terminal::width()));
-        Ok(typed)
     }
 
     /// Says which limit stopped the turn and asks whether to double it; the person then says
