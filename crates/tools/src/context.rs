@@ -158,6 +158,8 @@ pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 #[derive(Clone)]
 pub struct ToolContext {
     config: Arc<ToolConfig>,
+    /// The directories file tools may touch, resolved once (see [`crate::paths`]).
+    allowed_dirs: Arc<std::sync::OnceLock<Vec<PathBuf>>>,
     cwd: Arc<Mutex<PathBuf>>,
     reads: Arc<Mutex<HashMap<PathBuf, FileStamp>>>,
     changed: Arc<Mutex<BTreeSet<PathBuf>>>,
@@ -196,6 +198,7 @@ impl ToolContext {
         let cwd = config.workspace_root.clone();
         ToolContext {
             config: Arc::new(config),
+            allowed_dirs: Arc::default(),
             cwd: Arc::new(Mutex::new(cwd)),
             reads: Arc::default(),
             changed: Arc::default(),
@@ -302,6 +305,12 @@ impl ToolContext {
     /// The settings this context was built from.
     pub fn config(&self) -> &ToolConfig {
         &self.config
+    }
+
+    /// The canonical directories file tools may touch, worked out by `resolve` the first
+    /// time they are asked for and kept: the session's settings do not change.
+    pub(crate) fn allowed_dirs(&self, resolve: impl FnOnce() -> Vec<PathBuf>) -> &[PathBuf] {
+        self.allowed_dirs.get_or_init(resolve)
     }
 
     /// The workspace root.
