@@ -337,7 +337,7 @@ impl Pattern {
     fn path(glob: &str, home: Option<&Path>) -> Result<Pattern, String> {
         let expanded = match (glob.strip_prefix("~/"), home) {
             (Some(rest), Some(home)) => format!("{}/{rest}", home.display()),
-            _ => glob.to_owned(),
+            _ => workspace_glob(glob),
         };
         let matcher = globset::GlobBuilder::new(&expanded)
             .literal_separator(true)
@@ -348,6 +348,19 @@ impl Pattern {
             glob: expanded,
             matcher,
         })
+    }
+}
+
+/// A relative glob as the calls it is matched with are written: `./src/**` is `src/**`
+/// (calls are matched without their `./`), and `src/` is everything below it, `src/**`.
+fn workspace_glob(glob: &str) -> String {
+    let mut glob = glob;
+    while let Some(rest) = glob.strip_prefix("./") {
+        glob = rest.trim_start_matches('/');
+    }
+    match glob.strip_suffix('/') {
+        Some(dir) if !dir.is_empty() && !dir.ends_with("**") => format!("{dir}/**"),
+        _ => glob.to_owned(),
     }
 }
 

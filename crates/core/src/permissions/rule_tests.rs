@@ -103,6 +103,46 @@ fn path_rules_glob_inside_the_workspace_and_absolute_ones_anywhere() {
 }
 
 #[test]
+fn a_glob_written_from_dot_or_ending_in_a_slash_means_what_it_says() {
+    let inside = |rel: &str| (PathBuf::from("/w").join(rel), Some(PathBuf::from(rel)));
+    let (abs, rel) = inside("src/a.rs");
+    for text in [
+        "edit_file(./src/**)",
+        "edit_file(src/)",
+        "edit_file(./src/)",
+    ] {
+        let rule = rule(text);
+        assert!(rule.names_path(&abs, rel.as_deref()), "{text}");
+        let (other, other_rel) = inside("lib/a.rs");
+        assert!(!rule.names_path(&other, other_rel.as_deref()), "{text}");
+    }
+    assert_eq!(rule("edit_file(./src/**)").to_string(), "edit_file(src/**)");
+}
+
+/// A deny or ask rule about another tool's paths (edits) does not keep searches out of
+/// them: read_file reads there without asking.
+#[test]
+fn searches_are_kept_only_from_paths_that_reading_rules_name() {
+    let parse = |text: &str| crate::permissions::SourcedRule {
+        rule: rule(text),
+        origin: crate::permissions::RuleOrigin::Configured("--deny".to_owned()),
+    };
+    let rules = crate::permissions::RuleSet {
+        allow: Vec::new(),
+        ask: vec![parse("read_file(secrets/**)")],
+        deny: vec![parse("edit_file(src/**)")],
+    };
+    let guard =
+        ModePolicy::with_rules(PermissionMode::Default, rules).read_guard(PathBuf::from("/w"));
+    assert!(!guard.protects(Path::new("/w/src/a.rs")), "an edit rule");
+    assert!(
+        guard.protects(Path::new("/w/secrets/key.txt")),
+        "a read rule"
+    );
+    assert!(guard.protects(Path::new("/w/.env")), "a sensitive file");
+}
+
+#[test]
 fn tool_names_can_be_globs_for_mcp_servers() {
     let all = rule("mcp__github__*");
     assert!(all.names_tool("mcp__github__create_issue"));
