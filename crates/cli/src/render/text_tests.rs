@@ -328,8 +328,8 @@ fn searches_and_listings() {
 fn a_refused_call_says_so_once() {
     // As core words them: a short reason for the person, a longer message for the model.
     let reason = "edits need approval in the default mode, and no one can be asked in this run; \
-                  to allow it, run rein with `--permission-mode accept-edits` (edits inside the \
-                  workspace) or `--permission-mode yolo`";
+                  run rein with `--permission-mode accept-edits` (edits inside the workspace) or \
+                  `--permission-mode yolo`";
     let message = "rein did not run this call: edits need approval in the default mode, and this \
                    run has no one to ask (a one-shot or headless run). Do not retry it.";
     let out = rendered(vec![

@@ -29,9 +29,8 @@ impl CallEnv {
                      one-shot or headless run). Do not retry it; finish what you can without it \
                      and tell the person what you wanted to do. To allow it, the person can {how}."
                 ),
-                reason: format!(
-                    "{reason}, and no one can be asked in this run; to allow it, {how}"
-                ),
+                // `how` says what to do ("allow it with …", "run rein with …").
+                reason: format!("{reason}, and no one can be asked in this run; {how}"),
             });
         }
         let _asking = match self.runner.asking.try_lock() {
