@@ -210,8 +210,10 @@ pub(crate) fn help(s: Style, custom: &[CustomCommand]) -> String {
         };
         crate::render::neutralize(&usage).into_owned()
     };
+    // `/quit` is named on `/exit`'s line; it stays in COMMANDS for Tab.
     let built_in: Vec<(String, String)> = COMMANDS
         .iter()
+        .filter(|command| command.name != "/quit")
         .map(|command| {
             let usage = if command.argument.is_empty() {
                 command.name.to_owned()
