@@ -36,6 +36,7 @@ use guard::LoopGuard;
 pub use nested::NestedInstructions;
 pub use outcome::{TurnEnd, TurnError, TurnOutcome};
 use runner::ToolRunner;
+pub(crate) use runner::llm_images;
 use spend::Spend;
 pub use spend::{LimitReached, SpendLimit, SpendLimits, SpendTotals};
 pub use subagents::AGENT_TOOL;

@@ -495,6 +495,18 @@ pub(super) struct Refusal {
     pub(super) reason: String,
 }
 
+/// Images a tool gave, as the model client sends them (the two crates do not know each
+/// other's types: core joins them).
+pub(crate) fn llm_images(images: Vec<rein_tools::ImageData>) -> Vec<rein_llm::Image> {
+    images
+        .into_iter()
+        .map(|image| rein_llm::Image {
+            media_type: image.media_type.to_owned(),
+            data: image.data,
+        })
+        .collect()
+}
+
 /// The outcome of `call` with `output`, taking `duration` (the person's answering left out).
 fn call_outcome(
     call: &ToolCall,
@@ -508,14 +520,7 @@ fn call_outcome(
             call_id: call.id.clone(),
             content: output.content,
             is_error: output.is_error,
-            images: output
-                .images
-                .into_iter()
-                .map(|image| rein_llm::Image {
-                    media_type: image.media_type.to_owned(),
-                    data: image.data,
-                })
-                .collect(),
+            images: llm_images(output.images),
         },
         display: output.display,
         changes: output.changes,

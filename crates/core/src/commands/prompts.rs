@@ -300,16 +300,7 @@ pub(super) async fn expand_prompt(
             command.name
         )));
     }
-    agent.attach_images(
-        content
-            .images
-            .into_iter()
-            .map(|image| rein_llm::Image {
-                media_type: image.media_type.to_owned(),
-                data: image.data,
-            })
-            .collect(),
-    );
+    agent.attach_images(crate::agent::llm_images(content.images));
     Ok(Expanded {
         prompt: request,
         warnings: Vec::new(),
