@@ -164,10 +164,13 @@ impl ModePolicy {
     /// The files a search tool must not read on its own: those a deny or ask rule or a
     /// sensitive-file default names, unless an allow rule names them by path.
     pub fn read_guard(&self, workspace: PathBuf) -> rein_tools::ReadGuard {
-        // Rules about reading: an `edit_file(src/**)` deny keeps edits out of src/, not
-        // searches (read_file reads there without asking).
+        // Rules about reading or searching: an `edit_file(src/**)` deny keeps edits out of
+        // src/, not searches (read_file reads there without asking).
         let is_path_rule = |r: &&SourcedRule| {
-            matches!(r.rule.pattern, Some(Pattern::Path { .. })) && r.rule.names_tool("read_file")
+            matches!(r.rule.pattern, Some(Pattern::Path { .. }))
+                && ["read_file", "grep", "glob"]
+                    .iter()
+                    .any(|tool| r.rule.names_tool(tool))
         };
         let protecting: Vec<Rule> = self
             .sensitive

@@ -335,9 +335,10 @@ impl Pattern {
     }
 
     fn path(glob: &str, home: Option<&Path>) -> Result<Pattern, String> {
-        let expanded = match (glob.strip_prefix("~/"), home) {
+        let normalized = normalized_glob(glob);
+        let expanded = match (normalized.strip_prefix("~/"), home) {
             (Some(rest), Some(home)) => format!("{}/{rest}", home.display()),
-            _ => workspace_glob(glob),
+            _ => normalized,
         };
         let matcher = globset::GlobBuilder::new(&expanded)
             .literal_separator(true)
@@ -351,9 +352,9 @@ impl Pattern {
     }
 }
 
-/// A relative glob as the calls it is matched with are written: `./src/**` is `src/**`
-/// (calls are matched without their `./`), and `src/` is everything below it, `src/**`.
-fn workspace_glob(glob: &str) -> String {
+/// A glob as the calls it is matched with are written: `./src/**` is `src/**` (calls are
+/// matched without their `./`), and a directory written `src/` is everything below it.
+fn normalized_glob(glob: &str) -> String {
     let mut glob = glob;
     while let Some(rest) = glob.strip_prefix("./") {
         glob = rest.trim_start_matches('/');

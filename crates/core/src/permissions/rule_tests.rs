@@ -117,6 +117,8 @@ fn a_glob_written_from_dot_or_ending_in_a_slash_means_what_it_says() {
         assert!(!rule.names_path(&other, other_rel.as_deref()), "{text}");
     }
     assert_eq!(rule("edit_file(./src/**)").to_string(), "edit_file(src/**)");
+    let ssh = Rule::parse("read_file(~/.ssh/)", Some(Path::new("/home/me"))).unwrap();
+    assert!(ssh.names_path(Path::new("/home/me/.ssh/id_rsa"), None));
 }
 
 /// A deny or ask rule about another tool's paths (edits) does not keep searches out of
@@ -129,7 +131,7 @@ fn searches_are_kept_only_from_paths_that_reading_rules_name() {
     };
     let rules = crate::permissions::RuleSet {
         allow: Vec::new(),
-        ask: vec![parse("read_file(secrets/**)")],
+        ask: vec![parse("read_file(secrets/**)"), parse("grep(private/)")],
         deny: vec![parse("edit_file(src/**)")],
     };
     let guard =
@@ -140,6 +142,10 @@ fn searches_are_kept_only_from_paths_that_reading_rules_name() {
         "a read rule"
     );
     assert!(guard.protects(Path::new("/w/.env")), "a sensitive file");
+    assert!(
+        guard.protects(Path::new("/w/private/a.txt")),
+        "a search rule"
+    );
 }
 
 #[test]
