@@ -132,14 +132,11 @@ pub(super) fn sensitive_read(
     })?;
     Some(
         verdict(
-            Decision::Ask {
-                reason: format!(
-                    "{} may hold secrets ({})",
-                    file.absolute.display(),
-                    rule.rule
-                ),
-                firm: false,
-            },
+            Decision::ask(format!(
+                "{} may hold secrets ({})",
+                file.absolute.display(),
+                rule.rule
+            )),
             format!("rein's default ask rule {}", rule.rule),
         )
         .lifted_by(format!(
@@ -165,13 +162,10 @@ pub(super) fn unprovable_read(allow: &[SourcedRule], shell: &ShellFacts) -> Opti
     }) {
         return Some(
             verdict(
-                Decision::Ask {
-                    reason: format!(
-                        "it reads {}, outside the workspace, and reads there ask",
-                        file.absolute.display()
-                    ),
-                    firm: false,
-                },
+                Decision::ask(format!(
+                    "it reads {}, outside the workspace, and reads there ask",
+                    file.absolute.display()
+                )),
                 "a read outside the workspace (asks but in yolo)".to_owned(),
             )
             .lifted_by(format!(
@@ -182,10 +176,7 @@ pub(super) fn unprovable_read(allow: &[SourcedRule], shell: &ShellFacts) -> Opti
     }
     let why = shell.unknown_files.as_deref()?;
     Some(verdict(
-        Decision::Ask {
-            reason: format!("{why}: it could be a file that holds secrets"),
-            firm: false,
-        },
+        Decision::ask(format!("{why}: it could be a file that holds secrets")),
         "a file rein cannot know before the command runs".to_owned(),
     ))
 }
