@@ -1,13 +1,12 @@
 //! The permission modes of DESIGN.md, decided honestly per call.
 
-use std::fmt;
-
 use rein_tools::ToolKind;
 
 use super::{CallView, Decision};
 
 /// What rein may do without asking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, strum::IntoStaticStr, strum::Display)]
+#[strum(serialize_all = "kebab-case")]
 pub enum PermissionMode {
     /// Read-only tools run; edits and commands ask.
     #[default]
@@ -27,13 +26,7 @@ pub enum PermissionMode {
 impl PermissionMode {
     /// The name on the command line and in config.
     pub fn as_str(self) -> &'static str {
-        match self {
-            PermissionMode::Default => "default",
-            PermissionMode::AcceptEdits => "accept-edits",
-            PermissionMode::Plan => "plan",
-            PermissionMode::Auto => "auto",
-            PermissionMode::Yolo => "yolo",
-        }
+        self.into()
     }
 
     /// Every mode, from the strictest.
@@ -133,12 +126,6 @@ impl PermissionMode {
                 .to_owned(),
             ToolKind::ReadOnly => "run rein with `--permission-mode yolo`".to_owned(),
         }
-    }
-}
-
-impl fmt::Display for PermissionMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
