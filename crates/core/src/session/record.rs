@@ -15,6 +15,7 @@ use crate::agent::TurnStop;
 use crate::context::CompactionRecord;
 use crate::tools::TodoItem;
 use serde::{Deserialize, Serialize};
+use strum::{IntoStaticStr, VariantNames};
 
 use crate::config::ProviderKind;
 
@@ -44,9 +45,10 @@ pub struct SessionHeader {
 }
 
 /// Something that happened in a session besides a message. Readers skip kinds they do not
-/// know, so adding a variant (and its name in [`SessionEvent::KINDS`]) is compatible.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// know, so adding a variant is compatible ([`SessionEvent::KINDS`] follows the variants).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, IntoStaticStr, VariantNames)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum SessionEvent {
     /// Tokens used by one model call.
     Usage {
@@ -93,25 +95,11 @@ pub enum SessionEvent {
 
 impl SessionEvent {
     /// The `kind` of every variant, as written.
-    pub const KINDS: [&str; 6] = [
-        "usage",
-        "turn_finished",
-        "compaction",
-        "todos",
-        "subagent_usage",
-        "rewind",
-    ];
+    pub const KINDS: &[&str] = <Self as VariantNames>::VARIANTS;
 
     /// This event's `kind`.
     pub fn kind(&self) -> &'static str {
-        match self {
-            SessionEvent::Usage { .. } => "usage",
-            SessionEvent::TurnFinished { .. } => "turn_finished",
-            SessionEvent::Compaction(_) => "compaction",
-            SessionEvent::Todos { .. } => "todos",
-            SessionEvent::SubagentUsage { .. } => "subagent_usage",
-            SessionEvent::Rewind { .. } => "rewind",
-        }
+        self.into()
     }
 }
 
