@@ -25,24 +25,17 @@ use std::fmt;
 use super::{CallView, Decision, PathTarget, Pattern, Rule, ShellFacts};
 
 /// Where a rule came from, for explanations.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, strum::Display)]
 pub enum RuleOrigin {
     /// rein's own default (the sensitive files).
+    #[strum(to_string = "rein's defaults")]
     Default,
     /// A config file or a flag (as `Source` prints it).
+    #[strum(to_string = "{0}")]
     Configured(String),
     /// The person said "yes for the rest of the session".
+    #[strum(to_string = "this session")]
     Session,
-}
-
-impl fmt::Display for RuleOrigin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RuleOrigin::Default => f.write_str("rein's defaults"),
-            RuleOrigin::Configured(source) => f.write_str(source),
-            RuleOrigin::Session => f.write_str("this session"),
-        }
-    }
 }
 
 /// A rule and where it came from.
