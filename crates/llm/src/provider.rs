@@ -1,6 +1,7 @@
 //! The provider abstraction: a request in, a stream of events out.
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use futures::Stream;
 use futures::future::BoxFuture;
@@ -18,8 +19,9 @@ pub struct ToolSpec {
     pub name: String,
     /// What the tool does, for the model.
     pub description: String,
-    /// JSON Schema of the parameters object.
-    pub parameters: serde_json::Value,
+    /// JSON Schema of the parameters object; shared, so a request's tool list is copied and
+    /// compared cheaply from round to round.
+    pub parameters: Arc<serde_json::Value>,
 }
 
 impl ToolSpec {
@@ -32,7 +34,7 @@ impl ToolSpec {
         Self {
             name: name.into(),
             description: description.into(),
-            parameters,
+            parameters: Arc::new(parameters),
         }
     }
 }

@@ -30,6 +30,7 @@ mod walk;
 pub mod write_file;
 
 pub use async_trait::async_trait;
+pub use blocking::warm_threads;
 pub use budget::{apply_output_budget, saved_output_path};
 pub use context::{
     CallScope, ClientFiles, FileStamp, Progress, ProgressSink, ReadGuard, ToolConfig, ToolContext,

@@ -3,20 +3,25 @@
 pub(crate) mod stream;
 pub mod wire;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::header::HeaderMap;
 
 use crate::driver::{ByteStream, CallSettings, Opener, call_stream};
-use crate::openai::wire::{BodyOptions, Extras, MaxTokensField, request_body, with_extras};
+use crate::openai::wire::{
+    BodyOptions, Extras, MaxTokensField, body_with_tools, request_body, tools_json, with_extras,
+};
 use crate::target::{KeyHeader, Target, joined};
 use crate::text_calls::{ToolFormat, recognise_text_calls};
-use crate::{ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request};
+use crate::{
+    ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request, ToolSpec,
+};
 
 /// A Chat Completions endpoint (OpenAI, DeepSeek, Qwen, Kimi, OpenRouter, vLLM, llama.cpp,
 /// Ollama, LM Studio, ...), streamed over SSE.
@@ -37,11 +42,37 @@ struct Shared {
     /// Set when tools go as text: configured so, or once the server refused `tools` and took
     /// the request with the tools described in the system prompt instead.
     text_tools: AtomicBool,
+    /// Set once the server has taken a request with `tools`: from then on a request is not
+    /// kept for describing its tools as text (a copy of the whole conversation each round).
+    tools_taken: AtomicBool,
+    /// The tools of the last request and their `tools` array: a conversation sends the same
+    /// tools every round, and serialising their schemas was a third of writing a request.
+    tools_json: Mutex<Option<(Vec<ToolSpec>, Box<RawValue>)>>,
     /// Ollama's `options.num_ctx`, when configured.
     num_ctx: Option<u32>,
 }
 
 impl Shared {
+    /// The request's body in `format`, the `tools` array taken from the last request when
+    /// its tools are the same.
+    fn body(&self, request: &Request, format: ToolFormat) -> Vec<u8> {
+        let options = self.options(format);
+        if format == ToolFormat::Text || request.tools.is_empty() {
+            return request_body(request, options);
+        }
+        let mut cached = self
+            .tools_json
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if cached
+            .as_ref()
+            .is_none_or(|(tools, _)| *tools != request.tools)
+        {
+            *cached = Some((request.tools.clone(), tools_json(&request.tools)));
+        }
+        body_with_tools(request, options, cached.as_ref().map(|(_, json)| &**json))
+    }
+
     fn options(&self, tool_format: ToolFormat) -> BodyOptions {
         BodyOptions {
             max_field: self.max_field,
@@ -152,6 +183,8 @@ impl OpenAiProvider {
                 omit_usage_option: AtomicBool::new(false),
                 omit_cache_key: AtomicBool::new(false),
                 text_tools: AtomicBool::new(config.tool_format == ToolFormat::Text),
+                tools_taken: AtomicBool::new(false),
+                tools_json: Mutex::new(None),
                 num_ctx: config.ollama_num_ctx,
             }),
             settings,
@@ -201,10 +234,13 @@ fn refuses_a_parameter(message: &str) -> bool {
 impl Provider for OpenAiProvider {
     fn stream(&self, request: &Request) -> EventStream {
         let format = self.shared.tool_format();
-        let body = request_body(request, self.shared.options(format));
-        // Kept to describe the tools as text should the server refuse them.
-        let with_tools = (format == ToolFormat::Native && !request.tools.is_empty())
-            .then(|| Arc::new(request.clone()));
+        let body = self.shared.body(request, format);
+        // Kept to describe the tools as text should the server refuse them, until it has
+        // taken them once.
+        let with_tools = (format == ToolFormat::Native
+            && !request.tools.is_empty()
+            && !self.shared.tools_taken.load(Ordering::Relaxed))
+        .then(|| Arc::new(request.clone()));
         let opener = Attempt {
             shared: self.shared.clone(),
             body: Bytes::from(body),
@@ -272,6 +308,10 @@ impl Opener for Attempt {
                 return shared.post(as_text(&request), cache_key.as_deref()).await;
             }
             match shared.post(body, cache_key.as_deref()).await {
+                Ok(stream) => {
+                    shared.tools_taken.store(true, Ordering::Relaxed);
+                    Ok(stream)
+                }
                 Err(LlmError::BadRequest {
                     status: status @ (400 | 422),
                     message,
@@ -331,6 +371,54 @@ mod tests {
         ] {
             assert!(!refuses_tools(other), "{other}");
         }
+    }
+
+    #[test]
+    fn a_request_carries_its_own_tools_when_they_change_between_rounds() {
+        let provider = OpenAiProvider::new(&ProviderConfig::new(ProviderKind::OpenAi)).unwrap();
+        let tool = |name: &str| ToolSpec {
+            name: name.to_owned(),
+            description: format!("{name} things"),
+            parameters: Arc::new(serde_json::json!({"type": "object", "properties": {}})),
+        };
+        let mut request = Request {
+            model: "gpt-4o".to_owned(),
+            tools: vec![tool("read_file")],
+            ..Request::default()
+        };
+        let tool_names = |body: Vec<u8>| -> Vec<String> {
+            let body: Value = serde_json::from_slice(&body).unwrap();
+            body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let native = ToolFormat::Native;
+        let first = provider.shared.body(&request, native);
+        assert_eq!(
+            first,
+            request_body(&request, provider.shared.options(native))
+        );
+        assert_eq!(provider.shared.body(&request, native), first);
+        // A tool found by tool_search joins the list; one taken away leaves it.
+        request.tools.push(tool("mcp__docs__search"));
+        assert_eq!(
+            tool_names(provider.shared.body(&request, native)),
+            ["read_file", "mcp__docs__search"]
+        );
+        request.tools[0].description = "reads a file".to_owned();
+        let body: Value = serde_json::from_slice(&provider.shared.body(&request, native)).unwrap();
+        assert_eq!(body["tools"][0]["function"]["description"], "reads a file");
+        request.tools.remove(0);
+        assert_eq!(
+            tool_names(provider.shared.body(&request, native)),
+            ["mcp__docs__search"]
+        );
+        request.tools.clear();
+        let body: Value = serde_json::from_slice(&provider.shared.body(&request, native)).unwrap();
+        assert!(body.get("tools").is_none(), "{body}");
     }
 
     #[test]

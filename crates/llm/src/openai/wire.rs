@@ -6,10 +6,11 @@
 use std::borrow::Cow;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 
 use crate::text_calls::{ToolFormat, call_as_text, result_as_text, system_with_tools};
 use crate::toolspec::OpenAiTool;
-use crate::{Image, Message, Part, Request, Role, ToolArguments, ToolCall};
+use crate::{Image, Message, Part, Request, Role, ToolArguments, ToolCall, ToolSpec};
 
 /// How one endpoint's request bodies are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,8 +36,8 @@ pub(crate) enum MaxTokensField {
 struct WireRequest<'a> {
     model: &'a str,
     messages: Vec<WireMessage<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<OpenAiTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a RawValue>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
@@ -207,19 +208,31 @@ pub(crate) fn with_extras(body: &[u8], extras: Extras<'_>) -> Vec<u8> {
 
 /// Serialises a streaming request body, without `stream_options`.
 pub(crate) fn request_body(request: &Request, options: BodyOptions) -> Vec<u8> {
+    let tools = (options.tool_format == ToolFormat::Native && !request.tools.is_empty())
+        .then(|| tools_json(&request.tools));
+    body_with_tools(request, options, tools.as_deref())
+}
+
+/// A request's `tools` array, serialised.
+pub(crate) fn tools_json(tools: &[ToolSpec]) -> Box<RawValue> {
+    let tools: Vec<OpenAiTool<'_>> = tools.iter().map(OpenAiTool::from).collect();
+    // Borrowed strings and `Value`s always serialise.
+    serde_json::value::to_raw_value(&tools).unwrap_or_default()
+}
+
+/// [`request_body`] with the `tools` array serialised already (native tools only).
+pub(crate) fn body_with_tools(
+    request: &Request,
+    options: BodyOptions,
+    tools: Option<&RawValue>,
+) -> Vec<u8> {
     let (max_tokens, max_completion_tokens) = match options.max_field {
         MaxTokensField::MaxTokens => (request.max_tokens, None),
         MaxTokensField::MaxCompletionTokens => (None, request.max_tokens),
     };
     let (system, tools) = match options.tool_format {
-        ToolFormat::Native => (
-            Cow::Borrowed(request.system.as_str()),
-            request.tools.iter().map(OpenAiTool::from).collect(),
-        ),
-        ToolFormat::Text => (
-            system_with_tools(&request.system, &request.tools),
-            Vec::new(),
-        ),
+        ToolFormat::Native => (Cow::Borrowed(request.system.as_str()), tools),
+        ToolFormat::Text => (system_with_tools(&request.system, &request.tools), None),
     };
     let body = WireRequest {
         model: &request.model,

@@ -440,12 +440,24 @@ impl Agent {
     /// disk), once the one before it is done; [`Self::settle_checkpoint`] waits for it.
     async fn start_checkpoint(&mut self, before: Option<&str>, events: &Events) {
         self.settle_checkpoint(events).await;
+        // Before a turn, the threads its first tool calls will run on are made while the
+        // model is asked, from the checkpoint's thread or one of their own.
+        let handle = tokio::runtime::Handle::current();
+        let warm = before.is_some();
         let Some(mut checkpoints) = self.checkpoints.take() else {
+            if warm {
+                drop(tokio::task::spawn_blocking(move || {
+                    rein_tools::warm_threads(&handle);
+                }));
+            }
             return;
         };
         let line = self.transcript.as_ref().map_or(0, |t| t.lines());
         let prompt = before.map(str::to_owned);
         self.checkpoint_pending = Some(tokio::task::spawn_blocking(move || {
+            if warm {
+                rein_tools::warm_threads(&handle);
+            }
             let warnings = match &prompt {
                 Some(prompt) => checkpoints.before_turn(prompt, line),
                 None => checkpoints.after_turn(),
