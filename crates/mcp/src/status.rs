@@ -3,12 +3,14 @@
 use std::path::PathBuf;
 
 /// Where a server is, as `rein mcp list` and the agent see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum ServerState {
     /// Being started (or restarted).
     Starting,
     /// Still not ready when its `startup_timeout` ran out; it goes on starting in the
     /// background, and its tools join if it becomes ready.
+    #[strum(serialize = "timed out")]
     TimedOut,
     /// Answering; its tools are offered.
     Ready,
@@ -16,6 +18,7 @@ pub enum ServerState {
     Exited,
     /// It refuses without a sign-in (OAuth), or its sign-in expired and could not be
     /// refreshed: `rein mcp login NAME`.
+    #[strum(serialize = "needs login")]
     NeedsLogin,
     /// It could not be started, or died again after its restart; its tools answer with an
     /// error.
@@ -25,19 +28,13 @@ pub enum ServerState {
 impl ServerState {
     /// The state as one word.
     pub fn as_str(&self) -> &'static str {
-        match self {
-            ServerState::Starting => "starting",
-            ServerState::TimedOut => "timed out",
-            ServerState::Ready => "ready",
-            ServerState::Exited => "exited",
-            ServerState::NeedsLogin => "needs login",
-            ServerState::Failed => "failed",
-        }
+        self.into()
     }
 }
 
 /// How a server is reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum Transport {
     /// A program rein starts, spoken to over its stdin and stdout.
     Stdio,
@@ -48,10 +45,7 @@ pub enum Transport {
 impl Transport {
     /// The transport as one word (`stdio`, `http`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Transport::Stdio => "stdio",
-            Transport::Http => "http",
-        }
+        self.into()
     }
 }
 

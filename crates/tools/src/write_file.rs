@@ -25,7 +25,7 @@ use crate::{
 const STYLE_SAMPLE_BYTES: usize = 64 * 1024;
 
 /// Arguments of write_file.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteFileArgs {
     /// File path.
@@ -60,10 +60,7 @@ impl Tool for WriteFile {
     }
 
     async fn preview(&self, args: &WriteFileArgs, ctx: &ToolContext) -> Option<Preview> {
-        let args = WriteFileArgs {
-            file_path: args.file_path.clone(),
-            content: args.content.clone(),
-        };
+        let args = args.clone();
         let ctx = ctx.clone();
         // A write that would fail shows its arguments; running it says why it fails.
         crate::blocking::run(move || Ok(plan_write(&args, &ctx).ok().map(WritePlan::preview)))

@@ -15,6 +15,16 @@ pub(crate) struct Command {
     pub(crate) about: &'static str,
 }
 
+impl Command {
+    const fn new(name: &'static str, argument: &'static str, about: &'static str) -> Self {
+        Command {
+            name,
+            argument,
+            about,
+        }
+    }
+}
+
 /// Every slash command rein knows, in /help's order: what the REPL completes and what `rein
 /// acp` advertises to editors. Commands defined in files join here.
 pub(crate) fn available() -> Vec<Command> {
@@ -23,101 +33,69 @@ pub(crate) fn available() -> Vec<Command> {
 
 /// Every built-in slash command, in /help's order.
 pub(crate) const COMMANDS: &[Command] = &[
-    Command {
-        name: "/help",
-        argument: "",
-        about: "this list",
-    },
-    Command {
-        name: "/model",
-        argument: "[name]",
-        about: "show or switch the model (the provider follows)",
-    },
-    Command {
-        name: "/tokens",
-        argument: "",
-        about: "tokens used in this session",
-    },
-    Command {
-        name: "/cost",
-        argument: "",
-        about: "what this session cost, when the price is known",
-    },
-    Command {
-        name: "/context",
-        argument: "",
-        about: "how much of the context window is used, and by what",
-    },
-    Command {
-        name: "/init",
-        argument: "",
-        about: "have the model study the project and write AGENTS.md",
-    },
-    Command {
-        name: "/compact",
-        argument: "[focus]",
-        about: "summarise older turns now, [focus] kept in detail",
-    },
-    Command {
-        name: "/diff",
-        argument: "",
-        about: "files changed in this session, with their diffs",
-    },
-    Command {
-        name: "/sessions",
-        argument: "",
-        about: "the 20 newest sessions in this directory",
-    },
-    Command {
-        name: "/resume",
-        argument: "[ID]",
-        about: "continue another session (no id: pick one)",
-    },
-    Command {
-        name: "/undo",
-        argument: "",
-        about: "undo the last turn's file changes (shows the diff, asks)",
-    },
-    Command {
-        name: "/rewind",
-        argument: "[N]",
-        about: "list turns; restore code and/or talk to before turn N",
-    },
-    Command {
-        name: "/fork",
-        argument: "[N]",
-        about: "a new session from this one (from before turn N)",
-    },
-    Command {
-        name: "/clear",
-        argument: "",
-        about: "start a new session",
-    },
-    Command {
-        name: "/permissions",
-        argument: "[mode]",
-        about: "the permission mode and rules; change the mode",
-    },
-    Command {
-        name: "/todos",
-        argument: "",
-        about: "the model's todo list",
-    },
-    Command {
-        name: "/mcp",
-        argument: "",
-        about: "the MCP servers: state, tools, last error, log",
-    },
-    Command {
-        name: "/exit",
-        argument: "",
-        about: "leave rein (also /quit, Ctrl+D)",
-    },
-    Command {
-        name: "/quit",
-        argument: "",
-        about: "leave rein",
-    },
+    Command::new("/help", "", "this list"),
+    Command::new(
+        "/model",
+        "[name]",
+        "show or switch the model (the provider follows)",
+    ),
+    Command::new("/tokens", "", "tokens used in this session"),
+    Command::new(
+        "/cost",
+        "",
+        "what this session cost, when the price is known",
+    ),
+    Command::new(
+        "/context",
+        "",
+        "how much of the context window is used, and by what",
+    ),
+    Command::new(
+        "/init",
+        "",
+        "have the model study the project and write AGENTS.md",
+    ),
+    Command::new(
+        "/compact",
+        "[focus]",
+        "summarise older turns now, [focus] kept in detail",
+    ),
+    Command::new(
+        "/diff",
+        "",
+        "files changed in this session, with their diffs",
+    ),
+    Command::new("/sessions", "", "the 20 newest sessions in this directory"),
+    Command::new(
+        "/resume",
+        "[ID]",
+        "continue another session (no id: pick one)",
+    ),
+    Command::new(
+        "/undo",
+        "",
+        "undo the last turn's file changes (shows the diff, asks)",
+    ),
+    Command::new(
+        "/rewind",
+        "[N]",
+        "list turns; restore code and/or talk to before turn N",
+    ),
+    Command::new(
+        "/fork",
+        "[N]",
+        "a new session from this one (from before turn N)",
+    ),
+    Command::new("/clear", "", "start a new session"),
+    Command::new(
+        "/permissions",
+        "[mode]",
+        "the permission mode and rules; change the mode",
+    ),
+    Command::new("/todos", "", "the model's todo list"),
+    Command::new("/mcp", "", "the MCP servers: state, tools, last error, log"),
+    Command::new("/exit", "", "leave rein (also /quit, Ctrl+D)"),
+    Command::new("/quit", "", "leave rein"),
 ];
 
 /// The permission modes `/permissions` takes.

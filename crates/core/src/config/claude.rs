@@ -43,11 +43,7 @@ pub(crate) fn read_claude_settings(
             });
         }
     };
-    let invalid = |reason: String| ConfigError::InvalidValue {
-        key: "settings".to_owned(),
-        origin: path.display().to_string(),
-        reason,
-    };
+    let invalid = |reason: String| ConfigError::invalid("settings", path.display(), reason);
     let json: Json = serde_json::from_str(&text).map_err(|e| ConfigError::JsonSyntax {
         path: path.to_path_buf(),
         line: e.line(),

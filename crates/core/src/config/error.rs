@@ -69,3 +69,18 @@ pub enum ConfigError {
         message: String,
     },
 }
+
+impl ConfigError {
+    /// [`ConfigError::InvalidValue`]: the value of `key` from `origin` is wrong, for `reason`.
+    pub(crate) fn invalid(
+        key: impl Into<String>,
+        origin: impl ToString,
+        reason: impl ToString,
+    ) -> Self {
+        ConfigError::InvalidValue {
+            key: key.into(),
+            origin: origin.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}

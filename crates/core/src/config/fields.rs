@@ -17,16 +17,9 @@ pub(crate) fn field_names<T: for<'de> Deserialize<'de>>() -> &'static [&'static 
 struct Probe<'a>(&'a mut &'static [&'static str]);
 
 /// The probe's way to stop.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("probe")]
 struct Stop;
-
-impl fmt::Display for Stop {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("probe")
-    }
-}
-
-impl std::error::Error for Stop {}
 
 impl de::Error for Stop {
     fn custom<T: fmt::Display>(_: T) -> Self {

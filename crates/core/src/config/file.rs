@@ -46,10 +46,8 @@ pub(crate) fn parse_layer(text: &str, path: &Path, source: Source) -> Result<Lay
     let mut layer = Layer::default();
     for (key, value) in entries {
         let (line, _) = line_column(text, value.span().start);
-        let invalid_at = |line, reason| ConfigError::InvalidValue {
-            key: key.clone(),
-            origin: format!("{} (line {line})", path.display()),
-            reason,
+        let invalid_at = |line, reason: String| {
+            ConfigError::invalid(&key, format!("{} (line {line})", path.display()), reason)
         };
         let invalid = |reason| invalid_at(line, reason);
         let mut value = value.into_inner();

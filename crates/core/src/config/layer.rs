@@ -69,10 +69,8 @@ impl Layer {
             .collect();
         // Each value passed its check on its own; only a check that depends on another
         // setting could fail here.
-        table.try_into().map_err(|err| ConfigError::InvalidValue {
-            key: "configuration".to_owned(),
-            origin: "the stacked layers".to_owned(),
-            reason: err.message().to_owned(),
+        table.try_into().map_err(|err| {
+            ConfigError::invalid("configuration", "the stacked layers", err.message())
         })
     }
 
@@ -81,11 +79,8 @@ impl Layer {
         let mut layer = Layer::default();
         for (key, var) in ENV_VARS {
             let Some(text) = env.get(var) else { continue };
-            let value = typed(key, &text.value).map_err(|reason| ConfigError::InvalidValue {
-                key: (*var).to_owned(),
-                origin: text.source.to_string(),
-                reason,
-            })?;
+            let value = typed(key, &text.value)
+                .map_err(|reason| ConfigError::invalid(*var, &text.source, reason))?;
             layer
                 .values
                 .insert((*key).to_owned(), Sourced::new(value, text.source));
@@ -97,13 +92,8 @@ impl Layer {
     pub(crate) fn from_overrides(
         flags: &Overrides,
     ) -> Result<(Layer, Option<ApiKey>), ConfigError> {
-        let invalid = |key: &str| {
-            let key = key.to_owned();
-            move |reason: String| ConfigError::InvalidValue {
-                origin: Source::Flag(flag(&key)).to_string(),
-                key,
-                reason,
-            }
+        let invalid = |key: &'static str| {
+            move |reason: String| ConfigError::invalid(key, Source::Flag(flag(key)), reason)
         };
         let mut layer = Layer::default();
         let given = [
@@ -138,11 +128,11 @@ impl Layer {
         ] {
             for text in texts {
                 crate::permissions::Rule::parse(text, None).map_err(|reason| {
-                    ConfigError::InvalidValue {
-                        key: name.trim_start_matches('-').to_owned(),
-                        origin: format!("flag {name}"),
-                        reason: reason.to_string(),
-                    }
+                    ConfigError::invalid(
+                        name.trim_start_matches('-'),
+                        format!("flag {name}"),
+                        reason,
+                    )
                 })?;
                 list.push(ConfiguredRule {
                     text: text.clone(),

@@ -109,28 +109,23 @@ fn read_merged<T: serde::de::DeserializeOwned>(
     table: toml::Table,
     key: &str,
 ) -> Result<T, ConfigError> {
-    super::de::read_keys(&toml::Value::Table(table), key, &format!("[{key}]")).map_err(|e| {
-        ConfigError::InvalidValue {
-            key: key.to_owned(),
-            origin: "the stacked layers".to_owned(),
-            reason: e.message,
-        }
-    })
+    super::de::read_keys(&toml::Value::Table(table), key, &format!("[{key}]"))
+        .map_err(|e| ConfigError::invalid(key, "the stacked layers", e.message))
 }
 
 /// Anthropic counts thinking within `max_tokens`, which must exceed the budget: a configured
 /// limit that leaves no room for the answer is an error naming both settings.
 fn check_room_for_thinking(stacked: &Layer, settings: &Settings) -> Result<(), ConfigError> {
     match (settings.max_tokens, settings.thinking_budget_tokens) {
-        (Some(max), Some(budget)) if max <= budget => Err(ConfigError::InvalidValue {
-            key: "max_tokens".to_owned(),
-            origin: source_of(stacked, "max_tokens").to_string(),
-            reason: format!(
+        (Some(max), Some(budget)) if max <= budget => Err(ConfigError::invalid(
+            "max_tokens",
+            source_of(stacked, "max_tokens"),
+            format!(
                 "{max} leaves no room for the answer: it must be more than thinking_budget \
                  ({budget}, from {}), which it includes",
                 source_of(stacked, "thinking_budget")
             ),
-        }),
+        )),
         _ => Ok(()),
     }
 }
@@ -303,11 +298,11 @@ fn openai_base_url(env: &Env<'_>) -> Result<Option<Sourced<String>>, ConfigError
     };
     match super::check::check_base_url(&url.value) {
         Ok(value) => Ok(Some(Sourced::new(value, url.source))),
-        Err(reason) => Err(ConfigError::InvalidValue {
-            key: OPENAI_BASE_URL_VAR.to_owned(),
-            origin: url.source.to_string(),
+        Err(reason) => Err(ConfigError::invalid(
+            OPENAI_BASE_URL_VAR,
+            url.source,
             reason,
-        }),
+        )),
     }
 }
 

@@ -1,9 +1,9 @@
 //! The flat settings of rein, declared once: each field of [`Settings`] is a config-file key
-//! (its `serde` name), with its type, its check and its default. Reading, layering, provenance
-//! and the "did you mean" hint all follow from the declaration.
+//! (its `serde` name), with its type and its check, and its default in `Settings::default`.
+//! Reading, layering, provenance and the "did you mean" hint all follow from the declaration.
 //!
-//! Adding a setting: a field here with its doc line (and, for a variable, a line in
-//! [`ENV_VARS`]), and its row in `docs/config.md`, which a test holds to this file.
+//! Adding a setting: a field here with its doc line and its default (and, for a variable, a
+//! line in [`ENV_VARS`]), and its row in `docs/config.md`, which a test holds to this file.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -16,89 +16,70 @@ use super::check;
 /// Every flat setting, as the layers resolve it: a field without a default is `None` when no
 /// layer sets it. Read through [`super::Config`], which dereferences to it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Settings {
     /// `model` as configured; [`super::Config::model`] holds the one in use.
-    #[serde(default, deserialize_with = "check::model")]
+    #[serde(deserialize_with = "check::model")]
     pub model: Option<String>,
     /// `provider` as configured; [`super::Config::provider`] holds the one in use.
-    #[serde(default, deserialize_with = "check::provider")]
+    #[serde(deserialize_with = "check::provider")]
     pub provider: Option<ProviderKind>,
     /// `base_url` as configured (normalised); [`super::Config::base_url`] holds the one in use.
-    #[serde(default, deserialize_with = "check::base_url")]
+    #[serde(deserialize_with = "check::base_url")]
     pub base_url: Option<String>,
     /// `api_key_env`: the variable the key is read from (otherwise the default order).
-    #[serde(default, deserialize_with = "check::variable_name")]
+    #[serde(deserialize_with = "check::variable_name")]
     pub api_key_env: Option<String>,
     /// `temperature`: sampling temperature; `None` leaves it to the provider.
-    #[serde(default, deserialize_with = "check::temperature")]
+    #[serde(deserialize_with = "check::temperature")]
     pub temperature: Option<f32>,
     /// `max_tokens`: the output token limit; `None` leaves it to the model client, which
     /// sends the model's default where the API requires one (Anthropic).
-    #[serde(default, deserialize_with = "check::some_positive")]
+    #[serde(deserialize_with = "check::some_positive")]
     pub max_tokens: Option<u32>,
     /// `context_window`: the model's window in tokens; otherwise the server or rein's table
     /// says (see [`crate::context`]).
-    #[serde(
-        rename = "context_window",
-        default,
-        deserialize_with = "check::context_window"
-    )]
+    #[serde(rename = "context_window", deserialize_with = "check::context_window")]
     pub context_window_tokens: Option<u64>,
     /// `vision`: whether the model takes images (read_file on a picture, `@shot.png`);
     /// `None` lets rein's table of models decide.
-    #[serde(default, deserialize_with = "check::some_boolean")]
+    #[serde(deserialize_with = "check::some_boolean")]
     pub vision: Option<bool>,
     /// `auto_compact`: whether rein summarises older turns on its own.
-    #[serde(default = "default::yes", deserialize_with = "check::boolean")]
+    #[serde(deserialize_with = "check::boolean")]
     pub auto_compact: bool,
     /// `compact_threshold`: the share of the usable window from which it does.
-    #[serde(
-        default = "default::compact_threshold",
-        deserialize_with = "check::compact_threshold"
-    )]
+    #[serde(deserialize_with = "check::compact_threshold")]
     pub compact_threshold: f64,
     /// `max_rounds`: the most model calls one request may take.
-    #[serde(default = "default::max_rounds", deserialize_with = "check::positive")]
+    #[serde(deserialize_with = "check::positive")]
     pub max_rounds: u32,
     /// `retries`: retries of a transient API failure.
-    #[serde(default = "default::retries", deserialize_with = "check::count")]
+    #[serde(deserialize_with = "check::count")]
     pub retries: u32,
     /// `tool_output_budget_chars`: tool results above this many characters go to a file.
-    #[serde(
-        default = "default::output_budget",
-        deserialize_with = "check::positive"
-    )]
+    #[serde(deserialize_with = "check::positive")]
     pub tool_output_budget_chars: usize,
     /// `tool_output_file_max_bytes`: the largest file one tool output is saved to; past it
     /// the file is cut and says so.
-    #[serde(
-        default = "default::output_file_max",
-        deserialize_with = "check::output_file_max"
-    )]
+    #[serde(deserialize_with = "check::output_file_max")]
     pub tool_output_file_max_bytes: u64,
     /// `bash_timeout_secs`: the bash timeout when the model gives none.
-    #[serde(
-        rename = "bash_timeout_secs",
-        default = "default::bash_timeout",
-        deserialize_with = "check::bash_timeout"
-    )]
+    #[serde(rename = "bash_timeout_secs", deserialize_with = "check::bash_timeout")]
     pub bash_default_timeout: Duration,
     /// `ca_file`: a PEM file of extra certificate authorities to trust besides the system's
     /// and the bundled ones (a relative path is relative to the file that names it).
-    #[serde(default, deserialize_with = "check::path")]
+    #[serde(deserialize_with = "check::path")]
     pub ca_file: Option<PathBuf>,
     /// `thinking_budget`: Anthropic extended thinking, in tokens; `None` is off.
     #[serde(
         rename = "thinking_budget",
-        default,
         deserialize_with = "check::thinking_budget"
     )]
     pub thinking_budget_tokens: Option<u32>,
     /// `connect_timeout_secs`: making the connection to the model's server.
     #[serde(
         rename = "connect_timeout_secs",
-        default = "default::connect_timeout",
         deserialize_with = "check::network_timeout"
     )]
     pub connect_timeout: Duration,
@@ -106,62 +87,88 @@ pub struct Settings {
     /// leaves it to the client, which gives servers on this machine longer.
     #[serde(
         rename = "first_byte_timeout_secs",
-        default,
         deserialize_with = "check::some_network_timeout"
     )]
     pub first_byte_timeout: Option<Duration>,
     /// `stream_idle_timeout_secs`: silence between two pieces of the answer.
     #[serde(
         rename = "stream_idle_timeout_secs",
-        default = "default::stream_idle_timeout",
         deserialize_with = "check::network_timeout"
     )]
     pub stream_idle_timeout: Duration,
     /// `request_timeout_secs`: one model call in all, retries included.
     #[serde(
         rename = "request_timeout_secs",
-        default = "default::request_timeout",
         deserialize_with = "check::network_timeout"
     )]
     pub request_timeout: Duration,
     /// `tool_format`: `native` (the default) or `text`, for servers that take no `tools`.
-    #[serde(default, deserialize_with = "check::tool_format")]
+    #[serde(deserialize_with = "check::tool_format")]
     pub tool_format: rein_llm::ToolFormat,
     /// `ollama_num_ctx`: the window Ollama loads the model with (`options.num_ctx`).
-    #[serde(default, deserialize_with = "check::some_positive")]
+    #[serde(deserialize_with = "check::some_positive")]
     pub ollama_num_ctx: Option<u32>,
     /// `cache_ttl`: how long Anthropic keeps a cached prefix (`5m` unless set).
-    #[serde(default, deserialize_with = "check::cache_ttl")]
+    #[serde(deserialize_with = "check::cache_ttl")]
     pub cache_ttl: Option<rein_llm::CacheTtl>,
     /// `max_cost` (or `--max-cost`): US dollars the session may spend; `None` is no limit.
-    #[serde(default, deserialize_with = "check::max_cost")]
+    #[serde(deserialize_with = "check::max_cost")]
     pub max_cost: Option<f64>,
     /// `max_session_tokens` (or `--max-tokens`): input plus output tokens the session may
     /// use; `None` is no limit.
-    #[serde(default, deserialize_with = "check::some_positive")]
+    #[serde(deserialize_with = "check::some_positive")]
     pub max_session_tokens: Option<u64>,
     /// `checkpoint_max_file_bytes`: files larger than this are not saved in checkpoints.
-    #[serde(
-        default = "default::checkpoint_max_file_bytes",
-        deserialize_with = "check::positive"
-    )]
+    #[serde(deserialize_with = "check::positive")]
     pub checkpoint_max_file_bytes: u64,
     /// `checkpoint_keep_days`: sessions' checkpoints older than this are pruned.
-    #[serde(
-        default = "default::checkpoint_keep_days",
-        deserialize_with = "check::positive"
-    )]
+    #[serde(deserialize_with = "check::positive")]
     pub checkpoint_keep_days: u32,
     /// `checkpoint_max_bytes`: the checkpoint store is pruned, oldest sessions first, down
     /// to this.
-    #[serde(
-        default = "default::checkpoint_max_bytes",
-        deserialize_with = "check::positive"
-    )]
+    #[serde(deserialize_with = "check::positive")]
     pub checkpoint_max_bytes: u64,
     /// `import_claude_settings`: whether the person's `~/.claude/settings.json` applies too.
-    #[serde(default, deserialize_with = "check::boolean")]
+    #[serde(deserialize_with = "check::boolean")]
     pub import_claude_settings: bool,
+}
+
+impl Default for Settings {
+    /// Every setting at its default (`docs/config.md` lists them).
+    fn default() -> Self {
+        Settings {
+            model: None,
+            provider: None,
+            base_url: None,
+            api_key_env: None,
+            temperature: None,
+            max_tokens: None,
+            context_window_tokens: None,
+            vision: None,
+            auto_compact: true,
+            compact_threshold: crate::context::DEFAULT_COMPACT_THRESHOLD,
+            max_rounds: crate::agent::DEFAULT_MAX_ROUNDS,
+            retries: rein_llm::DEFAULT_MAX_RETRIES,
+            tool_output_budget_chars: rein_tools::context::DEFAULT_OUTPUT_BUDGET_CHARS,
+            tool_output_file_max_bytes: rein_tools::context::DEFAULT_OFFLOAD_MAX_BYTES,
+            bash_default_timeout: rein_tools::context::BASH_DEFAULT_TIMEOUT,
+            ca_file: None,
+            thinking_budget_tokens: None,
+            connect_timeout: rein_llm::DEFAULT_CONNECT_TIMEOUT,
+            first_byte_timeout: None,
+            stream_idle_timeout: rein_llm::DEFAULT_STREAM_IDLE_TIMEOUT,
+            request_timeout: rein_llm::DEFAULT_REQUEST_TIMEOUT,
+            tool_format: Default::default(),
+            ollama_num_ctx: None,
+            cache_ttl: None,
+            max_cost: None,
+            max_session_tokens: None,
+            checkpoint_max_file_bytes: crate::checkpoint::DEFAULT_MAX_FILE_BYTES,
+            checkpoint_keep_days: crate::checkpoint::DEFAULT_KEEP_DAYS,
+            checkpoint_max_bytes: crate::checkpoint::DEFAULT_MAX_BYTES,
+            import_claude_settings: false,
+        }
+    }
 }
 
 impl Settings {
@@ -207,49 +214,4 @@ pub(crate) fn flag(key: &str) -> &'static str {
         .iter()
         .find(|(k, _)| *k == key)
         .map_or("", |(_, flag)| flag)
-}
-
-/// The defaults of the settings that have one (`docs/config.md` lists them).
-mod default {
-    use std::time::Duration;
-
-    pub(super) fn yes() -> bool {
-        true
-    }
-    pub(super) fn compact_threshold() -> f64 {
-        crate::context::DEFAULT_COMPACT_THRESHOLD
-    }
-    pub(super) fn max_rounds() -> u32 {
-        crate::agent::DEFAULT_MAX_ROUNDS
-    }
-    pub(super) fn retries() -> u32 {
-        rein_llm::DEFAULT_MAX_RETRIES
-    }
-    pub(super) fn output_budget() -> usize {
-        rein_tools::context::DEFAULT_OUTPUT_BUDGET_CHARS
-    }
-    pub(super) fn output_file_max() -> u64 {
-        rein_tools::context::DEFAULT_OFFLOAD_MAX_BYTES
-    }
-    pub(super) fn bash_timeout() -> Duration {
-        rein_tools::context::BASH_DEFAULT_TIMEOUT
-    }
-    pub(super) fn connect_timeout() -> Duration {
-        rein_llm::DEFAULT_CONNECT_TIMEOUT
-    }
-    pub(super) fn stream_idle_timeout() -> Duration {
-        rein_llm::DEFAULT_STREAM_IDLE_TIMEOUT
-    }
-    pub(super) fn request_timeout() -> Duration {
-        rein_llm::DEFAULT_REQUEST_TIMEOUT
-    }
-    pub(super) fn checkpoint_max_file_bytes() -> u64 {
-        crate::checkpoint::DEFAULT_MAX_FILE_BYTES
-    }
-    pub(super) fn checkpoint_keep_days() -> u32 {
-        crate::checkpoint::DEFAULT_KEEP_DAYS
-    }
-    pub(super) fn checkpoint_max_bytes() -> u64 {
-        crate::checkpoint::DEFAULT_MAX_BYTES
-    }
 }

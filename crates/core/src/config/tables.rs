@@ -3,10 +3,10 @@
 //! may reach commands). Unlike flat settings, a later layer adds to them: rules and hooks
 //! accumulate, and nothing a lower layer denies can be taken back.
 
-use std::fmt;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
+use strum::{Display, EnumString, IntoStaticStr};
 use toml::Value;
 
 use super::Source;
@@ -39,8 +39,11 @@ pub struct RuleLists {
     pub deny: Vec<ConfiguredRule>,
 }
 
-/// When a hook runs (Claude Code's event names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+/// When a hook runs; its name (Claude Code's) is the one in config files and in the JSON a
+/// hook reads.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, IntoStaticStr, Display, EnumString,
+)]
 pub enum HookEvent {
     /// A session starts (or is resumed).
     SessionStart,
@@ -75,22 +78,7 @@ impl HookEvent {
 
     /// The name in config files and in the JSON a hook reads.
     pub fn name(self) -> &'static str {
-        match self {
-            HookEvent::SessionStart => "SessionStart",
-            HookEvent::UserPromptSubmit => "UserPromptSubmit",
-            HookEvent::PreToolUse => "PreToolUse",
-            HookEvent::PostToolUse => "PostToolUse",
-            HookEvent::Stop => "Stop",
-            HookEvent::SubagentStop => "SubagentStop",
-            HookEvent::PreCompact => "PreCompact",
-            HookEvent::SessionEnd => "SessionEnd",
-        }
-    }
-}
-
-impl fmt::Display for HookEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        self.into()
     }
 }
 
@@ -334,7 +322,7 @@ fn read_hooks(
     entries: &Value,
     source: &Source,
 ) -> Result<(), TableError> {
-    let Some(event) = HookEvent::ALL.into_iter().find(|e| e.name() == event) else {
+    let Ok(event) = event.parse::<HookEvent>() else {
         return Err(format!(
             "unknown hook event \"{event}\"; the events are: {}",
             HookEvent::ALL.map(HookEvent::name).join(", ")

@@ -6,8 +6,9 @@ use rein_llm::{Message, Part, Role, Usage};
 use serde::{Deserialize, Serialize};
 
 /// Which layer of context management made a compaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum CompactionLayer {
     /// Old tool results cut to their first and last lines (above half the window).
     Prune,
@@ -26,14 +27,7 @@ pub enum CompactionLayer {
 impl CompactionLayer {
     /// The name used in events and session files.
     pub fn as_str(self) -> &'static str {
-        match self {
-            CompactionLayer::Prune => "prune",
-            CompactionLayer::Summary => "summary",
-            CompactionLayer::Emergency => "emergency",
-            CompactionLayer::Reactive => "reactive",
-            CompactionLayer::Manual => "manual",
-            CompactionLayer::Tool => "tool",
-        }
+        self.into()
     }
 
     /// Whether this layer summarises (all but pruning do).

@@ -14,35 +14,28 @@ pub const DEFAULT_ANSWER_RESERVE_TOKENS: u64 = 8_192;
 pub const MIN_LEARNED_WINDOW_TOKENS: u64 = 1024;
 
 /// Where a window's figure came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, strum::Display)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WindowSource {
     /// The `context_window` setting.
+    #[strum(to_string = "context_window in the configuration")]
     Config,
     /// The server that runs the model.
+    #[strum(to_string = "the server ({said})")]
     Server {
         /// What it said, and where (`llama.cpp /props n_ctx`).
         said: String,
     },
     /// rein's table of models.
+    #[strum(to_string = "rein's table of models")]
     Table,
     /// A refusal from the provider that named the real limit, or showed the window to be
     /// smaller than assumed.
+    #[strum(to_string = "the provider's refusal of a longer request")]
     Refusal,
     /// Nothing knew it: [`UNKNOWN_WINDOW_TOKENS`].
+    #[strum(to_string = "a conservative default (the model is unknown)")]
     Default,
-}
-
-impl std::fmt::Display for WindowSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            WindowSource::Config => f.write_str("context_window in the configuration"),
-            WindowSource::Server { said } => write!(f, "the server ({said})"),
-            WindowSource::Table => f.write_str("rein's table of models"),
-            WindowSource::Refusal => f.write_str("the provider's refusal of a longer request"),
-            WindowSource::Default => f.write_str("a conservative default (the model is unknown)"),
-        }
-    }
 }
 
 /// A model's context window.

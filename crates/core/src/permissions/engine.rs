@@ -25,24 +25,17 @@ use std::fmt;
 use super::{CallView, Decision, PathTarget, Pattern, Rule, ShellFacts};
 
 /// Where a rule came from, for explanations.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, strum::Display)]
 pub enum RuleOrigin {
     /// rein's own default (the sensitive files).
+    #[strum(to_string = "rein's defaults")]
     Default,
     /// A config file or a flag (as `Source` prints it).
+    #[strum(to_string = "{0}")]
     Configured(String),
     /// The person said "yes for the rest of the session".
+    #[strum(to_string = "this session")]
     Session,
-}
-
-impl fmt::Display for RuleOrigin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RuleOrigin::Default => f.write_str("rein's defaults"),
-            RuleOrigin::Configured(source) => f.write_str(source),
-            RuleOrigin::Session => f.write_str("this session"),
-        }
-    }
 }
 
 /// A rule and where it came from.
@@ -132,14 +125,11 @@ pub(super) fn sensitive_read(
     })?;
     Some(
         verdict(
-            Decision::Ask {
-                reason: format!(
-                    "{} may hold secrets ({})",
-                    file.absolute.display(),
-                    rule.rule
-                ),
-                firm: false,
-            },
+            Decision::ask(format!(
+                "{} may hold secrets ({})",
+                file.absolute.display(),
+                rule.rule
+            )),
             format!("rein's default ask rule {}", rule.rule),
         )
         .lifted_by(format!(
@@ -165,13 +155,10 @@ pub(super) fn unprovable_read(allow: &[SourcedRule], shell: &ShellFacts) -> Opti
     }) {
         return Some(
             verdict(
-                Decision::Ask {
-                    reason: format!(
-                        "it reads {}, outside the workspace, and reads there ask",
-                        file.absolute.display()
-                    ),
-                    firm: false,
-                },
+                Decision::ask(format!(
+                    "it reads {}, outside the workspace, and reads there ask",
+                    file.absolute.display()
+                )),
                 "a read outside the workspace (asks but in yolo)".to_owned(),
             )
             .lifted_by(format!(
@@ -182,10 +169,7 @@ pub(super) fn unprovable_read(allow: &[SourcedRule], shell: &ShellFacts) -> Opti
     }
     let why = shell.unknown_files.as_deref()?;
     Some(verdict(
-        Decision::Ask {
-            reason: format!("{why}: it could be a file that holds secrets"),
-            firm: false,
-        },
+        Decision::ask(format!("{why}: it could be a file that holds secrets")),
         "a file rein cannot know before the command runs".to_owned(),
     ))
 }

@@ -70,13 +70,11 @@ impl Judging<'_, '_> {
     fn hard_deny_list(&self) -> Option<Verdict> {
         let danger = self.call.shell.and_then(|s| s.danger.as_deref())?;
         Some(verdict(
-            Decision::Deny {
-                reason: format!(
-                    "the hard deny list refuses it: {danger}. rein never runs commands that could \
+            Decision::deny(format!(
+                "the hard deny list refuses it: {danger}. rein never runs commands that could \
                      destroy the system, the person's files or the workspace, in any mode; use a \
                      narrower command, or ask the person to run it themselves"
-                ),
-            },
+            )),
             format!("the hard deny list: {danger}"),
         ))
     }
@@ -85,9 +83,7 @@ impl Judging<'_, '_> {
     fn deny_rules(&self) -> Option<Verdict> {
         let rule = self.rules.deny.iter().find(|r| self.names(r))?;
         Some(verdict(
-            Decision::Deny {
-                reason: format!("a deny rule names it: {}", rule.rule),
-            },
+            Decision::deny(format!("a deny rule names it: {}", rule.rule)),
             format!("deny rule {rule}"),
         ))
     }
@@ -98,10 +94,7 @@ impl Judging<'_, '_> {
         let rule = (self.rules.ask.iter().chain(self.asked)).find(|r| self.names(r))?;
         Some(
             verdict(
-                Decision::Ask {
-                    reason: format!("an ask rule names it: {}", rule.rule),
-                    firm: true,
-                },
+                Decision::firm_ask(format!("an ask rule names it: {}", rule.rule)),
                 format!("ask rule {rule}"),
             )
             .lifted_by(format!(
@@ -122,24 +115,18 @@ impl Judging<'_, '_> {
             deny_or_ask().find(|r| r.rule.names_tool(self.call.tool) && dynamic_under(r, shell))
         {
             return Some(verdict(
-                Decision::Ask {
-                    reason: format!(
-                        "a command or argument in it is known only when it runs, and the rule {} \
+                Decision::firm_ask(format!(
+                    "a command or argument in it is known only when it runs, and the rule {} \
                          names commands",
-                        rule.rule
-                    ),
-                    firm: true,
-                },
+                    rule.rule
+                )),
                 format!("an unknown command under the rule {rule}"),
             ));
         }
         let why = shell.unknown_files.as_deref()?;
         let rule = deny_or_ask().find(|r| matches!(r.rule.pattern, Some(Pattern::Path { .. })))?;
         Some(verdict(
-            Decision::Ask {
-                reason: format!("{why}, and the rule {} protects files", rule.rule),
-                firm: true,
-            },
+            Decision::firm_ask(format!("{why}, and the rule {} protects files", rule.rule)),
             format!("an unknown file under the rule {rule}"),
         ))
     }
@@ -180,10 +167,9 @@ impl Judging<'_, '_> {
             return Some(match explicit() {
                 Some(rule) => verdict(Decision::Allow, format!("allow rule {rule}")),
                 None => verdict(
-                    Decision::Ask {
-                        reason: format!("the file is in {place}, and edits there always ask"),
-                        firm: true,
-                    },
+                    Decision::firm_ask(format!(
+                        "the file is in {place}, and edits there always ask"
+                    )),
                     format!("an edit in {place} (always asks)"),
                 )
                 .lifted_by(format!(
@@ -203,13 +189,10 @@ impl Judging<'_, '_> {
         {
             let place = protected_place(file).unwrap_or("a place outside the workspace");
             return Some(verdict(
-                Decision::Ask {
-                    reason: format!(
-                        "it writes {} ({place}), and writes there always ask",
-                        file.absolute.display()
-                    ),
-                    firm: true,
-                },
+                Decision::firm_ask(format!(
+                    "it writes {} ({place}), and writes there always ask",
+                    file.absolute.display()
+                )),
                 format!("a write in {place} (always asks)"),
             ));
         }
@@ -219,11 +202,9 @@ impl Judging<'_, '_> {
         Some(match explicit() {
             Some(rule) => verdict(Decision::Allow, format!("allow rule {rule}")),
             None => verdict(
-                Decision::Ask {
-                    reason: "the file is outside the workspace, and writes there always ask"
-                        .to_owned(),
-                    firm: true,
-                },
+                Decision::firm_ask(
+                    "the file is outside the workspace, and writes there always ask",
+                ),
                 "a write outside the workspace (always asks)".to_owned(),
             )
             .lifted_by(match exact_rule(call) {
@@ -291,10 +272,7 @@ impl Judging<'_, '_> {
             .find(|r| r.rule.names_call(self.call) || names_a_file(r, self.call))?;
         Some(
             verdict(
-                Decision::Ask {
-                    reason: format!("the file may hold secrets ({})", rule.rule),
-                    firm: false,
-                },
+                Decision::ask(format!("the file may hold secrets ({})", rule.rule)),
                 format!("rein's default ask rule {}", rule.rule),
             )
             .lifted_by(format!(

@@ -108,6 +108,29 @@ pub enum Decision {
     },
 }
 
+impl Decision {
+    /// Ask, with why; a hook's "allow" may wave it.
+    pub fn ask(reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        Decision::Ask {
+            reason,
+            firm: false,
+        }
+    }
+
+    /// Ask, with why; only the person can allow it.
+    pub fn firm_ask(reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        Decision::Ask { reason, firm: true }
+    }
+
+    /// Refuse, with why.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        Decision::Deny { reason }
+    }
+}
+
 /// Decides whether calls run.
 pub trait Policy: Send + Sync {
     /// The decision for one call.

@@ -1,13 +1,12 @@
 //! The permission modes of DESIGN.md, decided honestly per call.
 
-use std::fmt;
-
 use rein_tools::ToolKind;
 
 use super::{CallView, Decision};
 
 /// What rein may do without asking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, strum::IntoStaticStr, strum::Display)]
+#[strum(serialize_all = "kebab-case")]
 pub enum PermissionMode {
     /// Read-only tools run; edits and commands ask.
     #[default]
@@ -27,13 +26,7 @@ pub enum PermissionMode {
 impl PermissionMode {
     /// The name on the command line and in config.
     pub fn as_str(self) -> &'static str {
-        match self {
-            PermissionMode::Default => "default",
-            PermissionMode::AcceptEdits => "accept-edits",
-            PermissionMode::Plan => "plan",
-            PermissionMode::Auto => "auto",
-            PermissionMode::Yolo => "yolo",
-        }
+        self.into()
     }
 
     /// Every mode, from the strictest.
@@ -68,58 +61,41 @@ impl PermissionMode {
             // A fetch leaves the machine: the person is asked about each new host, but in
             // the modes that let rein work on its own.
             (PermissionMode::Auto, _) if call.tool == "web_fetch" => Decision::Allow,
-            (_, _) if call.tool == "web_fetch" => Decision::Ask {
-                reason: format!(
-                    "web_fetch reaches {} on the internet",
-                    super::rule::url_host(call.arguments).unwrap_or_else(|| "a host".to_owned())
-                ),
-                firm: false,
-            },
+            (_, _) if call.tool == "web_fetch" => Decision::ask(format!(
+                "web_fetch reaches {} on the internet",
+                super::rule::url_host(call.arguments).unwrap_or_else(|| "a host".to_owned())
+            )),
             (_, ToolKind::ReadOnly) if inside => Decision::Allow,
-            (_, ToolKind::ReadOnly) => Decision::Ask {
-                reason: "the file is outside the workspace".to_owned(),
-                firm: false,
-            },
-            (PermissionMode::Plan, ToolKind::Edit | ToolKind::Execute) => Decision::Deny {
-                reason: format!(
-                    "plan mode only reads: `{}` would change files or run a program",
-                    call.tool
-                ),
-            },
+            (_, ToolKind::ReadOnly) => Decision::ask("the file is outside the workspace"),
+            (PermissionMode::Plan, ToolKind::Edit | ToolKind::Execute) => Decision::deny(format!(
+                "plan mode only reads: `{}` would change files or run a program",
+                call.tool
+            )),
             (PermissionMode::AcceptEdits | PermissionMode::Auto, ToolKind::Edit) if inside => {
                 Decision::Allow
             }
-            (PermissionMode::AcceptEdits | PermissionMode::Auto, ToolKind::Edit) => Decision::Ask {
-                reason: "the edit is outside the workspace".to_owned(),
-                firm: true,
-            },
-            (PermissionMode::Default, ToolKind::Edit) => Decision::Ask {
-                reason: "edits need approval in the default mode".to_owned(),
-                firm: false,
-            },
+            (PermissionMode::AcceptEdits | PermissionMode::Auto, ToolKind::Edit) => {
+                Decision::firm_ask("the edit is outside the workspace")
+            }
+            (PermissionMode::Default, ToolKind::Edit) => {
+                Decision::ask("edits need approval in the default mode")
+            }
             // The sandbox keeps the command to the workspace; what it refuses asks after.
             (PermissionMode::Auto, ToolKind::Execute) if call.confined => Decision::Allow,
             // An MCP server's tool runs in its server: no sandbox holds it back unless the
             // server runs in one.
-            (PermissionMode::Auto, ToolKind::Execute) => Decision::Ask {
-                reason: format!(
-                    "`{}` runs in its MCP server, outside the OS sandbox, and may change \
+            (PermissionMode::Auto, ToolKind::Execute) => Decision::ask(format!(
+                "`{}` runs in its MCP server, outside the OS sandbox, and may change \
                      anything the server can reach",
-                    call.tool
-                ),
-                firm: false,
-            },
+                call.tool
+            )),
             (PermissionMode::Default | PermissionMode::AcceptEdits, ToolKind::Execute) => {
                 match call.shell.map(|s| &s.read_only) {
                     Some(Ok(())) => Decision::Allow,
-                    Some(Err(why)) => Decision::Ask {
-                        reason: format!("commands that change things need approval ({why})"),
-                        firm: false,
-                    },
-                    None => Decision::Ask {
-                        reason: "commands need approval".to_owned(),
-                        firm: false,
-                    },
+                    Some(Err(why)) => {
+                        Decision::ask(format!("commands that change things need approval ({why})"))
+                    }
+                    None => Decision::ask("commands need approval"),
                 }
             }
         }
@@ -150,12 +126,6 @@ impl PermissionMode {
                 .to_owned(),
             ToolKind::ReadOnly => "run rein with `--permission-mode yolo`".to_owned(),
         }
-    }
-}
-
-impl fmt::Display for PermissionMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -6,7 +6,6 @@
 //! {"type":"event","kind":"usage","model":"gpt-4o","usage":{"prompt_tokens":900,...}}
 //! ```
 
-use std::fmt;
 use std::path::PathBuf;
 
 use rein_llm::{Message, Usage};
@@ -15,6 +14,7 @@ use crate::agent::TurnStop;
 use crate::context::CompactionRecord;
 use crate::tools::TodoItem;
 use serde::{Deserialize, Serialize};
+use strum::{IntoStaticStr, VariantNames};
 
 use crate::config::ProviderKind;
 
@@ -44,9 +44,10 @@ pub struct SessionHeader {
 }
 
 /// Something that happened in a session besides a message. Readers skip kinds they do not
-/// know, so adding a variant (and its name in [`SessionEvent::KINDS`]) is compatible.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// know, so adding a variant is compatible ([`SessionEvent::KINDS`] follows the variants).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, IntoStaticStr, VariantNames)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum SessionEvent {
     /// Tokens used by one model call.
     Usage {
@@ -93,25 +94,11 @@ pub enum SessionEvent {
 
 impl SessionEvent {
     /// The `kind` of every variant, as written.
-    pub const KINDS: [&str; 6] = [
-        "usage",
-        "turn_finished",
-        "compaction",
-        "todos",
-        "subagent_usage",
-        "rewind",
-    ];
+    pub const KINDS: &[&str] = <Self as VariantNames>::VARIANTS;
 
     /// This event's `kind`.
     pub fn kind(&self) -> &'static str {
-        match self {
-            SessionEvent::Usage { .. } => "usage",
-            SessionEvent::TurnFinished { .. } => "turn_finished",
-            SessionEvent::Compaction(_) => "compaction",
-            SessionEvent::Todos { .. } => "todos",
-            SessionEvent::SubagentUsage { .. } => "subagent_usage",
-            SessionEvent::Rewind { .. } => "rewind",
-        }
+        self.into()
     }
 }
 
@@ -137,19 +124,22 @@ pub(crate) enum Line {
 const LINE_TYPES: [&str; 3] = ["header", "message", "event"];
 
 /// Something wrong in a session file that loading worked around.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LoadWarning {
     /// The last line was cut off (rein stopped while writing it); it was dropped.
+    #[error("line {line} was cut off when rein stopped; it was dropped")]
     TruncatedLastLine {
         /// Its 1-based line number.
         line: usize,
     },
     /// A line held bytes that are not UTF-8; they were read as U+FFFD and the record kept.
+    #[error("line {line} held bytes that are not UTF-8; they were replaced with \u{FFFD}")]
     InvalidUtf8 {
         /// Its 1-based line number.
         line: usize,
     },
     /// A line that is not a valid record was skipped.
+    #[error("line {line} is not a valid record and was skipped: {reason}")]
     MalformedLine {
         /// Its 1-based line number.
         line: usize,
@@ -157,6 +147,7 @@ pub enum LoadWarning {
         reason: String,
     },
     /// An event of a kind this rein does not know (from a newer rein) was skipped.
+    #[error("line {line} holds an event of unknown kind \"{kind}\"; skipped")]
     UnknownEvent {
         /// Its 1-based line number.
         line: usize,
@@ -164,6 +155,7 @@ pub enum LoadWarning {
         kind: String,
     },
     /// A line of a type this rein does not know (from a newer rein) was skipped.
+    #[error("line {line} holds a record of unknown type \"{kind}\"; skipped")]
     UnknownLine {
         /// Its 1-based line number.
         line: usize,
@@ -171,17 +163,24 @@ pub enum LoadWarning {
         kind: String,
     },
     /// Tool calls that never got a result were given an "interrupted" one.
+    #[error(
+        "{} tool call(s) had no result and were marked interrupted: {}",
+        call_ids.len(),
+        call_ids.join(", ")
+    )]
     InterruptedToolCalls {
         /// The calls' ids.
         call_ids: Vec<String>,
     },
     /// Tool calls that reused an id (a provider rejects that) were renamed, with their
     /// results.
+    #[error("{} tool call(s) reused an id and were renamed: {}", renamed.len(), renamed_list(renamed))]
     DuplicateCallIds {
         /// Each renamed call: its id in the file, and the id it has now.
         renamed: Vec<(String, String)>,
     },
     /// A tool result that answers no earlier call was dropped.
+    #[error("line {line} answers unknown tool call \"{call_id}\"; dropped")]
     OrphanToolResult {
         /// Its 1-based line number.
         line: usize,
@@ -190,6 +189,10 @@ pub enum LoadWarning {
     },
     /// A compaction that does not fit the messages before it was not replayed: the
     /// messages it would have replaced are kept whole.
+    #[error(
+        "compaction {number} of the session was not replayed ({reason}); the messages it \
+         replaced are kept whole"
+    )]
     CompactionSkipped {
         /// Which compaction of the file, from 1.
         number: usize,
@@ -198,66 +201,13 @@ pub enum LoadWarning {
     },
 }
 
-impl fmt::Display for LoadWarning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoadWarning::TruncatedLastLine { line } => {
-                write!(
-                    f,
-                    "line {line} was cut off when rein stopped; it was dropped"
-                )
-            }
-            LoadWarning::InvalidUtf8 { line } => write!(
-                f,
-                "line {line} held bytes that are not UTF-8; they were replaced with \u{FFFD}"
-            ),
-            LoadWarning::MalformedLine { line, reason } => {
-                write!(
-                    f,
-                    "line {line} is not a valid record and was skipped: {reason}"
-                )
-            }
-            LoadWarning::UnknownEvent { line, kind } => {
-                write!(
-                    f,
-                    "line {line} holds an event of unknown kind \"{kind}\"; skipped"
-                )
-            }
-            LoadWarning::UnknownLine { line, kind } => {
-                write!(
-                    f,
-                    "line {line} holds a record of unknown type \"{kind}\"; skipped"
-                )
-            }
-            LoadWarning::InterruptedToolCalls { call_ids } => write!(
-                f,
-                "{} tool call(s) had no result and were marked interrupted: {}",
-                call_ids.len(),
-                call_ids.join(", ")
-            ),
-            LoadWarning::DuplicateCallIds { renamed } => write!(
-                f,
-                "{} tool call(s) reused an id and were renamed: {}",
-                renamed.len(),
-                renamed
-                    .iter()
-                    .map(|(from, to)| format!("{from} → {to}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            LoadWarning::OrphanToolResult { line, call_id } => {
-                write!(
-                    f,
-                    "line {line} answers unknown tool call \"{call_id}\"; dropped"
-                )
-            }
-            LoadWarning::CompactionSkipped { number, reason } => write!(
-                f,
-                "compaction {number} of the session was not replayed ({reason}); the messages \
-                 it replaced are kept whole"
-            ),
-        }
-    }
+/// The renamed calls of [`LoadWarning::DuplicateCallIds`]: `old → new, …`.
+fn renamed_list(renamed: &[(String, String)]) -> String {
+    let pairs: Vec<String> = renamed
+        .iter()
+        .map(|(from, to)| format!("{from} → {to}"))
+        .collect();
+    pairs.join(", ")
 }
 
 /// What one line of a file holds.

@@ -312,7 +312,7 @@ fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
 }
 
 #[cfg(test)]
-#[path = "wire_read.rs"]
+#[path = "wire_read_tests.rs"]
 mod read;
 #[cfg(test)]
 use read::messages_from_anthropic;

@@ -436,7 +436,7 @@ fn wire_tool_call(call: &ToolCall) -> WireToolCall<'_> {
 }
 
 #[cfg(test)]
-#[path = "wire_read.rs"]
+#[path = "wire_read_tests.rs"]
 mod read;
 #[cfg(test)]
 use read::messages_from_openai;

@@ -442,5 +442,5 @@ fn splice(text: &str, places: &[Place], replacements: &[String], how: How) -> Ed
 mod tests;
 
 #[cfg(test)]
-#[path = "engine_props.rs"]
+#[path = "engine_props_tests.rs"]
 mod props;

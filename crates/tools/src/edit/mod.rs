@@ -64,7 +64,7 @@ use crate::{
 pub const EDIT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Arguments of edit_file.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditFileArgs {
     /// File path.
@@ -106,12 +106,7 @@ impl Tool for EditFile {
     }
 
     async fn preview(&self, args: &EditFileArgs, ctx: &ToolContext) -> Option<Preview> {
-        let args = EditFileArgs {
-            file_path: args.file_path.clone(),
-            old_string: args.old_string.clone(),
-            new_string: args.new_string.clone(),
-            replace_all: args.replace_all,
-        };
+        let args = args.clone();
         let ctx = ctx.clone();
         // An edit that would fail shows its arguments; running it says why it fails.
         crate::blocking::run(move || Ok(plan_edit(&args, &ctx).ok().map(|plan| plan.preview())))
@@ -121,12 +116,7 @@ impl Tool for EditFile {
     }
 
     async fn doomed(&self, args: &EditFileArgs, ctx: &ToolContext) -> Option<String> {
-        let args = EditFileArgs {
-            file_path: args.file_path.clone(),
-            old_string: args.old_string.clone(),
-            new_string: args.new_string.clone(),
-            replace_all: args.replace_all,
-        };
+        let args = args.clone();
         let ctx = ctx.clone();
         // Only the model's mistakes (never read, old_string not found…) are certain; an I/O
         // error may pass, so the call is put to the person as usual.

@@ -13,14 +13,17 @@
 //! redirect git elsewhere but do not exist yet (`.git/commondir`) cannot be bind-mounted:
 //! they are "watched" and removed when a command creates them (`git.rs`).
 
-use std::fmt;
 use std::path::{Path, PathBuf};
+
+use strum::{Display, EnumString, IntoStaticStr};
 
 use super::credentials::{self, SshAgent};
 use super::git::{self, PlantWatch};
 
-/// How much a sandboxed command may change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How much a sandboxed command may change; its name (`read-only`, `workspace-write`, `off`)
+/// is the one on the command line and in config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, IntoStaticStr, Display, EnumString)]
+#[strum(serialize_all = "kebab-case")]
 pub enum SandboxLevel {
     /// Nothing writable but `/dev/null` and a private temporary directory.
     ReadOnly,
@@ -35,21 +38,12 @@ pub enum SandboxLevel {
 impl SandboxLevel {
     /// The name on the command line and in config.
     pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxLevel::ReadOnly => "read-only",
-            SandboxLevel::WorkspaceWrite => "workspace-write",
-            SandboxLevel::Off => "off",
-        }
+        self.into()
     }
 
     /// The level a name means (`read-only`, `workspace-write`, `off`).
     pub fn parse(name: &str) -> Option<SandboxLevel> {
-        match name {
-            "read-only" => Some(SandboxLevel::ReadOnly),
-            "workspace-write" => Some(SandboxLevel::WorkspaceWrite),
-            "off" => Some(SandboxLevel::Off),
-            _ => None,
-        }
+        name.parse().ok()
     }
 
     /// How strict it is, for "a project may only tighten" (higher is stricter).
@@ -70,18 +64,16 @@ impl SandboxLevel {
     }
 }
 
-impl fmt::Display for SandboxLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Whether a sandboxed command may open network sockets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Whether a sandboxed command may open network sockets; its name is the `[sandbox] network`
+/// setting's: `on`, `off` or `proxy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, IntoStaticStr, Display, EnumString)]
+#[strum(serialize_all = "lowercase")]
 pub enum Network {
     /// It may.
+    #[strum(serialize = "on")]
     Allowed,
     /// Only Unix sockets: creating any other socket fails with "operation not permitted".
+    #[strum(serialize = "off")]
     Blocked,
     /// Only through rein's proxy (`proxy.rs`), which lets through the allowed domains: the
     /// command has a network of its own with nothing in it but the proxy's port.
@@ -91,21 +83,12 @@ pub enum Network {
 impl Network {
     /// Parses a `[sandbox] network` value: `off`, `on` or `proxy`.
     pub fn parse(text: &str) -> Option<Network> {
-        match text {
-            "off" => Some(Network::Blocked),
-            "on" => Some(Network::Allowed),
-            "proxy" => Some(Network::Proxy),
-            _ => None,
-        }
+        text.parse().ok()
     }
 
     /// The setting's name: `off`, `on` or `proxy`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Network::Allowed => "on",
-            Network::Blocked => "off",
-            Network::Proxy => "proxy",
-        }
+        self.into()
     }
 
     /// How much it keeps away (a project's config may only raise it).
@@ -115,12 +98,6 @@ impl Network {
             Network::Proxy => 1,
             Network::Blocked => 2,
         }
-    }
-}
-
-impl fmt::Display for Network {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
