@@ -251,11 +251,10 @@ async fn command_request(
         None => return Ok(input.to_owned()),
         Some(HeadlessCommand::Init) => {
             let root = rein_core::config::find_project_root(&agent.tool_context().cwd()).dir;
-            events.emit(AgentEvent::Warning {
-                message: "/init: AGENTS.md is written without asking (the permission mode \
-                          allows edits); review it with `git diff` or in your editor"
-                    .to_owned(),
-            });
+            events.warn(
+                "/init: AGENTS.md is written without asking (the permission mode \
+                          allows edits); review it with `git diff` or in your editor",
+            );
             return Ok(rein_core::commands::init_prompt(&root));
         }
         Some(HeadlessCommand::File(command, arguments)) => (command, arguments),
@@ -277,7 +276,7 @@ async fn command_request(
     match expanded {
         Ok(expanded) => {
             for warning in expanded.warnings {
-                events.emit(AgentEvent::Warning { message: warning });
+                events.warn(warning);
             }
             Ok(expanded.prompt)
         }
@@ -336,16 +335,12 @@ pub(crate) fn keep_session<'a>(
         match agent.discard_unanswered_session() {
             Ok(true) => session_id = None,
             Ok(false) => {}
-            Err(e) => events.emit(AgentEvent::Warning {
-                message: format!("could not delete the unanswered session: {e}"),
-            }),
+            Err(e) => events.warn(format!("could not delete the unanswered session: {e}")),
         }
     }
     if let Err(e) = agent.save_session() {
         let message = format!("the session could not be saved completely: {e}");
-        events.emit(AgentEvent::Warning {
-            message: message.clone(),
-        });
+        events.warn(message.clone());
         unsaved = Some(message);
     }
     (session_id, unsaved)

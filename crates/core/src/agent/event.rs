@@ -267,6 +267,13 @@ impl Events {
     pub fn emit(&self, event: AgentEvent) {
         self.sink.emit(event);
     }
+
+    /// Sends a [`AgentEvent::Warning`].
+    pub fn warn(&self, message: impl Into<String>) {
+        self.emit(AgentEvent::Warning {
+            message: message.into(),
+        });
+    }
 }
 
 impl std::fmt::Debug for Events {

@@ -363,18 +363,13 @@ impl Agent {
         match recorded {
             Ok(()) if self.transcript_failing => {
                 self.transcript_failing = false;
-                events.emit(AgentEvent::Warning {
-                    message: "the session file can be written again; every record is saved"
-                        .to_owned(),
-                });
+                events.warn("the session file can be written again; every record is saved");
             }
             Ok(()) => {}
             Err(_) if self.transcript_failing => {}
             Err(error) => {
                 self.transcript_failing = true;
-                events.emit(AgentEvent::Warning {
-                    message: format!("the session is not being saved: {error}"),
-                });
+                events.warn(format!("the session is not being saved: {error}"));
             }
         }
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use rein_llm::{Message, Part, Role};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, AgentEvent, Events, TurnEnd};
+use crate::agent::{Agent, Events, TurnEnd};
 use crate::hooks::{HookWarnings, PromptCheck, SessionStartSource, StopCheck};
 
 /// How many times Stop hooks may make the model go on in one turn; past it the turn ends.
@@ -122,13 +122,11 @@ impl Agent {
             None => AfterStop::Cancelled,
             Some(StopCheck::End) => AfterStop::End,
             Some(StopCheck::Continue { reason }) if *continued >= MAX_STOP_HOOK_CONTINUATIONS => {
-                events.emit(AgentEvent::Warning {
-                    message: format!(
-                        "a Stop hook asked the model to go on again after \
+                events.warn(format!(
+                    "a Stop hook asked the model to go on again after \
                          {MAX_STOP_HOOK_CONTINUATIONS} times in this turn; the turn ends here. \
                          It said: {reason}"
-                    ),
-                });
+                ));
                 AfterStop::End
             }
             Some(StopCheck::Continue { reason }) => {
@@ -144,6 +142,6 @@ impl Agent {
 
 fn emit_warnings(events: &Events, warnings: HookWarnings) {
     for message in warnings {
-        events.emit(AgentEvent::Warning { message });
+        events.warn(message);
     }
 }

@@ -10,7 +10,6 @@ use rein_mcp::McpHub;
 use rein_tools::{ToolKind, ToolRegistry};
 
 use crate::agent::Agent;
-use crate::agent::event::AgentEvent;
 use crate::agent::runner::CallEnv;
 use crate::agent::tool_search::{SharedCatalog, ToolSearchBudget, ToolSearchTool};
 use crate::permissions::PermissionMode;
@@ -92,7 +91,7 @@ impl Agent {
             mcp.waited = true;
             let report = mcp.hub.wait_started(&env.cancel).await;
             for message in report.warnings() {
-                env.events.emit(AgentEvent::Warning { message });
+                env.events.warn(message);
             }
         }
         mcp.hub.refresh().await;
@@ -122,15 +121,13 @@ impl Agent {
             }
             if mcp.budget.exceeded(&tool_specs(&all)) {
                 let catalog = SharedCatalog::default();
-                env.events.emit(AgentEvent::Warning {
-                    message: format!(
-                        "{} MCP tools pass the tool budget ({} tools or {} KB of descriptions): \
+                env.events.warn(format!(
+                    "{} MCP tools pass the tool budget ({} tools or {} KB of descriptions): \
                          the model finds them through tool_search",
-                        mcp_tools.len(),
-                        mcp.budget.max_tools,
-                        mcp.budget.max_schema_bytes / 1024
-                    ),
-                });
+                    mcp_tools.len(),
+                    mcp.budget.max_tools,
+                    mcp.budget.max_schema_bytes / 1024
+                ));
                 mcp.search = Some(catalog);
             }
         }

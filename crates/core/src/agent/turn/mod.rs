@@ -214,9 +214,7 @@ impl Agent {
         } else {
             // Small local models often stop at once (llama-cpp-python with SmolLM2 did, one
             // run in two): an empty result with exit 0 looks like rein lost the answer.
-            events.emit(AgentEvent::Warning {
-                message: "the model ended its answer without any text or tool call".into(),
-            });
+            events.warn("the model ended its answer without any text or tool call");
         }
         if calls.is_empty() {
             return RoundEnd::Stop(match response.stop_reason {
@@ -483,7 +481,7 @@ impl Agent {
             .into_iter()
             .chain(warnings)
         {
-            events.emit(AgentEvent::Warning { message });
+            events.warn(message);
         }
     }
 
