@@ -1,9 +1,10 @@
 //! One run of rein: the one-shot and headless modes (the REPL is in `repl`).
 
 use std::io::IsTerminal;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
+use parking_lot::Mutex;
 use rein_core::agent::{Agent, AgentEvent, EventSink, Events, TurnEnd, TurnOutcome, TurnStop};
 use rein_core::commands::CommandError;
 use rein_core::hooks::SessionStartSource;
@@ -441,12 +442,7 @@ impl RunLog {
     }
 
     pub(crate) fn take(&self) -> (Vec<String>, Vec<Denial>, u32) {
-        std::mem::take(
-            &mut *self
-                .kept
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
+        std::mem::take(&mut *self.kept.lock())
     }
 }
 
@@ -458,32 +454,19 @@ impl EventSink for RunLog {
             other => other,
         };
         match inner {
-            AgentEvent::Warning { message } => self
-                .kept
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .0
-                .push(message.clone()),
+            AgentEvent::Warning { message } => self.kept.lock().0.push(message.clone()),
             AgentEvent::PermissionDenied {
                 name,
                 arguments,
                 reason,
                 ..
-            } => self
-                .kept
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .1
-                .push(Denial {
-                    tool: name.clone(),
-                    arguments: arguments.clone(),
-                    reason: reason.clone(),
-                }),
+            } => self.kept.lock().1.push(Denial {
+                tool: name.clone(),
+                arguments: arguments.clone(),
+                reason: reason.clone(),
+            }),
             AgentEvent::Compaction(_) => {
-                self.kept
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .2 += 1;
+                self.kept.lock().2 += 1;
             }
             _ => {}
         }

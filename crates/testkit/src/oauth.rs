@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -17,6 +17,7 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -137,28 +138,24 @@ impl OAuthServer {
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Every access and refresh token it issued, in order.
     pub fn issued(&self) -> Vec<String> {
-        self.lock().issued.clone()
+        self.state.lock().issued.clone()
     }
 
     /// Every bearer token `/mcp` accepted, in order.
     pub fn accepted(&self) -> Vec<String> {
-        self.lock().accepted.clone()
+        self.state.lock().accepted.clone()
     }
 
     /// How many refreshes it granted.
     pub fn refreshes(&self) -> usize {
-        self.lock().refreshes
+        self.state.lock().refreshes
     }
 
     /// Stops accepting every access token issued so far (as when they are revoked).
     pub fn revoke_access_tokens(&self) {
-        self.lock().access.clear();
+        self.state.lock().access.clear();
     }
 }
 
@@ -241,7 +238,7 @@ fn authorized(state: &Mutex<State>, request: &Request<Incoming>) -> bool {
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut state = state.lock();
     match token {
         Some(token)
             if state
@@ -281,7 +278,7 @@ async fn route(request: Request<Incoming>, base: &str, state: &Mutex<State>) -> 
         .await
         .map(|b| b.to_bytes())
         .unwrap_or_default();
-    let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut state = state.lock();
     let options = state.options();
     let well_known = path.starts_with("/.well-known/");
     match path.as_str() {

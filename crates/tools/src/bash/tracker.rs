@@ -3,8 +3,10 @@
 //! cancelled, when rein exits, and when the last handle is dropped.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use super::procs::{self, CommandId};
 use super::signals::{Signal, signal_group, signal_process};
@@ -29,7 +31,7 @@ struct Groups {
 
 impl Drop for Groups {
     fn drop(&mut self) {
-        let ids = std::mem::take(self.ids.get_mut().unwrap_or_else(PoisonError::into_inner));
+        let ids = std::mem::take(self.ids.get_mut());
         let mut ending = Termination::start(ids);
         while !ending.is_done() && !ending.grace_over() {
             std::thread::sleep(EXIT_POLL_INTERVAL);
@@ -46,7 +48,7 @@ impl ProcessTracker {
 
     /// Remembers a command to end later; forgets commands that have no live process left.
     pub(crate) fn register(&self, id: CommandId) {
-        let mut ids = self.lock();
+        let mut ids = self.groups.ids.lock();
         let listed: Vec<CommandId> = ids.iter().copied().collect();
         *ids = procs::alive_among(&listed).into_iter().collect();
         ids.insert(id);
@@ -54,12 +56,12 @@ impl ProcessTracker {
 
     /// Forgets a command that has ended.
     pub(crate) fn forget(&self, id: CommandId) {
-        self.lock().remove(&id);
+        self.groups.ids.lock().remove(&id);
     }
 
     /// The process groups of the tracked commands that still have a live process.
     pub fn live_groups(&self) -> Vec<u32> {
-        let mut ids = self.lock();
+        let mut ids = self.groups.ids.lock();
         let listed: Vec<CommandId> = ids.iter().copied().collect();
         let alive = procs::alive_among(&listed);
         *ids = alive.iter().copied().collect();
@@ -69,7 +71,7 @@ impl ProcessTracker {
     /// Ends every tracked command: SIGTERM, then SIGKILL for what is still alive after
     /// [`KILL_GRACE`]. Returns how many commands were alive.
     pub async fn kill_all(&self) -> usize {
-        let ids = std::mem::take(&mut *self.lock());
+        let ids = std::mem::take(&mut *self.groups.ids.lock());
         let mut ending = Termination::start(ids);
         let count = ending.count();
         while !ending.is_done() && !ending.grace_over() {
@@ -82,7 +84,7 @@ impl ProcessTracker {
     /// [`kill_all`](Self::kill_all) for code that cannot await (exit paths); blocks the
     /// thread for up to [`KILL_GRACE`].
     pub fn kill_all_blocking(&self) -> usize {
-        let ids = std::mem::take(&mut *self.lock());
+        let ids = std::mem::take(&mut *self.groups.ids.lock());
         let mut ending = Termination::start(ids);
         let count = ending.count();
         while !ending.is_done() && !ending.grace_over() {
@@ -90,13 +92,6 @@ impl ProcessTracker {
         }
         ending.finish();
         count
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<CommandId>> {
-        self.groups
-            .ids
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 

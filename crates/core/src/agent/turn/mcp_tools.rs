@@ -96,11 +96,7 @@ impl Agent {
         }
         mcp.hub.refresh().await;
         let generation = mcp.hub.generation();
-        let found = mcp.search.as_ref().map_or(0, |c| {
-            c.lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .found_count()
-        });
+        let found = mcp.search.as_ref().map_or(0, |c| c.lock().found_count());
         if mcp.seen == Some((generation, found)) {
             return;
         }
@@ -134,9 +130,7 @@ impl Agent {
         match &mcp.search {
             Some(catalog) => {
                 registry.register(ToolSearchTool::new(Arc::clone(catalog)));
-                let mut catalog = catalog
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut catalog = catalog.lock();
                 catalog.set_tools(mcp_tools);
                 // After the agent's own tools: the request's start stays as it was.
                 for tool in catalog.found() {
