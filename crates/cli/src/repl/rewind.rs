@@ -26,11 +26,7 @@ impl Repl {
             headless::settings(&self.args),
         );
         for warning in warnings {
-            self.say(
-                &self
-                    .style
-                    .warn(&format!("warning: {}", neutralize(&warning))),
-            );
+            self.say_warn(&format!("warning: {}", neutralize(&warning)));
         }
         checkpoints
     }
@@ -52,16 +48,12 @@ impl Repl {
         let last = match checkpoints.turns() {
             Ok(turns) => turns.into_iter().rev().find(|t| !t.code_reverted),
             Err(e) => {
-                self.say(
-                    &self
-                        .style
-                        .error(&format!("cannot read the checkpoints: {e}")),
-                );
+                self.say_error(&format!("cannot read the checkpoints: {e}"));
                 return Flow::Continue;
             }
         };
         let Some(last) = last else {
-            self.say(&self.style.dim("nothing to undo"));
+            self.say_dim("nothing to undo");
             return Flow::Continue;
         };
         self.restore_code(&mut checkpoints, last.number, "undo")
@@ -316,7 +308,7 @@ impl Repl {
         let rows = match sessions::rows(&store, &self.cwd, false) {
             Ok(rows) => rows,
             Err(e) => {
-                self.say(&self.style.error(&neutralize(&e)));
+                self.say_error(&neutralize(&e));
                 return None;
             }
         };
