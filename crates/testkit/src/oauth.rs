@@ -112,28 +112,15 @@ pub struct OAuthServer {
 impl OAuthServer {
     /// Starts it on a thread of its own.
     pub fn start(options: OAuthOptions) -> anyhow::Result<OAuthServer> {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-        listener.set_nonblocking(true)?;
-        let base = format!("http://{}", listener.local_addr()?);
         let state = Arc::new(Mutex::new(State {
             options: Some(options),
             ..State::default()
         }));
         let shared = Arc::clone(&state);
-        let origin = base.clone();
-        std::thread::Builder::new()
-            .name("fake-oauth".into())
-            .spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
-                runtime.block_on(accept(listener, origin, shared));
-            })?;
+        let address =
+            crate::mcp::serve_on_thread("fake-oauth", |listener| accept(listener, shared))?;
         Ok(OAuthServer {
-            url: format!("{base}/mcp"),
+            url: format!("http://{address}/mcp"),
             state,
         })
     }
@@ -186,16 +173,17 @@ fn redirect(location: &str) -> Reply {
     response
 }
 
-async fn accept(listener: std::net::TcpListener, base: String, state: Arc<Mutex<State>>) {
+async fn accept(listener: tokio::net::TcpListener, state: Arc<Mutex<State>>) {
     use hyper_util::rt::TokioIo;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
 
-    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+    let Ok(address) = listener.local_addr() else {
         return;
     };
+    let base = format!("http://{address}");
     let mcp = StreamableHttpService::new(
         || Ok(FakeServer::new()),
         Arc::new(LocalSessionManager::default()),
