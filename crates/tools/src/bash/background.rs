@@ -31,7 +31,7 @@ use super::cwd::WRAPPER_SCRIPT;
 use super::process::{Launch, launch};
 use super::procs::CommandId;
 use super::reaper;
-use super::tracker::{EXIT_POLL_INTERVAL, ProcessTracker, Termination};
+use super::tracker::{ProcessTracker, Termination};
 use crate::offload;
 
 #[path = "background_output.rs"]
@@ -314,11 +314,7 @@ impl BackgroundShells {
             }
             shell.id
         };
-        let mut ending = Termination::start([command]);
-        while !ending.is_done() && !ending.grace_over() {
-            tokio::time::sleep(EXIT_POLL_INTERVAL).await;
-        }
-        ending.finish();
+        Termination::start([command]).end().await;
         let mut state = self.inner.state.lock();
         let Some(shell) = state.shells.get_mut(id) else {
             return Err(BackgroundError::Vanished(id.to_owned()));
@@ -414,11 +410,7 @@ async fn watch_child(
     let (status, timed_out) = match waited {
         Some(status) => (status.ok(), false),
         None => {
-            let mut ending = Termination::start([id]);
-            while !ending.is_done() && !ending.grace_over() {
-                tokio::time::sleep(EXIT_POLL_INTERVAL).await;
-            }
-            ending.finish();
+            Termination::start([id]).end().await;
             (child.wait().await.ok(), true)
         }
     };

@@ -32,11 +32,7 @@ struct Groups {
 impl Drop for Groups {
     fn drop(&mut self) {
         let ids = std::mem::take(self.ids.get_mut());
-        let mut ending = Termination::start(ids);
-        while !ending.is_done() && !ending.grace_over() {
-            std::thread::sleep(EXIT_POLL_INTERVAL);
-        }
-        ending.finish();
+        Termination::start(ids).end_blocking();
     }
 }
 
@@ -72,12 +68,9 @@ impl ProcessTracker {
     /// [`KILL_GRACE`]. Returns how many commands were alive.
     pub async fn kill_all(&self) -> usize {
         let ids = std::mem::take(&mut *self.groups.ids.lock());
-        let mut ending = Termination::start(ids);
+        let ending = Termination::start(ids);
         let count = ending.count();
-        while !ending.is_done() && !ending.grace_over() {
-            tokio::time::sleep(EXIT_POLL_INTERVAL).await;
-        }
-        ending.finish();
+        ending.end().await;
         count
     }
 
@@ -85,12 +78,9 @@ impl ProcessTracker {
     /// thread for up to [`KILL_GRACE`].
     pub fn kill_all_blocking(&self) -> usize {
         let ids = std::mem::take(&mut *self.groups.ids.lock());
-        let mut ending = Termination::start(ids);
+        let ending = Termination::start(ids);
         let count = ending.count();
-        while !ending.is_done() && !ending.grace_over() {
-            std::thread::sleep(EXIT_POLL_INTERVAL);
-        }
-        ending.finish();
+        ending.end_blocking();
         count
     }
 }
@@ -130,6 +120,23 @@ impl Termination {
     /// Whether the grace period is over.
     pub(crate) fn grace_over(&self) -> bool {
         Instant::now() >= self.kill_at
+    }
+
+    /// Waits until every command has gone or the grace period is over, then
+    /// [`finish`](Self::finish)es.
+    pub(crate) async fn end(mut self) {
+        while !self.is_done() && !self.grace_over() {
+            tokio::time::sleep(EXIT_POLL_INTERVAL).await;
+        }
+        self.finish();
+    }
+
+    /// [`end`](Self::end), blocking the thread.
+    pub(crate) fn end_blocking(mut self) {
+        while !self.is_done() && !self.grace_over() {
+            std::thread::sleep(EXIT_POLL_INTERVAL);
+        }
+        self.finish();
     }
 
     /// Sends SIGKILL to what is left (looked up afresh, so what was started during the grace
