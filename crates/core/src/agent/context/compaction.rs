@@ -218,7 +218,7 @@ impl Agent {
             tokens,
             usable_window: usable,
         });
-        let hooks = Arc::clone(&self.hooks);
+        let hooks = Arc::clone(&self.runner.hooks);
         let mut warnings = Vec::new();
         tokio::select! {
             biased;

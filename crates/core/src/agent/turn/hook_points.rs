@@ -34,7 +34,7 @@ impl Agent {
         events: &Events,
         cancel: &CancellationToken,
     ) {
-        let hooks = Arc::clone(&self.hooks);
+        let hooks = Arc::clone(&self.runner.hooks);
         let mut warnings = Vec::new();
         let context = tokio::select! {
             biased;
@@ -48,7 +48,7 @@ impl Agent {
     /// Runs the SessionEnd hooks.
     pub async fn end_session(&self, events: &Events) {
         let mut warnings = Vec::new();
-        self.hooks.session_end(&mut warnings).await;
+        self.runner.hooks.session_end(&mut warnings).await;
         emit_warnings(events, warnings);
     }
 
@@ -61,7 +61,7 @@ impl Agent {
         events: &Events,
         cancel: &CancellationToken,
     ) -> Result<Message, TurnEnd> {
-        let hooks = Arc::clone(&self.hooks);
+        let hooks = Arc::clone(&self.runner.hooks);
         let mut warnings = Vec::new();
         // A sub-agent's task is the parent model's, not the person's prompt.
         let check = if self.is_subagent() {
@@ -110,7 +110,7 @@ impl Agent {
         if self.is_subagent() {
             return AfterStop::End;
         }
-        let hooks = Arc::clone(&self.hooks);
+        let hooks = Arc::clone(&self.runner.hooks);
         let mut warnings = Vec::new();
         let check = tokio::select! {
             biased;

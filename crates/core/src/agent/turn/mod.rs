@@ -47,7 +47,7 @@ impl Agent {
         // The checkpoint is taken while the first request goes: nothing changes the workspace
         // before the model answers, unless a UserPromptSubmit hook runs; the calls wait for it.
         self.start_checkpoint(Some(input), events).await;
-        if self.hooks.runs_on_prompt() {
+        if self.runner.hooks.runs_on_prompt() {
             self.settle_checkpoint(events).await;
         }
         match self.submit_prompt(input, events, &cancel).await {
