@@ -14,6 +14,9 @@ Figures, per scenario:
                median of each round is printed too, with the time the commands the
                tools run take alone (fix-import runs `python3 main.py` through bash)
   rss_mb       peak resident memory of the rein process itself (its VmHWM)
+  anon_mb      of it, the peak of rein's anonymous memory (RssAnon: heap, stacks): what rein
+               itself allocates; the rest is the binary's code mapped from the page cache,
+               which the kernel maps a whole page-cache folio (up to 2 MB) at a time
   rss_tree_mb  the same as GNU time gives it: the largest of rein and the commands it ran
   cpu_ms       user + system CPU time of the rein process
   first_req_kb bytes of the first request body (system prompt + every tool schema)
@@ -130,6 +133,7 @@ class HighWater:
     def __init__(self, pid, active):
         self.pid = pid  # GNU time's: rein is its child
         self.peak_kb = 0
+        self.anon_kb = 0
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True) if active else None
         if self.thread:
@@ -152,6 +156,8 @@ class HighWater:
                     for line in f:
                         if line.startswith("VmHWM:"):
                             self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+                        elif line.startswith("RssAnon:"):
+                            self.anon_kb = max(self.anon_kb, int(line.split()[1]))
                             break
             except OSError:
                 return
@@ -161,7 +167,7 @@ class HighWater:
         self.done.set()
         if self.thread:
             self.thread.join()
-        return self.peak_kb
+        return self.peak_kb, self.anon_kb
 
 
 def one_pass(rein, mock, scenario, tmp, wrapped):
@@ -204,7 +210,7 @@ def one_pass(rein, mock, scenario, tmp, wrapped):
         status = os.waitstatus_to_exitcode(wait_status)
         if status != 0:
             raise SystemExit(f"{rein} failed in {scenario} (status {status})")
-        own_kb = watcher.stop()
+        own_kb, anon_kb = watcher.stop()
         if wrapped:
             with open(measured) as f:
                 max_kb = int(f.read().split()[-3])
@@ -220,12 +226,12 @@ def one_pass(rein, mock, scenario, tmp, wrapped):
     metadata = [r for r in logged if r.get("metadata")]
     asked = {"before": sum(r["received_unix_nanos"] < first_answer for r in metadata),
              "after": sum(r["received_unix_nanos"] >= first_answer for r in metadata)}
-    return requests, t0, usage, (max_kb, own_kb), asked
+    return requests, t0, usage, (max_kb, own_kb, anon_kb), asked
 
 
 def one_run(rein, mock, scenario, tmp):
     requests, t0, usage, _, asked = one_pass(rein, mock, scenario, tmp, wrapped=False)
-    wrapped_requests, wrapped_t0, _, (max_kb, own_kb), _ = one_pass(rein, mock, scenario, tmp, wrapped=True)
+    wrapped_requests, wrapped_t0, _, (max_kb, own_kb, anon_kb), _ = one_pass(rein, mock, scenario, tmp, wrapped=True)
     rounds = [(b["received_unix_nanos"] - a["responded_unix_nanos"]) / 1e6
               for a, b in zip(requests, requests[1:])]
     return {
@@ -233,6 +239,7 @@ def one_run(rein, mock, scenario, tmp):
         "start_wrapped_ms": (wrapped_requests[0]["received_unix_nanos"] - wrapped_t0) / 1e6,
         "round_ms": rounds,
         "rss_mb": own_kb / 1024,
+        "anon_mb": anon_kb / 1024,
         "rss_tree_mb": max_kb / 1024,
         "cpu_ms": (usage.ru_utime + usage.ru_stime) * 1000,
         "first_req_kb": requests[0]["body_bytes"] / 1024,
@@ -251,6 +258,7 @@ def summarise(runs):
         "round_ms": statistics.median(all_rounds),
         "round_ms_p90": statistics.quantiles(all_rounds, n=10)[-1] if len(all_rounds) > 1 else all_rounds[0],
         "rss_mb": statistics.median(r["rss_mb"] for r in runs),
+        "anon_mb": statistics.median(r["anon_mb"] for r in runs),
         "rss_tree_mb": statistics.median(r["rss_tree_mb"] for r in runs),
         "cpu_ms": statistics.median(r["cpu_ms"] for r in runs),
         "first_req_kb": runs[0]["first_req_kb"],
@@ -290,11 +298,11 @@ def main():
         print(json.dumps(results if args.baseline else results["rein"], indent=2))
         return
     print(f"{'binary':<9} {'scenario':<12} {'rounds':>6} {'start ms':>9} {'wrapped':>8} {'round ms':>9} {'p90 ms':>7} "
-          f"{'RSS MB':>7} {'tree MB':>7} {'CPU ms':>7} {'1st req KB':>10}")
+          f"{'RSS MB':>7} {'anon MB':>7} {'tree MB':>7} {'CPU ms':>7} {'1st req KB':>10}")
     for name, per_scenario in results.items():
         for scenario, r in per_scenario.items():
             print(f"{name:<9} {scenario:<12} {r['rounds']:>6} {r['start_ms']:>9.2f} {r['start_wrapped_ms']:>8.2f} "
-                  f"{r['round_ms']:>9.3f} {r['round_ms_p90']:>7.3f} {r['rss_mb']:>7.1f} {r['rss_tree_mb']:>7.1f} "
+                  f"{r['round_ms']:>9.3f} {r['round_ms_p90']:>7.3f} {r['rss_mb']:>7.1f} {r['anon_mb']:>7.1f} {r['rss_tree_mb']:>7.1f} "
                   f"{r['cpu_ms']:>7.1f} "
                   f"{r['first_req_kb']:>10.2f}")
     for name, per_scenario in results.items():

@@ -1,9 +1,38 @@
 //! Rendering tool descriptions into each wire format: `function` for OpenAI, `input_schema`
 //! for Anthropic.
 
+use std::sync::{Mutex, PoisonError};
+
 use serde::Serialize;
+use serde_json::value::RawValue;
 
 use crate::{ProviderKind, ToolSpec};
+
+/// The `tools` array of the last request, serialised: a conversation sends the same tools
+/// every round, and serialising their schemas was a third of writing a request. An unchanged
+/// list compares cheaply (the schemas are shared, and compared by pointer first).
+#[derive(Debug, Default)]
+pub(crate) struct ToolsCache(Mutex<Option<(Vec<ToolSpec>, Box<RawValue>)>>);
+
+impl ToolsCache {
+    /// Calls `write` with `tools` serialised, by `render` when they are not the last ones.
+    pub(crate) fn with<R>(
+        &self,
+        tools: &[ToolSpec],
+        render: impl FnOnce(&[ToolSpec]) -> Box<RawValue>,
+        write: impl FnOnce(&RawValue) -> R,
+    ) -> R {
+        let mut cached = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if cached
+            .as_ref()
+            .is_some_and(|(last, _)| last.as_slice() != tools)
+        {
+            *cached = None;
+        }
+        let (_, json) = cached.get_or_insert_with(|| (tools.to_vec(), render(tools)));
+        write(json)
+    }
+}
 
 /// An OpenAI tool: `{"type": "function", "function": {name, description, parameters}}`.
 #[derive(Debug, Serialize)]

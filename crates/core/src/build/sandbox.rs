@@ -19,17 +19,23 @@ impl AgentBuilder {
 
     /// The sandbox the agent's commands would run in, with what this machine enforces of
     /// it; its private temporary directory is made (and removed when the last clone goes).
+    /// It is made beside the rest of the start, on a thread of its own.
     pub fn sandbox(&self) -> Sandbox {
         let offload = std::path::absolute(&self.tool_config.offload_dir)
             .unwrap_or_else(|_| self.tool_config.offload_dir.clone());
         let mut plan = self.sandbox.clone();
         plan.auto = self.mode == PermissionMode::Auto;
-        Sandbox::new(plan.policy(&Places {
-            workspace: &self.workspace,
-            home_dir: self.tool_config.home_dir.as_deref(),
-            rein_home: self.rein_home.as_deref(),
-            offload_dir: &offload,
-        }))
+        let workspace = self.workspace.clone();
+        let home_dir = self.tool_config.home_dir.clone();
+        let rein_home = self.rein_home.clone();
+        Sandbox::resolving(move || {
+            plan.policy(&Places {
+                workspace: &workspace,
+                home_dir: home_dir.as_deref(),
+                rein_home: rein_home.as_deref(),
+                offload_dir: &offload,
+            })
+        })
     }
 
     /// The level asked for: `--sandbox`, else the configuration, else workspace-write.

@@ -2,10 +2,11 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::cache::{CacheControl, CacheTtl};
 use crate::toolspec::AnthropicTool;
-use crate::{Image, Message, Part, Request, Role, ToolArguments};
+use crate::{Image, Message, Part, Request, Role, ToolArguments, ToolSpec};
 
 /// The API version rein speaks, sent as `anthropic-version`.
 pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -25,8 +26,8 @@ struct WireRequest<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     system: Vec<SystemBlock<'a>>,
     messages: Vec<WireMessage<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<AnthropicTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a RawValue>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
@@ -174,6 +175,26 @@ fn default_max_tokens(model: &str) -> u32 {
 /// output limit must exceed the budget (it is raised by the usual answer allowance when it
 /// does not), and temperature may not be set.
 pub(crate) fn request_body(request: &Request, options: WireOptions) -> Vec<u8> {
+    let tools = (!request.tools.is_empty()).then(|| tools_json(&request.tools, options));
+    body_with_tools(request, options, tools.as_deref())
+}
+
+/// A request's `tools` array, serialised, the stable prefix's breakpoint on its last tool.
+pub(crate) fn tools_json(tools: &[ToolSpec], options: WireOptions) -> Box<RawValue> {
+    let mut tools: Vec<AnthropicTool<'_>> = tools.iter().map(AnthropicTool::from).collect();
+    if let Some(last) = tools.last_mut() {
+        last.cache_control = Some(CacheControl::new(options.cache_ttl));
+    }
+    // Borrowed strings and `Value`s always serialise.
+    serde_json::value::to_raw_value(&tools).unwrap_or_default()
+}
+
+/// [`request_body`] with the `tools` array serialised already.
+pub(crate) fn body_with_tools(
+    request: &Request,
+    options: WireOptions,
+    tools: Option<&RawValue>,
+) -> Vec<u8> {
     let thinking_budget_tokens = options.thinking_budget_tokens;
     let mut max_tokens = request
         .max_tokens
@@ -190,11 +211,8 @@ pub(crate) fn request_body(request: &Request, options: WireOptions) -> Vec<u8> {
         }
     });
     let control = CacheControl::new(options.cache_ttl);
-    let mut tools: Vec<AnthropicTool<'_>> = request.tools.iter().map(AnthropicTool::from).collect();
-    // The stable prefix: the tools, then the system prompt with the project's instructions.
-    if let Some(last) = tools.last_mut() {
-        last.cache_control = Some(control);
-    }
+    // The stable prefix: the tools (their breakpoint is in `tools`), then the system prompt
+    // with the project's instructions.
     let system = if request.system.is_empty() {
         Vec::new()
     } else {

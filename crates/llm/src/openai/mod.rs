@@ -3,11 +3,10 @@
 pub(crate) mod stream;
 pub mod wire;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -19,9 +18,8 @@ use crate::openai::wire::{
 };
 use crate::target::{KeyHeader, Target, joined};
 use crate::text_calls::{ToolFormat, recognise_text_calls};
-use crate::{
-    ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request, ToolSpec,
-};
+use crate::toolspec::ToolsCache;
+use crate::{ConfigError, EventStream, LlmError, Provider, ProviderConfig, ProviderKind, Request};
 
 /// A Chat Completions endpoint (OpenAI, DeepSeek, Qwen, Kimi, OpenRouter, vLLM, llama.cpp,
 /// Ollama, LM Studio, ...), streamed over SSE.
@@ -45,9 +43,8 @@ struct Shared {
     /// Set once the server has taken a request with `tools`: from then on a request is not
     /// kept for describing its tools as text (a copy of the whole conversation each round).
     tools_taken: AtomicBool,
-    /// The tools of the last request and their `tools` array: a conversation sends the same
-    /// tools every round, and serialising their schemas was a third of writing a request.
-    tools_json: Mutex<Option<(Vec<ToolSpec>, Box<RawValue>)>>,
+    /// The `tools` array of the last request.
+    tools_json: ToolsCache,
     /// Ollama's `options.num_ctx`, when configured.
     num_ctx: Option<u32>,
 }
@@ -60,17 +57,9 @@ impl Shared {
         if format == ToolFormat::Text || request.tools.is_empty() {
             return request_body(request, options);
         }
-        let mut cached = self
-            .tools_json
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if cached
-            .as_ref()
-            .is_none_or(|(tools, _)| *tools != request.tools)
-        {
-            *cached = Some((request.tools.clone(), tools_json(&request.tools)));
-        }
-        body_with_tools(request, options, cached.as_ref().map(|(_, json)| &**json))
+        (self.tools_json).with(&request.tools, tools_json, |tools| {
+            body_with_tools(request, options, Some(tools))
+        })
     }
 
     fn options(&self, tool_format: ToolFormat) -> BodyOptions {
@@ -184,7 +173,7 @@ impl OpenAiProvider {
                 omit_cache_key: AtomicBool::new(false),
                 text_tools: AtomicBool::new(config.tool_format == ToolFormat::Text),
                 tools_taken: AtomicBool::new(false),
-                tools_json: Mutex::new(None),
+                tools_json: ToolsCache::default(),
                 num_ctx: config.ollama_num_ctx,
             }),
             settings,
@@ -355,6 +344,7 @@ impl Opener for Attempt {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ToolSpec;
 
     #[test]
     fn only_complaints_about_tools_switch_to_text() {

@@ -9,10 +9,10 @@ use super::{Enforcement, Network, Platform, Sandbox, policy};
 impl Sandbox {
     /// What is enforced here, in words, for `rein sandbox --explain` and warnings.
     pub fn describe(&self) -> String {
-        let policy = &self.inner.policy;
-        let support = self.inner.support;
+        let policy = &self.inner().policy;
+        let support = self.inner().support;
         let mut out = String::new();
-        match &self.inner.enforcement {
+        match &self.inner().enforcement {
             Enforcement::Off => {
                 out.push_str("sandbox: off (commands can change anything rein can)\n");
                 return out;
@@ -109,9 +109,9 @@ impl Sandbox {
 
     /// The network policy, in words.
     fn network_lines(&self) -> String {
-        let policy = &self.inner.policy;
+        let policy = &self.inner().policy;
         let mut out = String::new();
-        let what = match (policy.network, self.inner.support.platform) {
+        let what = match (policy.network, self.inner().support.platform) {
             (Network::Allowed, _) => "on (not filtered: any host, this machine's included)",
             (Network::Blocked, Platform::Linux) => "off (seccomp: no socket but a Unix one)",
             (Network::Blocked, _) => "off (Unix sockets only)",
@@ -122,10 +122,10 @@ impl Sandbox {
             }
         };
         let _ = writeln!(out, "  network: {what}");
-        if let Some(why) = &self.inner.proxy_fallback {
+        if let Some(why) = &self.inner().proxy_fallback {
             let _ = writeln!(out, "    {why}: the network is OFF instead");
         }
-        if let Some(proxy) = &self.inner.proxy {
+        if let Some(proxy) = &self.inner().proxy {
             if proxy.allowed().is_empty() {
                 out.push_str("    allowed hosts: none ([sandbox] allow_domains is empty)\n");
             } else {

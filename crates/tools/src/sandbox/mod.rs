@@ -45,8 +45,9 @@ mod support;
 #[cfg(target_os = "linux")]
 mod view;
 
+use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 pub use credentials::{DEFAULT_CREDENTIALS, SshAgent};
 pub use git::PlantWatch;
@@ -88,7 +89,37 @@ pub enum Enforcement {
 /// A policy with what this machine can enforce of it; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
-    inner: Arc<Inner>,
+    shared: Arc<Shared>,
+}
+
+/// The sandbox, made now or by a thread of its own ([`Sandbox::resolving`]).
+struct Shared {
+    ready: OnceLock<Inner>,
+    making: Mutex<Option<std::thread::JoinHandle<Option<Inner>>>>,
+    /// The host gate given before the sandbox was made, for its proxy.
+    gate: OnceLock<Arc<dyn HostGate>>,
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.ready.get() {
+            Some(inner) => inner.fmt(f),
+            None => f.write_str("Sandbox (being made)"),
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // A sandbox never used is made all the same: its private temporary directory goes.
+        let making = self
+            .making
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(thread) = making.take() {
+            drop(thread.join());
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -126,7 +157,78 @@ impl Sandbox {
 
     /// `policy`, with what the kernel can enforce of it (asked once per process). The
     /// private temporary directory is created here.
-    pub fn new(mut policy: SandboxPolicy) -> Sandbox {
+    pub fn new(policy: SandboxPolicy) -> Sandbox {
+        Sandbox::ready(Inner::new(policy))
+    }
+
+    /// The sandbox of the policy `resolve` gives, made on a thread of its own: resolving
+    /// the policy reads the disk (links, credential stores, git directories) and took half
+    /// a millisecond of rein's start, for the first command to use. Whatever asks for the
+    /// sandbox first waits for it.
+    pub fn resolving<F>(resolve: F) -> Sandbox
+    where
+        F: FnOnce() -> SandboxPolicy + Send + 'static,
+    {
+        // Whoever runs first makes it: the thread, or this one when no thread can start.
+        let resolve = Arc::new(Mutex::new(Some(resolve)));
+        let make = |resolve: &Mutex<Option<F>>| {
+            let resolve = resolve
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            resolve.map(|resolve| Inner::new(resolve()))
+        };
+        let theirs = Arc::clone(&resolve);
+        let thread = std::thread::Builder::new()
+            .name("rein-sandbox".to_owned())
+            .spawn(move || make(&theirs));
+        match thread {
+            Ok(thread) => Sandbox {
+                shared: Arc::new(Shared {
+                    ready: OnceLock::new(),
+                    making: Mutex::new(Some(thread)),
+                    gate: OnceLock::new(),
+                }),
+            },
+            Err(_) => {
+                Sandbox::ready(make(&resolve).unwrap_or_else(|| Inner::new(SandboxPolicy::off())))
+            }
+        }
+    }
+
+    fn ready(inner: Inner) -> Sandbox {
+        let shared = Shared {
+            ready: OnceLock::new(),
+            making: Mutex::new(None),
+            gate: OnceLock::new(),
+        };
+        let _ = shared.ready.set(inner);
+        Sandbox {
+            shared: Arc::new(shared),
+        }
+    }
+
+    /// The sandbox, waiting for the thread making it.
+    fn inner(&self) -> &Inner {
+        self.shared.ready.get_or_init(|| {
+            let thread = (self.shared.making.lock())
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            let inner = match thread.map(std::thread::JoinHandle::join) {
+                Some(Ok(Some(inner))) => inner,
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                Some(Ok(None)) | None => unreachable!("a sandbox is made once, by one thread"),
+            };
+            if let (Some(proxy), Some(gate)) = (&inner.proxy, self.shared.gate.get()) {
+                proxy.set_gate(Arc::clone(gate));
+            }
+            inner
+        })
+    }
+}
+
+impl Inner {
+    fn new(mut policy: SandboxPolicy) -> Inner {
         let support = support(policy.probe);
         // The proxy needs a network namespace per command; without one, the network is off.
         let mut proxy = None;
@@ -184,47 +286,50 @@ impl Sandbox {
             }
             Enforcement::Off | Enforcement::Unavailable(_) => Vec::new(),
         };
-        Sandbox {
-            inner: Arc::new(Inner {
-                policy,
-                support,
-                enforcement,
-                #[cfg(target_os = "linux")]
-                filters,
-                made_tmp,
-                roots_made: std::sync::Once::new(),
-                proxy,
-                proxy_fallback,
-            }),
+        Inner {
+            policy,
+            support,
+            enforcement,
+            #[cfg(target_os = "linux")]
+            filters,
+            made_tmp,
+            roots_made: std::sync::Once::new(),
+            proxy,
+            proxy_fallback,
         }
     }
+}
 
+impl Sandbox {
     /// Who decides about hosts not in `allow_domains` (with `network = "proxy"`; without
     /// one, they are refused). Set once; later calls are ignored.
     pub fn set_host_gate(&self, gate: Arc<dyn HostGate>) {
-        if let Some(proxy) = &self.inner.proxy {
+        let _ = self.shared.gate.set(Arc::clone(&gate));
+        if let Some(inner) = self.shared.ready.get()
+            && let Some(proxy) = &inner.proxy
+        {
             proxy.set_gate(gate);
         }
     }
 
     /// The policy.
     pub fn policy(&self) -> &SandboxPolicy {
-        &self.inner.policy
+        &self.inner().policy
     }
 
     /// What is enforced.
     pub fn enforcement(&self) -> &Enforcement {
-        &self.inner.enforcement
+        &self.inner().enforcement
     }
 
     /// Whether commands really run sandboxed.
     pub fn is_enforced(&self) -> bool {
-        self.inner.enforcement == Enforcement::Enforced
+        self.inner().enforcement == Enforcement::Enforced
     }
 
     /// What the kernel offers.
     pub fn support(&self) -> Support {
-        self.inner.support
+        self.inner().support
     }
 
     /// Puts the sandbox on `command` (does nothing when it is off or cannot be enforced).
@@ -248,17 +353,17 @@ impl Sandbox {
         // Landlock grants only existing trees: a cache a build would make on first use
         // (`~/.cargo/registry` when `~/.cargo` exists) is made before the first command, one
         // level deep.
-        self.inner.roots_made.call_once(|| {
-            for root in &self.inner.policy.writable {
+        self.inner().roots_made.call_once(|| {
+            for root in &self.inner().policy.writable {
                 if !root.exists() && root.parent().is_some_and(Path::is_dir) {
                     let _ = std::fs::create_dir(root);
                 }
             }
         });
-        if let Some(dir) = &self.inner.policy.tmp_dir {
+        if let Some(dir) = &self.inner().policy.tmp_dir {
             command.env("TMPDIR", dir);
         }
-        if self.inner.policy.ssh_agent == SshAgent::Hidden {
+        if self.inner().policy.ssh_agent == SshAgent::Hidden {
             command.env_remove("SSH_AUTH_SOCK");
         }
         self.apply_platform(command, &used)?;
@@ -271,9 +376,9 @@ impl Sandbox {
         command: &mut tokio::process::Command,
         used: &NetUse,
     ) -> Result<(), SandboxError> {
-        let policy = &self.inner.policy;
+        let policy = &self.inner().policy;
         let abi = self
-            .inner
+            .inner()
             .support
             .landlock_abi
             .ok_or_else(|| SandboxError::Landlock("no Landlock".to_owned()))?;
@@ -283,7 +388,7 @@ impl Sandbox {
             .chain(policy.tmp_dir.iter())
             .map(std::path::PathBuf::as_path)
             .collect();
-        let protection = if self.inner.support.mount_namespace {
+        let protection = if self.inner().support.mount_namespace {
             let hidden: Vec<std::path::PathBuf> = policy
                 .hidden
                 .iter()
@@ -291,7 +396,7 @@ impl Sandbox {
                 .cloned()
                 .collect();
             protect::Protection::new(&protect::Spec {
-                read_only_view: self.inner.support.read_only_view,
+                read_only_view: self.inner().support.read_only_view,
                 roots: &keep,
                 mounts: &policy.mounts(),
                 hidden: &hidden,
@@ -301,11 +406,11 @@ impl Sandbox {
         } else {
             None
         };
-        let net = match &self.inner.proxy {
+        let net = match &self.inner().proxy {
             Some(proxy) => Some(self.prepare_proxy(command, proxy, used, protection.is_none())?),
             None => None,
         };
-        let filters = self.inner.filters.clone();
+        let filters = self.inner().filters.clone();
         install(command, ruleset, protection, net, filters);
         Ok(())
     }
@@ -380,7 +485,7 @@ impl Sandbox {
         command: &mut tokio::process::Command,
         _used: &NetUse,
     ) -> Result<(), SandboxError> {
-        seatbelt::wrap(command, &self.inner.policy);
+        seatbelt::wrap(command, &self.inner().policy);
         Ok(())
     }
 
@@ -466,26 +571,24 @@ mod tests {
         let mut policy = SandboxPolicy::off();
         policy.level = SandboxLevel::WorkspaceWrite;
         policy.network = network;
-        let sandbox = Sandbox {
-            inner: Arc::new(Inner {
-                policy,
-                support: Support {
-                    landlock_abi: Some(abi),
-                    seccomp: true,
-                    mount_namespace: true,
-                    read_only_view: true,
-                    platform: Platform::Linux,
-                    landlock_off_by_config: false,
-                },
-                enforcement: Enforcement::Enforced,
-                #[cfg(target_os = "linux")]
-                filters: Vec::new(),
-                made_tmp: false,
-                roots_made: std::sync::Once::new(),
-                proxy: None,
-                proxy_fallback: None,
-            }),
-        };
+        let sandbox = Sandbox::ready(Inner {
+            policy,
+            support: Support {
+                landlock_abi: Some(abi),
+                seccomp: true,
+                mount_namespace: true,
+                read_only_view: true,
+                platform: Platform::Linux,
+                landlock_off_by_config: false,
+            },
+            enforcement: Enforcement::Enforced,
+            #[cfg(target_os = "linux")]
+            filters: Vec::new(),
+            made_tmp: false,
+            roots_made: std::sync::Once::new(),
+            proxy: None,
+            proxy_fallback: None,
+        });
         sandbox.describe()
     }
 
@@ -519,5 +622,51 @@ mod tests {
             assert!(text.contains("capabilities: none"), "{text}");
             assert!(text.contains("still reachable"), "{text}");
         }
+    }
+
+    /// A workspace-write policy whose private temporary directory is `tmp`.
+    fn with_tmp(tmp: &Path) -> SandboxPolicy {
+        let mut policy = SandboxPolicy::off();
+        policy.level = SandboxLevel::WorkspaceWrite;
+        policy.writable = vec![tmp.parent().unwrap().to_path_buf()];
+        policy.tmp_dir = Some(tmp.to_path_buf());
+        policy
+    }
+
+    #[test]
+    fn a_sandbox_made_on_its_own_thread_is_the_one_made_here() {
+        let dir = tempfile::tempdir().unwrap();
+        let (aside_tmp, here_tmp) = (dir.path().join("aside"), dir.path().join("here"));
+        let aside = {
+            let tmp = aside_tmp.clone();
+            Sandbox::resolving(move || with_tmp(&tmp))
+        };
+        let here = Sandbox::new(with_tmp(&here_tmp));
+        assert_eq!(aside.enforcement(), here.enforcement());
+        assert_eq!(aside.policy().writable, here.policy().writable);
+        assert_eq!(aside.policy().tmp_dir.as_deref(), Some(aside_tmp.as_path()));
+        // Made only where the sandbox is enforced; gone with the last clone either way.
+        assert_eq!(aside_tmp.is_dir(), here_tmp.is_dir());
+        let clone = aside.clone();
+        drop(aside);
+        assert_eq!(clone.policy().tmp_dir.as_deref(), Some(aside_tmp.as_path()));
+        drop((clone, here));
+        assert!(!aside_tmp.exists() && !here_tmp.exists());
+    }
+
+    #[test]
+    fn a_sandbox_never_asked_for_still_removes_its_temporary_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("private");
+        let made = Sandbox::new(with_tmp(&tmp)).is_enforced();
+        let unused = {
+            let tmp = tmp.clone();
+            Sandbox::resolving(move || with_tmp(&tmp))
+        };
+        drop(unused);
+        assert!(
+            !tmp.exists(),
+            "the private directory outlived its sandbox (made: {made})"
+        );
     }
 }
