@@ -190,12 +190,7 @@ impl Repl {
     }
 
     /// The arguments that reopen this session.
-    pub(super) fn same_session_args(&self) -> crate::args::Args {
-        self.same_session()
-    }
-
-    /// The arguments that reopen this session.
-    fn same_session(&self) -> crate::args::Args {
+    pub(super) fn same_session(&self) -> crate::args::Args {
         let mut args = self.args.clone();
         args.resume = Some(self.session_id.clone());
         args.continue_session = false;

@@ -249,7 +249,7 @@ impl Repl {
         // The session file is the agent's until it is dropped: the rewind completes then,
         // and the agent is rebuilt from the rewound session.
         Flow::Rebuild(Box::new(Rebuild {
-            args: self.same_session_args(),
+            args: self.same_session(),
             other_session: false,
             then: Some(Pending {
                 checkpoints,
