@@ -6,9 +6,10 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Instant;
 
+use parking_lot::Mutex;
 use rein_core::agent::{Events, TurnOutcome};
 use rein_core::face::{Approval, ApprovalRequest, Interaction, Unattended, async_trait};
 use rein_core::hooks::SessionStartSource;
@@ -105,21 +106,14 @@ struct StdinApprovals {
 impl StdinApprovals {
     /// Gives the answer to the question `id`; false when none waits under that id.
     fn answer(&self, id: &str, approval: Approval) -> bool {
-        let waiting = self
-            .waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
+        let waiting = self.waiting.lock().remove(id);
         waiting.is_some_and(|sender| sender.send(approval).is_ok())
     }
 
     /// stdin ended: what still waits is refused.
     fn close(&self) {
         self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
-        self.waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.waiting.lock().clear();
     }
 }
 
@@ -130,10 +124,7 @@ impl Interaction for StdinApprovals {
             return Approval::NoBecause("no one can answer: stdin has ended".into());
         }
         let (sender, answer) = oneshot::channel();
-        self.waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(request.call_id.clone(), sender);
+        self.waiting.lock().insert(request.call_id.clone(), sender);
         emit(&serde_json::json!({
             "type": "permission_request",
             "id": request.call_id,
@@ -237,9 +228,9 @@ pub(crate) async fn run(args: &Args) -> Exit {
         let turn_started = Instant::now();
         let before = agent.tool_context().changed_files();
         let cancel = ending.child_token();
-        *shared.turn.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
+        *shared.turn.lock() = Some(cancel.clone());
         let outcome = agent.run_turn(&prompt, &events, cancel).await;
-        *shared.turn.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *shared.turn.lock() = None;
         if outcome.stop() == rein_core::agent::TurnStop::Cancelled {
             agent.tool_context().processes().kill_all().await;
         }
@@ -331,7 +322,7 @@ fn read_stdin(shared: &Shared, prompts: &mpsc::UnboundedSender<String>) {
             Ok(Incoming::Control {
                 action: Control::Interrupt,
             }) => {
-                if let Some(turn) = &*shared.turn.lock().unwrap_or_else(PoisonError::into_inner) {
+                if let Some(turn) = &*shared.turn.lock() {
                     turn.cancel();
                 }
             }

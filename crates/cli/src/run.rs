@@ -1,9 +1,10 @@
 //! One run of rein: the one-shot and headless modes (the REPL is in `repl`).
 
 use std::io::IsTerminal;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
+use parking_lot::Mutex;
 use rein_core::agent::{Agent, AgentEvent, EventSink, Events, TurnEnd, TurnOutcome, TurnStop};
 use rein_core::commands::CommandError;
 use rein_core::hooks::SessionStartSource;
@@ -251,11 +252,10 @@ async fn command_request(
         None => return Ok(input.to_owned()),
         Some(HeadlessCommand::Init) => {
             let root = rein_core::config::find_project_root(&agent.tool_context().cwd()).dir;
-            events.emit(AgentEvent::Warning {
-                message: "/init: AGENTS.md is written without asking (the permission mode \
-                          allows edits); review it with `git diff` or in your editor"
-                    .to_owned(),
-            });
+            events.warn(
+                "/init: AGENTS.md is written without asking (the permission mode \
+                          allows edits); review it with `git diff` or in your editor",
+            );
             return Ok(rein_core::commands::init_prompt(&root));
         }
         Some(HeadlessCommand::File(command, arguments)) => (command, arguments),
@@ -277,7 +277,7 @@ async fn command_request(
     match expanded {
         Ok(expanded) => {
             for warning in expanded.warnings {
-                events.emit(AgentEvent::Warning { message: warning });
+                events.warn(warning);
             }
             Ok(expanded.prompt)
         }
@@ -336,16 +336,12 @@ pub(crate) fn keep_session<'a>(
         match agent.discard_unanswered_session() {
             Ok(true) => session_id = None,
             Ok(false) => {}
-            Err(e) => events.emit(AgentEvent::Warning {
-                message: format!("could not delete the unanswered session: {e}"),
-            }),
+            Err(e) => events.warn(format!("could not delete the unanswered session: {e}")),
         }
     }
     if let Err(e) = agent.save_session() {
         let message = format!("the session could not be saved completely: {e}");
-        events.emit(AgentEvent::Warning {
-            message: message.clone(),
-        });
+        events.warn(message.clone());
         unsaved = Some(message);
     }
     (session_id, unsaved)
@@ -446,12 +442,7 @@ impl RunLog {
     }
 
     pub(crate) fn take(&self) -> (Vec<String>, Vec<Denial>, u32) {
-        std::mem::take(
-            &mut *self
-                .kept
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
+        std::mem::take(&mut *self.kept.lock())
     }
 }
 
@@ -463,32 +454,19 @@ impl EventSink for RunLog {
             other => other,
         };
         match inner {
-            AgentEvent::Warning { message } => self
-                .kept
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .0
-                .push(message.clone()),
+            AgentEvent::Warning { message } => self.kept.lock().0.push(message.clone()),
             AgentEvent::PermissionDenied {
                 name,
                 arguments,
                 reason,
                 ..
-            } => self
-                .kept
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .1
-                .push(Denial {
-                    tool: name.clone(),
-                    arguments: arguments.clone(),
-                    reason: reason.clone(),
-                }),
+            } => self.kept.lock().1.push(Denial {
+                tool: name.clone(),
+                arguments: arguments.clone(),
+                reason: reason.clone(),
+            }),
             AgentEvent::Compaction(_) => {
-                self.kept
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .2 += 1;
+                self.kept.lock().2 += 1;
             }
             _ => {}
         }

@@ -73,35 +73,39 @@ pub(crate) fn process_env(name: &str) -> Option<String> {
 
 /// The configuration a run in this directory with these flags reads, and the directory.
 pub(crate) fn configuration(args: &Args) -> Result<(config::Config, PathBuf), SetupError> {
-    let cwd = std::env::current_dir()
-        .and_then(|d| d.canonicalize())
-        .map_err(|e| SetupError::Runtime(format!("cannot determine the working directory: {e}")))?;
+    let cwd = working_dir()?;
     let home = std::env::home_dir();
-    let env: &dyn Fn(&str) -> Option<String> = &process_env;
-    let rein_home = config::default_rein_home(env, home.as_deref()).ok_or_else(|| {
-        SetupError::Runtime(
-            "cannot find the home directory: set REIN_HOME to where rein may keep its files".into(),
-        )
-    })?;
     let config = config::load_config(&ConfigInputs {
-        rein_home: &rein_home,
+        rein_home: &rein_home(home.as_deref())?,
         cwd: &cwd,
         home_dir: home.as_deref(),
-        env,
+        env: &process_env,
         overrides: &overrides_from(args),
     })
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
     Ok((config, cwd))
 }
 
+/// The process's working directory, canonical.
+fn working_dir() -> Result<PathBuf, SetupError> {
+    std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .map_err(|e| SetupError::Runtime(format!("cannot determine the working directory: {e}")))
+}
+
+/// rein's home (`REIN_HOME`, or `~/.rein`).
+fn rein_home(home: Option<&Path>) -> Result<PathBuf, SetupError> {
+    config::default_rein_home(&process_env, home).ok_or_else(|| {
+        SetupError::Runtime(
+            "cannot find the home directory: set REIN_HOME to where rein may keep its files".into(),
+        )
+    })
+}
+
 /// The builder a run in this directory with these flags would use, without a session or a
 /// model endpoint (for `rein explain-permission`).
 pub(crate) fn configured_builder(args: &Args) -> Result<AgentBuilder, SetupError> {
-    let (config, cwd) = configuration(args)?;
-    let home = std::env::home_dir();
-    let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
-        .mode(args.mode())
-        .sandbox_level(args.sandbox.map(Into::into));
+    let builder = builder_in_mode(args, args.mode())?;
     checked_rules(&builder)?;
     prompt_flags(builder, args)
 }
@@ -164,15 +168,24 @@ pub(crate) fn checked_rules(builder: &AgentBuilder) -> Result<Vec<String>, Setup
 
 /// Why `auto` could not start here, or `None` when it could (the sandbox is enforced).
 pub(crate) fn auto_refusal(args: &Args) -> Option<String> {
-    let (config, cwd) = match configuration(args) {
-        Ok(found) => found,
-        Err(SetupError::Usage(m) | SetupError::Runtime(m)) => return Some(m),
-    };
+    match builder_in_mode(args, rein_core::permissions::PermissionMode::Auto) {
+        Ok(builder) => builder.auto_refusal(),
+        Err(SetupError::Usage(m) | SetupError::Runtime(m)) => Some(m),
+    }
+}
+
+/// The configured builder of this directory, in `mode` and `--sandbox`'s level.
+fn builder_in_mode(
+    args: &Args,
+    mode: rein_core::permissions::PermissionMode,
+) -> Result<AgentBuilder, SetupError> {
+    let (config, cwd) = configuration(args)?;
     let home = std::env::home_dir();
-    AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
-        .mode(rein_core::permissions::PermissionMode::Auto)
-        .sandbox_level(args.sandbox.map(Into::into))
-        .auto_refusal()
+    Ok(
+        AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env)
+            .mode(mode)
+            .sandbox_level(args.sandbox.map(Into::into)),
+    )
 }
 
 /// The configured permission rules (for `/permissions`).
@@ -342,10 +355,7 @@ pub(crate) fn prepare(
     interaction: Arc<dyn Interaction>,
     mcp: McpServers,
 ) -> Result<Prepared, SetupError> {
-    let cwd = std::env::current_dir()
-        .and_then(|d| d.canonicalize())
-        .map_err(|e| SetupError::Runtime(format!("cannot determine the working directory: {e}")))?;
-    prepare_at(args, &Place::new(cwd), interaction, mcp)
+    prepare_at(args, &Place::new(working_dir()?), interaction, mcp)
 }
 
 /// Where a prepared agent works, when a front-end says (an ACP client's `session/new`)
@@ -380,12 +390,7 @@ pub(crate) fn prepare_at(
 ) -> Result<Prepared, SetupError> {
     let cwd = place.cwd.clone();
     let home = std::env::home_dir();
-    let env: &dyn Fn(&str) -> Option<String> = &process_env;
-    let rein_home = config::default_rein_home(env, home.as_deref()).ok_or_else(|| {
-        SetupError::Runtime(
-            "cannot find the home directory: set REIN_HOME to where rein may keep its files".into(),
-        )
-    })?;
+    let rein_home = rein_home(home.as_deref())?;
     let store = SessionStore::new(&rein_home);
     // A rewind a stopped rein left half-done is completed before anything else.
     let mut warnings = rein_core::checkpoint::recover(&rein_home);
@@ -410,21 +415,20 @@ pub(crate) fn prepare_at(
         overrides.resume_session(model, provider);
         warnings.extend(loaded.warnings.iter().map(ToString::to_string));
     }
-    let config = config::load_config(&ConfigInputs {
+    let mut config = config::load_config(&ConfigInputs {
         rein_home: &rein_home,
         cwd: &cwd,
         home_dir: home.as_deref(),
-        env,
+        env: &process_env,
         overrides: &overrides,
     })
     .map_err(|e| SetupError::Runtime(e.to_string()))?;
-    let mut config = config;
     for server in &place.mcp_servers {
         config.mcp_servers.retain(|s| s.name != server.name);
         config.mcp_servers.push(server.clone());
     }
 
-    let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), env);
+    let builder = AgentBuilder::from_config(&config, &cwd, home.as_deref(), &process_env);
     warnings.extend(checked_rules(&builder)?);
     let (custom_commands, skipped) =
         rein_core::commands::available_commands(&config.project_root, Some(&config.rein_home));

@@ -3,8 +3,8 @@
 //! never blocks, and tests script the answers.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
 
+use parking_lot::Mutex;
 use rein_tools::{Preview, async_trait};
 use serde::Serialize;
 
@@ -100,24 +100,14 @@ impl ScriptedInteraction {
 
     /// Every request asked so far.
     pub fn asked(&self) -> Vec<ApprovalRequest> {
-        self.asked
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.asked.lock().clone()
     }
 }
 
 #[async_trait]
 impl Interaction for ScriptedInteraction {
     async fn approve(&self, request: ApprovalRequest) -> Approval {
-        self.asked
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(request);
-        self.answers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .pop_front()
-            .unwrap_or(Approval::No)
+        self.asked.lock().push(request);
+        self.answers.lock().pop_front().unwrap_or(Approval::No)
     }
 }

@@ -5,7 +5,8 @@
 //! rein says "unknown" rather than guess from a similar name.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+
+use parking_lot::Mutex;
 
 use crate::{CacheTtl, Usage};
 
@@ -185,7 +186,6 @@ impl PriceBook {
     pub fn learn(&self, model: &str, price: Price) {
         self.listed
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
             .insert(model.trim().to_ascii_lowercase(), price);
     }
 
@@ -195,13 +195,7 @@ impl PriceBook {
         self.configured
             .get(&key)
             .copied()
-            .or_else(|| {
-                self.listed
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .get(&key)
-                    .copied()
-            })
+            .or_else(|| self.listed.lock().get(&key).copied())
             .or_else(|| price_for(model))
     }
 

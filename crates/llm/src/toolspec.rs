@@ -1,8 +1,7 @@
 //! Rendering tool descriptions into each wire format: `function` for OpenAI, `input_schema`
 //! for Anthropic.
 
-use std::sync::{Mutex, PoisonError};
-
+use parking_lot::Mutex;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -22,7 +21,7 @@ impl ToolsCache {
         render: impl FnOnce(&[ToolSpec]) -> Box<RawValue>,
         write: impl FnOnce(&RawValue) -> R,
     ) -> R {
-        let mut cached = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cached = self.0.lock();
         if cached
             .as_ref()
             .is_some_and(|(last, _)| last.as_slice() != tools)

@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
+use parking_lot::Mutex;
 use rein_tools::{Progress, ProgressSink};
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
@@ -53,12 +54,7 @@ impl ClientHandler for Listener {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        let sink = self
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&params.progress_token)
-            .cloned();
+        let sink = self.progress.lock().get(&params.progress_token).cloned();
         if let Some(sink) = sink {
             sink(Progress::Steps {
                 progress: params.progress,

@@ -3,10 +3,11 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
 use rein_tools::DynTool;
 use rein_tools::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
@@ -208,7 +209,7 @@ impl McpHub {
     /// The tools of every server that has listed its tools, named `mcp__<server>__<tool>`
     /// (a collision gets a numbered suffix; names stay as first given for the session).
     pub fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut names = self.names.lock();
         let Names { taken, given } = &mut *names;
         let mut tools: Vec<Arc<dyn DynTool>> = Vec::new();
         for (index, server) in self.servers.iter().enumerate() {

@@ -7,9 +7,10 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use rein_tools::sandbox::Sandbox;
 use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
@@ -56,11 +57,11 @@ pub(crate) struct Group(Arc<Mutex<Option<Pid>>>);
 
 impl Group {
     fn take(&self) -> Option<Pid> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+        self.0.lock().take()
     }
 
     fn get(&self) -> Option<Pid> {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.0.lock()
     }
 
     /// Kills the whole group now, if it was not stopped already.

@@ -2,10 +2,11 @@
 //! calls, each with a timeout and cancellable; its restart, once, after it died.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use parking_lot::{Mutex, MutexGuard};
 use rmcp::RoleClient;
 use rmcp::model::{Prompt, Tool};
 use rmcp::service::{Peer, RunningService};
@@ -118,8 +119,8 @@ impl Server {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock()
     }
 
     /// Whether its process runs in an enforced OS sandbox (so its tools' effects stay there).
@@ -211,7 +212,7 @@ impl Server {
     pub(crate) fn launch(&self) {
         let log = self.log.clone().unwrap_or_default();
         let launched = self.launch_process(&self.surroundings(&log));
-        *self.launched.lock().unwrap_or_else(PoisonError::into_inner) = Some(launched);
+        *self.launched.lock() = Some(launched);
     }
 
     /// Starts the process, noting its group for [`Server::kill_now`].
@@ -221,7 +222,7 @@ impl Server {
     ) -> Result<Option<connect::Launched>, McpError> {
         let launched = connect::launch(&self.config, around);
         if let Ok(Some((process, _, _))) = &launched {
-            *self.group.lock().unwrap_or_else(PoisonError::into_inner) = process.group();
+            *self.group.lock() = process.group();
         }
         launched
     }
@@ -243,7 +244,6 @@ impl Server {
         let launched = self
             .launched
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
             .take()
             .unwrap_or_else(|| self.launch_process(&around));
         let connected = match launched {
@@ -392,12 +392,7 @@ impl Server {
 
     /// Stops the server: closes the connection, then stops its process group.
     pub(crate) async fn stop(&self) {
-        drop(
-            self.launched
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take(),
-        );
+        drop(self.launched.lock().take());
         let live = self.lock().live.take();
         if let Some(Live {
             mut service,
@@ -410,30 +405,19 @@ impl Server {
             }
         }
         // A process whose handshake is still under way has nothing to close politely.
-        self.group
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .kill_now();
+        self.group.lock().kill_now();
     }
 
     /// Kills the server's process group at once (exit paths that cannot wait).
     pub(crate) fn kill_now(&self) {
         // A process started but not yet connected to dies as it is dropped.
-        drop(
-            self.launched
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take(),
-        );
+        drop(self.launched.lock().take());
         if let Some(live) = self.lock().live.as_mut()
             && let Some(process) = live.process.as_mut()
         {
             process.kill_now();
         }
         // A process in a handshake still under way is out of reach but for its group.
-        self.group
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .kill_now();
+        self.group.lock().kill_now();
     }
 }

@@ -2,7 +2,6 @@
 //! server died), within the call timeout, its progress routed to the caller, and cancellable
 //! (the server is told).
 
-use std::sync::PoisonError;
 use std::time::Duration;
 
 use rmcp::RoleClient;
@@ -36,10 +35,7 @@ struct ProgressRoute {
 
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
-        self.routes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.token);
+        self.routes.lock().remove(&self.token);
     }
 }
 
@@ -67,11 +63,7 @@ impl Server {
                 let id = handle.id.clone();
                 let route = progress.map(|sink| {
                     let token = handle.progress_token.clone();
-                    self.listener
-                        .progress
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(token.clone(), sink);
+                    self.listener.progress.lock().insert(token.clone(), sink);
                     ProgressRoute {
                         routes: self.listener.progress.clone(),
                         token,

@@ -7,9 +7,10 @@
 
 use std::collections::HashSet;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use parking_lot::Mutex;
 use tokio::io::{AsyncRead, ReadBuf};
 
 /// Why a tool that requires tasks is not offered, for `rein mcp list`.
@@ -26,10 +27,7 @@ pub(crate) struct TaskRequired(Arc<Mutex<HashSet<String>>>);
 impl TaskRequired {
     /// Whether tool `name` requires tasks.
     pub(crate) fn contains(&self, name: &str) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(name)
+        self.0.lock().contains(name)
     }
 
     /// Notes what one JSON-RPC message says, when it answers `tools/list`.
@@ -41,7 +39,7 @@ impl TaskRequired {
         else {
             return;
         };
-        let mut set = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut set = self.0.lock();
         for tool in tools {
             let Some(name) = tool.get("name").and_then(serde_json::Value::as_str) else {
                 continue;

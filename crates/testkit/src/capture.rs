@@ -1,9 +1,8 @@
 //! The record of every request the server received, for assertions.
 
-use std::{
-    sync::{Condvar, Mutex, MutexGuard, PoisonError},
-    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
-};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use parking_lot::{Condvar, Mutex};
 
 use crate::MockError;
 
@@ -144,15 +143,10 @@ impl RequestLog {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, LogState> {
-        // A panic elsewhere must not hide the requests from the test that reads them.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Numbers the request, stores it and wakes waiters; returns it with its index.
     pub(crate) fn record(&self, mut request: CapturedRequest) -> CapturedRequest {
         {
-            let mut state = self.lock();
+            let mut state = self.state.lock();
             request.index = state.total;
             state.total += 1;
             match self.capture {
@@ -170,7 +164,7 @@ impl RequestLog {
     pub(crate) fn set_responded(&self, request: &mut CapturedRequest, at: Option<(Instant, u64)>) {
         request.responded_at = at.map(|(instant, _)| instant);
         request.responded_unix_nanos = at.map(|(_, unix)| unix);
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         if let Some(kept) = state.kept.get_mut(request.index) {
             kept.responded_at = request.responded_at;
             kept.responded_unix_nanos = request.responded_unix_nanos;
@@ -178,11 +172,11 @@ impl RequestLog {
     }
 
     pub(crate) fn snapshot(&self) -> Vec<CapturedRequest> {
-        self.lock().kept.clone()
+        self.state.lock().kept.clone()
     }
 
     pub(crate) fn count(&self) -> usize {
-        self.lock().total
+        self.state.lock().total
     }
 
     /// Blocks until `wanted` requests have arrived or `timeout` passes.
@@ -192,7 +186,7 @@ impl RequestLog {
         timeout: Duration,
     ) -> Result<Vec<CapturedRequest>, MockError> {
         let deadline = Instant::now() + timeout;
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         while state.total < wanted {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -202,11 +196,7 @@ impl RequestLog {
                     waited: timeout,
                 });
             }
-            state = self
-                .arrived
-                .wait_timeout(state, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            self.arrived.wait_for(&mut state, left);
         }
         Ok(state.kept.clone())
     }
@@ -224,7 +214,7 @@ impl RequestLog {
             // Registered before the check, so an arrival between the check and the await wakes us.
             notified.as_mut().enable();
             {
-                let state = self.lock();
+                let state = self.state.lock();
                 if state.total >= wanted {
                     return Ok(state.kept.clone());
                 }

@@ -1,9 +1,6 @@
 //! One client connection: read a request, capture it, answer it, and again while kept alive.
 
-use std::{
-    sync::{Arc, PoisonError},
-    time::Instant,
-};
+use std::{sync::Arc, time::Instant};
 
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt, BufReader},
@@ -78,11 +75,7 @@ pub(crate) async fn serve_connection(stream: TcpStream, connection: u64, shared:
                 &format!("the request body is not valid JSON: {error}"),
             ),
             (None, None) => {
-                let reply = shared
-                    .script
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .next_reply();
+                let reply = shared.script.lock().next_reply();
                 match reply {
                     Some(reply) => render::plan(reply, &request),
                     None => render::exhausted_plan(&request),

@@ -345,11 +345,21 @@ pub async fn serve_stdio(server: FakeServer) -> anyhow::Result<()> {
 /// A fake server on streamable HTTP at `http://127.0.0.1:PORT/mcp`, on a thread of its own
 /// until the process ends; returns the URL.
 pub fn serve_http() -> anyhow::Result<String> {
+    let address = serve_on_thread("fake-mcp-http", accept)?;
+    Ok(format!("http://{address}/mcp"))
+}
+
+/// Runs `serve` on a free port of 127.0.0.1, on a thread of its own with its own runtime,
+/// until the process ends; returns the address.
+pub(crate) fn serve_on_thread<F: Future<Output = ()>>(
+    name: &str,
+    serve: impl FnOnce(tokio::net::TcpListener) -> F + Send + 'static,
+) -> anyhow::Result<std::net::SocketAddr> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     listener.set_nonblocking(true)?;
-    let url = format!("http://{}/mcp", listener.local_addr()?);
+    let address = listener.local_addr()?;
     std::thread::Builder::new()
-        .name("fake-mcp-http".into())
+        .name(name.to_owned())
         .spawn(move || {
             let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -357,12 +367,16 @@ pub fn serve_http() -> anyhow::Result<String> {
             else {
                 return;
             };
-            runtime.block_on(accept(listener));
+            runtime.block_on(async move {
+                if let Ok(listener) = tokio::net::TcpListener::from_std(listener) {
+                    serve(listener).await;
+                }
+            });
         })?;
-    Ok(url)
+    Ok(address)
 }
 
-async fn accept(listener: std::net::TcpListener) {
+async fn accept(listener: tokio::net::TcpListener) {
     use hyper_util::rt::TokioIo;
     use hyper_util::service::TowerToHyperService;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -370,9 +384,6 @@ async fn accept(listener: std::net::TcpListener) {
         StreamableHttpServerConfig, StreamableHttpService,
     };
 
-    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-        return;
-    };
     let service = StreamableHttpService::new(
         || Ok(FakeServer::new()),
         Arc::new(LocalSessionManager::default()),

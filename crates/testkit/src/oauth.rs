@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -17,6 +17,7 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -111,54 +112,37 @@ pub struct OAuthServer {
 impl OAuthServer {
     /// Starts it on a thread of its own.
     pub fn start(options: OAuthOptions) -> anyhow::Result<OAuthServer> {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-        listener.set_nonblocking(true)?;
-        let base = format!("http://{}", listener.local_addr()?);
         let state = Arc::new(Mutex::new(State {
             options: Some(options),
             ..State::default()
         }));
         let shared = Arc::clone(&state);
-        let origin = base.clone();
-        std::thread::Builder::new()
-            .name("fake-oauth".into())
-            .spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
-                runtime.block_on(accept(listener, origin, shared));
-            })?;
+        let address =
+            crate::mcp::serve_on_thread("fake-oauth", |listener| accept(listener, shared))?;
         Ok(OAuthServer {
-            url: format!("{base}/mcp"),
+            url: format!("http://{address}/mcp"),
             state,
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Every access and refresh token it issued, in order.
     pub fn issued(&self) -> Vec<String> {
-        self.lock().issued.clone()
+        self.state.lock().issued.clone()
     }
 
     /// Every bearer token `/mcp` accepted, in order.
     pub fn accepted(&self) -> Vec<String> {
-        self.lock().accepted.clone()
+        self.state.lock().accepted.clone()
     }
 
     /// How many refreshes it granted.
     pub fn refreshes(&self) -> usize {
-        self.lock().refreshes
+        self.state.lock().refreshes
     }
 
     /// Stops accepting every access token issued so far (as when they are revoked).
     pub fn revoke_access_tokens(&self) {
-        self.lock().access.clear();
+        self.state.lock().access.clear();
     }
 }
 
@@ -189,16 +173,17 @@ fn redirect(location: &str) -> Reply {
     response
 }
 
-async fn accept(listener: std::net::TcpListener, base: String, state: Arc<Mutex<State>>) {
+async fn accept(listener: tokio::net::TcpListener, state: Arc<Mutex<State>>) {
     use hyper_util::rt::TokioIo;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
 
-    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+    let Ok(address) = listener.local_addr() else {
         return;
     };
+    let base = format!("http://{address}");
     let mcp = StreamableHttpService::new(
         || Ok(FakeServer::new()),
         Arc::new(LocalSessionManager::default()),
@@ -241,7 +226,7 @@ fn authorized(state: &Mutex<State>, request: &Request<Incoming>) -> bool {
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut state = state.lock();
     match token {
         Some(token)
             if state
@@ -281,7 +266,7 @@ async fn route(request: Request<Incoming>, base: &str, state: &Mutex<State>) -> 
         .await
         .map(|b| b.to_bytes())
         .unwrap_or_default();
-    let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut state = state.lock();
     let options = state.options();
     let well_known = path.starts_with("/.well-known/");
     match path.as_str() {

@@ -3,11 +3,12 @@
 use std::{
     fmt,
     net::SocketAddr,
-    sync::{Arc, Mutex, atomic::AtomicU64, atomic::Ordering},
+    sync::{Arc, atomic::AtomicU64, atomic::Ordering},
     thread::JoinHandle,
     time::Duration,
 };
 
+use parking_lot::Mutex;
 use tokio::{net::TcpListener, sync::oneshot};
 
 use crate::{

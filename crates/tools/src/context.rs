@@ -3,9 +3,10 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::bash::{BackgroundShells, ProcessTracker};
@@ -337,49 +338,31 @@ impl ToolContext {
 
     /// The current directory (changed by `cd` in bash).
     pub fn cwd(&self) -> PathBuf {
-        self.cwd
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.cwd.lock().clone()
     }
 
     /// Sets the current directory.
     pub fn set_cwd(&self, dir: PathBuf) {
-        *self.cwd.lock().unwrap_or_else(PoisonError::into_inner) = dir;
+        *self.cwd.lock() = dir;
     }
 
     /// Records that the model has read `path` (canonical) as it is now.
     pub fn record_read(&self, path: PathBuf, stamp: FileStamp) {
-        self.reads
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(path, stamp);
+        self.reads.lock().insert(path, stamp);
     }
 
     /// What rein knew of `path` (canonical) when the model last read it.
     pub fn read_stamp(&self, path: &Path) -> Option<FileStamp> {
-        self.reads
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(path)
-            .copied()
+        self.reads.lock().get(path).copied()
     }
 
     /// Records that a tool wrote or edited `path`.
     pub fn record_change(&self, path: PathBuf) {
-        self.changed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(path);
+        self.changed.lock().insert(path);
     }
 
     /// Every file written or edited through this context, sorted.
     pub fn changed_files(&self) -> Vec<PathBuf> {
-        self.changed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect()
+        self.changed.lock().iter().cloned().collect()
     }
 }

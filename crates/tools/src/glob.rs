@@ -1,11 +1,11 @@
 //! glob: files matching a pattern, newest first, over a gitignore-aware parallel walk.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
+use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
@@ -132,9 +132,7 @@ pub(crate) fn find_files(
     if cancel.is_cancelled() {
         return None;
     }
-    let mut found = shared
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut found = shared.into_inner();
     // Files unpacked together share an mtime, so ties are common: compare their paths as
     // bytes, several times faster than `Path`'s component-wise order.
     found.sort_unstable_by(|a, b| {
@@ -199,10 +197,7 @@ impl ParallelVisitor for Visitor<'_> {
 
 impl Drop for Visitor<'_> {
     fn drop(&mut self) {
-        let mut shared = self
-            .shared
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut shared = self.shared.lock();
         shared.append(&mut self.local);
     }
 }

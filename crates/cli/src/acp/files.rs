@@ -5,12 +5,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{ReadTextFileRequest, SessionId, WriteTextFileRequest};
+use parking_lot::Mutex;
 use rein_core::face::ClientFiles;
 
 /// How long a file request may wait for the editor: a client that never answers must not
@@ -62,11 +63,7 @@ impl EditorFiles {
 
     /// The text of `path` before and after the last write through the editor.
     pub(crate) fn last_change(&self, path: &Path) -> Option<(Option<String>, String)> {
-        self.seen
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(path)
-            .cloned()
+        self.seen.lock().get(path).cloned()
     }
 
     fn wait<T>(
@@ -97,7 +94,6 @@ impl ClientFiles for EditorFiles {
         let response = self.wait("read the file", self.cx.send_request(request).block_task())?;
         self.seen
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
             .insert(path.to_owned(), (None, response.content.clone()));
         Ok(response.content)
     }
@@ -106,7 +102,7 @@ impl ClientFiles for EditorFiles {
         let request =
             WriteTextFileRequest::new(self.session(), path.to_owned(), content.to_owned());
         self.wait("write the file", self.cx.send_request(request).block_task())?;
-        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut seen = self.seen.lock();
         let before = seen.remove(path).map(|(_, text)| text);
         seen.insert(path.to_owned(), (before, content.to_owned()));
         Ok(())

@@ -15,7 +15,7 @@ mod updates;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ClientCapabilities, Implementation, InitializeRequest,
@@ -25,6 +25,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent as AcpAgent, Client, Error, Stdio};
+use parking_lot::Mutex;
 use rein_core::config::{McpServerEntry, McpTransportEntry, Source};
 use rein_core::face::{Interaction, PermissionMode};
 
@@ -110,7 +111,6 @@ pub(crate) async fn run(args: &Args) -> Exit {
     let sessions: Vec<Handle> = server
         .sessions
         .lock()
-        .unwrap_or_else(PoisonError::into_inner)
         .drain()
         .map(|(_, handle)| handle)
         .collect();
@@ -128,8 +128,7 @@ pub(crate) async fn run(args: &Args) -> Exit {
 
 impl Server {
     fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
-        *self.client.lock().unwrap_or_else(PoisonError::into_inner) =
-            request.client_capabilities.clone();
+        *self.client.lock() = request.client_capabilities.clone();
         // One protocol version exists: it is the answer whatever the client asked for.
         InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
             .agent_capabilities(
@@ -209,12 +208,7 @@ impl Server {
             .iter()
             .filter_map(mcp_entry)
             .collect::<Result<Vec<_>, _>>()?;
-        let fs = self
-            .client
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .fs
-            .clone();
+        let fs = self.client.lock().fs.clone();
         let pending = Pending::new(cx.clone(), fs.read_text_file && fs.write_text_file);
         let place = Place {
             cwd: cwd.clone(),
@@ -249,35 +243,24 @@ impl Server {
             id: id.clone(),
             custom_commands: prepared.custom_commands,
         };
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, session::start(live));
+        self.sessions.lock().insert(id, session::start(live));
         Ok((session, modes(mode)))
     }
 
     /// Tells the client the slash commands, once the session exists (and again whenever
     /// its MCP prompts change).
     fn advertise(&self, _cx: &ConnectionTo<Client>, session: &SessionId) {
-        if let Some(handle) = self
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&*session.0)
-        {
+        if let Some(handle) = self.sessions.lock().get(&*session.0) {
             handle.advertise();
         }
     }
 
     fn handle_exists(&self, id: &str) -> bool {
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(id)
+        self.sessions.lock().contains_key(id)
     }
 
     fn prompt(&self, request: PromptRequest, responder: Responder<PromptResponseOf>) {
-        let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let sessions = self.sessions.lock();
         let Some(handle) = sessions.get(&*request.session_id.0) else {
             let _ = responder.respond_with_error(unknown_session(&request.session_id));
             return;
@@ -300,7 +283,7 @@ impl Server {
             )));
             return;
         };
-        let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let sessions = self.sessions.lock();
         let Some(handle) = sessions.get(&*request.session_id.0) else {
             let _ = responder.respond_with_error(unknown_session(&request.session_id));
             return;
@@ -313,12 +296,7 @@ impl Server {
     }
 
     fn cancel(&self, session: &SessionId) {
-        if let Some(handle) = self
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&*session.0)
-        {
+        if let Some(handle) = self.sessions.lock().get(&*session.0) {
             handle.cancel();
         }
     }

@@ -2,13 +2,14 @@
 //! drive) and takes the client's requests for it in order: prompts, mode changes. A cancel
 //! reaches the running turn through its token, as Ctrl+C does in the REPL.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     AvailableCommandsUpdate, ContentBlock, Cost, CurrentModeUpdate, PromptResponse, SessionUpdate,
     SetSessionModeResponse, StopReason, UsageUpdate,
 };
+use parking_lot::Mutex;
 use rein_core::commands::CustomCommand;
 use rein_core::face::{Agent, Events, Interaction, McpHub, PermissionMode, TurnStop, cost_usd};
 use tokio::sync::mpsc;
@@ -83,23 +84,13 @@ impl Advertiser {
                 }
             }
         });
-        if let Some(old) = self
-            .watcher
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .replace(watcher)
-        {
+        if let Some(old) = self.watcher.lock().replace(watcher) {
             old.abort();
         }
     }
 
     fn stop(&self) {
-        if let Some(watcher) = self
-            .watcher
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(watcher) = self.watcher.lock().take() {
             watcher.abort();
         }
     }
@@ -119,7 +110,7 @@ impl Handle {
 
     /// Cancels the running turn, if any (`session/cancel`).
     pub(crate) fn cancel(&self) {
-        if let Some(turn) = &*self.turn.lock().unwrap_or_else(PoisonError::into_inner) {
+        if let Some(turn) = &*self.turn.lock() {
             turn.cancel();
         }
     }
@@ -174,9 +165,9 @@ async fn serve(
         match request {
             Request::Prompt { blocks, responder } => {
                 let cancel = CancellationToken::new();
-                *turn.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
+                *turn.lock() = Some(cancel.clone());
                 let stop = live.prompt(&blocks, cancel).await;
-                *turn.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                *turn.lock() = None;
                 let _ = responder.respond(PromptResponse::new(stop));
             }
             Request::SetMode { mode, responder } => {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
@@ -13,6 +13,7 @@ use agent_client_protocol::v1::schema::{
     SessionId, SessionNotification, SessionUpdate, TextContent, ToolCall, ToolCallContent,
     ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
+use parking_lot::Mutex;
 use rein_core::face::{AgentEvent, EventSink, Message, Part, Role, ToolArguments};
 use rein_core::tools::{TodoItem, TodoStatus};
 
@@ -145,20 +146,13 @@ impl Updates {
             && let Some(path) = self.target(arguments)
         {
             let text = std::fs::read_to_string(&path).ok();
-            self.before
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(id.to_owned(), (path, text));
+            self.before.lock().insert(id.to_owned(), (path, text));
         }
         self.send(SessionUpdate::ToolCall(self.tool_call(id, name, arguments)));
     }
 
     fn finished(&self, id: &str, content: &str, is_error: bool, changed: &[PathBuf]) {
-        let before = self
-            .before
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
+        let before = self.before.lock().remove(id);
         let mut shown = Vec::new();
         for path in changed {
             if let Some(diff) = self.diff(path, before.as_ref()) {

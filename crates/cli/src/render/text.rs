@@ -7,8 +7,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
-use std::sync::{Mutex, PoisonError};
 
+use parking_lot::Mutex;
 use rein_core::agent::{AgentEvent, EventSink, NestedEvent};
 use rein_core::context::{CompactionInfo, CompactionLayer, SummaryAuthor};
 use rein_core::tools::{TodoItem, TodoStatus};
@@ -93,7 +93,7 @@ impl TextProgress {
 
 impl EventSink for TextProgress {
     fn emit(&self, event: AgentEvent) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = self.state.lock();
         let text = state.render(self.style, event);
         if !text.is_empty() {
             // Progress is best effort: a closed stderr must not stop the run.

@@ -1,8 +1,9 @@
 //! Approvals in the REPL: the question shows the tool, its whole argument (the full
 //! command, the diff an edit would make) and why rein asks; one key answers it.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use rein_core::face::{Preview, async_trait};
 use rein_core::interaction::{Approval, ApprovalRequest, Interaction};
 use rein_core::permissions::Rule;
@@ -35,18 +36,12 @@ impl ReplInteraction {
 
     /// The rules the person allowed for the session.
     pub(crate) fn granted(&self) -> Vec<Rule> {
-        self.granted
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.granted.lock().clone()
     }
 
     /// Forgets them (a new session).
     pub(crate) fn forget_granted(&self) {
-        self.granted
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.granted.lock().clear();
     }
 }
 
@@ -76,10 +71,7 @@ impl Interaction for ReplInteraction {
             Approval::Yes | Approval::No | Approval::NoBecause(_) | Approval::Cancelled => None,
         };
         if let Some(rule) = granted {
-            self.granted
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(rule);
+            self.granted.lock().push(rule);
         }
         self.live.resume();
         answer

@@ -57,7 +57,7 @@ impl Repl {
         };
         let request = text_of(asked);
         let first_line = request.lines().next().unwrap_or_default();
-        self.say(&self.style.dim("Last exchange:"));
+        self.say_dim("Last exchange:");
         self.say(&format!(
             "{}{}",
             self.style.accent(editor::PROMPT),

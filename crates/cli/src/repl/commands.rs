@@ -106,11 +106,7 @@ impl Repl {
         let root = rein_core::config::find_project_root(&self.cwd).dir;
         let prompt = rein_core::commands::init_prompt(&root);
         if self.args.mode() == rein_core::face::PermissionMode::Plan {
-            self.say(
-                &self
-                    .style
-                    .warn("/init writes AGENTS.md: leave plan mode first (/permissions default)"),
-            );
+            self.say_warn("/init writes AGENTS.md: leave plan mode first (/permissions default)");
             return Flow::Continue;
         }
         // Shown and asked about in every mode, even where edits need no asking.
@@ -172,7 +168,7 @@ impl Repl {
     /// Switches to session `id`.
     pub(super) fn resume_other(&mut self, id: String) -> Flow {
         if id == self.session_id {
-            self.say(&self.style.dim("that is this session"));
+            self.say_dim("that is this session");
             return Flow::Continue;
         }
         let mut args = self.args.clone();
@@ -194,12 +190,7 @@ impl Repl {
     }
 
     /// The arguments that reopen this session.
-    pub(super) fn same_session_args(&self) -> crate::args::Args {
-        self.same_session()
-    }
-
-    /// The arguments that reopen this session.
-    fn same_session(&self) -> crate::args::Args {
+    pub(super) fn same_session(&self) -> crate::args::Args {
         let mut args = self.args.clone();
         args.resume = Some(self.session_id.clone());
         args.continue_session = false;

@@ -43,12 +43,12 @@ impl Repl {
         if let Some(model) = &command.model
             && model != agent.model()
         {
-            self.say(&self.style.dim(&format!(
+            self.say_dim(&format!(
                 "(/{} asks for the model {model}; this session keeps {} — /model {model} \
                  switches)",
                 command.name,
                 agent.model()
-            )));
+            ));
         }
         let running = self.begin("preparing");
         let expanded = rein_core::commands::prepare(
@@ -71,7 +71,7 @@ impl Repl {
             Err(why) => {
                 // Nothing was sent: the line comes back to be corrected.
                 if !cancelled {
-                    self.say(&self.style.error(&render::neutralize(&why.to_string())));
+                    self.say_error(&render::neutralize(&why.to_string()));
                 }
                 return Err(NotSent {
                     line: as_typed(),
@@ -80,7 +80,7 @@ impl Repl {
             }
         };
         for warning in &expanded.warnings {
-            self.say(&self.style.warn(&render::neutralize(warning)));
+            self.say_warn(&render::neutralize(warning));
         }
         if cancelled {
             return Err(NotSent {

@@ -6,8 +6,9 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::{CmdKind, Highlighter};
 use rustyline::hint::Hinter;
@@ -52,26 +53,17 @@ pub(crate) struct ReplHelper {
 impl ReplHelper {
     /// `input` with its paste placeholders replaced by what was pasted.
     pub(crate) fn expand_pastes(&self, input: &str) -> String {
-        self.pastes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .expand(input)
+        self.pastes.lock().expand(input)
     }
 
     /// A paste placeholder in `input` whose paste is not held (from an earlier session).
     pub(crate) fn missing_paste(&self, input: &str) -> Option<String> {
-        self.pastes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .missing(input)
+        self.pastes.lock().missing(input)
     }
 
     /// What was typed when Ctrl+O ended the input (`None`: it was not Ctrl+O).
     pub(crate) fn take_output_view(&self) -> Option<String> {
-        self.output_view
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
+        self.output_view.lock().take()
     }
 }
 
@@ -168,7 +160,7 @@ impl ConditionalEventHandler for CtrlO {
         _positive: bool,
         ctx: &EventContext<'_>,
     ) -> Option<Cmd> {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(ctx.line().to_owned());
+        *self.0.lock() = Some(ctx.line().to_owned());
         Some(Cmd::Interrupt)
     }
 }

@@ -3,11 +3,12 @@
 //! routes each key: to the open approval question (`y`, `a`, `n`, `r` then a reason, Esc),
 //! or to the type-ahead kept for after the turn; Ctrl+C cancels the turn either way.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use rein_core::interaction::Approval;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use tokio::sync::oneshot;
@@ -58,14 +59,10 @@ impl KeyShared {
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Opens a question; the answer comes when the person presses a key. `None` when no
     /// turn is reading keys.
     pub(crate) fn ask(&self) -> Option<oneshot::Receiver<Approval>> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         inner.cancel.as_ref()?;
         let (answer, receiver) = oneshot::channel();
         inner.question = Some(Question {
@@ -78,7 +75,7 @@ impl KeyShared {
     /// Starts reading keys for a turn cancelled by `cancel`.
     pub(crate) fn start(self: &Arc<Self>, cancel: CancellationToken) -> TurnKeys {
         {
-            let mut inner = self.lock();
+            let mut inner = self.inner.lock();
             inner.cancel = Some(cancel);
             inner.typeahead.clear();
             inner.partial.clear();
@@ -99,7 +96,7 @@ impl KeyShared {
     }
 
     fn keys(&self, bytes: &[u8]) {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         if let Some(question) = inner.question.as_mut() {
             match question.reason.as_mut() {
                 None => {
@@ -270,7 +267,7 @@ impl TurnKeys {
     /// Stops reading and returns what was typed ahead.
     pub(crate) fn finish(mut self) -> Typed {
         self.stop_reading();
-        let mut inner = self.shared.lock();
+        let mut inner = self.shared.inner.lock();
         inner.cancel = None;
         inner.question = None;
         Typed {
@@ -341,7 +338,7 @@ mod tests {
         ));
         let keys = KeyShared::new(live);
         let cancel = CancellationToken::new();
-        keys.lock().cancel = Some(cancel.clone());
+        keys.inner.lock().cancel = Some(cancel.clone());
         (keys, cancel)
     }
 
@@ -351,7 +348,7 @@ mod tests {
         keys.keys(b"abc\x7fd\x1b[A\re");
         keys.keys("é".as_bytes().split_at(1).0);
         keys.keys("é".as_bytes().split_at(1).1);
-        assert_eq!(keys.lock().typeahead, "abd\neé");
+        assert_eq!(keys.inner.lock().typeahead, "abd\neé");
         assert!(!cancel.is_cancelled());
         keys.keys(b"\x03");
         assert!(cancel.is_cancelled());
@@ -370,7 +367,7 @@ mod tests {
     fn ctrl_d_on_nothing_typed_leaves_after_the_turn() {
         let (keys, _) = shared();
         keys.keys(b"\x04");
-        assert!(keys.lock().leave);
+        assert!(keys.inner.lock().leave);
     }
 
     #[test]
@@ -397,7 +394,7 @@ mod tests {
             Approval::NoBecause("not that".into())
         );
         assert!(
-            keys.lock().typeahead.is_empty(),
+            keys.inner.lock().typeahead.is_empty(),
             "answers are not type-ahead"
         );
         let mut answer = keys.ask().unwrap();

@@ -339,7 +339,7 @@ impl Repl {
             let message = match error {
                 SetupError::Usage(m) | SetupError::Runtime(m) => m.clone(),
             };
-            self.say(&self.style.error(&render::neutralize(&message)));
+            self.say_error(&render::neutralize(&message));
             // Back to where it was (another session started meanwhile cannot be helped).
             self.args = previous;
             if !rebuild.other_session {
@@ -363,11 +363,7 @@ impl Repl {
         self.signals
             .set_processes(agent.tool_context().processes().clone());
         for warning in &prepared.warnings {
-            self.say(
-                &self
-                    .style
-                    .warn(&format!("warning: {}", render::neutralize(warning))),
-            );
+            self.say_warn(&format!("warning: {}", render::neutralize(warning)));
         }
         if !rebuild.other_session {
             // The same session: what the person allowed for it still holds.
@@ -384,11 +380,7 @@ impl Repl {
             } else {
                 "new"
             };
-            self.say(
-                &self
-                    .style
-                    .dim(&format!("{what} session {}", self.session_id)),
-            );
+            self.say_dim(&format!("{what} session {}", self.session_id));
             self.live.clear_edits();
             self.interaction.forget_granted();
             self.shell_notes.clear();
@@ -410,11 +402,7 @@ impl Repl {
     async fn close_session(&mut self, agent: &mut Agent) -> bool {
         let kept = !matches!(agent.discard_unanswered_session(), Ok(true));
         if let Err(e) = agent.save_session() {
-            self.say(
-                &self
-                    .style
-                    .error(&format!("the session could not be saved completely: {e}")),
-            );
+            self.say_error(&format!("the session could not be saved completely: {e}"));
         }
         agent.end_session(&self.events).await;
         kept
@@ -426,10 +414,10 @@ impl Repl {
         agent.tool_context().processes().kill_all().await;
         agent.shutdown_mcp().await;
         if kept {
-            self.say(&self.style.dim(&format!(
+            self.say_dim(&format!(
                 "Resume this session with: rein -r {}   (or rein -c)",
                 self.session_id
-            )));
+            ));
         }
         exit
     }
@@ -437,6 +425,21 @@ impl Repl {
     /// Writes one line of rein's own (already safe).
     fn say(&self, line: &str) {
         self.live.write(&format!("{line}\n"));
+    }
+
+    /// Says `text` as a warning.
+    fn say_warn(&self, text: &str) {
+        self.say(&self.style.warn(text));
+    }
+
+    /// Says `text` dimmed.
+    fn say_dim(&self, text: &str) {
+        self.say(&self.style.dim(text));
+    }
+
+    /// Says `text` as an error.
+    fn say_error(&self, text: &str) {
+        self.say(&self.style.error(text));
     }
 }
 

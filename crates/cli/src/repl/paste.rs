@@ -4,8 +4,9 @@
 //! full. rustyline reads a bracketed paste whole and inserts it; rein takes the paste's keys
 //! itself (between the paste's start and end markers) and inserts the placeholder instead.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use rustyline::{
     Cmd, ConditionalEventHandler, Event, EventContext, KeyCode, KeyEvent, Modifiers, RepeatCount,
 };
@@ -130,7 +131,7 @@ impl ConditionalEventHandler for PasteKeys {
         _positive: bool,
         _ctx: &EventContext<'_>,
     ) -> Option<Cmd> {
-        let mut pastes = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut pastes = self.0.lock();
         let key = event.get(0)?;
         match key {
             KeyEvent(KeyCode::BracketedPasteStart, _) => {

@@ -28,12 +28,12 @@ impl Repl {
         *warned = true;
         let stopped = agent.tool_context().background().stop_all().await;
         if stopped > 0 {
-            self.say(&self.style.dim(&format!(
+            self.say_dim(&format!(
                 "(stopped {stopped} background command{})",
                 if stopped == 1 { "" } else { "s" }
-            )));
+            ));
         }
-        self.say(&self.style.dim("(press Ctrl+C again to leave, or Ctrl+D)"));
+        self.say_dim("(press Ctrl+C again to leave, or Ctrl+D)");
         false
     }
 
@@ -46,10 +46,10 @@ impl Repl {
             .and_then(|e| e.helper())
             .and_then(|h| h.missing_paste(input));
         if let Some(missing) = &missing {
-            self.say(&self.style.warn(&format!(
+            self.say_warn(&format!(
                 "{missing} is from an earlier session and rein no longer has its text: \
                  paste it again in its place"
-            )));
+            ));
         }
         missing.is_some()
     }

@@ -26,11 +26,7 @@ impl Repl {
             headless::settings(&self.args),
         );
         for warning in warnings {
-            self.say(
-                &self
-                    .style
-                    .warn(&format!("warning: {}", neutralize(&warning))),
-            );
+            self.say_warn(&format!("warning: {}", neutralize(&warning)));
         }
         checkpoints
     }
@@ -52,16 +48,12 @@ impl Repl {
         let last = match checkpoints.turns() {
             Ok(turns) => turns.into_iter().rev().find(|t| !t.code_reverted),
             Err(e) => {
-                self.say(
-                    &self
-                        .style
-                        .error(&format!("cannot read the checkpoints: {e}")),
-                );
+                self.say_error(&format!("cannot read the checkpoints: {e}"));
                 return Flow::Continue;
             }
         };
         let Some(last) = last else {
-            self.say(&self.style.dim("nothing to undo"));
+            self.say_dim("nothing to undo");
             return Flow::Continue;
         };
         self.restore_code(&mut checkpoints, last.number, "undo")
@@ -257,7 +249,7 @@ impl Repl {
         // The session file is the agent's until it is dropped: the rewind completes then,
         // and the agent is rebuilt from the rewound session.
         Flow::Rebuild(Box::new(Rebuild {
-            args: self.same_session_args(),
+            args: self.same_session(),
             other_session: false,
             then: Some(Pending {
                 checkpoints,
@@ -316,7 +308,7 @@ impl Repl {
         let rows = match sessions::rows(&store, &self.cwd, false) {
             Ok(rows) => rows,
             Err(e) => {
-                self.say(&self.style.error(&neutralize(&e)));
+                self.say_error(&neutralize(&e));
                 return None;
             }
         };

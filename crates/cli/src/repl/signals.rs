@@ -4,9 +4,10 @@
 //! stopping every process rein started and putting the terminal back. A second one ends
 //! rein whatever it is doing.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
+use parking_lot::Mutex;
 use rein_core::face::{McpHub, ProcessTracker};
 use tokio_util::sync::CancellationToken;
 
@@ -51,20 +52,12 @@ impl Signals {
 
     /// The turn that signals stop now (`None` between turns).
     pub(crate) fn set_turn(&self, turn: Option<CancellationToken>) {
-        *self
-            .shared
-            .turn
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = turn;
+        *self.shared.turn.lock() = turn;
     }
 
     /// The processes to stop on the way out (they change with the agent).
     pub(crate) fn set_processes(&self, processes: ProcessTracker) {
-        *self
-            .shared
-            .processes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = processes;
+        *self.shared.processes.lock() = processes;
     }
 
     /// How rein should exit because of a signal, if one came that ends it.
@@ -75,11 +68,7 @@ impl Signals {
 
 impl Shared {
     fn received(&self, signal: Exit) {
-        let turn = self
-            .turn
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let turn = self.turn.lock().clone();
         if signal == Exit::Interrupted {
             if let Some(turn) = turn {
                 turn.cancel();
@@ -92,10 +81,7 @@ impl Shared {
             Some(turn) if first => turn.cancel(),
             // At the prompt, or a second signal: nothing to save, end now.
             _ => {
-                self.processes
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .kill_all_blocking();
+                self.processes.lock().kill_all_blocking();
                 // `exit` runs no destructors: the MCP servers' groups are killed here.
                 if let Some(mcp) = &self.mcp {
                     mcp.kill_now();

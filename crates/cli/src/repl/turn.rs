@@ -38,12 +38,12 @@ impl Repl {
                     }
                     Err(why) => {
                         let typed = self.end(running);
-                        self.say(&self.style.error(&format!(
+                        self.say_error(&format!(
                             "not sent: @{} could not be attached: {} (edit the request and press \
                              Enter)",
                             render::neutralize(&path),
                             render::neutralize(&why)
-                        )));
+                        ));
                         return Err(NotSent {
                             line: input.to_owned(),
                             typed,
@@ -61,10 +61,10 @@ impl Repl {
                 .await;
             if outcome.is_error || outcome.cancelled {
                 let typed = self.end(running);
-                self.say(&self.style.error(&format!(
+                self.say_error(&format!(
                     "not sent: @{} could not be attached (edit the request and press Enter)",
                     render::neutralize(&path)
-                )));
+                ));
                 return Err(NotSent {
                     line: input.to_owned(),
                     typed,
@@ -110,22 +110,16 @@ impl Repl {
         match outcome.stop() {
             TurnStop::EndTurn => {}
             TurnStop::MaxTokens => {
-                self.say(
-                    &self
-                        .style
-                        .warn("the answer was cut at the model's output limit"),
-                );
+                self.say_warn("the answer was cut at the model's output limit");
             }
-            TurnStop::MaxRounds => self.say(&self.style.warn(&format!(
+            TurnStop::MaxRounds => self.say_warn(&format!(
                 "stopped after {} rounds (the limit); say \"continue\" to go on",
                 outcome.rounds
-            ))),
-            TurnStop::RepeatedCalls => self.say(
-                &self
-                    .style
-                    .warn("stopped: the model kept making the same call with the same result"),
-            ),
-            TurnStop::Cancelled => self.say(&self.style.warn("interrupted")),
+            )),
+            TurnStop::RepeatedCalls => {
+                self.say_warn("stopped: the model kept making the same call with the same result");
+            }
+            TurnStop::Cancelled => self.say_warn("interrupted"),
             TurnStop::MaxCost | TurnStop::MaxSessionTokens => {
                 if let rein_core::agent::TurnEnd::SpendingLimit(reached) = &outcome.end {
                     self.offer_a_higher_limit(agent, reached);
@@ -133,8 +127,8 @@ impl Repl {
             }
             TurnStop::PromptBlocked => {
                 if let rein_core::agent::TurnEnd::PromptBlocked { reason } = &outcome.end {
-                    self.say(&self.style.warn(&render::neutralize(
-                        &crate::report::blocked_prompt_message(reason),
+                    self.say_warn(&render::neutralize(&crate::report::blocked_prompt_message(
+                        reason,
                     )));
                 }
             }
@@ -142,7 +136,7 @@ impl Repl {
                 let message = outcome
                     .error()
                     .map_or_else(|| "the turn failed".to_owned(), ToString::to_string);
-                self.say(&self.style.error(&render::neutralize(&message)));
+                self.say_error(&render::neutralize(&message));
             }
         }
     }
@@ -152,7 +146,7 @@ impl Repl {
     fn offer_a_higher_limit(&self, agent: &mut Agent, reached: &rein_core::agent::LimitReached) {
         use rein_core::agent::SpendLimit;
         use std::io::Write;
-        self.say(&self.style.warn(&reached.message()));
+        self.say_warn(&reached.message());
         let mut limits = agent.limits();
         let raised = match reached.limit {
             SpendLimit::Cost => {
@@ -179,11 +173,11 @@ impl Repl {
             && matches!(answer.trim(), "y" | "Y" | "yes")
         {
             agent.set_limits(limits);
-            self.say(&self.style.dim(&format!(
+            self.say_dim(&format!(
                 "The limit is now {raised}: say \"continue\" to go on."
-            )));
+            ));
         } else {
-            self.say(&self.style.dim("The limit stays."));
+            self.say_dim("The limit stays.");
         }
     }
 
@@ -191,11 +185,7 @@ impl Repl {
     /// request.
     pub(super) async fn shell(&mut self, agent: &Agent, command: &str) -> Typed {
         if command.is_empty() {
-            self.say(
-                &self
-                    .style
-                    .dim("usage: !command (runs it; its output goes with your next request)"),
-            );
+            self.say_dim("usage: !command (runs it; its output goes with your next request)");
             return Typed::default();
         }
         let running = self.begin("running");
@@ -211,7 +201,7 @@ impl Repl {
         if !outcome.cancelled && outcome.display != rein_core::face::Display::Text {
             self.shell_notes
                 .push(attach::shell_note(command, &outcome.content));
-            self.say(&self.style.dim("(the output goes with your next request)"));
+            self.say_dim("(the output goes with your next request)");
         }
         typed
     }
@@ -265,11 +255,7 @@ impl Repl {
         if not_sent.typed.text.trim().is_empty() {
             return not_sent.line;
         }
-        self.say(
-            &self
-                .style
-                .dim("(kept what you typed meanwhile; Up brings back the line that was not sent)"),
-        );
+        self.say_dim("(kept what you typed meanwhile; Up brings back the line that was not sent)");
         let (lines, rest) = not_sent.typed.split();
         queued.extend(lines);
         rest

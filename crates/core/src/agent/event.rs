@@ -189,8 +189,11 @@ impl Serialize for NestedEvent {
 }
 
 /// Why a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum TurnStop {
     /// The model answered without calling a tool.
     EndTurn,
@@ -207,6 +210,9 @@ pub enum TurnStop {
     /// The next request would have crossed the cost limit (`--max-cost`).
     MaxCost,
     /// The next request would have crossed the session's token limit (`--max-tokens`).
+    // Named as the flag is; the exit status (3, not 0) tells it from an answer cut at the
+    // model's output limit.
+    #[strum(serialize = "max_tokens")]
     MaxSessionTokens,
     /// The model could not be reached or refused the request, or rein itself failed.
     Error,
@@ -215,19 +221,7 @@ pub enum TurnStop {
 impl TurnStop {
     /// The name used in JSON output and session files.
     pub fn as_str(self) -> &'static str {
-        match self {
-            TurnStop::EndTurn => "end_turn",
-            TurnStop::MaxTokens => "max_tokens",
-            TurnStop::MaxRounds => "max_rounds",
-            TurnStop::RepeatedCalls => "repeated_calls",
-            TurnStop::Cancelled => "cancelled",
-            TurnStop::PromptBlocked => "prompt_blocked",
-            TurnStop::MaxCost => "max_cost",
-            // As the flag is named; the exit status (3, not 0) tells it from an answer cut at
-            // the model's output limit.
-            TurnStop::MaxSessionTokens => "max_tokens",
-            TurnStop::Error => "error",
-        }
+        self.into()
     }
 }
 
@@ -266,6 +260,13 @@ impl Events {
     /// Sends one event.
     pub fn emit(&self, event: AgentEvent) {
         self.sink.emit(event);
+    }
+
+    /// Sends a [`AgentEvent::Warning`].
+    pub fn warn(&self, message: impl Into<String>) {
+        self.emit(AgentEvent::Warning {
+            message: message.into(),
+        });
     }
 }
 

@@ -157,8 +157,6 @@ pub struct Agent {
     transcript: Option<Box<dyn Transcript>>,
     /// The last record could not be written (the person has been told).
     transcript_failing: bool,
-    /// The session's hooks (the tool runner holds them too).
-    hooks: Arc<dyn Hooks>,
     /// What the SessionStart hooks gave the model, until it goes with the next request.
     session_context: Option<String>,
     /// Pictures attached to the next request.
@@ -238,7 +236,7 @@ impl Agent {
                     parts.registry,
                     parts.policy,
                     parts.interaction,
-                    Arc::clone(&parts.hooks),
+                    parts.hooks,
                     parts.agent_name,
                     parts.secrets,
                 )
@@ -254,7 +252,6 @@ impl Agent {
             call_ids,
             transcript: parts.transcript,
             transcript_failing: false,
-            hooks: parts.hooks,
             session_context: None,
             pending_images: Vec::new(),
             context: ContextState::new(ledger, parts.context, parts.pinned, parts.compact_requests),
@@ -363,18 +360,13 @@ impl Agent {
         match recorded {
             Ok(()) if self.transcript_failing => {
                 self.transcript_failing = false;
-                events.emit(AgentEvent::Warning {
-                    message: "the session file can be written again; every record is saved"
-                        .to_owned(),
-                });
+                events.warn("the session file can be written again; every record is saved");
             }
             Ok(()) => {}
             Err(_) if self.transcript_failing => {}
             Err(error) => {
                 self.transcript_failing = true;
-                events.emit(AgentEvent::Warning {
-                    message: format!("the session is not being saved: {error}"),
-                });
+                events.warn(format!("the session is not being saved: {error}"));
             }
         }
     }

@@ -4,7 +4,8 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+
+use parking_lot::Mutex;
 
 /// The instruction files read in a directory, the first that exists.
 const NESTED_FILES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
@@ -45,10 +46,7 @@ impl NestedInstructions {
             return Vec::new();
         }
         let mut found = Vec::new();
-        let mut given = self
-            .given
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut given = self.given.lock();
         for dir in dir.ancestors().take_while(|d| *d != self.root) {
             let Some(path) = NESTED_FILES
                 .iter()

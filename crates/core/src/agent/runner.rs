@@ -416,7 +416,7 @@ impl CallEnv {
     /// Shows what the hooks could not do.
     fn warn(&self, warnings: Vec<String>) {
         for message in warnings {
-            self.events.emit(AgentEvent::Warning { message });
+            self.events.warn(message);
         }
     }
 

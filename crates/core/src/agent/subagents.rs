@@ -2,8 +2,7 @@
 //! go during a turn, and what they used, for the agent to count. The tool reaches the agent
 //! through this alone, so the loop knows nothing of the tool.
 
-use std::sync::{Mutex, PoisonError};
-
+use parking_lot::Mutex;
 use rein_llm::Usage;
 
 use super::event::Events;
@@ -23,30 +22,23 @@ pub(crate) struct SubagentLink {
 impl SubagentLink {
     /// A turn starts: its calls' sub-agents report to `events`.
     pub(crate) fn start_turn(&self, events: &Events) {
-        *self
-            .turn_events
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(events.clone());
+        *self.turn_events.lock() = Some(events.clone());
     }
 
     /// Where the running turn's events go; `None` outside a turn.
     pub(crate) fn turn_events(&self) -> Option<Events> {
-        self.turn_events
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.turn_events.lock().clone()
     }
 
     /// A sub-agent finished, having used `usage`.
     pub(crate) fn add(&self, model: &str, agent: &str, usage: Usage) {
         self.pending
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
             .push((model.to_owned(), agent.to_owned(), usage));
     }
 
     /// Takes what finished sub-agents used: (model, agent type, usage) each.
     pub(crate) fn take(&self) -> Vec<(String, String, Usage)> {
-        std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner))
+        std::mem::take(&mut *self.pending.lock())
     }
 }

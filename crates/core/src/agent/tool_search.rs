@@ -6,8 +6,9 @@
 //! before them stays byte-identical (what prompt caches key on). Below the budget nothing
 //! changes. Once a session has switched to search it stays so, for the same reason.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use rein_tools::{DynTool, Tool, ToolContext, ToolError, ToolKind, ToolOutput, async_trait};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -158,7 +159,7 @@ impl Tool for ToolSearchTool {
                 "`query` is empty: give words to look for in tool names and descriptions",
             ));
         }
-        let mut catalog = self.catalog.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut catalog = self.catalog.lock();
         let mut scored: Vec<(usize, Arc<dyn DynTool>)> = catalog
             .tools
             .iter()

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rein_llm::{NetworkConfig, ProviderConfig, ProviderKind, RetryPolicy};
 
-use crate::config::{Config, ConfiguredRule, RuleLists};
+use crate::config::{Config, ConfiguredRule, LeftOut, RuleLists};
 use crate::context::ContextSettings;
 use crate::permissions::{Rule, RuleOrigin, RuleSet, SourcedRule};
 use crate::prompt::{self, PROJECT_INSTRUCTIONS_LIMIT_BYTES};
@@ -63,10 +63,8 @@ impl AgentBuilder {
         builder.is_git_repo = config.is_git_repo;
         builder.rules = rule_set(&config.rules, home_dir, &mut builder.warnings);
         builder.sandbox = SandboxPlan::from_config(config, env);
-        builder
-            .warnings
-            .extend(config.sandbox.ignored.iter().cloned());
-        builder.warnings.extend(config.repl.ignored.iter().cloned());
+        let left_out = config.sandbox.left_out.iter().chain(&config.repl.left_out);
+        builder.warnings.extend(left_out.map(LeftOut::warning));
         builder
             .warnings
             .extend(config.claude_ignored.iter().cloned());

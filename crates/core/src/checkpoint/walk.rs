@@ -27,15 +27,12 @@ pub(crate) struct Walked {
 /// One walking thread's finds, handed over when the thread is done with them.
 struct Gathered<'a> {
     mine: Walked,
-    into: &'a std::sync::Mutex<Walked>,
+    into: &'a parking_lot::Mutex<Walked>,
 }
 
 impl Drop for Gathered<'_> {
     fn drop(&mut self) {
-        let mut all = self
-            .into
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut all = self.into.lock();
         all.dirs.append(&mut self.mine.dirs);
         all.files.append(&mut self.mine.files);
     }
@@ -44,7 +41,7 @@ impl Drop for Gathered<'_> {
 /// Walks `root` on several threads, `.git` and what the ignore files exclude left out.
 pub(crate) fn walk(root: &Path) -> io::Result<Walked> {
     use ignore::WalkState;
-    use std::sync::Mutex;
+    use parking_lot::Mutex;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     let found = Mutex::new(Walked::default());
@@ -93,9 +90,7 @@ pub(crate) fn walk(root: &Path) -> io::Result<Walked> {
              off for it"
         )));
     }
-    Ok(found
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner))
+    Ok(found.into_inner())
 }
 
 /// The walked directories as keys relative to `root` (`root` itself and names that are not

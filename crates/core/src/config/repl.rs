@@ -11,9 +11,7 @@ use crate::permissions::PermissionMode;
 pub struct ReplSettings {
     /// `permission_mode`: the REPL's mode without `--permission-mode`.
     pub permission_mode: Option<PermissionMode>,
-    /// What a project file tried to loosen, for warnings.
-    pub ignored: Vec<String>,
-    /// The same, key by key, for `rein config --show`.
+    /// What a project file tried to loosen, key by key (warnings, `rein config --show`).
     pub left_out: Vec<super::LeftOut>,
 }
 
@@ -41,7 +39,6 @@ pub(crate) fn read(
         if matches!(source, Source::ProjectFile(_)) && !PROJECT_MAY_CHOOSE.contains(&mode) {
             let reason = "a project may only choose a mode that asks (default, plan)";
             let written = format!("permission_mode = \"{mode}\"");
-            (settings.ignored).push(format!("repl.{written} in {source} is left out: {reason}"));
             settings.left_out.push(super::LeftOut {
                 key: "repl.permission_mode".to_owned(),
                 written,
@@ -74,7 +71,6 @@ impl ReplSettings {
         if above.permission_mode.is_some() {
             self.permission_mode = above.permission_mode;
         }
-        self.ignored.extend(above.ignored);
         self.left_out.extend(above.left_out);
     }
 }
@@ -133,7 +129,12 @@ mod tests {
             Ok(())
         );
         assert_eq!(from_project.permission_mode, None);
-        assert_eq!(from_project.ignored.len(), 1, "{:?}", from_project.ignored);
+        assert_eq!(
+            from_project.left_out.len(),
+            1,
+            "{:?}",
+            from_project.left_out
+        );
         assert_eq!(
             read(
                 &mut from_project,

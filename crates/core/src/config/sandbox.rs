@@ -47,9 +47,7 @@ pub struct SandboxSettings {
     pub expose: Vec<String>,
     /// `ssh_agent`: whether commands may reach the ssh-agent (default off).
     pub ssh_agent: Option<bool>,
-    /// What a project file tried to loosen, for warnings.
-    pub ignored: Vec<String>,
-    /// The same, key by key, for `rein config --show`.
+    /// What a project file tried to loosen, key by key (warnings, `rein config --show`).
     pub left_out: Vec<super::LeftOut>,
     /// The project file this layer was read from, when it was one: its level may only
     /// tighten the levels below it, which are known when the layers are stacked.
@@ -130,8 +128,6 @@ impl SandboxSettings {
     /// A project's table: only what tightens applies; the rest is left out with a warning.
     fn apply_projects(&mut self, read: SandboxTable, source: &Source, dir: Option<&Path>) {
         let mut left_out = |what: &str, why: &str| {
-            self.ignored
-                .push(format!("sandbox.{what} in {source} is left out: {why}"));
             let key = what.split([' ', '=']).next().unwrap_or(what);
             self.left_out.push(super::LeftOut {
                 key: format!("sandbox.{key}"),
@@ -224,8 +220,6 @@ impl SandboxSettings {
                          says \"{below}\")"
                     );
                     let written = format!("mode = \"{level}\"");
-                    self.ignored
-                        .push(format!("sandbox.{written} in {file} is left out: {reason}"));
                     self.left_out.push(super::LeftOut {
                         key: "sandbox.mode".to_owned(),
                         written,
@@ -257,7 +251,6 @@ impl SandboxSettings {
         if above.ssh_agent.is_some() {
             self.ssh_agent = above.ssh_agent;
         }
-        self.ignored.extend(above.ignored);
         self.left_out.extend(above.left_out);
     }
 }
@@ -374,7 +367,7 @@ mod tests {
         assert_eq!(settings.network, None);
         assert_eq!(settings.writable, ["build"]);
         assert!(!settings.assume_no_landlock);
-        assert_eq!(settings.ignored.len(), 5, "{:?}", settings.ignored);
+        assert_eq!(settings.left_out.len(), 5, "{:?}", settings.left_out);
         let stricter = read(
             &mut settings,
             &table("mode = \"read-only\"\nnetwork = false"),
@@ -416,9 +409,12 @@ mod tests {
         below.stack(above);
         assert_eq!(below.level, Some(SandboxLevel::ReadOnly));
         assert!(
-            below.ignored.iter().any(|w| w.contains("left out")),
+            below
+                .left_out
+                .iter()
+                .any(|w| w.warning().contains("left out")),
             "{:?}",
-            below.ignored
+            below.left_out
         );
         // Tighter still is taken; a user layer above may loosen.
         let mut above = SandboxSettings::default();
@@ -450,8 +446,8 @@ mod tests {
         );
         assert_eq!(read_result, Ok(()));
         assert_eq!(settings.writable, ["build", "new"]);
-        assert_eq!(settings.ignored.len(), 2, "{:?}", settings.ignored);
-        assert!(settings.ignored[0].contains("left out"));
+        assert_eq!(settings.left_out.len(), 2, "{:?}", settings.left_out);
+        assert!(settings.left_out[0].warning().contains("left out"));
     }
 
     #[test]
@@ -508,9 +504,9 @@ mod tests {
         );
         assert!(settings.allow_domains.is_empty());
         assert!(
-            settings.ignored[0].contains("left out"),
+            settings.left_out[0].warning().contains("left out"),
             "{:?}",
-            settings.ignored
+            settings.left_out
         );
     }
 
@@ -552,7 +548,12 @@ mod tests {
         assert_eq!(from_project.hide, ["secrets"]);
         assert!(from_project.expose.is_empty());
         assert_eq!(from_project.ssh_agent, None);
-        assert_eq!(from_project.ignored.len(), 2, "{:?}", from_project.ignored);
+        assert_eq!(
+            from_project.left_out.len(),
+            2,
+            "{:?}",
+            from_project.left_out
+        );
         assert_eq!(
             read(&mut from_project, &table("ssh_agent = false"), &project),
             Ok(())

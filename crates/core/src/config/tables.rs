@@ -136,6 +136,20 @@ pub struct LeftOut {
     pub whole: bool,
 }
 
+impl LeftOut {
+    /// The warning that names it: `sandbox.mode = "off" in FILE is left out: why`.
+    pub fn warning(&self) -> String {
+        let table = self.key.split('.').next().unwrap_or_default();
+        let Self {
+            written,
+            source,
+            reason,
+            ..
+        } = self;
+        format!("{table}.{written} in {source} is left out: {reason}")
+    }
+}
+
 /// The tables whose keys `rein config --show` lists with their file (rules, hooks and MCP
 /// servers are listed whole, each with its own).
 const SHOWN_TABLES: [&str; 5] = ["sandbox", "repl", "tool_search", "pricing", "secrets"];

@@ -5,8 +5,9 @@
 //! nothing: nothing was added since the last summary, or the context is still small (below
 //! [`COMPACT_TOOL_MIN_USE`] of the usable window). A person's `/compact` is never refused.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use rein_tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, async_trait};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -63,26 +64,22 @@ impl ContextUse {
 impl CompactRequests {
     /// The agent's word on the context it sends.
     pub fn observe(&self, context: ContextUse) {
-        *self.last_use.lock().unwrap_or_else(PoisonError::into_inner) = context;
+        *self.last_use.lock() = context;
     }
 
     /// The context as last sent.
     pub fn last_use(&self) -> ContextUse {
-        *self.last_use.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.last_use.lock()
     }
 
     /// Asks for a compaction before the next request.
     pub fn ask(&self, focus: Option<String>) {
-        *self.lock() = Some(focus.unwrap_or_default());
+        *self.pending.lock() = Some(focus.unwrap_or_default());
     }
 
     /// Takes the pending request: `Some(focus)` when there is one (the focus may be empty).
     pub fn take(&self) -> Option<String> {
-        self.lock().take()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<String>> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+        self.pending.lock().take()
     }
 }
 

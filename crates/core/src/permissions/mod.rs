@@ -13,8 +13,8 @@ mod mode;
 mod rule;
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 
+use parking_lot::Mutex;
 use rein_tools::ToolKind;
 use serde_json::Value;
 
@@ -224,14 +224,8 @@ impl ModePolicy {
 
     /// The decision for `call` and the rule or reason behind it.
     pub fn explain(&self, call: &CallView<'_>) -> Verdict {
-        let session = self
-            .session_rules
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let asked = self
-            .asked
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let session = self.session_rules.lock();
+        let asked = self.asked.lock();
         let extra = judge::Extra {
             sensitive: &self.sensitive,
             session: &session,
@@ -247,10 +241,7 @@ impl Policy for ModePolicy {
     }
 
     fn allow_for_session(&self, rule: Rule) {
-        let mut rules = self
-            .session_rules
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut rules = self.session_rules.lock();
         if !rules.iter().any(|r| r.rule == rule) {
             rules.push(SourcedRule {
                 rule,
@@ -260,10 +251,7 @@ impl Policy for ModePolicy {
     }
 
     fn ask_first(&self, rules: Vec<Rule>) {
-        *self
-            .asked
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = rules
+        *self.asked.lock() = rules
             .into_iter()
             .map(|rule| SourcedRule {
                 rule,

@@ -2,8 +2,9 @@
 //! (held back only where a secret may be starting), its tool calls' arguments, results,
 //! warnings and error messages. Core never prints, so this is the one door to the terminal.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use rein_tools::{Display, Preview, Progress};
 use serde_json::Value;
 
@@ -57,7 +58,7 @@ impl EventMasker {
 
 impl EventSink for EventMasker {
     fn emit(&self, mut event: AgentEvent) {
-        let mut streams = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut streams = self.streams.lock();
         match &mut event {
             AgentEvent::TextDelta { text } => {
                 if streams.reasoning.holds() {

@@ -7,8 +7,9 @@
 //! - A list left open and untouched for [`REMIND_AFTER_ROUNDS`] rounds gets a reminder with
 //!   the next tool result; a turn that would end with items open gets one, once.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use rein_tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput, async_trait};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -82,13 +83,13 @@ impl TodoList {
 
     /// The items now.
     pub fn items(&self) -> Vec<TodoItem> {
-        self.lock().items.clone()
+        self.state.lock().items.clone()
     }
 
     /// Replaces the list, if it keeps the rules; else says which rule it broke.
     pub fn replace(&self, items: Vec<TodoItem>) -> Result<(), TodoRuleBroken> {
         check(&items).map_err(TodoRuleBroken)?;
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         state.items = items;
         state.changed = true;
         state.idle_rounds = 0;
@@ -97,14 +98,14 @@ impl TodoList {
 
     /// The new list, once, after it was replaced.
     pub(crate) fn take_change(&self) -> Option<Vec<TodoItem>> {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         std::mem::take(&mut state.changed).then(|| state.items.clone())
     }
 
     /// Counts a round of tool calls; the reminder for its results when the list has stayed
     /// open and untouched for [`REMIND_AFTER_ROUNDS`] rounds (then counting starts again).
     pub(crate) fn after_round(&self, updated: bool) -> Option<String> {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         if updated || !state.items.iter().any(TodoItem::is_open) {
             state.idle_rounds = 0;
             return None;
@@ -123,7 +124,7 @@ impl TodoList {
 
     /// The reminder for a turn about to end with items still open.
     pub(crate) fn end_of_turn_reminder(&self) -> Option<String> {
-        let state = self.lock();
+        let state = self.state.lock();
         state.items.iter().any(TodoItem::is_open).then(|| {
             format!(
                 "<reminder>Your todo list still has open items. Finish them, or update the list \
@@ -133,10 +134,6 @@ impl TodoList {
             )
         })
     }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
 }
 
 impl PinnedState for TodoList {
@@ -145,7 +142,7 @@ impl PinnedState for TodoList {
     }
 
     fn render(&self) -> Option<String> {
-        let state = self.lock();
+        let state = self.state.lock();
         (!state.items.is_empty()).then(|| render(&state.items))
     }
 }

@@ -12,11 +12,12 @@ use std::{
     fs::File,
     io::{BufWriter, Write},
     path::PathBuf,
-    sync::{Arc, Mutex, PoisonError},
+    sync::Arc,
 };
 
 use anyhow::Context as _;
 use clap::Parser;
+use parking_lot::Mutex;
 use rein_testkit::{Capture, MockOptions, MockServer, Script};
 
 /// Serve a scripted mock model (OpenAI and Anthropic wire formats) on 127.0.0.1.
@@ -90,7 +91,7 @@ fn main() -> anyhow::Result<()> {
                 "received_unix_nanos": request.received_unix_nanos,
                 "responded_unix_nanos": request.responded_unix_nanos,
             });
-            let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut log = log.lock();
             // A full disk must not stop the server mid-benchmark; the line is lost.
             let _ = writeln!(log, "{line}").and_then(|()| log.flush());
         };

@@ -22,14 +22,16 @@ use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use super::cwd::WRAPPER_SCRIPT;
 use super::process::{Launch, launch};
 use super::procs::CommandId;
 use super::reaper;
-use super::tracker::{EXIT_POLL_INTERVAL, ProcessTracker, Termination};
+use super::tracker::{ProcessTracker, Termination};
 use crate::offload;
 
 #[path = "background_output.rs"]
@@ -161,6 +163,8 @@ impl BackgroundShells {
     /// Starts a command; its id.
     pub(crate) fn start(&self, spec: StartSpec<'_>) -> Result<(String, PathBuf), String> {
         let running = self
+            .inner
+            .state
             .lock()
             .shells
             .values()
@@ -208,7 +212,7 @@ impl BackgroundShells {
         )
         .map_err(|e| format!("could not start bash in {}: {e}", spec.cwd.display()))?;
         let name = {
-            let mut state = self.lock();
+            let mut state = self.inner.state.lock();
             state.started += 1;
             let name = format!("bg{}", state.started);
             state.shells.insert(
@@ -236,7 +240,7 @@ impl BackgroundShells {
             // Its end is told once its output is saved whole: the pipe closes when what it
             // left is stopped (a process that escaped its group may hold it open: not long).
             let _ = tokio::time::timeout(OUTPUT_DRAIN_WAIT, copied).await;
-            let mut state = inner.state.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut state = inner.state.lock();
             if let Some(shell) = state.shells.get_mut(&watched) {
                 match &mut shell.end {
                     Some(end) => end.removed.extend(removed),
@@ -263,7 +267,7 @@ impl BackgroundShells {
         offset: Option<u64>,
         max_bytes: usize,
     ) -> Result<OutputRead, BackgroundError> {
-        let mut state = self.lock();
+        let mut state = self.inner.state.lock();
         let known = known_ids(&state);
         let shell = state
             .shells
@@ -294,7 +298,7 @@ impl BackgroundShells {
     /// Stops `id` and its whole process group; what the model is told.
     pub async fn kill(&self, id: &str) -> Result<String, BackgroundError> {
         let command = {
-            let mut state = self.lock();
+            let mut state = self.inner.state.lock();
             let known = known_ids(&state);
             let shell = state
                 .shells
@@ -310,12 +314,8 @@ impl BackgroundShells {
             }
             shell.id
         };
-        let mut ending = Termination::start([command]);
-        while !ending.is_done() && !ending.grace_over() {
-            tokio::time::sleep(EXIT_POLL_INTERVAL).await;
-        }
-        ending.finish();
-        let mut state = self.lock();
+        Termination::start([command]).end().await;
+        let mut state = self.inner.state.lock();
         let Some(shell) = state.shells.get_mut(id) else {
             return Err(BackgroundError::Vanished(id.to_owned()));
         };
@@ -337,7 +337,7 @@ impl BackgroundShells {
     /// Notices for the model of the commands that ended since it last heard of them (each
     /// once): id, how it ended, its last lines and the file.
     pub fn take_finish_notices(&self) -> Vec<String> {
-        let mut state = self.lock();
+        let mut state = self.inner.state.lock();
         let mut notices = Vec::new();
         for (name, shell) in &mut state.shells {
             let Some(end) = shell.end.clone().filter(|_| !shell.told) else {
@@ -362,7 +362,9 @@ impl BackgroundShells {
 
     /// How many are running now.
     pub fn running(&self) -> usize {
-        self.lock()
+        self.inner
+            .state
+            .lock()
             .shells
             .values()
             .filter(|s| s.end.is_none())
@@ -373,7 +375,7 @@ impl BackgroundShells {
     /// how many were running.
     pub async fn stop_all(&self) -> usize {
         let stopped = self.inner.tracker.kill_all().await;
-        for shell in self.lock().shells.values_mut() {
+        for shell in self.inner.state.lock().shells.values_mut() {
             if shell.end.is_none() {
                 shell.told = true;
                 shell.end = Some(End {
@@ -392,13 +394,6 @@ impl BackgroundShells {
     pub fn processes(&self) -> &ProcessTracker {
         &self.inner.tracker
     }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.inner
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
 }
 
 /// Waits for bash; stops the group when the timeout passes. Its status (when it could be
@@ -415,11 +410,7 @@ async fn watch_child(
     let (status, timed_out) = match waited {
         Some(status) => (status.ok(), false),
         None => {
-            let mut ending = Termination::start([id]);
-            while !ending.is_done() && !ending.grace_over() {
-                tokio::time::sleep(EXIT_POLL_INTERVAL).await;
-            }
-            ending.finish();
+            Termination::start([id]).end().await;
             (child.wait().await.ok(), true)
         }
     };

@@ -21,7 +21,7 @@ use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use super::procs::{CommandId, MARKER_VAR, marker_value, next_serial};
 use super::reaper;
 use super::signals::start_new_session;
-use super::tracker::{EXIT_POLL_INTERVAL, KILL_GRACE, ProcessTracker, Termination};
+use super::tracker::{KILL_GRACE, ProcessTracker, Termination};
 use crate::sandbox::Sandbox;
 
 /// `bash -c SCRIPT ARGS...` in a directory: the shape of every command and hook rein starts.
@@ -159,11 +159,7 @@ impl TrackedChild {
     /// Stops the whole group (SIGTERM, SIGKILL for what is left after [`KILL_GRACE`]) and
     /// waits for the process; its status, when it could be reaped.
     pub async fn stop(&mut self) -> Option<ExitStatus> {
-        let mut ending = Termination::start([self.id]);
-        while !ending.is_done() && !ending.grace_over() {
-            tokio::time::sleep(EXIT_POLL_INTERVAL).await;
-        }
-        ending.finish();
+        Termination::start([self.id]).end().await;
         if self.status.is_none()
             && let Ok(Ok(status)) = tokio::time::timeout(KILL_GRACE, self.child.wait()).await
         {
@@ -186,15 +182,12 @@ impl Drop for TrackedChild {
             return;
         }
         // Abandoned while running (the caller gave up on it): its whole group goes.
-        let mut ending = Termination::start([self.id]);
+        let ending = Termination::start([self.id]);
         // Drop cannot wait: a short-lived thread sends SIGKILL after the grace period.
         let _ = std::thread::Builder::new()
             .name("rein-child-kill".to_owned())
             .spawn(move || {
-                while !ending.is_done() && !ending.grace_over() {
-                    std::thread::sleep(EXIT_POLL_INTERVAL);
-                }
-                ending.finish();
+                ending.end_blocking();
             });
     }
 }

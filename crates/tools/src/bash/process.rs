@@ -448,15 +448,12 @@ impl Drop for AbandonGuard {
         if !self.armed {
             return;
         }
-        let mut ending = Termination::start([self.id]);
+        let ending = Termination::start([self.id]);
         // Drop cannot wait: a short-lived thread sends SIGKILL after the grace period.
         let _ = std::thread::Builder::new()
             .name("rein-bash-kill".to_owned())
             .spawn(move || {
-                while !ending.is_done() && !ending.grace_over() {
-                    std::thread::sleep(EXIT_POLL_INTERVAL);
-                }
-                ending.finish();
+                ending.end_blocking();
             });
     }
 }

@@ -28,8 +28,9 @@
 use std::collections::HashSet;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use super::procs::{self, ProcStat};
 use super::signals::{Signal, signal_process};
@@ -110,7 +111,7 @@ pub(crate) fn spawn(command: &mut tokio::process::Command) -> io::Result<tokio::
         start_reaping();
     }
     EVER_SPAWNED.store(true, Ordering::SeqCst);
-    let mut spawned = SPAWNED.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut spawned = SPAWNED.lock();
     let child = command.spawn()?;
     if let Some(pid) = child.id() {
         spawned.push(pid);
@@ -120,10 +121,7 @@ pub(crate) fn spawn(command: &mut tokio::process::Command) -> io::Result<tokio::
 
 /// Forgets a bash that tokio has reaped.
 pub(crate) fn reaped_by_tokio(pid: u32) {
-    SPAWNED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .retain(|&p| p != pid);
+    SPAWNED.lock().retain(|&p| p != pid);
 }
 
 /// Looks at rein's children now (after a command ended, its orphans have just been adopted):
@@ -133,8 +131,8 @@ pub(crate) fn reap_adopted() {
         return;
     }
     // Held for the whole look, so that no bash is forked and missed from the list meanwhile.
-    let spawned = SPAWNED.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut foreign = FOREIGN.lock().unwrap_or_else(PoisonError::into_inner);
+    let spawned = SPAWNED.lock();
+    let mut foreign = FOREIGN.lock();
     let children = own_children();
     for child in &children {
         if spawned.contains(&child.pid) {

@@ -3,8 +3,10 @@
 //! cancelled, when rein exits, and when the last handle is dropped.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use super::procs::{self, CommandId};
 use super::signals::{Signal, signal_group, signal_process};
@@ -29,12 +31,8 @@ struct Groups {
 
 impl Drop for Groups {
     fn drop(&mut self) {
-        let ids = std::mem::take(self.ids.get_mut().unwrap_or_else(PoisonError::into_inner));
-        let mut ending = Termination::start(ids);
-        while !ending.is_done() && !ending.grace_over() {
-            std::thread::sleep(EXIT_POLL_INTERVAL);
-        }
-        ending.finish();
+        let ids = std::mem::take(self.ids.get_mut());
+        Termination::start(ids).end_blocking();
     }
 }
 
@@ -46,7 +44,7 @@ impl ProcessTracker {
 
     /// Remembers a command to end later; forgets commands that have no live process left.
     pub(crate) fn register(&self, id: CommandId) {
-        let mut ids = self.lock();
+        let mut ids = self.groups.ids.lock();
         let listed: Vec<CommandId> = ids.iter().copied().collect();
         *ids = procs::alive_among(&listed).into_iter().collect();
         ids.insert(id);
@@ -54,12 +52,12 @@ impl ProcessTracker {
 
     /// Forgets a command that has ended.
     pub(crate) fn forget(&self, id: CommandId) {
-        self.lock().remove(&id);
+        self.groups.ids.lock().remove(&id);
     }
 
     /// The process groups of the tracked commands that still have a live process.
     pub fn live_groups(&self) -> Vec<u32> {
-        let mut ids = self.lock();
+        let mut ids = self.groups.ids.lock();
         let listed: Vec<CommandId> = ids.iter().copied().collect();
         let alive = procs::alive_among(&listed);
         *ids = alive.iter().copied().collect();
@@ -69,34 +67,21 @@ impl ProcessTracker {
     /// Ends every tracked command: SIGTERM, then SIGKILL for what is still alive after
     /// [`KILL_GRACE`]. Returns how many commands were alive.
     pub async fn kill_all(&self) -> usize {
-        let ids = std::mem::take(&mut *self.lock());
-        let mut ending = Termination::start(ids);
+        let ids = std::mem::take(&mut *self.groups.ids.lock());
+        let ending = Termination::start(ids);
         let count = ending.count();
-        while !ending.is_done() && !ending.grace_over() {
-            tokio::time::sleep(EXIT_POLL_INTERVAL).await;
-        }
-        ending.finish();
+        ending.end().await;
         count
     }
 
     /// [`kill_all`](Self::kill_all) for code that cannot await (exit paths); blocks the
     /// thread for up to [`KILL_GRACE`].
     pub fn kill_all_blocking(&self) -> usize {
-        let ids = std::mem::take(&mut *self.lock());
-        let mut ending = Termination::start(ids);
+        let ids = std::mem::take(&mut *self.groups.ids.lock());
+        let ending = Termination::start(ids);
         let count = ending.count();
-        while !ending.is_done() && !ending.grace_over() {
-            std::thread::sleep(EXIT_POLL_INTERVAL);
-        }
-        ending.finish();
+        ending.end_blocking();
         count
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<CommandId>> {
-        self.groups
-            .ids
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -135,6 +120,23 @@ impl Termination {
     /// Whether the grace period is over.
     pub(crate) fn grace_over(&self) -> bool {
         Instant::now() >= self.kill_at
+    }
+
+    /// Waits until every command has gone or the grace period is over, then
+    /// [`finish`](Self::finish)es.
+    pub(crate) async fn end(mut self) {
+        while !self.is_done() && !self.grace_over() {
+            tokio::time::sleep(EXIT_POLL_INTERVAL).await;
+        }
+        self.finish();
+    }
+
+    /// [`end`](Self::end), blocking the thread.
+    pub(crate) fn end_blocking(mut self) {
+        while !self.is_done() && !self.grace_over() {
+            std::thread::sleep(EXIT_POLL_INTERVAL);
+        }
+        self.finish();
     }
 
     /// Sends SIGKILL to what is left (looked up afresh, so what was started during the grace

@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
 
 use grep_regex::RegexMatcher;
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
+use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::walk::{FilePattern, walker};
@@ -98,12 +98,7 @@ pub(crate) fn search(query: &Query<'_>, cancel: &CancellationToken) -> Option<Fo
     if cancel.is_cancelled() {
         return None;
     }
-    Some(
-        collector
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner)
-            .found,
-    )
+    Some(collector.into_inner().found)
 }
 
 /// The results so far, and the path past which no text is needed any more.
@@ -159,13 +154,7 @@ struct Worker<'a> {
     unreadable: u64,
 }
 
-impl Worker<'_> {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Collector> {
-        self.collector
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-}
+impl Worker<'_> {}
 
 impl ParallelVisitor for Worker<'_> {
     fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
@@ -189,11 +178,16 @@ impl ParallelVisitor for Worker<'_> {
             .guard
             .is_some_and(|guard| guard.protects(entry.path()))
         {
-            self.lock().found.protected.insert(entry.into_path());
+            self.collector
+                .lock()
+                .found
+                .protected
+                .insert(entry.into_path());
             return WalkState::Continue;
         }
         let show = matches!(self.query.report, Report::Lines { .. })
             && self
+                .collector
                 .lock()
                 .cutoff
                 .as_deref()
@@ -212,7 +206,7 @@ impl ParallelVisitor for Worker<'_> {
             return WalkState::Continue;
         }
         if sink.hits.matches > 0 {
-            let mut collector = self.lock();
+            let mut collector = self.collector.lock();
             add(&mut collector, entry.into_path(), sink.hits, self.query);
         }
         WalkState::Continue
@@ -221,7 +215,7 @@ impl ParallelVisitor for Worker<'_> {
 
 impl Drop for Worker<'_> {
     fn drop(&mut self) {
-        self.lock().found.unreadable += self.unreadable;
+        self.collector.lock().found.unreadable += self.unreadable;
     }
 }
 

@@ -47,7 +47,9 @@ mod view;
 
 use std::fmt;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 
 pub use credentials::{DEFAULT_CREDENTIALS, SshAgent};
 pub use git::PlantWatch;
@@ -112,10 +114,7 @@ impl fmt::Debug for Shared {
 impl Drop for Shared {
     fn drop(&mut self) {
         // A sandbox never used is made all the same: its private temporary directory goes.
-        let making = self
-            .making
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
+        let making = self.making.get_mut();
         if let Some(thread) = making.take() {
             drop(thread.join());
         }
@@ -172,10 +171,7 @@ impl Sandbox {
         // Whoever runs first makes it: the thread, or this one when no thread can start.
         let resolve = Arc::new(Mutex::new(Some(resolve)));
         let make = |resolve: &Mutex<Option<F>>| {
-            let resolve = resolve
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take();
+            let resolve = resolve.lock().take();
             resolve.map(|resolve| Inner::new(resolve()))
         };
         let theirs = Arc::clone(&resolve);
@@ -211,9 +207,7 @@ impl Sandbox {
     /// The sandbox, waiting for the thread making it.
     fn inner(&self) -> &Inner {
         self.shared.ready.get_or_init(|| {
-            let thread = (self.shared.making.lock())
-                .unwrap_or_else(PoisonError::into_inner)
-                .take();
+            let thread = (self.shared.making.lock()).take();
             let inner = match thread.map(std::thread::JoinHandle::join) {
                 Some(Ok(Some(inner))) => inner,
                 Some(Err(panic)) => std::panic::resume_unwind(panic),

@@ -11,9 +11,10 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::os::fd::OwnedFd;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -46,14 +47,11 @@ pub struct NetUse {
 impl NetUse {
     /// The connections refused so far, each host once.
     pub fn refused(&self) -> Vec<HostRefusal> {
-        self.refused
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.refused.lock().clone()
     }
 
     fn record(&self, refusal: HostRefusal) {
-        let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut refused = self.refused.lock();
         if !refused.contains(&refusal) {
             refused.push(refusal);
         }

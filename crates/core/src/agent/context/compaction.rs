@@ -218,7 +218,7 @@ impl Agent {
             tokens,
             usable_window: usable,
         });
-        let hooks = Arc::clone(&self.hooks);
+        let hooks = Arc::clone(&self.runner.hooks);
         let mut warnings = Vec::new();
         tokio::select! {
             biased;
@@ -226,7 +226,7 @@ impl Agent {
             () = hooks.pre_compact(&mut warnings) => {}
         }
         for message in warnings {
-            events.emit(AgentEvent::Warning { message });
+            events.warn(message);
         }
         Ok(())
     }
@@ -296,9 +296,7 @@ impl Agent {
         if let Err(reason) = record.apply(&mut messages) {
             // Built from this very context; a failure here is rein's own bug.
             self.request.messages = messages;
-            events.emit(AgentEvent::Warning {
-                message: format!("a compaction was dropped: {reason}"),
-            });
+            events.warn(format!("a compaction was dropped: {reason}"));
             return None;
         }
         let changed: Vec<usize> = messages

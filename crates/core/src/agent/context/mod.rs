@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rein_llm::{LlmError, Message, Part, ToolCall, Usage};
 use tokio_util::sync::CancellationToken;
 
-use super::{Agent, AgentEvent, Events, RoundEnd, TurnEnd, TurnError};
+use super::{Agent, Events, RoundEnd, TurnEnd, TurnError};
 use crate::context::{
     self, ANSWER_FLOOR_TOKENS, CompactRequests, CompactionInfo, CompactionLayer, ContextReport,
     ContextSettings, ContextUse, Ledger, Limits, MAX_REACTIVE_COMPACTIONS_PER_REQUEST,
@@ -263,14 +263,12 @@ impl Agent {
     fn warn_of_an_unknown_window(&mut self, events: &Events) {
         if self.context.unknown_window && !self.context.warned_unknown {
             self.context.warned_unknown = true;
-            events.emit(AgentEvent::Warning {
-                message: format!(
-                    "the context window of {} is not known (rein's table does not list it and \
+            events.warn(format!(
+                "the context window of {} is not known (rein's table does not list it and \
                      the server does not say): rein assumes {UNKNOWN_WINDOW_TOKENS} tokens; set \
                      context_window in the configuration to the model's window",
-                    self.settings.model
-                ),
-            });
+                self.settings.model
+            ));
         }
     }
 
@@ -287,12 +285,10 @@ impl Agent {
         }
         self.context.warned_ollama = true;
         let suggested = needed.next_power_of_two().max(OLLAMA_SUGGESTED_MIN_TOKENS);
-        events.emit(AgentEvent::Warning {
-            message: format!(
+        events.warn(format!(
                 "Ollama has loaded {} with a context of {loaded} tokens, but this session needs about {needed}: Ollama cuts a longer prompt without saying so. Restart Ollama with OLLAMA_CONTEXT_LENGTH={suggested}, or set ollama_num_ctx = {suggested} in rein's configuration",
                 self.settings.model
-            ),
-        });
+            ));
     }
 
     /// Before each request: what the model asked for, then the layers, cheapest first; then

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::compaction::Interrupted;
 use crate::agent::spend::CallKind;
-use crate::agent::{Agent, AgentEvent, Events};
+use crate::agent::{Agent, Events};
 use crate::context::{self, SUMMARY_MAX_TOKENS, SummaryAuthor, Window};
 
 /// What a summary call gave.
@@ -78,12 +78,10 @@ impl Agent {
             }
         }
         let why = error.unwrap_or_else(|| "the model could not be asked".to_owned());
-        events.emit(AgentEvent::Warning {
-            message: format!(
-                "the model could not summarise the conversation ({why}); rein wrote the summary \
+        events.warn(format!(
+            "the model could not summarise the conversation ({why}); rein wrote the summary \
                  itself from the messages"
-            ),
-        });
+        ));
         Ok(Summary {
             text: context::summary_without_model(
                 head,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use rein_llm::{Message, Part, Role};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, AgentEvent, Events, TurnEnd};
+use crate::agent::{Agent, Events, TurnEnd};
 use crate::hooks::{HookWarnings, PromptCheck, SessionStartSource, StopCheck};
 
 /// How many times Stop hooks may make the model go on in one turn; past it the turn ends.
@@ -34,7 +34,7 @@ impl Agent {
         events: &Events,
         cancel: &CancellationToken,
     ) {
-        let hooks = Arc::clone(&self.hooks);
+        let hooks = Arc::clone(&self.runner.hooks);
         let mut warnings = Vec::new();
         let context = tokio::select! {
             biased;
@@ -48,7 +48,7 @@ impl Agent {
     /// Runs the SessionEnd hooks.
     pub async fn end_session(&self, events: &Events) {
         let mut warnings = Vec::new();
-        self.hooks.session_end(&mut warnings).await;
+        self.runner.hooks.session_end(&mut warnings).await;
         emit_warnings(events, warnings);
     }
 
@@ -61,7 +61,7 @@ impl Agent {
         events: &Events,
         cancel: &CancellationToken,
     ) -> Result<Message, TurnEnd> {
-        let hooks = Arc::clone(&self.hooks);
+        let hooks = Arc::clone(&self.runner.hooks);
         let mut warnings = Vec::new();
         // A sub-agent's task is the parent model's, not the person's prompt.
         let check = if self.is_subagent() {
@@ -110,7 +110,7 @@ impl Agent {
         if self.is_subagent() {
             return AfterStop::End;
         }
-        let hooks = Arc::clone(&self.hooks);
+        let hooks = Arc::clone(&self.runner.hooks);
         let mut warnings = Vec::new();
         let check = tokio::select! {
             biased;
@@ -122,13 +122,11 @@ impl Agent {
             None => AfterStop::Cancelled,
             Some(StopCheck::End) => AfterStop::End,
             Some(StopCheck::Continue { reason }) if *continued >= MAX_STOP_HOOK_CONTINUATIONS => {
-                events.emit(AgentEvent::Warning {
-                    message: format!(
-                        "a Stop hook asked the model to go on again after \
+                events.warn(format!(
+                    "a Stop hook asked the model to go on again after \
                          {MAX_STOP_HOOK_CONTINUATIONS} times in this turn; the turn ends here. \
                          It said: {reason}"
-                    ),
-                });
+                ));
                 AfterStop::End
             }
             Some(StopCheck::Continue { reason }) => {
@@ -144,6 +142,6 @@ impl Agent {
 
 fn emit_warnings(events: &Events, warnings: HookWarnings) {
     for message in warnings {
-        events.emit(AgentEvent::Warning { message });
+        events.warn(message);
     }
 }

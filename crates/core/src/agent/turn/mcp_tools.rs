@@ -10,7 +10,6 @@ use rein_mcp::McpHub;
 use rein_tools::{ToolKind, ToolRegistry};
 
 use crate::agent::Agent;
-use crate::agent::event::AgentEvent;
 use crate::agent::runner::CallEnv;
 use crate::agent::tool_search::{SharedCatalog, ToolSearchBudget, ToolSearchTool};
 use crate::permissions::PermissionMode;
@@ -92,16 +91,12 @@ impl Agent {
             mcp.waited = true;
             let report = mcp.hub.wait_started(&env.cancel).await;
             for message in report.warnings() {
-                env.events.emit(AgentEvent::Warning { message });
+                env.events.warn(message);
             }
         }
         mcp.hub.refresh().await;
         let generation = mcp.hub.generation();
-        let found = mcp.search.as_ref().map_or(0, |c| {
-            c.lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .found_count()
-        });
+        let found = mcp.search.as_ref().map_or(0, |c| c.lock().found_count());
         if mcp.seen == Some((generation, found)) {
             return;
         }
@@ -122,24 +117,20 @@ impl Agent {
             }
             if mcp.budget.exceeded(&tool_specs(&all)) {
                 let catalog = SharedCatalog::default();
-                env.events.emit(AgentEvent::Warning {
-                    message: format!(
-                        "{} MCP tools pass the tool budget ({} tools or {} KB of descriptions): \
+                env.events.warn(format!(
+                    "{} MCP tools pass the tool budget ({} tools or {} KB of descriptions): \
                          the model finds them through tool_search",
-                        mcp_tools.len(),
-                        mcp.budget.max_tools,
-                        mcp.budget.max_schema_bytes / 1024
-                    ),
-                });
+                    mcp_tools.len(),
+                    mcp.budget.max_tools,
+                    mcp.budget.max_schema_bytes / 1024
+                ));
                 mcp.search = Some(catalog);
             }
         }
         match &mcp.search {
             Some(catalog) => {
                 registry.register(ToolSearchTool::new(Arc::clone(catalog)));
-                let mut catalog = catalog
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut catalog = catalog.lock();
                 catalog.set_tools(mcp_tools);
                 // After the agent's own tools: the request's start stays as it was.
                 for tool in catalog.found() {

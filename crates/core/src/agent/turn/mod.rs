@@ -47,7 +47,7 @@ impl Agent {
         // The checkpoint is taken while the first request goes: nothing changes the workspace
         // before the model answers, unless a UserPromptSubmit hook runs; the calls wait for it.
         self.start_checkpoint(Some(input), events).await;
-        if self.hooks.runs_on_prompt() {
+        if self.runner.hooks.runs_on_prompt() {
             self.settle_checkpoint(events).await;
         }
         match self.submit_prompt(input, events, &cancel).await {
@@ -214,9 +214,7 @@ impl Agent {
         } else {
             // Small local models often stop at once (llama-cpp-python with SmolLM2 did, one
             // run in two): an empty result with exit 0 looks like rein lost the answer.
-            events.emit(AgentEvent::Warning {
-                message: "the model ended its answer without any text or tool call".into(),
-            });
+            events.warn("the model ended its answer without any text or tool call");
         }
         if calls.is_empty() {
             return RoundEnd::Stop(match response.stop_reason {
@@ -483,7 +481,7 @@ impl Agent {
             .into_iter()
             .chain(warnings)
         {
-            events.emit(AgentEvent::Warning { message });
+            events.warn(message);
         }
     }
 

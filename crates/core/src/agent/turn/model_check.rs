@@ -8,7 +8,7 @@ use std::time::Duration;
 use rein_llm::ModelListing;
 use tokio::task::JoinHandle;
 
-use crate::agent::{Agent, AgentEvent, Events};
+use crate::agent::{Agent, Events};
 
 /// How long the answer is waited for once the first response is in (it has usually come by
 /// then: it was asked at the same time).
@@ -57,7 +57,7 @@ impl Agent {
             self.spend.prices().learn(&self.settings.model, price);
         }
         if let Some(message) = listing.warning(&self.settings.model) {
-            events.emit(AgentEvent::Warning { message });
+            events.warn(message);
         }
     }
 

@@ -168,9 +168,9 @@ impl Tool for AgentTool {
         let name = ty.map_or("general", |t| t.name.as_str()).to_owned();
         let (mut agent, unrecorded) = self.build(ty, &name, &call_id, ctx);
         if let Some(why) = unrecorded {
-            parent.emit(AgentEvent::Warning {
-                message: format!("the {name} sub-agent's transcript is not kept: {why}"),
-            });
+            parent.warn(format!(
+                "the {name} sub-agent's transcript is not kept: {why}"
+            ));
         }
         let nested = parent.clone();
         let agent_name = name.clone();
@@ -183,9 +183,9 @@ impl Tool for AgentTool {
         });
         let outcome = agent.run_turn(&args.task, &events, cancel).await;
         if let Err(e) = agent.save_session() {
-            parent.emit(AgentEvent::Warning {
-                message: format!("the {name} sub-agent's transcript is incomplete: {e}"),
-            });
+            parent.warn(format!(
+                "the {name} sub-agent's transcript is incomplete: {e}"
+            ));
         }
         self.setup
             .link
@@ -193,7 +193,7 @@ impl Tool for AgentTool {
         let mut warnings = Vec::new();
         self.setup.hooks.subagent_stop(&mut warnings).await;
         for message in warnings {
-            parent.emit(AgentEvent::Warning { message });
+            parent.warn(message);
         }
         result(&agent, &outcome)
     }
