@@ -75,6 +75,7 @@ pub(crate) fn install(
         if let Some(mcp) = &mcp {
             mcp.kill_now();
         }
+        rein_core::face::remove_private_dirs();
         std::process::exit(i32::from(second.code()));
     });
     interrupts

@@ -491,14 +491,29 @@ fn a_trailing_backslash_and_alt_enter_add_lines() {
 }
 
 #[test]
-fn sigterm_at_the_prompt_exits_143() {
+fn sigterm_at_the_prompt_exits_143_and_leaves_no_private_directory() {
     let env = Env::new();
     let server = MockServer::start(Script::new());
     let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 100);
     pty.wait_for("permissions: default");
     pty.wait_ready();
+    // The sandbox's private temporary directory, made under TMPDIR where it is enforced.
+    let tmp = env.home.parent().unwrap().to_path_buf();
+    let private = || {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_prefix("rein-")
+                    .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+            })
+            .count()
+    };
+    let made = private();
     crate::support::signal(pty.pid(), "TERM");
     assert_eq!(pty.wait_exit(), 143);
+    assert_eq!(private(), 0, "{made} private directory left behind");
 }
 
 #[test]

@@ -87,6 +87,7 @@ impl Shared {
                     mcp.kill_now();
                 }
                 self.modes.restore();
+                rein_core::face::remove_private_dirs();
                 std::process::exit(i32::from(signal.code()));
             }
         }

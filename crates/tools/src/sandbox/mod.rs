@@ -98,8 +98,25 @@ pub struct Sandbox {
 struct Shared {
     ready: OnceLock<Inner>,
     making: Mutex<Option<std::thread::JoinHandle<Option<Inner>>>>,
-    /// The host gate given before the sandbox was made, for its proxy.
-    gate: OnceLock<Arc<dyn HostGate>>,
+    /// The host gate and the proxy it is for.
+    handover: Mutex<Handover>,
+}
+
+/// The host gate and the sandbox's proxy meet under one lock: whichever comes second (the
+/// gate, or the sandbox once made) hands the gate to the proxy.
+#[derive(Default)]
+struct Handover {
+    gate: Option<Arc<dyn HostGate>>,
+    /// The sandbox's proxy, once the sandbox is made (`Some(None)`: made, without one).
+    proxy: Option<Option<Arc<proxy::Proxy>>>,
+}
+
+impl Handover {
+    fn give(&self) {
+        if let (Some(gate), Some(Some(proxy))) = (&self.gate, &self.proxy) {
+            proxy.set_gate(Arc::clone(gate));
+        }
+    }
 }
 
 impl fmt::Debug for Shared {
@@ -143,8 +160,20 @@ impl Drop for Inner {
         if self.made_tmp
             && let Some(dir) = &self.policy.tmp_dir
         {
+            MADE_DIRS.lock().retain(|made| made != dir);
             let _ = std::fs::remove_dir_all(dir);
         }
+    }
+}
+
+/// The private temporary directories this process made and has not removed yet.
+static MADE_DIRS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes the sandboxes' private temporary directories, for an exit that runs no
+/// destructors (`std::process::exit` on a signal at the REPL's prompt).
+pub fn remove_private_dirs() {
+    for dir in std::mem::take(&mut *MADE_DIRS.lock()) {
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
@@ -183,7 +212,7 @@ impl Sandbox {
                 shared: Arc::new(Shared {
                     ready: OnceLock::new(),
                     making: Mutex::new(Some(thread)),
-                    gate: OnceLock::new(),
+                    handover: Mutex::default(),
                 }),
             },
             Err(_) => {
@@ -196,7 +225,10 @@ impl Sandbox {
         let shared = Shared {
             ready: OnceLock::new(),
             making: Mutex::new(None),
-            gate: OnceLock::new(),
+            handover: Mutex::new(Handover {
+                gate: None,
+                proxy: Some(inner.proxy.clone()),
+            }),
         };
         let _ = shared.ready.set(inner);
         Sandbox {
@@ -213,9 +245,9 @@ impl Sandbox {
                 Some(Err(panic)) => std::panic::resume_unwind(panic),
                 Some(Ok(None)) | None => unreachable!("a sandbox is made once, by one thread"),
             };
-            if let (Some(proxy), Some(gate)) = (&inner.proxy, self.shared.gate.get()) {
-                proxy.set_gate(Arc::clone(gate));
-            }
+            let mut handover = self.shared.handover.lock();
+            handover.proxy = Some(inner.proxy.clone());
+            handover.give();
             inner
         })
     }
@@ -249,7 +281,12 @@ impl Inner {
             && let Some(dir) = &policy.tmp_dir
         {
             match create_private_dir(dir) {
-                Ok(made) => made_tmp = made,
+                Ok(made) => {
+                    made_tmp = made;
+                    if made {
+                        MADE_DIRS.lock().push(dir.clone());
+                    }
+                }
                 Err(err) => {
                     enforcement = Enforcement::Unavailable(format!(
                         "the private temporary directory {} could not be made: {err}",
@@ -298,12 +335,9 @@ impl Sandbox {
     /// Who decides about hosts not in `allow_domains` (with `network = "proxy"`; without
     /// one, they are refused). Set once; later calls are ignored.
     pub fn set_host_gate(&self, gate: Arc<dyn HostGate>) {
-        let _ = self.shared.gate.set(Arc::clone(&gate));
-        if let Some(inner) = self.shared.ready.get()
-            && let Some(proxy) = &inner.proxy
-        {
-            proxy.set_gate(gate);
-        }
+        let mut handover = self.shared.handover.lock();
+        handover.gate.get_or_insert(gate);
+        handover.give();
     }
 
     /// The policy.
