@@ -109,22 +109,42 @@ impl PermissionMode {
                 call.tool
             );
         }
+        // A mode that already lets this kind of call through inside the workspace is not
+        // offered again: what was refused is leaving it.
+        let wider =
+            |mode: PermissionMode| (self != mode && self != PermissionMode::Yolo).then_some(mode);
         if call.tool == "web_fetch" {
-            return "allow the host with `--allow 'web_fetch(domain:HOST)'`, or run rein with \
-                    `--permission-mode auto` or `yolo`"
-                .to_owned();
+            return match wider(PermissionMode::Auto) {
+                Some(_) => {
+                    "allow the host with `--allow 'web_fetch(domain:HOST)'`, or run rein \
+                            with `--permission-mode auto` or `yolo`"
+                }
+                None => {
+                    "allow the host with `--allow 'web_fetch(domain:HOST)'`, or run rein \
+                         with `--permission-mode yolo`"
+                }
+            }
+            .to_owned();
         }
+        let edits_inside =
+            wider(PermissionMode::AcceptEdits).filter(|_| self != PermissionMode::Auto);
         match call.kind {
-            ToolKind::Edit => {
+            ToolKind::Edit if edits_inside.is_some() => {
                 "run rein with `--permission-mode accept-edits` (edits inside the workspace) or \
                  `--permission-mode yolo`"
                     .to_owned()
             }
-            ToolKind::Execute => "run rein with `--permission-mode auto` (commands run without \
-                                  asking, inside the OS sandbox) or `--permission-mode yolo` (the \
-                                  hard deny list holds in both)"
-                .to_owned(),
-            ToolKind::ReadOnly => "run rein with `--permission-mode yolo`".to_owned(),
+            ToolKind::Execute if wider(PermissionMode::Auto).is_some() => {
+                "run rein with `--permission-mode auto` (commands run without asking, inside \
+                 the OS sandbox) or `--permission-mode yolo` (the hard deny list holds in both)"
+                    .to_owned()
+            }
+            ToolKind::Execute => {
+                "run rein with `--permission-mode yolo` (the hard deny list still holds)".to_owned()
+            }
+            ToolKind::Edit | ToolKind::ReadOnly => {
+                "run rein with `--permission-mode yolo`".to_owned()
+            }
         }
     }
 }
@@ -204,6 +224,52 @@ mod tests {
         assert!(
             ask(decide(Auto, ReadOnly, false)),
             "auto: a read outside asks"
+        );
+    }
+
+    #[test]
+    fn the_way_out_never_names_the_mode_rein_is_already_in() {
+        use PermissionMode::{AcceptEdits, Auto, Default};
+        use ToolKind::{Edit, Execute};
+        let args = json!({"command": "echo hi > /etc/x"});
+        let view = |tool, kind| CallView {
+            tool,
+            kind,
+            arguments: &args,
+            path: None,
+            shell: None,
+            confined: true,
+        };
+        let bash = view("bash", Execute);
+        assert!(
+            Default
+                .how_to_allow(&bash)
+                .contains("`--permission-mode auto`")
+        );
+        let from_auto = Auto.how_to_allow(&bash);
+        assert!(
+            !from_auto.contains("mode auto") && from_auto.contains("yolo"),
+            "{from_auto}"
+        );
+        let edit = view("edit_file", Edit);
+        assert!(Default.how_to_allow(&edit).contains("accept-edits"));
+        for mode in [AcceptEdits, Auto] {
+            let text = mode.how_to_allow(&edit);
+            assert!(
+                !text.contains("accept-edits") && text.contains("yolo"),
+                "{mode:?}: {text}"
+            );
+        }
+        let fetch = view("web_fetch", Execute);
+        assert!(
+            Default
+                .how_to_allow(&fetch)
+                .contains("`--permission-mode auto`")
+        );
+        let text = Auto.how_to_allow(&fetch);
+        assert!(
+            !text.contains("mode auto") && text.contains("web_fetch(domain:HOST)"),
+            "{text}"
         );
     }
 }
