@@ -439,7 +439,7 @@ pub(crate) enum PermissionMode {
 impl PermissionMode {
     /// The name `--permission-mode` takes.
     pub(crate) fn name(self) -> &'static str {
-        rein_core::permissions::PermissionMode::from(self).as_str()
+        rein_core::permissions::PermissionMode::from(self).into()
     }
 }
 

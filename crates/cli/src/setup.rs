@@ -610,7 +610,7 @@ fn headless_init(args: &Args) -> Result<HeadlessCommand, SetupError> {
             "rein: /init writes AGENTS.md, and a headless run cannot show it and ask first \
              ({} mode would refuse the write): run /init in the REPL, or pass \
              --permission-mode accept-edits to have it written without asking",
-            args.mode().as_str()
+            args.mode()
         ))),
     }
 }

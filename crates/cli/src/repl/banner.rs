@@ -29,7 +29,7 @@ impl Repl {
             "{} · session {} · permissions: {}",
             render::neutralize(&home_relative(&self.cwd)),
             self.session_id,
-            self.args.mode().as_str()
+            self.args.mode()
         )));
         self.say(&s.dim("/help for commands · @file to attach · !cmd to run · Ctrl+D to leave"));
     }

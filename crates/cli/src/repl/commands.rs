@@ -146,7 +146,7 @@ impl Repl {
                 args.permission_mode = Some(mode);
                 self.say(&s.dim(&format!(
                     "permission mode: {}",
-                    rein_core::permissions::PermissionMode::from(mode).as_str()
+                    rein_core::permissions::PermissionMode::from(mode)
                 )));
                 Flow::Rebuild(Box::new(Rebuild {
                     args,
@@ -320,7 +320,7 @@ impl Repl {
         let mode = self.args.mode();
         let mut out = format!(
             "mode: {} · change with /permissions {}\n",
-            s.bold(mode.as_str()),
+            s.bold(mode.into()),
             slash::MODES.join("|")
         );
         match crate::setup::rule_lists(&self.args) {
