@@ -17,7 +17,7 @@ impl Repl {
     /// The banner: version, model, provider, directory, session, permission mode.
     pub(super) fn banner(&self, agent: &Agent) {
         let s = self.style;
-        let provider = agent.provider_kind().as_str();
+        let provider: &str = agent.provider_kind().into();
         self.say(&format!(
             "{} {} · {} · {}",
             s.bold("rein"),

@@ -357,7 +357,7 @@ impl Repl {
 }
 
 fn provider_name(agent: &Agent) -> &'static str {
-    agent.provider_kind().as_str()
+    agent.provider_kind().into()
 }
 
 /// The model's todo list, one item a line with its state.
