@@ -15,7 +15,7 @@ use rein_core::interaction::Interaction;
 use rein_core::session::{LoadedSession, NewSession, Session, SessionError, SessionStore};
 use rein_core::trust::{Trust, TrustStore};
 
-use crate::args::{Args, ProviderArg};
+use crate::args::Args;
 use crate::no_key;
 
 /// Why rein could not get ready; each maps to its exit status.
@@ -626,11 +626,7 @@ pub(crate) fn slash_name(input: &str) -> Option<&str> {
 fn overrides_from(args: &Args) -> Overrides {
     Overrides {
         model: args.model.clone(),
-        provider: args.provider.map(|p| match p {
-            ProviderArg::Openai => config::ProviderKind::OpenAi,
-            ProviderArg::Anthropic => config::ProviderKind::Anthropic,
-            ProviderArg::OpenaiResponses => config::ProviderKind::OpenAiResponses,
-        }),
+        provider: args.provider.map(Into::into),
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone().map(ApiKey::new),
         max_rounds: args.max_rounds,

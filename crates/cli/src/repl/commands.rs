@@ -26,7 +26,7 @@ impl Repl {
             Slash::Model(None) => self.say(&format!(
                 "model: {} ({}) · switch with /model NAME",
                 s.bold(&neutralize(agent.model())),
-                provider_name(agent)
+                agent.provider_kind()
             )),
             Slash::Model(Some(name)) => {
                 let mut args = self.same_session();
@@ -354,10 +354,6 @@ impl Repl {
         }
         self.live.write(&out);
     }
-}
-
-fn provider_name(agent: &Agent) -> &'static str {
-    agent.provider_kind().into()
 }
 
 /// The model's todo list, one item a line with its state.
