@@ -360,13 +360,12 @@ pub(crate) enum ProviderArg {
     OpenaiResponses,
 }
 
-impl ProviderArg {
-    /// The name `--provider` takes.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            ProviderArg::Openai => "openai",
-            ProviderArg::Anthropic => "anthropic",
-            ProviderArg::OpenaiResponses => "openai-responses",
+impl From<ProviderArg> for rein_core::config::ProviderKind {
+    fn from(provider: ProviderArg) -> Self {
+        match provider {
+            ProviderArg::Openai => Self::OpenAi,
+            ProviderArg::Anthropic => Self::Anthropic,
+            ProviderArg::OpenaiResponses => Self::OpenAiResponses,
         }
     }
 }
@@ -439,7 +438,7 @@ pub(crate) enum PermissionMode {
 impl PermissionMode {
     /// The name `--permission-mode` takes.
     pub(crate) fn name(self) -> &'static str {
-        rein_core::permissions::PermissionMode::from(self).as_str()
+        rein_core::permissions::PermissionMode::from(self).into()
     }
 }
 

@@ -52,8 +52,8 @@ pub(crate) fn servers_json(
                 });
             json!({
                 "name": status.name,
-                "transport": status.transport.as_str(),
-                "state": status.state.as_str(),
+                "transport": <&str>::from(status.transport),
+                "state": <&str>::from(&status.state),
                 "error": error,
                 "tools": status.tool_names,
                 "prompts": status.prompts,
@@ -84,7 +84,7 @@ pub(crate) fn servers_json(
         };
         json!({
             "name": server.name,
-            "transport": server.transport.as_str(),
+            "transport": <&str>::from(server.transport),
             "state": state,
             "error": error,
             "tools": [],
@@ -102,14 +102,14 @@ pub(crate) fn server_lines(statuses: &[ServerStatus], s: Style) -> Vec<String> {
     let width = statuses.iter().map(|st| st.name.len()).max().unwrap_or(0);
     let state_width = statuses
         .iter()
-        .map(|st| st.state.as_str().len())
+        .map(|st| <&str>::from(&st.state).len())
         .max()
         .unwrap_or(0)
         .max("timed out".len());
     let mut lines = Vec::new();
     for status in statuses {
         let name = format!("{:width$}", neutralize(&status.name));
-        let state = format!("{:state_width$}", status.state.as_str());
+        let state = format!("{:state_width$}", <&str>::from(&status.state));
         let state = match status.state {
             ServerState::Ready => s.accent(&state),
             ServerState::Starting

@@ -15,7 +15,7 @@ use rein_core::interaction::Interaction;
 use rein_core::session::{LoadedSession, NewSession, Session, SessionError, SessionStore};
 use rein_core::trust::{Trust, TrustStore};
 
-use crate::args::{Args, ProviderArg};
+use crate::args::Args;
 use crate::no_key;
 
 /// Why rein could not get ready; each maps to its exit status.
@@ -610,7 +610,7 @@ fn headless_init(args: &Args) -> Result<HeadlessCommand, SetupError> {
             "rein: /init writes AGENTS.md, and a headless run cannot show it and ask first \
              ({} mode would refuse the write): run /init in the REPL, or pass \
              --permission-mode accept-edits to have it written without asking",
-            args.mode().as_str()
+            args.mode()
         ))),
     }
 }
@@ -626,11 +626,7 @@ pub(crate) fn slash_name(input: &str) -> Option<&str> {
 fn overrides_from(args: &Args) -> Overrides {
     Overrides {
         model: args.model.clone(),
-        provider: args.provider.map(|p| match p {
-            ProviderArg::Openai => config::ProviderKind::OpenAi,
-            ProviderArg::Anthropic => config::ProviderKind::Anthropic,
-            ProviderArg::OpenaiResponses => config::ProviderKind::OpenAiResponses,
-        }),
+        provider: args.provider.map(Into::into),
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone().map(ApiKey::new),
         max_rounds: args.max_rounds,

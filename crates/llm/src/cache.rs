@@ -7,7 +7,6 @@
 //! previous request, which that request wrote to the cache. Round N therefore reads round
 //! N−1's whole prefix and writes only what was added since.
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
@@ -16,36 +15,27 @@ use serde::Serialize;
 pub const MAX_CACHE_BREAKPOINTS: usize = 4;
 
 /// How long a cached prefix lives (`cache_ttl` in the configuration).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+/// Its spelling in configuration and on the wire is `5m` or `1h`.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::Display,
+)]
 pub enum CacheTtl {
     /// Five minutes, refreshed on each read; writes cost 1.25 times the input price.
     #[default]
+    #[strum(serialize = "5m")]
     FiveMinutes,
     /// One hour; writes cost twice the input price.
+    #[strum(serialize = "1h")]
     OneHour,
 }
 
 impl CacheTtl {
-    /// The spelling in configuration and on the wire: `5m` or `1h`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CacheTtl::FiveMinutes => "5m",
-            CacheTtl::OneHour => "1h",
-        }
-    }
-
     /// What a cache write costs, as a multiple of the input price (Anthropic's list prices).
     pub fn write_multiplier(self) -> f64 {
         match self {
             CacheTtl::FiveMinutes => 1.25,
             CacheTtl::OneHour => 2.0,
         }
-    }
-}
-
-impl fmt::Display for CacheTtl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -82,7 +72,7 @@ impl CacheControl {
             kind: "ephemeral",
             ttl: match ttl {
                 CacheTtl::FiveMinutes => None,
-                CacheTtl::OneHour => Some(CacheTtl::OneHour.as_str()),
+                CacheTtl::OneHour => Some(CacheTtl::OneHour.into()),
             },
         }
     }

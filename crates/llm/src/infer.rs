@@ -1,21 +1,30 @@
 //! Which wire format a model speaks: chosen by `--provider`, or inferred.
 
-use std::fmt;
 use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use strum::{Display, IntoStaticStr};
 
 use crate::url::is_on_domain;
 
 /// The two wire formats rein speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+/// Its name (`openai`, `anthropic`, `openai-responses`) is the one used on the command line
+/// and in configuration.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, IntoStaticStr, Display,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum ProviderKind {
     /// OpenAI Chat Completions and everything compatible with it.
     #[serde(rename = "openai")]
+    #[strum(serialize = "openai")]
     OpenAi,
     /// The Anthropic Messages API.
     Anthropic,
     /// The OpenAI Responses API (`/v1/responses`), for models offered only there.
     #[serde(rename = "openai-responses")]
+    #[strum(serialize = "openai-responses")]
     OpenAiResponses,
 }
 
@@ -27,21 +36,6 @@ impl ProviderKind {
             ProviderKind::OpenAi | ProviderKind::OpenAiResponses => "https://api.openai.com/v1",
             ProviderKind::Anthropic => "https://api.anthropic.com",
         }
-    }
-
-    /// The name used on the command line and in configuration.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::OpenAi => "openai",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::OpenAiResponses => "openai-responses",
-        }
-    }
-}
-
-impl fmt::Display for ProviderKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -25,13 +25,6 @@ pub enum ServerState {
     Failed,
 }
 
-impl ServerState {
-    /// The state as one word.
-    pub fn as_str(&self) -> &'static str {
-        self.into()
-    }
-}
-
 /// How a server is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
 #[strum(serialize_all = "lowercase")]
@@ -40,13 +33,6 @@ pub enum Transport {
     Stdio,
     /// Streamable HTTP, at a URL.
     Http,
-}
-
-impl Transport {
-    /// The transport as one word (`stdio`, `http`).
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
 }
 
 /// What is known of a server now.

@@ -279,7 +279,7 @@ impl Server {
             let _ = responder.respond_with_error(Error::invalid_params().data(format!(
                 "unknown mode {}: one of {}",
                 request.mode_id.0,
-                PermissionMode::ALL.map(PermissionMode::as_str).join(", ")
+                PermissionMode::ALL.map(<&str>::from).join(", ")
             )));
             return;
         };
@@ -348,10 +348,12 @@ fn modes(current: PermissionMode) -> SessionModeState {
         PermissionMode::Yolo => "Everything runs without asking, but the hard deny list",
     };
     SessionModeState::new(
-        current.as_str(),
+        current.to_string(),
         PermissionMode::ALL
             .into_iter()
-            .map(|mode| SessionMode::new(mode.as_str(), mode.as_str()).description(about(mode)))
+            .map(|mode| {
+                SessionMode::new(mode.to_string(), mode.to_string()).description(about(mode))
+            })
             .collect(),
     )
 }

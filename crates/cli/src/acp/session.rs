@@ -352,7 +352,7 @@ impl Live {
         let (agent, args, result) = match build(&args) {
             Ok(agent) => {
                 updates.send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                    mode.as_str(),
+                    mode.to_string(),
                 )));
                 (agent, args, Ok(()))
             }

@@ -180,8 +180,8 @@ impl Plan {
             model: eval.model.clone().or_else(|| args.model.clone()),
             provider: eval
                 .provider
-                .map(|p| p.name().to_owned())
-                .or_else(|| args.provider.map(|p| p.name().to_owned())),
+                .or(args.provider)
+                .map(|p| rein_core::config::ProviderKind::from(p).to_string()),
             base_url: eval.base_url.clone().or_else(|| args.base_url.clone()),
             permission_mode: args.permission_mode.map(|m| m.name().to_owned()),
         };

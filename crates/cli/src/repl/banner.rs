@@ -17,7 +17,7 @@ impl Repl {
     /// The banner: version, model, provider, directory, session, permission mode.
     pub(super) fn banner(&self, agent: &Agent) {
         let s = self.style;
-        let provider = agent.provider_kind().as_str();
+        let provider: &str = agent.provider_kind().into();
         self.say(&format!(
             "{} {} · {} · {}",
             s.bold("rein"),
@@ -29,7 +29,7 @@ impl Repl {
             "{} · session {} · permissions: {}",
             render::neutralize(&home_relative(&self.cwd)),
             self.session_id,
-            self.args.mode().as_str()
+            self.args.mode()
         )));
         self.say(&s.dim("/help for commands · @file to attach · !cmd to run · Ctrl+D to leave"));
     }

@@ -26,7 +26,7 @@ impl Repl {
             Slash::Model(None) => self.say(&format!(
                 "model: {} ({}) · switch with /model NAME",
                 s.bold(&neutralize(agent.model())),
-                provider_name(agent)
+                agent.provider_kind()
             )),
             Slash::Model(Some(name)) => {
                 let mut args = self.same_session();
@@ -146,7 +146,7 @@ impl Repl {
                 args.permission_mode = Some(mode);
                 self.say(&s.dim(&format!(
                     "permission mode: {}",
-                    rein_core::permissions::PermissionMode::from(mode).as_str()
+                    rein_core::permissions::PermissionMode::from(mode)
                 )));
                 Flow::Rebuild(Box::new(Rebuild {
                     args,
@@ -320,7 +320,7 @@ impl Repl {
         let mode = self.args.mode();
         let mut out = format!(
             "mode: {} · change with /permissions {}\n",
-            s.bold(mode.as_str()),
+            s.bold(mode.into()),
             slash::MODES.join("|")
         );
         match crate::setup::rule_lists(&self.args) {
@@ -354,10 +354,6 @@ impl Repl {
         }
         self.live.write(&out);
     }
-}
-
-fn provider_name(agent: &Agent) -> &'static str {
-    agent.provider_kind().as_str()
 }
 
 /// The model's todo list, one item a line with its state.

@@ -218,13 +218,6 @@ pub enum TurnStop {
     Error,
 }
 
-impl TurnStop {
-    /// The name used in JSON output and session files.
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// Where the agent sends its events.
 pub trait EventSink: Send + Sync {
     /// Receives one event; must not block for long (the agent waits for it).

@@ -64,7 +64,7 @@ pub async fn find_prompt(
             return Err(PromptMissing::ServerDown(format!(
                 "/{name} cannot be used: MCP server `{}` is not available ({}{})",
                 status.name,
-                status.state.as_str(),
+                <&str>::from(&status.state),
                 status
                     .last_error
                     .map(|e| format!(": {e}"))

@@ -100,7 +100,7 @@ impl Layer {
             ("model", flags.model.clone().map(Value::String)),
             (
                 "provider",
-                flags.provider.map(|p| Value::String(p.as_str().to_owned())),
+                flags.provider.map(|p| Value::String(p.to_string())),
             ),
             ("base_url", flags.base_url.clone().map(Value::String)),
             (

@@ -310,7 +310,7 @@ impl Config {
             .iter()
             .map(|key| {
                 let value = match *key {
-                    "provider" => self.provider.as_str().to_owned(),
+                    "provider" => self.provider.to_string(),
                     "model" => format!("\"{}\"", self.model),
                     "base_url" => format!("\"{}\"", self.base_url),
                     key => self

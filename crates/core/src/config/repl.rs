@@ -59,7 +59,7 @@ fn mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PermissionMode>, D::Er
         PermissionMode::parse(text).map(Some).ok_or_else(|| {
             format!(
                 " \"{text}\" is not a mode; the modes are {}",
-                PermissionMode::ALL.map(PermissionMode::as_str).join(", ")
+                PermissionMode::ALL.map(<&str>::from).join(", ")
             )
         })
     })

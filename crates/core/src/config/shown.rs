@@ -96,7 +96,7 @@ impl Config {
                     (Some(own), Some(project)) => super::sandbox::stricter(Some(own), project),
                     (own, project) => own.or(project),
                 };
-                Value::from(network?.as_str())
+                Value::from(<&str>::from(network?))
             }
             _ => return None,
         })

@@ -75,11 +75,6 @@ impl HookEvent {
         HookEvent::PreCompact,
         HookEvent::SessionEnd,
     ];
-
-    /// The name in config files and in the JSON a hook reads.
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
 }
 
 /// One configured hook.
@@ -339,7 +334,7 @@ fn read_hooks(
     let Ok(event) = event.parse::<HookEvent>() else {
         return Err(format!(
             "unknown hook event \"{event}\"; the events are: {}",
-            HookEvent::ALL.map(HookEvent::name).join(", ")
+            HookEvent::ALL.map(<&str>::from).join(", ")
         )
         .into());
     };

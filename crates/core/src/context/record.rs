@@ -25,11 +25,6 @@ pub enum CompactionLayer {
 }
 
 impl CompactionLayer {
-    /// The name used in events and session files.
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// Whether this layer summarises (all but pruning do).
     pub fn summarises(self) -> bool {
         match self {

@@ -111,7 +111,7 @@ pub(crate) fn render(common: &Common<'_>, input: &EventInput<'_>) -> Vec<u8> {
     object.insert("transcript_path".into(), json!(common.transcript_path));
     object.insert("cwd".into(), json!(common.cwd));
     object.insert("permission_mode".into(), json!(mode_name(common.mode)));
-    object.insert("hook_event_name".into(), json!(input.event().name()));
+    object.insert("hook_event_name".into(), json!(<&str>::from(input.event())));
     match input {
         EventInput::PreToolUse(call) => tool_fields(&mut object, call),
         EventInput::PostToolUse(call, output) => {

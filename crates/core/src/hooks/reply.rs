@@ -200,7 +200,7 @@ fn from_object(
     let specific = match object.get("hookSpecificOutput") {
         None | Some(Value::Null) => None,
         Some(Value::Object(specific)) => match specific.get("hookEventName") {
-            Some(Value::String(name)) if name != event.name() => {
+            Some(Value::String(name)) if name != <&str>::from(event) => {
                 warnings.push(format!(
                     "{who}: `hookSpecificOutput` is for {name}, not {event}; ignored"
                 ));

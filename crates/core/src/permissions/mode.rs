@@ -24,11 +24,6 @@ pub enum PermissionMode {
 }
 
 impl PermissionMode {
-    /// The name on the command line and in config.
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// Every mode, from the strictest.
     pub const ALL: [PermissionMode; 5] = [
         PermissionMode::Plan,
@@ -40,7 +35,9 @@ impl PermissionMode {
 
     /// The mode named `name` (as on the command line).
     pub fn parse(name: &str) -> Option<PermissionMode> {
-        Self::ALL.into_iter().find(|mode| mode.as_str() == name)
+        Self::ALL
+            .into_iter()
+            .find(|mode| <&str>::from(mode) == name)
     }
 
     /// Whether tools of `kind` are offered to the model at all.

@@ -36,11 +36,6 @@ pub enum SandboxLevel {
 }
 
 impl SandboxLevel {
-    /// The name on the command line and in config.
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// The level a name means (`read-only`, `workspace-write`, `off`).
     pub fn parse(name: &str) -> Option<SandboxLevel> {
         name.parse().ok()
@@ -84,11 +79,6 @@ impl Network {
     /// Parses a `[sandbox] network` value: `off`, `on` or `proxy`.
     pub fn parse(text: &str) -> Option<Network> {
         text.parse().ok()
-    }
-
-    /// The setting's name: `off`, `on` or `proxy`.
-    pub fn as_str(self) -> &'static str {
-        self.into()
     }
 
     /// How much it keeps away (a project's config may only raise it).
@@ -620,7 +610,7 @@ mod tests {
             SandboxLevel::WorkspaceWrite,
             SandboxLevel::Off,
         ] {
-            assert_eq!(SandboxLevel::parse(level.as_str()), Some(level));
+            assert_eq!(SandboxLevel::parse(level.into()), Some(level));
         }
         assert_eq!(SandboxLevel::parse("full"), None);
     }
