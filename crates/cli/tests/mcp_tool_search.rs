@@ -87,3 +87,33 @@ fn two_hundred_mcp_tools_go_through_tool_search_with_a_valid_first_request() {
     );
     assert!(after * 4 < before, "{after} vs {before}");
 }
+
+#[test]
+fn a_tool_asked_for_by_its_exact_name_comes_alone() {
+    let env = Env::new();
+    configure(&env, SERVERS);
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(call(
+                "q1",
+                "tool_search",
+                json!({"query": "mcp__fake__tool_077"}),
+            )))
+            .reply(Turn::text("done")),
+    );
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "go", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests();
+    let added: Vec<String> = offered(&requests[1])
+        .into_iter()
+        .filter(|t| t.starts_with("mcp__"))
+        .collect();
+    assert_eq!(
+        added,
+        ["mcp__fake__tool_077"],
+        "{}",
+        result_of(&requests[1], "q1")
+    );
+}

@@ -166,8 +166,12 @@ impl Tool for ToolSearchTool {
             .map(|t| (score(&args.query, &terms, t.as_ref()), Arc::clone(t)))
             .filter(|(s, _)| *s > 0)
             .collect();
-        // Best first; among equals, the servers' order.
+        // Best first; among equals, the servers' order. A tool asked for by its exact name
+        // comes alone: the others sharing its words would join every later request.
         scored.sort_by_key(|s| std::cmp::Reverse(s.0));
+        if scored.first().is_some_and(|(s, _)| *s == usize::MAX) {
+            scored.retain(|(s, _)| *s == usize::MAX);
+        }
         scored.truncate(RESULTS_MAX);
         if scored.is_empty() {
             return Ok(ToolOutput::success(format!(
