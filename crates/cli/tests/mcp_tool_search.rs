@@ -12,6 +12,18 @@ use crate::support::{Env, final_json, run, stderr};
 const SERVERS: &str =
     "[mcp_servers.fake]\ncommand = \"FAKE\"\nargs = [\"--extra-tools\", \"191\"]\n";
 
+/// Runs `rein -p go` with the 200 tools of [`SERVERS`] against `script`; the requests it sent.
+fn run_with_many_tools(script: Script) -> (Vec<CapturedRequest>, std::process::Output) {
+    let env = Env::new();
+    configure(&env, SERVERS);
+    let server = MockServer::start(script);
+    let out = run(env
+        .rein_openai(&server)
+        .args(["-p", "go", "--output-format", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    (server.requests(), out)
+}
+
 fn tools_of(request: &CapturedRequest) -> Vec<serde_json::Value> {
     request.body["tools"]
         .as_array()
@@ -41,19 +53,12 @@ fn two_hundred_mcp_tools_go_through_tool_search_with_a_valid_first_request() {
     let before = all.body.to_string().len();
 
     // With the default budget.
-    let env = Env::new();
-    configure(&env, SERVERS);
-    let server = MockServer::start(
+    let (requests, out) = run_with_many_tools(
         Script::new()
             .reply(Turn::new().tool_call(call("q1", "tool_search", json!({"query": "invoice 16"}))))
             .reply(Turn::new().tool_call(call("c1", "mcp__fake__tool_016", json!({"id": "A-1"}))))
             .reply(Turn::text("done")),
     );
-    let out = run(env
-        .rein_openai(&server)
-        .args(["-p", "go", "--output-format", "json"]));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let requests = server.requests();
     let first = &requests[0];
     let after = first.body.to_string().len();
     let names = offered(first);
@@ -90,9 +95,7 @@ fn two_hundred_mcp_tools_go_through_tool_search_with_a_valid_first_request() {
 
 #[test]
 fn a_tool_asked_for_by_its_exact_name_comes_alone() {
-    let env = Env::new();
-    configure(&env, SERVERS);
-    let server = MockServer::start(
+    let (requests, _) = run_with_many_tools(
         Script::new()
             .reply(Turn::new().tool_call(call(
                 "q1",
@@ -101,11 +104,6 @@ fn a_tool_asked_for_by_its_exact_name_comes_alone() {
             )))
             .reply(Turn::text("done")),
     );
-    let out = run(env
-        .rein_openai(&server)
-        .args(["-p", "go", "--output-format", "json"]));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let requests = server.requests();
     let added: Vec<String> = offered(&requests[1])
         .into_iter()
         .filter(|t| t.starts_with("mcp__"))

@@ -108,30 +108,26 @@ impl PermissionMode {
         }
         // A mode that already lets this kind of call through inside the workspace is not
         // offered again: what was refused is leaving it.
-        let wider =
-            |mode: PermissionMode| (self != mode && self != PermissionMode::Yolo).then_some(mode);
+        use PermissionMode::{AcceptEdits, Auto, Yolo};
+        let auto_helps = !matches!(self, Auto | Yolo);
+        let accept_edits_helps = !matches!(self, AcceptEdits | Auto | Yolo);
         if call.tool == "web_fetch" {
-            return match wider(PermissionMode::Auto) {
-                Some(_) => {
-                    "allow the host with `--allow 'web_fetch(domain:HOST)'`, or run rein \
-                            with `--permission-mode auto` or `yolo`"
-                }
-                None => {
-                    "allow the host with `--allow 'web_fetch(domain:HOST)'`, or run rein \
-                         with `--permission-mode yolo`"
-                }
-            }
-            .to_owned();
+            let modes = if auto_helps {
+                "`--permission-mode auto` or `yolo`"
+            } else {
+                "`--permission-mode yolo`"
+            };
+            return format!(
+                "allow the host with `--allow 'web_fetch(domain:HOST)'`, or run rein with {modes}"
+            );
         }
-        let edits_inside =
-            wider(PermissionMode::AcceptEdits).filter(|_| self != PermissionMode::Auto);
         match call.kind {
-            ToolKind::Edit if edits_inside.is_some() => {
+            ToolKind::Edit if accept_edits_helps => {
                 "run rein with `--permission-mode accept-edits` (edits inside the workspace) or \
                  `--permission-mode yolo`"
                     .to_owned()
             }
-            ToolKind::Execute if wider(PermissionMode::Auto).is_some() => {
+            ToolKind::Execute if auto_helps => {
                 "run rein with `--permission-mode auto` (commands run without asking, inside \
                  the OS sandbox) or `--permission-mode yolo` (the hard deny list holds in both)"
                     .to_owned()
