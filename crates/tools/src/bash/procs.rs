@@ -87,25 +87,46 @@ pub(crate) fn parse_stat(stat: &str) -> Option<ProcStat> {
     let pid = stat.split_whitespace().next()?.parse().ok()?;
     // The command name is in parentheses and may itself contain spaces and parentheses.
     let after_name = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
     // After the name: state (3), ppid (4), pgrp (5), session (6), ..., starttime (22).
+    let mut fields = after_name.split_whitespace();
     Some(ProcStat {
         pid,
-        state: fields.first()?.chars().next()?,
-        parent: fields.get(1)?.parse().ok()?,
-        group: fields.get(2)?.parse().ok()?,
-        session: fields.get(3)?.parse().ok()?,
-        start_ticks: fields.get(19)?.parse().ok()?,
+        state: fields.next()?.chars().next()?,
+        parent: fields.next()?.parse().ok()?,
+        group: fields.next()?.parse().ok()?,
+        session: fields.next()?.parse().ok()?,
+        start_ticks: fields.nth(15)?.parse().ok()?,
     })
 }
 
 /// The process `pid`, if it exists.
 pub(crate) fn read(pid: u32) -> Option<ProcStat> {
-    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    StatReader::default().read(pid)
+}
+
+/// Reads `/proc/PID/stat` files into one buffer: a look at the whole table reads hundreds.
+#[derive(Default)]
+struct StatReader {
+    path: String,
+    text: String,
+}
+
+impl StatReader {
+    fn read(&mut self, pid: u32) -> Option<ProcStat> {
+        use std::fmt::Write as _;
+        use std::io::Read as _;
+        self.path.clear();
+        write!(self.path, "/proc/{pid}/stat").ok()?;
+        self.text.clear();
+        let mut file = std::fs::File::open(&self.path).ok()?;
+        file.read_to_string(&mut self.text).ok()?;
+        parse_stat(&self.text)
+    }
 }
 
 /// Every process of this machine `/proc` shows.
 pub(crate) fn table() -> Vec<ProcStat> {
+    let mut reader = StatReader::default();
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -113,7 +134,7 @@ pub(crate) fn table() -> Vec<ProcStat> {
         .filter_map(|entry| {
             let name = entry.file_name();
             let pid: u32 = name.to_str()?.parse().ok()?;
-            read(pid)
+            reader.read(pid)
         })
         .collect()
 }
