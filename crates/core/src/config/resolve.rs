@@ -14,8 +14,7 @@ use super::layer::{Layer, Sourced};
 use super::settings::flag;
 use super::untrusted::Withheld;
 use super::{
-    ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Settings, Source, Timeouts,
-    find_project_root,
+    ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Settings, Source, find_project_root,
 };
 use crate::trust::TrustStore;
 
@@ -68,12 +67,6 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         api_key: key,
         withheld_api_key: endpoint.withheld_key,
         keyless_endpoint: endpoint.keyless_note,
-        timeouts: Timeouts {
-            connect: settings.connect_timeout,
-            first_byte: settings.first_byte_timeout,
-            stream_idle: settings.stream_idle_timeout,
-            request: settings.request_timeout,
-        },
         settings,
         rein_home: inputs.rein_home.to_path_buf(),
         project_root: project.dir,
