@@ -16,7 +16,10 @@ use super::ProviderKind;
 use super::de::with;
 
 pub(super) fn model<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    with(d, |v| check_model(string(v)?).map(Some))
+    with(d, |v| match string(v)?.trim() {
+        "" => Err("the model name is empty".to_owned()),
+        model => Ok(Some(model.to_owned())),
+    })
 }
 
 pub(super) fn provider<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ProviderKind>, D::Error> {
@@ -209,14 +212,6 @@ pub(super) fn path<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D
         }
         Ok(Some(PathBuf::from(path)))
     })
-}
-
-pub(crate) fn check_model(model: &str) -> Result<String, String> {
-    let model = model.trim();
-    if model.is_empty() {
-        return Err("the model name is empty".to_owned());
-    }
-    Ok(model.to_owned())
 }
 
 /// A base URL checked and normalised by rein-llm, which reads it with a URL parser.
