@@ -302,10 +302,10 @@ fn provider_config(
             // The configured file (`ca_file`), or SSL_CERT_FILE, which the config's
             // environment layer already read, with `.env` files.
             ca_file: config.ca_file.clone(),
-            connect_timeout: config.timeouts.connect,
-            first_byte_timeout: config.timeouts.first_byte,
-            stream_idle_timeout: config.timeouts.stream_idle,
-            request_timeout: config.timeouts.request,
+            connect_timeout: config.connect_timeout,
+            first_byte_timeout: config.first_byte_timeout,
+            stream_idle_timeout: config.stream_idle_timeout,
+            request_timeout: config.request_timeout,
             ..NetworkConfig::from_env_vars(env)
         },
         retry: RetryPolicy {

@@ -16,7 +16,10 @@ use super::ProviderKind;
 use super::de::with;
 
 pub(super) fn model<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    with(d, |v| check_model(string(v)?).map(Some))
+    with(d, |v| match string(v)?.trim() {
+        "" => Err("the model name is empty".to_owned()),
+        model => Ok(Some(model.to_owned())),
+    })
 }
 
 pub(super) fn provider<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ProviderKind>, D::Error> {
@@ -107,14 +110,11 @@ pub(super) fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     })
 }
 
-pub(super) fn boolean<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+/// `true` or `false`, for a `bool` or an `Option<bool>`.
+pub(super) fn boolean<'de, D: Deserializer<'de>, O: From<bool>>(d: D) -> Result<O, D::Error> {
     with(d, |v| {
-        v.as_bool().ok_or_else(|| expected("true or false", v))
+        (v.as_bool().map(O::from)).ok_or_else(|| expected("true or false", v))
     })
-}
-
-pub(super) fn some_boolean<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
-    boolean(d).map(Some)
 }
 
 /// The smallest `context_window` accepted: rein's system prompt and tool descriptions alone
@@ -181,14 +181,11 @@ pub(super) fn bash_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, 
 /// The longest network time limit accepted: a day.
 pub(crate) const NETWORK_TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
 
-pub(super) fn network_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-    with(d, |v| seconds_within(v, NETWORK_TIMEOUT_MAX))
-}
-
-pub(super) fn some_network_timeout<'de, D: Deserializer<'de>>(
+/// A network time limit, for a `Duration` or an `Option<Duration>`.
+pub(super) fn network_timeout<'de, D: Deserializer<'de>, O: From<Duration>>(
     d: D,
-) -> Result<Option<Duration>, D::Error> {
-    with(d, |v| seconds_within(v, NETWORK_TIMEOUT_MAX).map(Some))
+) -> Result<O, D::Error> {
+    with(d, |v| seconds_within(v, NETWORK_TIMEOUT_MAX).map(O::from))
 }
 
 /// Anthropic's smallest thinking budget, in tokens.
@@ -215,14 +212,6 @@ pub(super) fn path<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D
         }
         Ok(Some(PathBuf::from(path)))
     })
-}
-
-pub(crate) fn check_model(model: &str) -> Result<String, String> {
-    let model = model.trim();
-    if model.is_empty() {
-        return Err("the model name is empty".to_owned());
-    }
-    Ok(model.to_owned())
 }
 
 /// A base URL checked and normalised by rein-llm, which reads it with a URL parser.

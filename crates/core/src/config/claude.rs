@@ -10,12 +10,12 @@
 //! passed to commands and hooks; names that look secret are refused). Any other key gets one
 //! warning naming it.
 
-use std::io;
 use std::path::Path;
 
 use serde_json::{Map, Value as Json};
 use toml::{Table, Value};
 
+use super::file::read_if_exists;
 use super::layer::Layer;
 use super::tables::read_table;
 use super::{ConfigError, Source};
@@ -33,18 +33,12 @@ pub(crate) fn read_claude_settings(
     path: &Path,
     source: Source,
 ) -> Result<Option<Layer>, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
+    let Some(text) = read_if_exists(path)? else {
+        return Ok(None);
     };
     let invalid = |reason: String| ConfigError::invalid("settings", path.display(), reason);
-    let json: Json = serde_json::from_str(&text).map_err(|e| ConfigError::JsonSyntax {
+    let json: Json = serde_json::from_str(&text).map_err(|e| ConfigError::Syntax {
+        format: "JSON",
         path: path.to_path_buf(),
         line: e.line(),
         column: e.column(),

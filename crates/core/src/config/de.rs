@@ -119,14 +119,11 @@ pub(super) fn list(value: &Value) -> Result<Vec<String>, String> {
         .collect()
 }
 
-pub(super) fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-    with(d, list)
-}
-
-pub(super) fn some_strings<'de, D: Deserializer<'de>>(
+/// A list of strings, for a `Vec<String>` or an `Option<Vec<String>>`.
+pub(super) fn strings<'de, D: Deserializer<'de>, O: From<Vec<String>>>(
     d: D,
-) -> Result<Option<Vec<String>>, D::Error> {
-    with(d, |v| list(v).map(Some))
+) -> Result<O, D::Error> {
+    with(d, |v| list(v).map(O::from))
 }
 
 /// A string.
@@ -140,11 +137,10 @@ pub(super) fn some_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String
     with(d, |v| text(v).map(|t| Some(t.to_owned())))
 }
 
-pub(super) fn some_switch<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+/// `true` or `false`, for a `bool` or an `Option<bool>`.
+pub(super) fn switch<'de, D: Deserializer<'de>, O: From<bool>>(d: D) -> Result<O, D::Error> {
     with(d, |v| {
-        v.as_bool()
-            .map(Some)
-            .ok_or_else(|| ": expected true or false".to_owned())
+        (v.as_bool().map(O::from)).ok_or_else(|| ": expected true or false".to_owned())
     })
 }
 

@@ -80,13 +80,7 @@ impl<'a> Env<'a> {
         }
         let (file, vars) = self.dotenv.as_mut()?;
         let value = vars.remove(var).filter(|value| !value.is_empty())?;
-        Some(Sourced::new(
-            value,
-            Source::DotEnv {
-                var: var.to_owned(),
-                file: file.clone(),
-            },
-        ))
+        Some(in_file(file, var, value))
     }
 
     /// A variable's value and where it came from; an empty value counts as unset.
@@ -96,13 +90,7 @@ impl<'a> Env<'a> {
         }
         let (file, vars) = self.dotenv.as_ref()?;
         let value = vars.get(var).filter(|value| !value.is_empty())?;
-        Some(Sourced::new(
-            value.clone(),
-            Source::DotEnv {
-                var: var.to_owned(),
-                file: file.clone(),
-            },
-        ))
+        Some(in_file(file, var, value.clone()))
     }
 
     /// The variables of the `.env` file in use whose names look secret, exported or not.
@@ -119,6 +107,13 @@ impl<'a> Env<'a> {
     pub(crate) fn dotenv_file(&self) -> Option<&Path> {
         self.dotenv.as_ref().map(|(path, _)| path.as_path())
     }
+}
+
+/// `value`, set for `var` in the `.env` file `file`.
+fn in_file(file: &Path, var: &str, value: String) -> Sourced<String> {
+    let var = var.to_owned();
+    let file = file.to_path_buf();
+    Sourced::new(value, Source::DotEnv { var, file })
 }
 
 /// The nearest `.env` from `cwd` upward: up to the home directory when `cwd` is inside it,

@@ -14,26 +14,16 @@ pub enum ConfigError {
         /// Why.
         source: io::Error,
     },
-    /// A config file is not valid TOML.
-    #[error("invalid TOML in {} at line {line}, column {column}: {message}", path.display())]
+    /// A config file is not valid TOML, or a settings file not valid JSON.
+    #[error("invalid {format} in {} at line {line}, column {column}: {message}", path.display())]
     Syntax {
+        /// `TOML` or `JSON`.
+        format: &'static str,
         /// The file.
         path: PathBuf,
         /// 1-based line.
         line: usize,
         /// 1-based column, in characters.
-        column: usize,
-        /// What the parser said.
-        message: String,
-    },
-    /// A settings file is not valid JSON.
-    #[error("invalid JSON in {} at line {line}, column {column}: {message}", path.display())]
-    JsonSyntax {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
         column: usize,
         /// What the parser said.
         message: String,

@@ -14,8 +14,15 @@ use super::{ConfigError, Source};
 
 /// Reads the layer in `path`; a missing file is `Ok(None)`.
 pub(crate) fn read_layer(path: &Path, source: Source) -> Result<Option<Layer>, ConfigError> {
+    let text = read_if_exists(path)?;
+    text.map(|text| parse_layer(&text, path, source))
+        .transpose()
+}
+
+/// The text of the file at `path`; a missing file is `Ok(None)`.
+pub(crate) fn read_if_exists(path: &Path) -> Result<Option<String>, ConfigError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => parse_layer(&text, path, source).map(Some),
+        Ok(text) => Ok(Some(text)),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(ConfigError::Read {
             path: path.to_path_buf(),
@@ -33,6 +40,7 @@ pub(crate) fn parse_layer(text: &str, path: &Path, source: Source) -> Result<Lay
     let table: BTreeMap<String, Spanned<Value>> = toml::from_str(text).map_err(|err| {
         let (line, column) = line_column(text, err.span().map_or(0, |span| span.start));
         ConfigError::Syntax {
+            format: "TOML",
             path: path.to_path_buf(),
             line,
             column,

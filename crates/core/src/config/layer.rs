@@ -57,9 +57,11 @@ impl Layer {
         self.values.extend(above.values);
     }
 
-    /// Where `key`'s value comes from, when a layer sets it.
-    pub(crate) fn source(&self, key: &str) -> Option<&Source> {
-        self.values.get(key).map(|value| &value.source)
+    /// Where `key`'s value comes from: a layer, or the default.
+    pub(crate) fn source(&self, key: &str) -> &Source {
+        self.values
+            .get(key)
+            .map_or(&Source::Default, |value| &value.source)
     }
 
     /// The settings this layer sets, with the defaults for the rest.
@@ -216,7 +218,7 @@ mod tests {
             .set("model", "b".into(), Source::Flag("--model"))
             .unwrap();
         below.stack(above);
-        assert_eq!(below.source("model"), Some(&Source::Flag("--model")));
+        assert_eq!(below.source("model"), &Source::Flag("--model"));
         let settings = below.settings().unwrap();
         assert_eq!(settings.model.as_deref(), Some("b"));
         assert_eq!(settings.retries, 1);

@@ -69,7 +69,7 @@ struct ServerTable {
     env: Vec<(String, String)>,
     #[serde(default, deserialize_with = "de::some_text")]
     cwd: Option<String>,
-    #[serde(default, deserialize_with = "de::some_switch")]
+    #[serde(default, deserialize_with = "de::switch")]
     sandbox: Option<bool>,
     #[serde(default, deserialize_with = "de::some_text")]
     url: Option<String>,
@@ -81,7 +81,7 @@ struct ServerTable {
     call_timeout: Option<Duration>,
     #[serde(default, deserialize_with = "seconds")]
     call_max_timeout: Option<Duration>,
-    #[serde(default, deserialize_with = "de::some_switch")]
+    #[serde(default, deserialize_with = "de::switch")]
     enabled: Option<bool>,
 }
 

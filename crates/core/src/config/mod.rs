@@ -32,7 +32,6 @@ mod untrusted;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 pub use defaults::{
     ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, OPENAI_DEFAULT_MODEL,
@@ -144,20 +143,6 @@ impl fmt::Debug for ConfigInputs<'_> {
     }
 }
 
-/// The time limits of calls to the model (`docs/config.md`, "Time limits").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    /// Making the connection.
-    pub connect: Duration,
-    /// From the request to the first byte of the answer; `None` leaves it to the client,
-    /// which gives servers on this machine longer (they load the model first).
-    pub first_byte: Option<Duration>,
-    /// Silence between two pieces of the answer.
-    pub stream_idle: Duration,
-    /// One model call in all, retries included.
-    pub request: Duration,
-}
-
 /// The resolved configuration: every setting has a value and a [`Source`]. The flat settings
 /// are read through it (`config.max_rounds`): it dereferences to [`Settings`].
 #[derive(Debug, Clone)]
@@ -178,8 +163,6 @@ pub struct Config {
     pub keyless_endpoint: Option<String>,
     /// The flat settings, as the layers set them or by default.
     pub settings: Settings,
-    /// The network's time limits, for the model client.
-    pub timeouts: Timeouts,
     /// rein's home directory.
     pub rein_home: PathBuf,
     /// The project root: the nearest ancestor with `.git`, else the working directory.

@@ -6,12 +6,15 @@ use serde::{Deserialize, Deserializer};
 use super::{Source, de};
 use crate::permissions::PermissionMode;
 
-/// The `[repl]` settings of every layer, stacked.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The `[repl]` settings of every layer, stacked; a file's table reads into one.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ReplSettings {
     /// `permission_mode`: the REPL's mode without `--permission-mode`.
+    #[serde(deserialize_with = "mode")]
     pub permission_mode: Option<PermissionMode>,
     /// What a project file tried to loosen, key by key (warnings, `rein config --show`).
+    #[serde(skip)]
     pub left_out: Vec<super::LeftOut>,
 }
 
@@ -19,22 +22,13 @@ pub struct ReplSettings {
 /// default one.
 const PROJECT_MAY_CHOOSE: [PermissionMode; 2] = [PermissionMode::Plan, PermissionMode::Default];
 
-/// A `[repl]` table as a file writes it.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReplTable {
-    /// The REPL's mode without `--permission-mode`.
-    #[serde(default, deserialize_with = "mode")]
-    permission_mode: Option<PermissionMode>,
-}
-
 /// Reads a `[repl]` table of a file given by `source` on top of `settings`.
 pub(crate) fn read(
     settings: &mut ReplSettings,
     table: &toml::Table,
     source: &Source,
 ) -> Result<(), de::TableError> {
-    let read: ReplTable = de::read_keys(&toml::Value::Table(table.clone()), "repl", "[repl]")?;
+    let read: ReplSettings = de::read_keys(&toml::Value::Table(table.clone()), "repl", "[repl]")?;
     if let Some(mode) = read.permission_mode {
         if matches!(source, Source::ProjectFile(_)) && !PROJECT_MAY_CHOOSE.contains(&mode) {
             let reason = "a project may only choose a mode that asks (default, plan)";

@@ -14,8 +14,7 @@ use super::layer::{Layer, Sourced};
 use super::settings::flag;
 use super::untrusted::Withheld;
 use super::{
-    ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Settings, Source, Timeouts,
-    find_project_root,
+    ApiKey, Config, ConfigError, ConfigInputs, ProviderKind, Settings, Source, find_project_root,
 };
 use crate::trust::TrustStore;
 
@@ -68,12 +67,6 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         api_key: key,
         withheld_api_key: endpoint.withheld_key,
         keyless_endpoint: endpoint.keyless_note,
-        timeouts: Timeouts {
-            connect: settings.connect_timeout,
-            first_byte: settings.first_byte_timeout,
-            stream_idle: settings.stream_idle_timeout,
-            request: settings.request_timeout,
-        },
         settings,
         rein_home: inputs.rein_home.to_path_buf(),
         project_root: project.dir,
@@ -87,7 +80,7 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
         mcp_servers_replaced: stacked.tables.mcp_replaced,
         sandbox: stacked.tables.sandbox,
         repl: stacked.tables.repl,
-        tool_search: read_merged(stacked.tables.tool_search, "tool_search")?,
+        tool_search: stacked.tables.tool_search,
         table_values: stacked.tables.values,
         pricing: stacked.tables.pricing,
         dotenv_secrets: env.dotenv_secrets(),
@@ -104,34 +97,21 @@ pub(crate) fn load(inputs: &ConfigInputs<'_>) -> Result<Config, ConfigError> {
     })
 }
 
-/// A table the layers merged key by key (each key passed its check in its file).
-fn read_merged<T: serde::de::DeserializeOwned>(
-    table: toml::Table,
-    key: &str,
-) -> Result<T, ConfigError> {
-    super::de::read_keys(&toml::Value::Table(table), key, &format!("[{key}]"))
-        .map_err(|e| ConfigError::invalid(key, "the stacked layers", e.message))
-}
-
 /// Anthropic counts thinking within `max_tokens`, which must exceed the budget: a configured
 /// limit that leaves no room for the answer is an error naming both settings.
 fn check_room_for_thinking(stacked: &Layer, settings: &Settings) -> Result<(), ConfigError> {
     match (settings.max_tokens, settings.thinking_budget_tokens) {
         (Some(max), Some(budget)) if max <= budget => Err(ConfigError::invalid(
             "max_tokens",
-            source_of(stacked, "max_tokens"),
+            stacked.source("max_tokens"),
             format!(
                 "{max} leaves no room for the answer: it must be more than thinking_budget \
                  ({budget}, from {}), which it includes",
-                source_of(stacked, "thinking_budget")
+                stacked.source("thinking_budget")
             ),
         )),
         _ => Ok(()),
     }
-}
-
-fn source_of<'a>(stacked: &'a Layer, key: &str) -> &'a Source {
-    stacked.source(key).unwrap_or(&Source::Default)
 }
 
 fn or_default<T>(value: Option<Sourced<T>>, default: T) -> Sourced<T> {
@@ -208,7 +188,7 @@ fn resolve_endpoint(
     withheld: &mut Withheld,
 ) -> Result<Endpoint, ConfigError> {
     let provider = match settings.provider {
-        Some(provider) => Sourced::new(provider, source_of(stacked, "provider").clone()),
+        Some(provider) => Sourced::new(provider, stacked.source("provider").clone()),
         None => Sourced::new(
             infer_provider(settings, flag_key.as_ref(), env),
             Source::Default,
@@ -227,7 +207,7 @@ fn resolve_endpoint(
         ProviderKind::Anthropic => None,
     };
     let configured = (settings.base_url.clone())
-        .map(|url| Sourced::new(url, source_of(stacked, "base_url").clone()));
+        .map(|url| Sourced::new(url, stacked.source("base_url").clone()));
     let from_file = configured
         .as_ref()
         .is_some_and(|url| matches!(url.source, Source::UserFile(_) | Source::ProjectFile(_)));
@@ -277,8 +257,8 @@ fn resolve_endpoint(
         }
         ProviderKind::Anthropic => (provider.value.default_base_url(), ANTHROPIC_DEFAULT_MODEL),
     };
-    let model = (settings.model.clone())
-        .map(|model| Sourced::new(model, source_of(stacked, "model").clone()));
+    let model =
+        (settings.model.clone()).map(|model| Sourced::new(model, stacked.source("model").clone()));
     Ok(Endpoint {
         base_url: or_default(explicit_base_url, default_url.to_owned()),
         model: or_default(model, default_model.to_owned()),

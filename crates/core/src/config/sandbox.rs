@@ -14,75 +14,62 @@ use toml::Value;
 
 use super::{Source, de};
 
-/// The `[sandbox]` settings of every layer, stacked.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The `[sandbox]` settings of every layer, stacked; a file's table reads into one (its
+/// keys are the `serde` names), and [`SandboxSettings::apply_projects`] decides what a
+/// project's may set.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SandboxSettings {
     /// `mode`: the level, when configured (default `workspace-write`).
+    #[serde(rename = "mode", deserialize_with = "level")]
     pub level: Option<SandboxLevel>,
     /// `network`: `off`, `on` or `proxy` (`true` / `false` read as `on` / `off`; default: off
     /// in the auto permission mode and for `read-only`, on otherwise).
+    #[serde(deserialize_with = "network")]
     pub network: Option<Network>,
     /// `network` in a project's file: it applies only where it keeps more away than the
     /// person's setting (or the mode's default) would.
+    #[serde(skip)]
     pub project_network: Option<Network>,
     /// `allow_domains`: the hosts rein's proxy lets commands reach with `network = "proxy"`
     /// (`*.example.com` also names its subdomains). Only the person's own config sets them.
+    #[serde(deserialize_with = "domains")]
     pub allow_domains: Vec<String>,
     /// `writable`: more writable trees (`~/` is the home directory).
+    #[serde(deserialize_with = "de::strings")]
     pub writable: Vec<String>,
     /// `read_only`: trees taken away from the writable ones.
+    #[serde(deserialize_with = "de::strings")]
     pub read_only: Vec<String>,
     /// `caches`: the tool caches under the home directory, replacing rein's list.
+    #[serde(deserialize_with = "de::strings")]
     pub caches: Option<Vec<String>>,
     /// `hooks`: hooks run in the sandbox too (default off: they are the person's own code).
+    #[serde(deserialize_with = "de::switch")]
     pub hooks: bool,
     /// `mcp`: stdio MCP servers run in the sandbox too, unless a server says `sandbox =
     /// false` (default off: they are the person's own code).
+    #[serde(deserialize_with = "de::switch")]
     pub mcp: bool,
     /// `landlock = false`: behave as if the kernel had no Landlock (to see the fallback).
+    #[serde(rename = "landlock", deserialize_with = "no_landlock")]
     pub assume_no_landlock: bool,
     /// `hide`: more credential stores commands see as empty (`~/` is the home directory).
+    #[serde(deserialize_with = "de::strings")]
     pub hide: Vec<String>,
     /// `expose`: paths commands still see, though rein's list (or `hide`) hides them.
+    #[serde(deserialize_with = "de::strings")]
     pub expose: Vec<String>,
     /// `ssh_agent`: whether commands may reach the ssh-agent (default off).
+    #[serde(deserialize_with = "de::switch")]
     pub ssh_agent: Option<bool>,
     /// What a project file tried to loosen, key by key (warnings, `rein config --show`).
+    #[serde(skip)]
     pub left_out: Vec<super::LeftOut>,
     /// The project file this layer was read from, when it was one: its level may only
     /// tighten the levels below it, which are known when the layers are stacked.
+    #[serde(skip)]
     project_file: Option<Source>,
-}
-
-/// A `[sandbox]` table as a file writes it (its keys are documented on [`SandboxSettings`]);
-/// [`SandboxSettings::apply_projects`] decides what a project's may set.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SandboxTable {
-    #[serde(default, deserialize_with = "level")]
-    mode: Option<SandboxLevel>,
-    #[serde(default, deserialize_with = "network")]
-    network: Option<Network>,
-    #[serde(default, deserialize_with = "domains")]
-    allow_domains: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "de::some_strings")]
-    writable: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "de::some_strings")]
-    read_only: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "de::some_strings")]
-    caches: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "de::some_switch")]
-    hooks: Option<bool>,
-    #[serde(default, deserialize_with = "de::some_switch")]
-    mcp: Option<bool>,
-    #[serde(default, deserialize_with = "de::some_switch")]
-    landlock: Option<bool>,
-    #[serde(default, deserialize_with = "de::some_strings")]
-    hide: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "de::some_strings")]
-    expose: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "de::some_switch")]
-    ssh_agent: Option<bool>,
 }
 
 /// Reads a `[sandbox]` table of a file given by `source` on top of `settings`.
@@ -91,42 +78,31 @@ pub(crate) fn read(
     table: &toml::Table,
     source: &Source,
 ) -> Result<(), de::TableError> {
-    let read: SandboxTable = de::read_keys(&Value::Table(table.clone()), "sandbox", "[sandbox]")?;
-    // The project's directory: the file is its `.rein/config.toml`.
-    let project_dir = match source {
+    let read: SandboxSettings =
+        de::read_keys(&Value::Table(table.clone()), "sandbox", "[sandbox]")?;
+    match source {
         Source::ProjectFile(file) => {
             settings.project_file = Some(source.clone());
-            Some(file.parent().and_then(Path::parent))
+            // The project's directory: the file is its `.rein/config.toml`.
+            let dir = file.parent().and_then(Path::parent);
+            settings.apply_projects(read, table, source, dir);
         }
-        _ => None,
-    };
-    match project_dir {
-        None => settings.apply_persons(read),
-        Some(dir) => settings.apply_projects(read, source, dir),
+        // The person's own table: everything applies.
+        _ => settings.stack(read),
     }
     Ok(())
 }
 
 impl SandboxSettings {
-    /// The person's own table: everything applies.
-    fn apply_persons(&mut self, read: SandboxTable) {
-        self.level = read.mode.or(self.level);
-        self.network = read.network.or(self.network);
-        self.allow_domains
-            .extend(read.allow_domains.unwrap_or_default());
-        self.writable.extend(read.writable.unwrap_or_default());
-        self.read_only.extend(read.read_only.unwrap_or_default());
-        self.caches = read.caches.or(self.caches.take());
-        self.hooks = read.hooks.unwrap_or(self.hooks);
-        self.mcp = read.mcp.unwrap_or(self.mcp);
-        self.assume_no_landlock = read.landlock.map_or(self.assume_no_landlock, |on| !on);
-        self.hide.extend(read.hide.unwrap_or_default());
-        self.expose.extend(read.expose.unwrap_or_default());
-        self.ssh_agent = read.ssh_agent.or(self.ssh_agent);
-    }
-
-    /// A project's table: only what tightens applies; the rest is left out with a warning.
-    fn apply_projects(&mut self, read: SandboxTable, source: &Source, dir: Option<&Path>) {
+    /// A project's table (`read` from `table`): only what tightens applies; the rest is left
+    /// out with a warning.
+    fn apply_projects(
+        &mut self,
+        read: SandboxSettings,
+        table: &toml::Table,
+        source: &Source,
+        dir: Option<&Path>,
+    ) {
         let mut left_out = |what: &str, why: &str| {
             let key = what.split([' ', '=']).next().unwrap_or(what);
             self.left_out.push(super::LeftOut {
@@ -137,7 +113,7 @@ impl SandboxSettings {
                 whole: key != "writable",
             });
         };
-        if let Some(level) = read.mode {
+        if let Some(level) = read.level {
             if level.strictness() < self.level.unwrap_or_default().strictness() {
                 left_out(
                     &format!("mode = \"{level}\""),
@@ -155,13 +131,13 @@ impl SandboxSettings {
             Some(network) => self.project_network = stricter(self.project_network, network),
             None => {}
         }
-        if read.allow_domains.is_some() {
+        if table.contains_key("allow_domains") {
             left_out(
                 "allow_domains",
                 "only the person's own config lets commands reach hosts",
             );
         }
-        for path in read.writable.unwrap_or_default() {
+        for path in read.writable {
             // A project's paths are relative to it and stay inside it, links followed
             // (`homelink -> ~` would grant the home).
             let inside = !path.starts_with('~')
@@ -178,20 +154,18 @@ impl SandboxSettings {
                 );
             }
         }
-        self.read_only.extend(read.read_only.unwrap_or_default());
+        self.read_only.extend(read.read_only);
         if read.caches.is_some() {
             left_out("caches", "only the person's own config chooses the caches");
         }
         // Hooks and MCP servers: a project may put them in the sandbox, never take them out.
-        self.hooks |= read.hooks == Some(true);
-        self.mcp |= read.mcp == Some(true);
-        match read.landlock {
-            Some(false) => left_out("landlock = false", "a project may not turn the sandbox off"),
-            Some(true) => self.assume_no_landlock = false,
-            None => {}
+        self.hooks |= read.hooks;
+        self.mcp |= read.mcp;
+        if read.assume_no_landlock {
+            left_out("landlock = false", "a project may not turn the sandbox off");
         }
-        self.hide.extend(read.hide.unwrap_or_default());
-        if read.expose.is_some() {
+        self.hide.extend(read.hide);
+        if table.contains_key("expose") {
             left_out(
                 "expose",
                 "only the person's own config shows commands a credential store",
@@ -206,9 +180,7 @@ impl SandboxSettings {
             None => {}
         }
     }
-}
 
-impl SandboxSettings {
     /// Adds what `above` sets on top of this layer's settings (lists accumulate).
     pub(crate) fn stack(&mut self, above: SandboxSettings) {
         if let Some(level) = above.level {
@@ -276,6 +248,11 @@ pub(crate) fn stricter(setting: Option<Network>, other: Network) -> Option<Netwo
     })
 }
 
+/// `landlock`: `false` is to behave as if the kernel had none.
+fn no_landlock<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    de::switch(d).map(|on: bool| !on)
+}
+
 fn level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SandboxLevel>, D::Error> {
     de::with(d, |v| {
         let text = de::text(v)?;
@@ -298,7 +275,7 @@ fn network<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Network>, D::Error>
 }
 
 /// `allow_domains`: host names, or `*.` and one (never a URL, a port or a path).
-fn domains<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+fn domains<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     de::with(d, |v| {
         let domains = de::list(v)?;
         for domain in &domains {
@@ -317,7 +294,7 @@ fn domains<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Er
                 ));
             }
         }
-        Ok(Some(domains))
+        Ok(domains)
     })
 }
 

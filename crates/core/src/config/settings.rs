@@ -43,7 +43,7 @@ pub struct Settings {
     pub context_window_tokens: Option<u64>,
     /// `vision`: whether the model takes images (read_file on a picture, `@shot.png`);
     /// `None` lets rein's table of models decide.
-    #[serde(deserialize_with = "check::some_boolean")]
+    #[serde(deserialize_with = "check::boolean")]
     pub vision: Option<bool>,
     /// `auto_compact`: whether rein summarises older turns on its own.
     #[serde(deserialize_with = "check::boolean")]
@@ -87,7 +87,7 @@ pub struct Settings {
     /// leaves it to the client, which gives servers on this machine longer.
     #[serde(
         rename = "first_byte_timeout_secs",
-        deserialize_with = "check::some_network_timeout"
+        deserialize_with = "check::network_timeout"
     )]
     pub first_byte_timeout: Option<Duration>,
     /// `stream_idle_timeout_secs`: silence between two pieces of the answer.

@@ -133,10 +133,10 @@ mod tests {
         let settings = layer.settings().unwrap();
         assert_eq!(settings.max_cost, Some(0.5));
         assert_eq!(settings.max_session_tokens, Some(20_000));
-        assert_eq!(layer.source("max_cost"), Some(&Source::Flag("--max-cost")));
+        assert_eq!(layer.source("max_cost"), &Source::Flag("--max-cost"));
         assert_eq!(
             layer.source("max_session_tokens"),
-            Some(&Source::Flag("--max-tokens"))
+            &Source::Flag("--max-tokens")
         );
     }
 }

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer};
-use strum::{Display, EnumString, IntoStaticStr};
+use serde::{Deserialize, Deserializer, Serialize};
+use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 use toml::Value;
 
 use super::Source;
@@ -40,9 +40,9 @@ pub struct RuleLists {
 }
 
 /// When a hook runs; its name (Claude Code's) is the one in config files and in the JSON a
-/// hook reads.
+/// hook reads. `HookEvent::VARIANTS` lists every event, in the order of a session.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, IntoStaticStr, Display, EnumString,
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, IntoStaticStr, Display, EnumString, VariantArray,
 )]
 pub enum HookEvent {
     /// A session starts (or is resumed).
@@ -61,20 +61,6 @@ pub enum HookEvent {
     PreCompact,
     /// The session ends.
     SessionEnd,
-}
-
-impl HookEvent {
-    /// Every event, in the order of a session.
-    pub const ALL: [HookEvent; 8] = [
-        HookEvent::SessionStart,
-        HookEvent::UserPromptSubmit,
-        HookEvent::PreToolUse,
-        HookEvent::PostToolUse,
-        HookEvent::Stop,
-        HookEvent::SubagentStop,
-        HookEvent::PreCompact,
-        HookEvent::SessionEnd,
-    ];
 }
 
 /// One configured hook.
@@ -161,8 +147,8 @@ pub(crate) struct Tables {
     pub(crate) mcp_replaced: Vec<super::McpServerEntry>,
     pub(crate) sandbox: super::sandbox::SandboxSettings,
     pub(crate) repl: super::repl::ReplSettings,
-    /// `[tool_search]`, each key checked, a later layer's over an earlier one's.
-    pub(crate) tool_search: toml::Table,
+    /// `[tool_search]`, a later layer's keys over an earlier one's.
+    pub(crate) tool_search: super::ToolSearchSettings,
     /// `[pricing."MODEL"]`, by model name.
     pub(crate) pricing: std::collections::BTreeMap<String, super::spend::PriceEntry>,
     /// Variables for commands and hooks (a Claude Code settings file's `env`).
@@ -189,7 +175,7 @@ impl Tables {
         }
         self.sandbox.stack(above.sandbox);
         self.repl.stack(above.repl);
-        self.tool_search.extend(above.tool_search);
+        self.tool_search.stack(above.tool_search);
         self.values.extend(above.values);
         self.pricing.extend(above.pricing);
         for entry in above.env {
@@ -301,10 +287,9 @@ pub(crate) fn read_table(
         }
         "sandbox" => super::sandbox::read(&mut tables.sandbox, table, source)?,
         "repl" => super::repl::read(&mut tables.repl, table, source)?,
-        "tool_search" => {
-            de::read_keys::<super::ToolSearchSettings>(value, key, &header)?;
-            tables.tool_search.extend(table.clone());
-        }
+        "tool_search" => tables
+            .tool_search
+            .stack(de::read_keys(value, key, &header)?),
         "pricing" => super::spend::read_pricing(&mut tables.pricing, table)?,
         other => return Err(format!("unknown table [{other}]").into()),
     }
@@ -334,7 +319,11 @@ fn read_hooks(
     let Ok(event) = event.parse::<HookEvent>() else {
         return Err(format!(
             "unknown hook event \"{event}\"; the events are: {}",
-            HookEvent::ALL.map(<&str>::from).join(", ")
+            HookEvent::VARIANTS
+                .iter()
+                .map(<&str>::from)
+                .collect::<Vec<_>>()
+                .join(", ")
         )
         .into());
     };

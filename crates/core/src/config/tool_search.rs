@@ -15,6 +15,12 @@ pub struct ToolSearchSettings {
 }
 
 impl ToolSearchSettings {
+    /// Puts `above` on top of these settings: each key it sets wins.
+    pub(crate) fn stack(&mut self, above: ToolSearchSettings) {
+        self.max_tools = above.max_tools.or(self.max_tools);
+        self.max_schema_kb = above.max_schema_kb.or(self.max_schema_kb);
+    }
+
     /// The budget these settings make.
     pub fn budget(&self) -> crate::agent::ToolSearchBudget {
         let default = crate::agent::ToolSearchBudget::default();

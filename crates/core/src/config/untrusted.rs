@@ -54,11 +54,11 @@ impl Withheld {
             let Some(found) = env.take_dotenv_var(var) else {
                 continue;
             };
-            let local = BASE_URL_VARS.contains(&var)
-                && check_base_url(&found.value).is_ok_and(|url| rein_llm::is_loopback_url(&url));
-            match (local, check_base_url(&found.value)) {
-                (true, Ok(url)) => withheld.local_urls.push(Sourced::new(url, found.source)),
-                _ => withheld.dotenv_items.push(format!("{}{why}", found.source)),
+            let local = (check_base_url(&found.value).ok())
+                .filter(|url| BASE_URL_VARS.contains(&var) && rein_llm::is_loopback_url(url));
+            match local {
+                Some(url) => withheld.local_urls.push(Sourced::new(url, found.source)),
+                None => withheld.dotenv_items.push(format!("{}{why}", found.source)),
             }
         }
         withheld

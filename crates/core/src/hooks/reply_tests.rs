@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use strum::VariantArray as _;
 
 fn ran(ended: Ended, stdout: &str, stderr: &str) -> Ran {
     Ran {
@@ -42,7 +43,7 @@ fn ask(reason: &str) -> HookDecision {
 
 #[test]
 fn exit_0_with_nothing_says_nothing() {
-    for event in HookEvent::ALL {
+    for &event in HookEvent::VARIANTS {
         assert_eq!(said(event, &exit0("")), (Said::default(), vec![]));
         assert_eq!(said(event, &exit0(" \n")), (Said::default(), vec![]));
     }

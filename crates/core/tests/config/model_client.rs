@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use rein_core::agent::Events;
 use rein_core::build::AgentBuilder;
-use rein_core::config::{ApiKey, Source, Timeouts};
+use rein_core::config::{ApiKey, Source};
 use rein_testkit::{MockServer, Script, Turn};
 use tokio_util::sync::CancellationToken;
 
@@ -126,25 +126,23 @@ fn the_keys_origin_names_the_variable_file_or_flag_but_never_the_key() {
 fn network_time_limits_come_from_files_and_the_environment() {
     let mut fx = Fixture::new();
     let config = fx.load();
+    assert_eq!(config.connect_timeout, rein_llm::DEFAULT_CONNECT_TIMEOUT);
+    assert_eq!(config.first_byte_timeout, None);
     assert_eq!(
-        config.timeouts,
-        Timeouts {
-            connect: rein_llm::DEFAULT_CONNECT_TIMEOUT,
-            first_byte: None,
-            stream_idle: rein_llm::DEFAULT_STREAM_IDLE_TIMEOUT,
-            request: rein_llm::DEFAULT_REQUEST_TIMEOUT,
-        }
+        config.stream_idle_timeout,
+        rein_llm::DEFAULT_STREAM_IDLE_TIMEOUT
     );
+    assert_eq!(config.request_timeout, rein_llm::DEFAULT_REQUEST_TIMEOUT);
 
     let file = fx.user_file(
         "connect_timeout_secs = 3\nfirst_byte_timeout_secs = 900\n\
          stream_idle_timeout_secs = 30\nrequest_timeout_secs = 7200\n",
     );
     let config = fx.load();
-    assert_eq!(config.timeouts.connect, Duration::from_secs(3));
-    assert_eq!(config.timeouts.first_byte, Some(Duration::from_secs(900)));
-    assert_eq!(config.timeouts.stream_idle, Duration::from_secs(30));
-    assert_eq!(config.timeouts.request, Duration::from_secs(7200));
+    assert_eq!(config.connect_timeout, Duration::from_secs(3));
+    assert_eq!(config.first_byte_timeout, Some(Duration::from_secs(900)));
+    assert_eq!(config.stream_idle_timeout, Duration::from_secs(30));
+    assert_eq!(config.request_timeout, Duration::from_secs(7200));
     assert_eq!(
         config.source("first_byte_timeout_secs"),
         &Source::UserFile(file)
@@ -152,7 +150,7 @@ fn network_time_limits_come_from_files_and_the_environment() {
 
     fx.set("REIN_FIRST_BYTE_TIMEOUT_SECS", "20");
     let config = fx.load();
-    assert_eq!(config.timeouts.first_byte, Some(Duration::from_secs(20)));
+    assert_eq!(config.first_byte_timeout, Some(Duration::from_secs(20)));
     assert_eq!(
         config.source("first_byte_timeout_secs"),
         &Source::Env("REIN_FIRST_BYTE_TIMEOUT_SECS".into())
