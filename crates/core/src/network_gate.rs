@@ -6,13 +6,11 @@
 
 use std::sync::Arc;
 
-use rein_tools::ToolKind;
 use rein_tools::async_trait;
 use rein_tools::sandbox::HostGate;
 use serde_json::json;
 
-use crate::interaction::{Approval, ApprovalRequest, Interaction};
-use crate::permissions::{CallView, Rule};
+use crate::interaction::{AnswerScope, Approval, ApprovalRequest, Interaction};
 
 /// The name approvals of hosts carry as their tool.
 pub(crate) const NETWORK_QUESTION: &str = "network";
@@ -35,14 +33,6 @@ impl HostGate for AskingGate {
             return false;
         }
         let arguments = json!({ "host": host, "port": port });
-        let view = CallView {
-            tool: NETWORK_QUESTION,
-            kind: ToolKind::Execute,
-            arguments: &arguments,
-            path: None,
-            shell: None,
-            confined: true,
-        };
         let request = ApprovalRequest {
             call_id: format!("network:{host}:{port}"),
             tool: NETWORK_QUESTION.to_owned(),
@@ -53,8 +43,13 @@ impl HostGate for AskingGate {
                  proxy, and {host} is not in [sandbox] allow_domains; your answer holds for \
                  the rest of the session"
             ),
-            session_rule: Rule::for_session(&view),
-            line_rule: None,
+            // rein-tools' proxy remembers either answer for the session.
+            scope: AnswerScope::Session {
+                after_no: format!(
+                    "{host} (port {port}) is refused for the rest of the session; to allow it, \
+                     add it to [sandbox] allow_domains"
+                ),
+            },
             agent: None,
         };
         matches!(
