@@ -34,6 +34,7 @@ mod images;
 mod instructions;
 mod interrupt;
 mod killed;
+mod leave_sandbox;
 mod local_servers;
 mod log;
 mod lose_nothing;

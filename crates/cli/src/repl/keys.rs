@@ -126,20 +126,32 @@ impl KeyShared {
             match question.reason.as_mut() {
                 None => {
                     let offered = question.offered;
-                    let answer = match bytes.first() {
-                        Some(b'y' | b'Y') => Some(Approval::Yes),
-                        Some(b'a' | b'A') if offered.session => Some(Approval::YesForSession),
-                        Some(b'l' | b'L') if offered.line => Some(Approval::YesForLine),
-                        Some(b'n' | b'N') => Some(Approval::No),
-                        Some(&ESC) if bytes.len() == 1 => Some(Approval::No),
-                        Some(&CTRL_C) => Some(Approval::Cancelled),
-                        Some(b'r' | b'R') if offered.reason => {
-                            question.reason = Some(String::new());
-                            self.live.write_inline("\r\x1b[K  why not? ");
-                            None
+                    // Keys pressed together may come in one read: an answer key this
+                    // question does not take is passed over, the next key decides; any other
+                    // key ends the read unanswered (typed text must not answer by a letter).
+                    let mut answer = None;
+                    for &byte in bytes {
+                        answer = match byte {
+                            b'y' | b'Y' => Some(Approval::Yes),
+                            b'a' | b'A' if offered.session => Some(Approval::YesForSession),
+                            b'l' | b'L' if offered.line => Some(Approval::YesForLine),
+                            b'n' | b'N' => Some(Approval::No),
+                            ESC if bytes.len() == 1 => Some(Approval::No),
+                            // A key's escape sequence (an arrow): nothing in it answers.
+                            ESC => break,
+                            CTRL_C => Some(Approval::Cancelled),
+                            b'r' | b'R' if offered.reason => {
+                                question.reason = Some(String::new());
+                                self.live.write_inline("\r\x1b[K  why not? ");
+                                break;
+                            }
+                            b'a' | b'A' | b'l' | b'L' | b'r' | b'R' => None,
+                            _ => break,
+                        };
+                        if answer.is_some() {
+                            break;
                         }
-                        _ => None,
-                    };
+                    }
                     if let Some(answer) = answer {
                         self.answer(&mut inner, answer);
                     }
@@ -438,11 +450,19 @@ mod tests {
             reason: false,
         };
         let mut answer = keys.ask(once).unwrap();
-        for key in [&b"a"[..], b"l", b"r"] {
+        for key in [&b"a"[..], b"l", b"r", b"\x1b[A"] {
             keys.keys(key);
             assert!(answer.try_recv().is_err(), "{key:?} is not offered");
         }
         keys.keys(b"y");
         assert_eq!(answer.try_recv().unwrap(), Approval::Yes);
+        // Pressed together: the key not offered is passed over, the next one answers.
+        let mut answer = keys.ask(once).unwrap();
+        keys.keys(b"an");
+        assert_eq!(answer.try_recv().unwrap(), Approval::No);
+        // Typed text is not read for a letter that answers.
+        let mut answer = keys.ask(Offered::ALL).unwrap();
+        keys.keys(b"please");
+        assert!(answer.try_recv().is_err());
     }
 }
