@@ -379,6 +379,11 @@ fn a_host_asked_about_in_the_repl_is_refused_or_allowed_for_the_session() {
             )),
             "{id}: {result}"
         );
+        // And the command itself got the proxy's answer saying so.
+        assert!(
+            result.contains("the person refused it when rein asked"),
+            "{id}: {result}"
+        );
     }
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);

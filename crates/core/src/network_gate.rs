@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use rein_tools::async_trait;
-use rein_tools::sandbox::HostGate;
+use rein_tools::sandbox::{HostAnswer, HostGate};
 use serde_json::json;
 
 use crate::interaction::{AnswerScope, Approval, ApprovalRequest, Interaction};
@@ -28,9 +28,9 @@ impl std::fmt::Debug for AskingGate {
 
 #[async_trait]
 impl HostGate for AskingGate {
-    async fn allow(&self, host: &str, port: u16) -> bool {
+    async fn allow(&self, host: &str, port: u16) -> HostAnswer {
         if !self.interaction.attended() {
-            return false;
+            return HostAnswer::Refused;
         }
         let arguments = json!({ "host": host, "port": port });
         let request = ApprovalRequest {
@@ -52,10 +52,12 @@ impl HostGate for AskingGate {
             },
             agent: None,
         };
-        matches!(
-            self.interaction.approve(request).await,
-            Approval::Yes | Approval::YesForSession | Approval::YesForLine
-        )
+        match self.interaction.approve(request).await {
+            Approval::Yes | Approval::YesForSession | Approval::YesForLine => HostAnswer::Allowed,
+            Approval::No | Approval::NoBecause(_) => HostAnswer::Refused,
+            // Ctrl+C is no answer: the next command to reach the host asks again.
+            Approval::Cancelled => HostAnswer::Unanswered,
+        }
     }
 }
 
@@ -66,14 +68,25 @@ mod tests {
 
     #[tokio::test]
     async fn the_person_is_asked_about_a_host_and_no_one_means_no() {
-        let interaction = Arc::new(ScriptedInteraction::new([Approval::Yes, Approval::No]));
+        let interaction = Arc::new(ScriptedInteraction::new([
+            Approval::Yes,
+            Approval::No,
+            Approval::Cancelled,
+        ]));
         let gate = AskingGate {
             interaction: interaction.clone(),
         };
-        assert!(gate.allow("pypi.org", 443).await);
-        assert!(!gate.allow("evil.example.com", 443).await);
+        assert_eq!(gate.allow("pypi.org", 443).await, HostAnswer::Allowed);
+        assert_eq!(
+            gate.allow("evil.example.com", 443).await,
+            HostAnswer::Refused
+        );
+        assert_eq!(
+            gate.allow("evil.example.com", 443).await,
+            HostAnswer::Unanswered
+        );
         let asked = interaction.asked();
-        assert_eq!(asked.len(), 2);
+        assert_eq!(asked.len(), 3);
         assert_eq!(asked[0].tool, NETWORK_QUESTION);
         assert_eq!(asked[0].arguments, json!({"host": "pypi.org", "port": 443}));
         assert!(
@@ -84,6 +97,6 @@ mod tests {
         let nobody = AskingGate {
             interaction: Arc::new(Unattended),
         };
-        assert!(!nobody.allow("pypi.org", 443).await);
+        assert_eq!(nobody.allow("pypi.org", 443).await, HostAnswer::Refused);
     }
 }
