@@ -47,6 +47,7 @@ mod mcp_manage;
 mod mcp_npm;
 mod mcp_oauth;
 mod mcp_prompts;
+mod mcp_sandbox;
 mod mcp_subagents;
 mod mcp_tool_search;
 mod orphans;
