@@ -70,6 +70,9 @@ impl CallEnv {
         preview: Option<Preview>,
     ) -> Outside {
         let arguments = json_arguments(call);
+        // The refusal comes from the command's error lines, which may name a secret (a path
+        // made of one): masked as the result will be.
+        let refused = self.runner.secrets.redact(refused);
         if !self.runner.interaction.attended() {
             self.events.emit(AgentEvent::PermissionDenied {
                 id: call.id.clone(),
