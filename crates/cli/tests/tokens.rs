@@ -344,6 +344,15 @@ fn a_litellm_model_list_gives_the_window_and_prices_of_an_alias() {
     assert_eq!(report["cost_usd"].as_f64(), Some(3.0), "{report}");
     let warnings = report["warnings"].to_string();
     assert!(!warnings.contains("context window"), "{warnings}");
+    // The model check and the window probe asked together: one answer of the list serves both.
+    let lists = server.metadata_requests();
+    let asked = lists.iter().filter(|r| r.path == "/v1/models").count();
+    assert_eq!(
+        asked,
+        1,
+        "{:?}",
+        lists.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
 }
 
 #[test]

@@ -4,13 +4,13 @@
 //! lists give (`max_input_tokens`, `context_length`) is read with the other windows, in
 //! `probe`.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use crate::Price;
-use crate::http::HttpClient;
+use crate::target::Target;
 
 /// How long the server has to answer.
 const LISTING_TIMEOUT: Duration = Duration::from_secs(3);
@@ -18,6 +18,39 @@ const LISTING_TIMEOUT: Duration = Duration::from_secs(3);
 const LISTING_BODY_MAX_BYTES: usize = 16 * 1024 * 1024;
 /// How many close names a warning offers.
 const CLOSEST_NAMES: usize = 3;
+/// How long one answer of the list serves: the questions asked together at a turn's start
+/// (the model check, the window probe) share it; a later `/model` asks again.
+const LIST_REUSE: Duration = Duration::from_secs(10);
+
+/// The server's model list, asked once for the questions that come together.
+#[derive(Debug, Default)]
+pub(crate) struct ModelList {
+    /// When it was last asked, and what it said (`None`: no list, or no answer in time).
+    last: tokio::sync::Mutex<Option<(Instant, Option<Arc<Value>>)>>,
+}
+
+impl Target {
+    /// `{base}/models` (base up to `/v1`), asked now unless a recent answer is at hand; a
+    /// second question asked meanwhile waits for the first one's answer.
+    pub(crate) async fn model_list(&self) -> Option<Arc<Value>> {
+        let mut last = self.models.last.lock().await;
+        if let Some((at, list)) = &*last
+            && at.elapsed() < LIST_REUSE
+        {
+            return list.clone();
+        }
+        let url = format!("{}/models", self.endpoint.base_url);
+        let answer =
+            (self.http).fetch_json(&url, self.headers.clone(), None, LISTING_BODY_MAX_BYTES);
+        let list = tokio::time::timeout(LISTING_TIMEOUT, answer)
+            .await
+            .ok()
+            .flatten()
+            .map(Arc::new);
+        *last = Some((Instant::now(), list.clone()));
+        list
+    }
+}
 
 /// What the model list says of one model.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,21 +80,10 @@ impl ModelListing {
     }
 }
 
-/// Asks `{base}/models` (base up to `/v1`) about `model`; `None` when the server has no
-/// list, or an empty one.
-pub(crate) async fn fetch(
-    http: &HttpClient,
-    base: &str,
-    headers: &HeaderMap,
-    model: &str,
-) -> Option<ModelListing> {
-    let url = format!("{base}/models");
-    let answer = http.fetch_json(&url, headers.clone(), None, LISTING_BODY_MAX_BYTES);
-    let list = tokio::time::timeout(LISTING_TIMEOUT, answer)
-        .await
-        .ok()
-        .flatten()?;
-    read(&list, model)
+/// Asks the server's model list about `model`; `None` when the server has no list, or an
+/// empty one.
+pub(crate) async fn fetch(target: &Target, model: &str) -> Option<ModelListing> {
+    read(&*target.model_list().await?, model)
 }
 
 /// Reads an OpenAI-style list (`{"data": [{"id": ...}, ...]}`).

@@ -9,12 +9,12 @@
 //! that does not answer in time, or answers something else, says nothing.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::HeaderMap;
 use serde_json::Value;
 
-use crate::http::HttpClient;
+use crate::target::Target;
 use crate::window::{ServerWindow, context_window_for};
 
 /// How long the server has to answer each question (they are asked together).
@@ -26,28 +26,23 @@ const PROBE_BODY_MAX_BYTES: usize = 16 * 1024 * 1024;
 const LOCAL_DEFAULT_WINDOW_TOKENS: u64 = 4096;
 
 /// What the server at `base` (up to `/v1`) says of `model`'s window.
-pub(crate) async fn probe(
-    http: &HttpClient,
-    base: &str,
-    headers: &HeaderMap,
-    model: &str,
-) -> Option<ServerWindow> {
+pub(crate) async fn probe(target: &Target, model: &str) -> Option<ServerWindow> {
+    let base = target.endpoint.base_url.as_str();
     let ask = |url: String, body: Option<Value>| {
-        let headers = headers.clone();
+        let headers = target.headers.clone();
         async move {
-            let answer = http.fetch_json(&url, headers, body, PROBE_BODY_MAX_BYTES);
+            let answer = (target.http).fetch_json(&url, headers, body, PROBE_BODY_MAX_BYTES);
             tokio::time::timeout(PROBE_TIMEOUT, answer)
                 .await
                 .ok()
                 .flatten()
         }
     };
-    let models_url = format!("{base}/models");
     if !is_local(base) {
         if context_window_for(model).is_some() {
             return None;
         }
-        let models = ask(models_url, None).await?;
+        let models = target.model_list().await?;
         return Answers {
             models: Some(models),
             ..Answers::default()
@@ -58,7 +53,7 @@ pub(crate) async fn probe(
     let all = async {
         let (props, models, lm_studio, ollama_ps) = tokio::join!(
             ask(format!("{root}/props"), None),
-            ask(models_url, None),
+            target.model_list(),
             ask(lm_studio_url(root, model)?, None),
             ask(format!("{root}/api/ps"), None),
         );
@@ -96,7 +91,7 @@ fn lm_studio_url(root: &str, model: &str) -> Option<String> {
 #[derive(Debug, Default)]
 struct Answers {
     props: Option<Value>,
-    models: Option<Value>,
+    models: Option<Arc<Value>>,
     lm_studio: Option<Value>,
     ollama_ps: Option<Value>,
     ollama_show: Option<Value>,
@@ -276,14 +271,16 @@ mod tests {
     fn each_servers_answer_is_read() {
         let llama = Answers {
             props: Some(json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1})),
-            models: Some(json!({"data": [{"id": "m", "meta": {"n_ctx_train": 131072}}]})),
+            models: Some(Arc::new(
+                json!({"data": [{"id": "m", "meta": {"n_ctx_train": 131072}}]}),
+            )),
             ..Answers::default()
         };
         assert_eq!(window(&llama, "m"), Some((8192, true)));
         let vllm = Answers {
-            models: Some(
+            models: Some(Arc::new(
                 json!({"data": [{"id": "a", "max_model_len": 4096}, {"id": "Qwen/Qwen3-8B", "max_model_len": 32768}]}),
-            ),
+            )),
             ..Answers::default()
         };
         assert_eq!(window(&vllm, "Qwen/Qwen3-8B"), Some((32768, true)));
@@ -322,13 +319,17 @@ mod tests {
         };
         assert_eq!(window(&ollama_cold, "x"), Some((4096, false)));
         let gateway = Answers {
-            models: Some(json!({"data": [{"id": "vendor/model", "context_length": 65536}]})),
+            models: Some(Arc::new(
+                json!({"data": [{"id": "vendor/model", "context_length": 65536}]}),
+            )),
             ..Answers::default()
         };
         assert_eq!(window(&gateway, "vendor/model"), Some((65536, true)));
         assert_eq!(window(&Answers::default(), "m"), None);
         let unrelated = Answers {
-            models: Some(json!({"data": [{"id": "a"}, {"id": "b", "max_model_len": 1}]})),
+            models: Some(Arc::new(
+                json!({"data": [{"id": "a"}, {"id": "b", "max_model_len": 1}]}),
+            )),
             ..Answers::default()
         };
         assert_eq!(window(&unrelated, "c"), None);

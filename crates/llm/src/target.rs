@@ -11,6 +11,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use crate::driver::{ByteStream, CallSettings, Opener};
 use crate::explain::Endpoint;
 use crate::http::HttpClient;
+use crate::listing::ModelList;
 use crate::{ConfigError, LlmError, ProviderConfig, ProviderKind};
 
 /// How a provider sends the API key.
@@ -29,6 +30,8 @@ pub(crate) struct Target {
     pub(crate) url: String,
     pub(crate) headers: HeaderMap,
     pub(crate) endpoint: Endpoint,
+    /// The server's model list, shared by the questions asked of it together.
+    pub(crate) models: ModelList,
 }
 
 /// `base` with `path` after it, unless it already ends with it.
@@ -76,6 +79,7 @@ impl Target {
             url,
             headers,
             endpoint,
+            models: ModelList::default(),
         };
         Ok((target, settings))
     }

@@ -246,22 +246,12 @@ impl Provider for OpenAiProvider {
 
     fn model_listing<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<crate::ModelListing>> {
         let shared = &self.shared;
-        Box::pin(crate::listing::fetch(
-            &shared.target.http,
-            &shared.target.endpoint.base_url,
-            &shared.target.headers,
-            model,
-        ))
+        Box::pin(crate::listing::fetch(&shared.target, model))
     }
 
     fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<crate::ServerWindow>> {
         let shared = &self.shared;
-        Box::pin(crate::probe::probe(
-            &shared.target.http,
-            &shared.target.endpoint.base_url,
-            &shared.target.headers,
-            model,
-        ))
+        Box::pin(crate::probe::probe(&shared.target, model))
     }
 }
 
