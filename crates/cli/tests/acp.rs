@@ -204,6 +204,56 @@ fn a_rejected_permission_is_told_to_the_model() {
     assert!(told.contains("rejected it in the editor"), "{told}");
 }
 
+/// In auto, a command the sandbox refused is put to the editor's person as its command
+/// line, with only "allow once" and "reject": leaving the sandbox is never for the session,
+/// and an option not offered ("allow always", sent anyway) is not a yes.
+#[test]
+fn leaving_the_sandbox_offers_allow_once_or_reject_only() {
+    let Some(driver) = acp_client() else { return };
+    let env = Env::new();
+    if !crate::support::sandbox_enforced(
+        &env,
+        "leaving_the_sandbox_offers_allow_once_or_reject_only",
+    ) {
+        return;
+    }
+    let target = env.home.join("note.txt");
+    let command = format!(
+        "python3 -c \"open('{}', 'w').write('written')\"",
+        target.display()
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(call("c1", "bash", json!({ "command": command }))))
+            .reply(Turn::text("It stays inside.")),
+    );
+    let report = drive(
+        &driver,
+        &env,
+        &server,
+        json!({"scenario": "prompt", "prompt": "write the note", "mode": "auto",
+               "answers": ["allow_session"]}),
+    );
+    assert_eq!(report["stops"][0]["stopReason"], "end_turn", "{report}");
+    let asked = &report["permissions"][0];
+    let kinds: Vec<&str> = asked["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["allow_once", "reject_once"], "{asked}");
+    let shown = asked["toolCall"]["content"].to_string();
+    assert!(
+        shown.contains("outside the sandbox") && shown.contains("python3 -c"),
+        "{asked}"
+    );
+    assert!(
+        !target.exists(),
+        "an option not offered ran it outside the sandbox"
+    );
+}
+
 #[test]
 fn cancel_stops_the_turn_and_its_command() {
     let Some(driver) = acp_client() else { return };

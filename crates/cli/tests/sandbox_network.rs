@@ -291,3 +291,112 @@ fn everyday_work_runs_in_auto_without_the_network() {
         assert!(!env.read("npm-version.txt").trim().is_empty());
     }
 }
+
+/// In the REPL, a host the proxy does not list is asked about once for the session, and
+/// the question offers only what the answer means: yes or no, for the session (the proxy
+/// keeps either). After a no the person is told the host is refused for the session and
+/// how to allow it; the model is told the person refused it; the same host is not asked
+/// about again, nor reached. A yes lets the host through for the rest of the session.
+#[test]
+fn a_host_asked_about_in_the_repl_is_refused_or_allowed_for_the_session() {
+    use crate::pty::Pty;
+    if !ready("a_host_asked_about_in_the_repl_is_refused_or_allowed_for_the_session") {
+        return;
+    }
+    let listener = Listener::start();
+    let env = env_with("[sandbox]\nnetwork = \"proxy\"\nallow_domains = [\"pypi.org\"]\n");
+    let curl = |id: &str, host: &str| {
+        Turn::new().tool_call(MockToolCall::new(
+            id,
+            "bash",
+            json!({ "command": format!(
+                "curl -sS --max-time 10 --data-binary @data.txt http://{host}:{}/{id}",
+                listener.port
+            ) })
+            .to_string(),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(curl("refused1", "localhost"))
+            .reply(curl("refused2", "localhost"))
+            .reply(curl("allowed1", "127.0.0.1"))
+            .reply(curl("allowed2", "127.0.0.1"))
+            .reply(Turn::text("All sent.")),
+    );
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send("send it\r");
+    pty.wait_for("network needs your approval");
+    pty.wait_for("n no for the session");
+    let asked = pty.transcript();
+    assert!(
+        !asked.contains("a yes for the session") && !asked.contains("no, say why"),
+        "keys that mean nothing here: {asked}"
+    );
+    pty.send("n");
+    let refused = format!(
+        "✗ no: localhost (port {}) is refused for the rest of the session; to allow it, add it \
+         to [sandbox] allow_domains",
+        listener.port
+    );
+    pty.wait_for(&refused);
+    // The second call to the same host is not asked about: the next question is 127.0.0.1's.
+    pty.wait_for_count("network needs your approval", 2);
+    pty.wait_for_count("n no for the session", 2);
+    assert!(!listener.got_canary(), "a refused host was reached");
+    pty.send("y");
+    pty.wait_for("✓ yes, for the rest of the session");
+    pty.wait_for("All sent.");
+    assert_eq!(
+        pty.transcript()
+            .matches("network needs your approval")
+            .count(),
+        2,
+        "{}",
+        pty.transcript()
+    );
+    assert!(listener.got_canary(), "the allowed host was not reached");
+    let received = String::from_utf8_lossy(&listener.received.lock().unwrap()).into_owned();
+    assert!(
+        received.contains("POST /allowed1") && received.contains("POST /allowed2"),
+        "{received}"
+    );
+    assert!(!received.contains("/refused"), "{received}");
+    // The model was told, after each refused call, that the person refused the host.
+    let requests = server.requests();
+    for (i, id) in [(1, "refused1"), (2, "refused2")] {
+        let result = tool_result(&requests[i].body, id);
+        assert!(
+            result.contains(&format!(
+                "the person refused this command's connection to localhost:{}",
+                listener.port
+            )),
+            "{id}: {result}"
+        );
+        // And the command itself got the proxy's answer saying so.
+        assert!(
+            result.contains("the person refused it when rein asked"),
+            "{id}: {result}"
+        );
+    }
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+/// The text of the result of call `id` in a request's body.
+fn tool_result(body: &serde_json::Value, id: &str) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == id)
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}

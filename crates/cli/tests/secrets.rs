@@ -206,3 +206,76 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+/// A secret can reach a result's display payload by a field other than its text: here the
+/// path the sandbox refused, made of a token a command read from a file. Neither the
+/// question to leave the sandbox, nor the refused result, nor the session file shows it,
+/// for the person's own `!command` as for the model's call.
+#[test]
+fn a_secret_in_what_the_sandbox_refused_is_masked_everywhere() {
+    use crate::pty::Pty;
+    let test = "a_secret_in_what_the_sandbox_refused_is_masked_everywhere";
+    crate::support::require_python3();
+    let env = Env::new();
+    if !crate::support::sandbox_enforced(&env, test) {
+        return;
+    }
+    let secret = "dt-5up3r-s3cr3t-v4lue";
+    env.write("token.txt", &format!("{secret}\n"));
+    // A write outside the workspace, to a file named by the token: the sandbox refuses it
+    // and names the path.
+    let command = format!(
+        "python3 -c \"p = open('token.txt').read().strip(); open('{}/' + p, 'w')\"",
+        env.home.display()
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "b1",
+                "bash",
+                json!({ "command": command }).to_string(),
+            )))
+            .reply(Turn::text("It was refused.")),
+    );
+    let mut pty = Pty::start_with(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+        &[("DEPLOY_TOKEN", secret)],
+    );
+    pty.wait_ready();
+    // The person's own command first, then the model's.
+    pty.send(&format!("!{command}\r"));
+    pty.wait_for("bash needs your approval");
+    pty.wait_for("y yes, once");
+    pty.send("n");
+    pty.wait_for("(the output goes with your next request)");
+    pty.send("try it\r");
+    pty.wait_for_count("bash needs your approval", 2);
+    pty.wait_for_count("y yes, once", 2);
+    pty.send("n");
+    pty.wait_for("It was refused.");
+    let shown = pty.transcript();
+    assert!(
+        shown.contains("refused a write to") && shown.contains("[REDACTED:DEPLOY_TOKEN]"),
+        "{shown}"
+    );
+    assert!(!shown.contains(secret), "on the terminal:\n{shown}");
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+    let body = server.requests()[1].body.to_string();
+    assert!(!body.contains(secret), "sent to the model: {body}");
+    // Nowhere in rein's home but the checkpoints, which keep the workspace's own files
+    // (token.txt) as they are.
+    let sessions = env.session_files();
+    assert!(!sessions.is_empty());
+    let checkpoints = env.rein_home.join("checkpoints");
+    for file in walk(&env.rein_home) {
+        if file.starts_with(&checkpoints) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        assert!(!text.contains(secret), "in {}", file.display());
+    }
+}

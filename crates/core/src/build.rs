@@ -132,6 +132,9 @@ pub struct AgentBuilder {
     tool_search_budget: crate::agent::ToolSearchBudget,
     /// The configured stdio servers that run in the OS sandbox.
     mcp_sandboxed: Vec<String>,
+    /// The sandbox made for the servers started early ([`AgentBuilder::start_mcp`]): the
+    /// agent's commands and hooks run in the same one, with the same private `TMPDIR`.
+    early_sandbox: Option<rein_tools::sandbox::Sandbox>,
     /// Checkpoints before each turn, when a session and rein's home are given.
     checkpoints: Option<crate::checkpoint::CheckpointSettings>,
 }
@@ -220,6 +223,7 @@ impl AgentBuilder {
             mcp_skipped: Vec::new(),
             tool_search_budget: crate::agent::ToolSearchBudget::default(),
             mcp_sandboxed: Vec::new(),
+            early_sandbox: None,
             workspace,
         }
     }

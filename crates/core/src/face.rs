@@ -44,5 +44,5 @@ pub use crate::agent::{
     SpendLimits, SpendTotals, TurnEnd, TurnError, TurnOutcome, TurnStop,
 };
 pub use crate::build::{AgentBuilder, BuildError};
-pub use crate::interaction::{Approval, ApprovalRequest, Interaction, Unattended};
+pub use crate::interaction::{AnswerScope, Approval, ApprovalRequest, Interaction, Unattended};
 pub use crate::permissions::PermissionMode;

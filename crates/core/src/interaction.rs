@@ -23,16 +23,56 @@ pub struct ApprovalRequest {
     pub preview: Option<Preview>,
     /// Why rein asks.
     pub reason: String,
-    /// What "yes for the rest of the session" allows from then on: for a plain command,
-    /// its prefix (`bash(touch:*)`), else the exact call.
-    pub session_rule: Rule,
-    /// The narrow choice when `session_rule` is a command's prefix: the exact line
-    /// (answered with [`Approval::YesForLine`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line_rule: Option<Rule>,
+    /// What the answer decides beyond this call: the choices a front-end may offer.
+    pub scope: AnswerScope,
     /// The sub-agent that made the call, when it was not the main conversation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+}
+
+/// What an answer decides beyond the call asked about, so that a front-end offers only the
+/// choices that mean something.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AnswerScope {
+    /// Yes or no for this call; the person may also allow calls like it for the rest of the
+    /// session ([`Approval::YesForSession`], [`Approval::YesForLine`]).
+    Call {
+        /// What "yes for the rest of the session" allows from then on: for a plain command,
+        /// its prefix (`bash(touch:*)`), else the exact call.
+        session_rule: Rule,
+        /// The narrow choice when `session_rule` is a command's prefix: the exact line
+        /// (answered with [`Approval::YesForLine`]).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        line_rule: Option<Rule>,
+    },
+    /// Yes or no for this call, once: nothing can be allowed for the session (leaving the
+    /// sandbox is decided command by command). A yes for the session counts as one yes.
+    Once,
+    /// The answer, yes or no, holds for the rest of the session: who asked remembers it (a
+    /// host reached through the sandbox's proxy).
+    Session {
+        /// What a no means and how the person can change it later, shown after a no.
+        after_no: String,
+    },
+}
+
+impl AnswerScope {
+    /// The rule an answer allows for the rest of the session, when it allows one.
+    pub fn granted(&self, answer: &Approval) -> Option<&Rule> {
+        match (self, answer) {
+            (AnswerScope::Call { session_rule, .. }, Approval::YesForSession) => Some(session_rule),
+            (
+                AnswerScope::Call {
+                    session_rule,
+                    line_rule,
+                },
+                Approval::YesForLine,
+            ) => Some(line_rule.as_ref().unwrap_or(session_rule)),
+            (AnswerScope::Call { .. }, _)
+            | (AnswerScope::Once | AnswerScope::Session { .. }, _) => None,
+        }
+    }
 }
 
 /// The person's answer to an approval.

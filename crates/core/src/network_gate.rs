@@ -6,13 +6,11 @@
 
 use std::sync::Arc;
 
-use rein_tools::ToolKind;
 use rein_tools::async_trait;
-use rein_tools::sandbox::HostGate;
+use rein_tools::sandbox::{HostAnswer, HostGate};
 use serde_json::json;
 
-use crate::interaction::{Approval, ApprovalRequest, Interaction};
-use crate::permissions::{CallView, Rule};
+use crate::interaction::{AnswerScope, Approval, ApprovalRequest, Interaction};
 
 /// The name approvals of hosts carry as their tool.
 pub(crate) const NETWORK_QUESTION: &str = "network";
@@ -30,19 +28,11 @@ impl std::fmt::Debug for AskingGate {
 
 #[async_trait]
 impl HostGate for AskingGate {
-    async fn allow(&self, host: &str, port: u16) -> bool {
+    async fn allow(&self, host: &str, port: u16) -> HostAnswer {
         if !self.interaction.attended() {
-            return false;
+            return HostAnswer::Refused;
         }
         let arguments = json!({ "host": host, "port": port });
-        let view = CallView {
-            tool: NETWORK_QUESTION,
-            kind: ToolKind::Execute,
-            arguments: &arguments,
-            path: None,
-            shell: None,
-            confined: true,
-        };
         let request = ApprovalRequest {
             call_id: format!("network:{host}:{port}"),
             tool: NETWORK_QUESTION.to_owned(),
@@ -53,14 +43,21 @@ impl HostGate for AskingGate {
                  proxy, and {host} is not in [sandbox] allow_domains; your answer holds for \
                  the rest of the session"
             ),
-            session_rule: Rule::for_session(&view),
-            line_rule: None,
+            // rein-tools' proxy remembers either answer for the session.
+            scope: AnswerScope::Session {
+                after_no: format!(
+                    "{host} (port {port}) is refused for the rest of the session; to allow it, \
+                     add it to [sandbox] allow_domains"
+                ),
+            },
             agent: None,
         };
-        matches!(
-            self.interaction.approve(request).await,
-            Approval::Yes | Approval::YesForSession | Approval::YesForLine
-        )
+        match self.interaction.approve(request).await {
+            Approval::Yes | Approval::YesForSession | Approval::YesForLine => HostAnswer::Allowed,
+            Approval::No | Approval::NoBecause(_) => HostAnswer::Refused,
+            // Ctrl+C is no answer: the next command to reach the host asks again.
+            Approval::Cancelled => HostAnswer::Unanswered,
+        }
     }
 }
 
@@ -71,14 +68,25 @@ mod tests {
 
     #[tokio::test]
     async fn the_person_is_asked_about_a_host_and_no_one_means_no() {
-        let interaction = Arc::new(ScriptedInteraction::new([Approval::Yes, Approval::No]));
+        let interaction = Arc::new(ScriptedInteraction::new([
+            Approval::Yes,
+            Approval::No,
+            Approval::Cancelled,
+        ]));
         let gate = AskingGate {
             interaction: interaction.clone(),
         };
-        assert!(gate.allow("pypi.org", 443).await);
-        assert!(!gate.allow("evil.example.com", 443).await);
+        assert_eq!(gate.allow("pypi.org", 443).await, HostAnswer::Allowed);
+        assert_eq!(
+            gate.allow("evil.example.com", 443).await,
+            HostAnswer::Refused
+        );
+        assert_eq!(
+            gate.allow("evil.example.com", 443).await,
+            HostAnswer::Unanswered
+        );
         let asked = interaction.asked();
-        assert_eq!(asked.len(), 2);
+        assert_eq!(asked.len(), 3);
         assert_eq!(asked[0].tool, NETWORK_QUESTION);
         assert_eq!(asked[0].arguments, json!({"host": "pypi.org", "port": 443}));
         assert!(
@@ -89,6 +97,6 @@ mod tests {
         let nobody = AskingGate {
             interaction: Arc::new(Unattended),
         };
-        assert!(!nobody.allow("pypi.org", 443).await);
+        assert_eq!(nobody.allow("pypi.org", 443).await, HostAnswer::Refused);
     }
 }

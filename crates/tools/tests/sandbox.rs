@@ -576,12 +576,16 @@ struct LocalhostOnly {
 
 #[rein_tools::async_trait]
 impl rein_tools::sandbox::HostGate for LocalhostOnly {
-    async fn allow(&self, host: &str, port: u16) -> bool {
+    async fn allow(&self, host: &str, port: u16) -> rein_tools::sandbox::HostAnswer {
         self.asked
             .lock()
             .map(|mut asked| asked.push(format!("{host}:{port}")))
             .ok();
-        host == "localhost"
+        if host == "localhost" {
+            rein_tools::sandbox::HostAnswer::Allowed
+        } else {
+            rein_tools::sandbox::HostAnswer::Refused
+        }
     }
 }
 

@@ -1,5 +1,7 @@
 //! Approvals asked of the person through the editor: `session/request_permission` with
-//! allow once / allow always / reject, answered into rein's [`Approval`].
+//! the options that mean something for the question (allow once / allow always / reject;
+//! allow once / reject when nothing can be remembered; allow / reject for the session when
+//! either answer is), answered into rein's [`Approval`].
 
 use std::sync::OnceLock;
 
@@ -9,7 +11,7 @@ use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
     SessionId, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
-use rein_core::face::{Approval, ApprovalRequest, Interaction, Preview, async_trait};
+use rein_core::face::{AnswerScope, Approval, ApprovalRequest, Interaction, Preview, async_trait};
 
 use super::updates::{kind_of, title};
 
@@ -58,15 +60,7 @@ impl Interaction for EditorApprovals {
                 .raw_input(request.arguments.clone())
                 .content(content),
         );
-        let options = vec![
-            PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
-            PermissionOption::new(
-                ALLOW_ALWAYS,
-                format!("Allow always in this session: {}", request.session_rule),
-                PermissionOptionKind::AllowAlways,
-            ),
-            PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
-        ];
+        let options = options(&request.scope);
         let asked = RequestPermissionRequest::new(
             self.session
                 .get()
@@ -77,11 +71,9 @@ impl Interaction for EditorApprovals {
         );
         match self.cx.send_request(asked).block_task().await {
             Ok(response) => match response.outcome {
-                RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {
-                    ALLOW_ONCE => Approval::Yes,
-                    ALLOW_ALWAYS => Approval::YesForSession,
-                    _ => Approval::NoBecause("the person rejected it in the editor".into()),
-                },
+                RequestPermissionOutcome::Selected(selected) => {
+                    answer(&request.scope, &selected.option_id.0)
+                }
                 RequestPermissionOutcome::Cancelled => Approval::Cancelled,
                 // A newer outcome this rein does not know: not a yes.
                 // The protocol's enum is non-exhaustive.
@@ -92,5 +84,85 @@ impl Interaction for EditorApprovals {
                 Approval::No
             }
         }
+    }
+}
+
+/// The options a question of `scope` offers.
+fn options(scope: &AnswerScope) -> Vec<PermissionOption> {
+    match scope {
+        AnswerScope::Call { session_rule, .. } => vec![
+            PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(
+                ALLOW_ALWAYS,
+                format!("Allow always in this session: {session_rule}"),
+                PermissionOptionKind::AllowAlways,
+            ),
+            PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
+        ],
+        AnswerScope::Once => vec![
+            PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
+        ],
+        AnswerScope::Session { .. } => vec![
+            PermissionOption::new(
+                ALLOW_ALWAYS,
+                "Allow for this session",
+                PermissionOptionKind::AllowAlways,
+            ),
+            PermissionOption::new(
+                REJECT,
+                "Reject for this session",
+                PermissionOptionKind::RejectAlways,
+            ),
+        ],
+    }
+}
+
+/// The answer the option `id` gives to a question of `scope`; an option it does not offer
+/// is not a yes.
+fn answer(scope: &AnswerScope, id: &str) -> Approval {
+    let offered = options(scope)
+        .iter()
+        .any(|option| *option.option_id.0 == *id);
+    match id {
+        ALLOW_ONCE if offered => Approval::Yes,
+        ALLOW_ALWAYS if offered => Approval::YesForSession,
+        _ => Approval::NoBecause("the person rejected it in the editor".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(scope: &AnswerScope) -> Vec<String> {
+        options(scope)
+            .iter()
+            .map(|option| option.option_id.0.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn each_question_offers_only_what_its_answer_can_mean() {
+        let rule = rein_core::permissions::Rule::parse("bash(npm test:*)", None).unwrap();
+        let call = AnswerScope::Call {
+            session_rule: rule,
+            line_rule: None,
+        };
+        assert_eq!(ids(&call), [ALLOW_ONCE, ALLOW_ALWAYS, REJECT]);
+        assert_eq!(answer(&call, ALLOW_ALWAYS), Approval::YesForSession);
+        // Leaving the sandbox: once or not at all.
+        assert_eq!(ids(&AnswerScope::Once), [ALLOW_ONCE, REJECT]);
+        assert_eq!(answer(&AnswerScope::Once, ALLOW_ONCE), Approval::Yes);
+        assert!(matches!(
+            answer(&AnswerScope::Once, ALLOW_ALWAYS),
+            Approval::NoBecause(_)
+        ));
+        let host = AnswerScope::Session {
+            after_no: "refused".into(),
+        };
+        assert_eq!(ids(&host), [ALLOW_ALWAYS, REJECT]);
+        assert_eq!(answer(&host, ALLOW_ALWAYS), Approval::YesForSession);
+        assert!(matches!(answer(&host, REJECT), Approval::NoBecause(_)));
     }
 }

@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rein_core::face::{Preview, async_trait};
-use rein_core::interaction::{Approval, ApprovalRequest, Interaction};
+use rein_core::interaction::{AnswerScope, Approval, ApprovalRequest, Interaction};
 use rein_core::permissions::Rule;
 
-use super::keys::KeyShared;
+use super::keys::{KeyShared, Offered};
 use crate::render::{Live, Style, fit, full_diff, neutralize, wrap_parts};
 
 /// Lines of a diff or argument shown in a question; a longer one says how many more.
@@ -53,8 +53,8 @@ impl Interaction for ReplInteraction {
         self.live
             .write(&question(style, self.live.width(), &request));
         // Listening before the keys are shown: a key pressed as soon as they are answers.
-        let asked = self.keys.ask();
-        let keys = keys_line(style, self.live.width(), request.line_rule.is_some());
+        let asked = self.keys.ask(offered(&request.scope));
+        let keys = keys_line(style, self.live.width(), &request.scope);
         self.live.write_inline(&keys);
         let answer = match asked {
             Some(receiver) => receiver.await.unwrap_or(Approval::Cancelled),
@@ -65,13 +65,8 @@ impl Interaction for ReplInteraction {
             keys.matches('\n').count(),
             &answered(style, &answer, &request),
         );
-        let granted = match answer {
-            Approval::YesForSession => Some(request.session_rule),
-            Approval::YesForLine => Some(request.line_rule.unwrap_or(request.session_rule)),
-            Approval::Yes | Approval::No | Approval::NoBecause(_) | Approval::Cancelled => None,
-        };
-        if let Some(rule) = granted {
-            self.granted.lock().push(rule);
+        if let Some(rule) = request.scope.granted(&answer) {
+            self.granted.lock().push(rule.clone());
         }
         self.live.resume();
         answer
@@ -150,15 +145,22 @@ pub(crate) fn question(s: Style, width: usize, request: &ApprovalRequest) -> Str
         out.push_str(&fit(&format!("{bar} {}", s.dim(&line)), width));
         out.push('\n');
     }
-    let mut choices = vec![format!(
-        "a: allow {} for the rest of the session",
-        neutralize(&request.session_rule.to_string())
-    )];
-    if let Some(line) = &request.line_rule {
+    let mut choices = Vec::new();
+    if let AnswerScope::Call {
+        session_rule,
+        line_rule,
+    } = &request.scope
+    {
         choices.push(format!(
-            "l: allow only this line, {}, for the rest of the session",
-            neutralize(&line.to_string())
+            "a: allow {} for the rest of the session",
+            neutralize(&session_rule.to_string())
         ));
+        if let Some(line) = line_rule {
+            choices.push(format!(
+                "l: allow only this line, {}, for the rest of the session",
+                neutralize(&line.to_string())
+            ));
+        }
     }
     // Wrapped whole: the rule is what the person agrees to.
     for choice in choices {
@@ -219,23 +221,50 @@ fn hard_wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// The keys that answer it (`narrow`: with the exact line's), broken between keys in a
-/// narrow window.
-pub(crate) fn keys_line(s: Style, width: usize, narrow: bool) -> String {
-    let line_key = if narrow {
-        format!("{} this line for the session · ", s.bold("l"))
-    } else {
-        String::new()
+/// The keys a question of `scope` takes besides y, n, Esc and Ctrl+C.
+fn offered(scope: &AnswerScope) -> Offered {
+    match scope {
+        AnswerScope::Call { line_rule, .. } => Offered {
+            session: true,
+            line: line_rule.is_some(),
+            reason: true,
+        },
+        AnswerScope::Once => Offered {
+            session: false,
+            line: false,
+            reason: true,
+        },
+        // The one who asked keeps a yes or a no, never a reason.
+        AnswerScope::Session { .. } => Offered {
+            session: false,
+            line: false,
+            reason: false,
+        },
+    }
+}
+
+/// The keys that answer a question of `scope` (only those it takes), broken between keys in
+/// a narrow window.
+pub(crate) fn keys_line(s: Style, width: usize, scope: &AnswerScope) -> String {
+    let offered = offered(scope);
+    let (yes, no) = match scope {
+        AnswerScope::Call { .. } => ("yes", "no"),
+        AnswerScope::Once => ("yes, once", "no"),
+        AnswerScope::Session { .. } => ("yes for the session", "no for the session"),
     };
-    let line = format!(
-        "{} {} yes · {} yes for the session · {line_key}{} no · {} no, say why · {}",
-        s.warn("╰"),
-        s.bold("y"),
-        s.bold("a"),
-        s.bold("n"),
-        s.bold("r"),
-        s.dim("Esc no ›")
-    );
+    let mut keys = vec![format!("{} {} {yes}", s.warn("╰"), s.bold("y"))];
+    if offered.session {
+        keys.push(format!("{} yes for the session", s.bold("a")));
+    }
+    if offered.line {
+        keys.push(format!("{} this line for the session", s.bold("l")));
+    }
+    keys.push(format!("{} {no}", s.bold("n")));
+    if offered.reason {
+        keys.push(format!("{} no, say why", s.bold("r")));
+    }
+    keys.push(s.dim("Esc no ›"));
+    let line = keys.join(" · ");
     // One column is left for the cursor after the last key.
     let mut wrapped = wrap_parts(&line, " · ", width.saturating_sub(1)).replace('\n', "\n  ");
     wrapped.push(' ');
@@ -245,24 +274,28 @@ pub(crate) fn keys_line(s: Style, width: usize, narrow: bool) -> String {
 /// The line that replaces the keys once answered. A refusal has none: the call's own line
 /// (`✗ not allowed: declined: why`) follows at once and says it, with the reason.
 fn answered(s: Style, answer: &Approval, request: &ApprovalRequest) -> String {
-    let line = match answer {
-        Approval::Yes => s.added("  ✓ yes"),
-        Approval::YesForSession => s.added(&format!(
-            "  ✓ yes, {} for the rest of the session",
-            neutralize(&request.session_rule.to_string())
-        )),
-        Approval::YesForLine => s.added(&format!(
-            "  ✓ yes, {} for the rest of the session",
-            neutralize(
-                &request
-                    .line_rule
-                    .as_ref()
-                    .unwrap_or(&request.session_rule)
-                    .to_string()
-            )
-        )),
-        Approval::No | Approval::NoBecause(_) => return String::new(),
-        Approval::Cancelled => s.error("  ✗ interrupted"),
+    let line = match (answer, &request.scope) {
+        (Approval::Cancelled, _) => s.error("  ✗ interrupted"),
+        // A no to a question whose answer holds for the session: nothing else will say it.
+        (Approval::No | Approval::NoBecause(_), AnswerScope::Session { after_no }) => {
+            s.error(&format!("  ✗ no: {}", neutralize(after_no)))
+        }
+        (Approval::No | Approval::NoBecause(_), AnswerScope::Call { .. } | AnswerScope::Once) => {
+            return String::new();
+        }
+        (Approval::Yes | Approval::YesForSession | Approval::YesForLine, scope) => {
+            match (scope.granted(answer), scope) {
+                (Some(rule), _) => s.added(&format!(
+                    "  ✓ yes, {} for the rest of the session",
+                    neutralize(&rule.to_string())
+                )),
+                (None, AnswerScope::Call { .. }) => s.added("  ✓ yes"),
+                (None, AnswerScope::Once) => s.added("  ✓ yes, once"),
+                (None, AnswerScope::Session { .. }) => {
+                    s.added("  ✓ yes, for the rest of the session")
+                }
+            }
+        }
     };
     format!("{line}\n")
 }
@@ -278,8 +311,10 @@ mod tests {
             arguments: serde_json::json!({"command": "cargo test --workspace && rm -rf target/debug/incremental"}),
             preview,
             reason: "this command may change files".into(),
-            session_rule: Rule::parse("bash(cargo test:*)", None).unwrap(),
-            line_rule: None,
+            scope: AnswerScope::Call {
+                session_rule: Rule::parse("bash(cargo test:*)", None).unwrap(),
+                line_rule: None,
+            },
             agent: None,
         }
     }
@@ -289,7 +324,7 @@ mod tests {
         format!(
             "{}{}",
             question(s, width, request),
-            keys_line(s, width, request.line_rule.is_some())
+            keys_line(s, width, &request.scope)
         )
     }
 
@@ -311,7 +346,10 @@ mod tests {
             created: false,
         }));
         request.tool = "edit_file".into();
-        request.session_rule = Rule::parse("edit_file(src/**)", None).unwrap();
+        request.scope = AnswerScope::Call {
+            session_rule: Rule::parse("edit_file(src/**)", None).unwrap(),
+            line_rule: None,
+        };
         insta::assert_snapshot!("edit_80", shown(80, &request));
         insta::assert_snapshot!("edit_120", shown(120, &request));
     }
@@ -328,6 +366,55 @@ mod tests {
                           sandbox (with your rights)"
             .into();
         insta::assert_snapshot!("long_reason_80", shown(80, &request));
+    }
+
+    /// Leaving the sandbox is once only: the question shows the command line and offers
+    /// yes (once) and no, nothing for the session.
+    #[test]
+    fn a_once_only_question_offers_no_session_choice() {
+        let mut request = request(Some(Preview::Command {
+            command: "python3 -c \"open('/home/me/notes.txt', 'w')\"".into(),
+            cwd: "/home/me/project".into(),
+        }));
+        request.scope = AnswerScope::Once;
+        let shown = shown(80, &request);
+        insta::assert_snapshot!("once_80", shown);
+        assert!(
+            !shown.contains("session") && !shown.contains("{"),
+            "{shown}"
+        );
+        let s = Style::plain();
+        assert_eq!(answered(s, &Approval::Yes, &request), "  ✓ yes, once\n");
+        assert_eq!(answered(s, &Approval::No, &request), "");
+    }
+
+    /// A host's question: either answer holds for the session, and a no says so, with how
+    /// to allow the host later.
+    #[test]
+    fn a_session_question_says_what_a_no_means() {
+        let mut request = request(None);
+        request.tool = "network".into();
+        request.arguments = serde_json::json!({"host": "pypi.org", "port": 443});
+        request.reason = "a sandboxed command wants to reach pypi.org (port 443) through \
+                          rein's network proxy, and pypi.org is not in [sandbox] allow_domains; \
+                          your answer holds for the rest of the session"
+            .into();
+        request.scope = AnswerScope::Session {
+            after_no: "pypi.org (port 443) is refused for the rest of the session; to allow \
+                       it, add it to [sandbox] allow_domains"
+                .into(),
+        };
+        insta::assert_snapshot!("session_80", shown(80, &request));
+        let s = Style::plain();
+        assert_eq!(
+            answered(s, &Approval::No, &request),
+            "  ✗ no: pypi.org (port 443) is refused for the rest of the session; to allow it, \
+             add it to [sandbox] allow_domains\n"
+        );
+        assert_eq!(
+            answered(s, &Approval::Yes, &request),
+            "  ✓ yes, for the rest of the session\n"
+        );
     }
 
     #[test]

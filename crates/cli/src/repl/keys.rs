@@ -46,8 +46,32 @@ struct Inner {
 
 struct Question {
     answer: oneshot::Sender<Approval>,
+    /// The keys that answer it besides y, n, Esc and Ctrl+C.
+    offered: Offered,
     /// `Some` while the person types why they refuse.
     reason: Option<String>,
+}
+
+/// The keys a question takes besides y, n, Esc and Ctrl+C: only the choices that mean
+/// something for it (leaving the sandbox has no "for the session").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Offered {
+    /// `a`: yes for the rest of the session.
+    pub(crate) session: bool,
+    /// `l`: this exact line for the rest of the session.
+    pub(crate) line: bool,
+    /// `r`: no, and say why.
+    pub(crate) reason: bool,
+}
+
+impl Offered {
+    /// Every key.
+    #[cfg(test)]
+    pub(crate) const ALL: Offered = Offered {
+        session: true,
+        line: true,
+        reason: true,
+    };
 }
 
 impl KeyShared {
@@ -61,12 +85,13 @@ impl KeyShared {
 
     /// Opens a question; the answer comes when the person presses a key. `None` when no
     /// turn is reading keys.
-    pub(crate) fn ask(&self) -> Option<oneshot::Receiver<Approval>> {
+    pub(crate) fn ask(&self, offered: Offered) -> Option<oneshot::Receiver<Approval>> {
         let mut inner = self.inner.lock();
         inner.cancel.as_ref()?;
         let (answer, receiver) = oneshot::channel();
         inner.question = Some(Question {
             answer,
+            offered,
             reason: None,
         });
         Some(receiver)
@@ -100,20 +125,33 @@ impl KeyShared {
         if let Some(question) = inner.question.as_mut() {
             match question.reason.as_mut() {
                 None => {
-                    let answer = match bytes.first() {
-                        Some(b'y' | b'Y') => Some(Approval::Yes),
-                        Some(b'a' | b'A') => Some(Approval::YesForSession),
-                        Some(b'l' | b'L') => Some(Approval::YesForLine),
-                        Some(b'n' | b'N') => Some(Approval::No),
-                        Some(&ESC) if bytes.len() == 1 => Some(Approval::No),
-                        Some(&CTRL_C) => Some(Approval::Cancelled),
-                        Some(b'r' | b'R') => {
-                            question.reason = Some(String::new());
-                            self.live.write_inline("\r\x1b[K  why not? ");
-                            None
+                    let offered = question.offered;
+                    // Keys pressed together may come in one read: an answer key this
+                    // question does not take is passed over, the next key decides; any other
+                    // key ends the read unanswered (typed text must not answer by a letter).
+                    let mut answer = None;
+                    for &byte in bytes {
+                        answer = match byte {
+                            b'y' | b'Y' => Some(Approval::Yes),
+                            b'a' | b'A' if offered.session => Some(Approval::YesForSession),
+                            b'l' | b'L' if offered.line => Some(Approval::YesForLine),
+                            b'n' | b'N' => Some(Approval::No),
+                            ESC if bytes.len() == 1 => Some(Approval::No),
+                            // A key's escape sequence (an arrow): nothing in it answers.
+                            ESC => break,
+                            CTRL_C => Some(Approval::Cancelled),
+                            b'r' | b'R' if offered.reason => {
+                                question.reason = Some(String::new());
+                                self.live.write_inline("\r\x1b[K  why not? ");
+                                break;
+                            }
+                            b'a' | b'A' | b'l' | b'L' | b'r' | b'R' => None,
+                            _ => break,
+                        };
+                        if answer.is_some() {
+                            break;
                         }
-                        _ => None,
-                    };
+                    }
                     if let Some(answer) = answer {
                         self.answer(&mut inner, answer);
                     }
@@ -380,13 +418,13 @@ mod tests {
             (b"N", Approval::No),
             (b"\x1b", Approval::No),
         ] {
-            let mut answer = keys.ask().unwrap();
+            let mut answer = keys.ask(Offered::ALL).unwrap();
             keys.keys(b"x");
             assert!(answer.try_recv().is_err(), "other keys do not answer");
             keys.keys(pressed);
             assert_eq!(answer.try_recv().unwrap(), expected);
         }
-        let mut answer = keys.ask().unwrap();
+        let mut answer = keys.ask(Offered::ALL).unwrap();
         keys.keys(b"r");
         keys.keys(b"not thaX\x7ft\r");
         assert_eq!(
@@ -397,9 +435,34 @@ mod tests {
             keys.inner.lock().typeahead.is_empty(),
             "answers are not type-ahead"
         );
-        let mut answer = keys.ask().unwrap();
+        let mut answer = keys.ask(Offered::ALL).unwrap();
         keys.keys(b"\x03");
         assert_eq!(answer.try_recv().unwrap(), Approval::Cancelled);
         assert!(cancel.is_cancelled());
+    }
+
+    #[test]
+    fn keys_not_offered_do_not_answer() {
+        let (keys, _) = shared();
+        let once = Offered {
+            session: false,
+            line: false,
+            reason: false,
+        };
+        let mut answer = keys.ask(once).unwrap();
+        for key in [&b"a"[..], b"l", b"r", b"\x1b[A"] {
+            keys.keys(key);
+            assert!(answer.try_recv().is_err(), "{key:?} is not offered");
+        }
+        keys.keys(b"y");
+        assert_eq!(answer.try_recv().unwrap(), Approval::Yes);
+        // Pressed together: the key not offered is passed over, the next one answers.
+        let mut answer = keys.ask(once).unwrap();
+        keys.keys(b"an");
+        assert_eq!(answer.try_recv().unwrap(), Approval::No);
+        // Typed text is not read for a letter that answers.
+        let mut answer = keys.ask(Offered::ALL).unwrap();
+        keys.keys(b"please");
+        assert!(answer.try_recv().is_err());
     }
 }

@@ -7,7 +7,7 @@ use rein_tools::ToolOutput;
 use super::call_args::json_arguments;
 use super::event::AgentEvent;
 use super::runner::{Asked, CallEnv, Checked, Refusal};
-use crate::interaction::{Approval, ApprovalRequest};
+use crate::interaction::{AnswerScope, Approval, ApprovalRequest};
 use crate::permissions::{Decision, Rule};
 
 impl CallEnv {
@@ -57,9 +57,15 @@ impl CallEnv {
         // A plain command offers its prefix (`bash(touch:*)`), the exact line as the
         // narrow choice; any other call its one session rule.
         let exact = Rule::for_session(&view);
-        let (session_rule, line_rule) = match Rule::prefix_for_session(&view) {
-            Some(prefix) if prefix != exact => (prefix, Some(exact)),
-            _ => (exact, None),
+        let scope = match Rule::prefix_for_session(&view) {
+            Some(prefix) if prefix != exact => AnswerScope::Call {
+                session_rule: prefix,
+                line_rule: Some(exact),
+            },
+            _ => AnswerScope::Call {
+                session_rule: exact,
+                line_rule: None,
+            },
         };
         // The person sees the call masked, as the terminal shows everything else.
         let secrets = &self.runner.secrets;
@@ -75,8 +81,7 @@ impl CallEnv {
             arguments,
             preview,
             reason: reason.to_owned(),
-            session_rule: session_rule.clone(),
-            line_rule: line_rule.clone(),
+            scope: scope.clone(),
             agent: self.runner.agent.clone(),
         };
         let answer = tokio::select! {
@@ -84,18 +89,11 @@ impl CallEnv {
             () = self.cancel.cancelled() => Approval::Cancelled,
             answer = self.runner.interaction.approve(request) => answer,
         };
+        if let Some(rule) = scope.granted(&answer) {
+            self.runner.policy.allow_for_session(rule.clone());
+        }
         match answer {
-            Approval::Yes => Asked::Answered,
-            Approval::YesForSession => {
-                self.runner.policy.allow_for_session(session_rule);
-                Asked::Answered
-            }
-            Approval::YesForLine => {
-                self.runner
-                    .policy
-                    .allow_for_session(line_rule.unwrap_or(session_rule));
-                Asked::Answered
-            }
+            Approval::Yes | Approval::YesForSession | Approval::YesForLine => Asked::Answered,
             Approval::No => Asked::Refused(Refusal {
                 message: "The person declined this call; it did not run. Do not retry it \
                           unchanged: ask or take another way."

@@ -54,6 +54,8 @@ impl Agent {
         events: &Events,
         cancel: CancellationToken,
     ) -> DirectOutcome {
+        // Masked as a turn's events are: the result, a refusal, a question's reason.
+        let events = &crate::secrets::EventMasker::wrap(&self.runner.secrets, events);
         let env = CallEnv {
             runner: std::sync::Arc::clone(&self.runner),
             ctx: self.tool_ctx.with_cancel(cancel.clone()),

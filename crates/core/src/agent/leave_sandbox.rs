@@ -4,14 +4,12 @@
 //! decided command by command.
 
 use rein_llm::ToolCall;
-use rein_tools::{Display, ToolKind, ToolOutput};
-use serde_json::Value;
+use rein_tools::{Display, Preview, ToolOutput};
 
 use super::call_args::json_arguments;
 use super::event::AgentEvent;
 use super::runner::{CallEnv, Checked, Fatal};
-use crate::interaction::{Approval, ApprovalRequest};
-use crate::permissions::{CallView, Rule};
+use crate::interaction::{AnswerScope, Approval, ApprovalRequest};
 
 impl CallEnv {
     /// Step 5: runs the checked call, and 5b: what the sandbox refused asks the person, who
@@ -26,7 +24,6 @@ impl CallEnv {
         if leave_sandbox {
             ctx = ctx.outside_sandbox();
         }
-        let view_args = json_arguments(call).clone();
         let (mut output, mut fatal) = self
             .execute(call, &ctx, checked.call, checked.analyzed)
             .await;
@@ -34,8 +31,15 @@ impl CallEnv {
         if fatal.is_none()
             && let Some(refused) = sandbox_refusal(&output)
         {
-            match self.ask_outside_sandbox(call, &refused, &view_args).await {
-                Outside::Rerun => match self.check(call) {
+            // Checked again as the second run would be (the first may have moved the
+            // shell): the question shows the command line that run would run.
+            let again = self.check(call);
+            let preview = match &again {
+                Ok(again) => again.call.preview(&again.ctx(&self.ctx)).await,
+                Err(_) => None,
+            };
+            match self.ask_outside_sandbox(call, &refused, preview).await {
+                Outside::Rerun => match again {
                     Ok(again) => {
                         let ctx = again.ctx(&self.ctx).outside_sandbox();
                         (output, fatal) =
@@ -43,7 +47,13 @@ impl CallEnv {
                     }
                     Err(message) => output = ToolOutput::error(message),
                 },
-                Outside::Keep => {}
+                Outside::Keep(None) => {}
+                Outside::Keep(Some(why)) => {
+                    output.content.push_str(&format!(
+                        "\n\nThe person declined to run it again outside the sandbox. Their \
+                         reason: {why}"
+                    ));
+                }
                 Outside::Cancelled => fatal = Some(Fatal::Cancelled),
             }
         }
@@ -51,14 +61,18 @@ impl CallEnv {
     }
 
     /// After a command the sandbox refused: asks the person whether to run it once outside
-    /// the sandbox; with no one to ask, the refusal is listed as a permission denial (the
-    /// result already tells the model).
-    pub(crate) async fn ask_outside_sandbox(
+    /// the sandbox (showing `preview`, the command line); with no one to ask, the refusal is
+    /// listed as a permission denial (the result already tells the model).
+    async fn ask_outside_sandbox(
         &self,
         call: &ToolCall,
         refused: &str,
-        arguments: &Value,
+        preview: Option<Preview>,
     ) -> Outside {
+        let arguments = json_arguments(call);
+        // The refusal comes from the command's error lines, which may name a secret (a path
+        // made of one): masked as the result will be.
+        let refused = self.runner.secrets.redact(refused);
         if !self.runner.interaction.attended() {
             self.events.emit(AgentEvent::PermissionDenied {
                 id: call.id.clone(),
@@ -66,7 +80,7 @@ impl CallEnv {
                 arguments: arguments.clone(),
                 reason: format!("{refused} (no one could be asked to let it run outside)"),
             });
-            return Outside::Keep;
+            return Outside::Keep(None);
         }
         let _asking = tokio::select! {
             biased;
@@ -84,25 +98,22 @@ impl CallEnv {
             name: call.name.clone(),
             reason: reason.clone(),
         });
-        let view = CallView {
-            tool: &call.name,
-            kind: ToolKind::Execute,
-            arguments,
-            path: None,
-            shell: None,
-            confined: true,
-        };
         // The person sees the call masked, as in every other question.
+        let secrets = &self.runner.secrets;
         let mut masked = arguments.clone();
-        crate::secrets::mask_value(&self.runner.secrets, &mut masked);
+        crate::secrets::mask_value(secrets, &mut masked);
+        let mut preview = preview;
+        if let Some(preview) = &mut preview {
+            crate::secrets::mask_preview(secrets, preview);
+        }
         let request = ApprovalRequest {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: masked,
-            preview: None,
+            preview,
             reason,
-            session_rule: Rule::for_session(&view),
-            line_rule: None,
+            // Leaving the sandbox is never remembered: only yes, once, or no.
+            scope: AnswerScope::Once,
             agent: self.runner.agent.clone(),
         };
         let answer = tokio::select! {
@@ -111,20 +122,21 @@ impl CallEnv {
             answer = self.runner.interaction.approve(request) => answer,
         };
         match answer {
-            // One command, once: leaving the sandbox is never remembered for the session.
+            // One command, once, whichever yes a front-end sent.
             Approval::Yes | Approval::YesForSession | Approval::YesForLine => Outside::Rerun,
-            Approval::No | Approval::NoBecause(_) => Outside::Keep,
+            Approval::No => Outside::Keep(None),
+            Approval::NoBecause(why) => Outside::Keep(Some(why)),
             Approval::Cancelled => Outside::Cancelled,
         }
     }
 }
 
 /// What the person said about running a refused command outside the sandbox.
-pub(crate) enum Outside {
+enum Outside {
     /// Yes: run it again, once, outside the sandbox.
     Rerun,
-    /// No, or no one to ask: keep the refused result.
-    Keep,
+    /// No, or no one to ask: keep the refused result (with the person's reason, if given).
+    Keep(Option<String>),
     /// Ctrl+C while asked.
     Cancelled,
 }

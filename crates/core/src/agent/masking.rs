@@ -1,9 +1,7 @@
-//! Secrets masked out of a call's result before anyone sees it: the text, the display
-//! payload, and the file a long output was saved to.
+//! Secrets masked out of the file a long output was saved to, before anyone reads it; the
+//! result itself is masked by [`crate::secrets::mask_output`].
 
 use std::sync::Arc;
-
-use rein_tools::{Display, ToolOutput};
 
 use crate::secrets::Secrets;
 
@@ -42,28 +40,4 @@ pub(super) async fn mask_saved_output(
     })
     .await;
     debug_assert!(masked.is_ok(), "masking a saved output panicked");
-}
-
-/// Masks secret values in everything a result shows.
-pub(super) fn mask(secrets: &Secrets, output: &mut ToolOutput) {
-    secrets.redact_in_place(&mut output.content);
-    match &mut output.display {
-        Display::FileEdit { diff, .. } => secrets.redact_in_place(diff),
-        Display::Command {
-            command,
-            output_tail,
-            output,
-            ..
-        } => {
-            secrets.redact_in_place(command);
-            secrets.redact_in_place(output_tail);
-            secrets.redact_in_place(output);
-        }
-        Display::Text
-        | Display::FileRead { .. }
-        | Display::Search { .. }
-        | Display::Listing { .. }
-        | Display::Image { .. } => {}
-        Display::WebPage { url, .. } => secrets.redact_in_place(url),
-    }
 }

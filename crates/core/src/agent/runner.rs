@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::call_args::{arguments_value, hook_call, invalid_arguments_message, json_arguments};
 use super::event::{AgentEvent, Events};
-use super::masking::{mask, mask_saved_output};
+use super::masking::mask_saved_output;
 use super::subagents::AGENT_TOOL;
 use crate::hooks::{HookDecision, Hooks};
 use crate::interaction::Interaction;
@@ -296,7 +296,7 @@ impl CallEnv {
             &self.ctx.config().offload_dir,
         )
         .await;
-        mask(&self.runner.secrets, &mut output);
+        crate::secrets::mask_output(&self.runner.secrets, &mut output);
 
         self.after_run(call, file.as_deref(), pre.context, &mut output)
             .await;

@@ -169,7 +169,8 @@ impl AgentBuilder {
     /// The sandbox for this agent: refused in the auto mode where it cannot be enforced;
     /// hosts the proxy does not list are asked about when someone can answer.
     fn checked_sandbox(&self) -> Result<rein_tools::sandbox::Sandbox, BuildError> {
-        let sandbox = self.sandbox();
+        // The servers started early have one already: the same, not a second.
+        let sandbox = self.early_sandbox.clone().unwrap_or_else(|| self.sandbox());
         if self.mode == PermissionMode::Auto
             && let Enforcement::Unavailable(why) = sandbox.enforcement()
         {

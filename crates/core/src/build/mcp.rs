@@ -16,6 +16,8 @@ impl AgentBuilder {
     pub fn start_mcp(mut self) -> Self {
         if self.mcp_hub.is_none() && tokio::runtime::Handle::try_current().is_ok() {
             let sandbox = self.mcp_sandbox(|| self.sandbox());
+            // One sandbox, one private TMPDIR: the agent built later runs in this one too.
+            self.early_sandbox.clone_from(&sandbox);
             self.mcp_hub = start_mcp(
                 std::mem::take(&mut self.mcp_plan),
                 &self.workspace,

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use rein_tools::{Display, Preview, Progress};
+use rein_tools::{Display, Preview, Progress, ToolOutput};
 use serde_json::Value;
 
 use super::Secrets;
@@ -186,7 +186,15 @@ pub(crate) fn mask_value(secrets: &Secrets, value: &mut Value) {
     }
 }
 
-/// Masks what a result's display payload shows.
+/// Masks everything a call's result shows: the text the model gets and every text of its
+/// display payload. The one place that knows which fields can hold a secret: the result
+/// is masked with it once it has run, and again on its way out as an event.
+pub(crate) fn mask_output(secrets: &Secrets, output: &mut ToolOutput) {
+    secrets.redact_in_place(&mut output.content);
+    mask_display(secrets, &mut output.display);
+}
+
+/// Masks every text of a result's display payload (numbers and flags hold none).
 pub(crate) fn mask_display(secrets: &Secrets, display: &mut Display) {
     match display {
         Display::FileEdit { path, diff, .. } => {
@@ -197,20 +205,30 @@ pub(crate) fn mask_display(secrets: &Secrets, display: &mut Display) {
             command,
             output_tail,
             output,
+            saved_to,
             sandbox_refusal,
             ..
         } => {
             secrets.redact_in_place(command);
             secrets.redact_in_place(output_tail);
             secrets.redact_in_place(output);
-            if let Some(refusal) = sandbox_refusal {
-                secrets.redact_in_place(refusal);
+            for text in [saved_to, sandbox_refusal].into_iter().flatten() {
+                secrets.redact_in_place(text);
             }
         }
-        Display::FileRead { path, .. } | Display::Image { path, .. } => {
+        Display::FileRead { path, .. } => secrets.redact_in_place(path),
+        Display::Image {
+            path, media_type, ..
+        } => {
             secrets.redact_in_place(path);
+            secrets.redact_in_place(media_type);
         }
-        Display::WebPage { url, .. } => secrets.redact_in_place(url),
+        Display::WebPage {
+            url, content_type, ..
+        } => {
+            secrets.redact_in_place(url);
+            secrets.redact_in_place(content_type);
+        }
         Display::Text | Display::Search { .. } | Display::Listing { .. } => {}
     }
 }
@@ -223,5 +241,82 @@ pub(crate) fn mask_preview(secrets: &Secrets, preview: &mut Preview) {
             secrets.redact_in_place(diff);
         }
         Preview::Command { command, .. } => secrets.redact_in_place(command),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::secrets::SecretValues;
+
+    const SECRET: &str = "ghp_abcdefghijklmnop";
+
+    /// A result with the secret in its text and in every text field of `display`.
+    fn leaky(display: Display) -> ToolOutput {
+        ToolOutput::success(format!("token {SECRET}")).with_display(display)
+    }
+
+    /// Every payload a tool gives, each text field holding the secret: masked, none keeps it
+    /// (the result masked after its run and the event on its way out use this one function).
+    #[test]
+    fn every_text_of_every_payload_is_masked() {
+        let secrets = Secrets::gather(
+            [("GITHUB_TOKEN", SECRET)],
+            &SecretValues::default(),
+            None,
+            &[],
+        );
+        let s = || format!("/home/me/{SECRET}");
+        let payloads = [
+            Display::FileRead {
+                path: s(),
+                first_line: 1,
+                lines_shown: 1,
+                total_lines: None,
+                truncated: false,
+            },
+            Display::FileEdit {
+                path: s(),
+                diff: s(),
+                added: 1,
+                removed: 0,
+                created: true,
+            },
+            Display::Command {
+                command: s(),
+                exit_code: Some(1),
+                duration: Duration::ZERO,
+                timed_out: false,
+                output_tail: s(),
+                output_lines: 1,
+                output: s(),
+                saved_to: Some(s()),
+                sandbox_refusal: Some(format!("the sandbox refused a write to {}", s())),
+            },
+            Display::WebPage {
+                url: s(),
+                status: 200,
+                content_type: s(),
+                bytes: 1,
+                truncated: false,
+            },
+            Display::Image {
+                path: s(),
+                media_type: s(),
+                width: 1,
+                height: 1,
+                bytes: 1,
+                resized_from: None,
+            },
+        ];
+        for display in payloads {
+            let mut output = leaky(display);
+            mask_output(&secrets, &mut output);
+            let shown = format!("{output:?}");
+            assert!(!shown.contains(SECRET), "{shown}");
+            assert!(shown.contains("[REDACTED:GITHUB_TOKEN]"), "{shown}");
+        }
     }
 }

@@ -5,10 +5,12 @@ use std::time::Duration;
 
 use rein_core::agent::{AgentEvent, TurnStop};
 use rein_core::hooks::NoHooks;
-use rein_core::interaction::{Approval, ApprovalRequest, Interaction, ScriptedInteraction};
+use rein_core::interaction::{
+    AnswerScope, Approval, ApprovalRequest, Interaction, ScriptedInteraction,
+};
 use rein_core::permissions::{ModePolicy, PermissionMode};
 use rein_testkit::{MockServer, MockToolCall, Script, Turn};
-use rein_tools::async_trait;
+use rein_tools::{Preview, async_trait};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -58,9 +60,19 @@ async fn no_with_a_reason_reaches_the_model_and_the_next_request_is_valid() {
     assert_eq!(asked[0].tool, "bash");
     assert_eq!(asked[0].arguments["command"], "cargo test");
     // A plain command offers its prefix, the exact line as the narrow choice.
-    assert_eq!(asked[0].session_rule.to_string(), "bash(cargo test:*)");
+    let AnswerScope::Call {
+        session_rule,
+        line_rule,
+    } = &asked[0].scope
+    else {
+        panic!(
+            "a command's question offers session rules: {:?}",
+            asked[0].scope
+        );
+    };
+    assert_eq!(session_rule.to_string(), "bash(cargo test:*)");
     assert_eq!(
-        asked[0].line_rule.as_ref().map(ToString::to_string),
+        line_rule.as_ref().map(ToString::to_string),
         Some("bash(cargo test)".to_owned())
     );
 
@@ -360,6 +372,24 @@ async fn what_the_sandbox_refused_asks_and_yes_runs_it_once_outside() {
         asked[0].reason
     );
     assert_eq!(written, "written\n", "{result}");
+    // Once only, and shown as the command line, not as JSON.
+    assert_eq!(asked[0].scope, AnswerScope::Once);
+    match &asked[0].preview {
+        Some(Preview::Command { command, .. }) => assert!(command.starts_with("python3 -c")),
+        other => panic!("no command line shown: {other:?}"),
+    }
+
+    // "Yes for the session" from a front-end counts as one yes.
+    let (asked, written, _) = sandbox_refused_then(Approval::YesForSession).await;
+    assert_eq!((asked.len(), written.as_str()), (1, "written\n"));
+    // A no with a reason: the model gets the reason with the refused result.
+    let (_, written, result) =
+        sandbox_refused_then(Approval::NoBecause("keep it in the project".into())).await;
+    assert_eq!(written, "");
+    assert!(
+        result.contains("Their reason: keep it in the project"),
+        "{result}"
+    );
 
     let (asked, written, result) = sandbox_refused_then(Approval::No).await;
     assert_eq!(asked.len(), 1);

@@ -56,7 +56,7 @@ pub use git::PlantWatch;
 pub use policy::{
     DEFAULT_CACHES, KernelProbe, MountAccess, Network, PolicyInputs, SandboxLevel, SandboxPolicy,
 };
-pub use proxy::{HostGate, HostRefusal, NetUse};
+pub use proxy::{HostAnswer, HostGate, HostRefusal, NetUse};
 pub use refusal::{HostRefusals, host_refusals, refusal};
 pub use support::{Platform, Support, support};
 

@@ -25,8 +25,19 @@ const MAX_HEAD_BYTES: usize = 32 * 1024;
 #[async_trait]
 pub trait HostGate: Send + Sync + fmt::Debug {
     /// Whether a command may reach `host` on `port` (asked at most once per host and port
-    /// for the session: the answer is remembered).
-    async fn allow(&self, host: &str, port: u16) -> bool;
+    /// for the session: a yes or a no is remembered).
+    async fn allow(&self, host: &str, port: u16) -> HostAnswer;
+}
+
+/// What a [`HostGate`] answered about a host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostAnswer {
+    /// Let it through, for the rest of the session.
+    Allowed,
+    /// Refuse it, for the rest of the session.
+    Refused,
+    /// No answer came (the person pressed Ctrl+C): refused this time, asked again the next.
+    Unanswered,
 }
 
 /// How a connection was refused.
@@ -103,30 +114,34 @@ impl Proxy {
             })
     }
 
-    /// Whether a connection to `host:port` may go, asking the gate about unlisted hosts.
-    async fn decide(&self, host: &str, port: u16, used: &NetUse) -> bool {
+    /// Whether a connection to `host:port` may go, asking the gate about unlisted hosts;
+    /// the refusal when not.
+    async fn decide(&self, host: &str, port: u16, used: &NetUse) -> Result<(), HostRefusal> {
         if self.listed(host) {
-            return true;
+            return Ok(());
         }
-        let Some(gate) = self.gate.get() else {
-            used.record(HostRefusal::Unlisted(format!("{host}:{port}")));
-            return false;
-        };
-        // One question at a time, and each host once.
-        let mut answers = self.answers.lock().await;
-        let key = format!("{}:{port}", normalise(host));
-        let allowed = match answers.get(&key) {
-            Some(&answer) => answer,
-            None => {
-                let answer = gate.allow(host, port).await;
-                answers.insert(key, answer);
-                answer
+        let refusal = match self.gate.get() {
+            None => HostRefusal::Unlisted(format!("{host}:{port}")),
+            Some(gate) => {
+                // One question at a time, and each host once.
+                let mut answers = self.answers.lock().await;
+                let key = format!("{}:{port}", normalise(host));
+                let allowed = match answers.get(&key) {
+                    Some(&answer) => answer,
+                    None => match gate.allow(host, port).await {
+                        HostAnswer::Allowed => *answers.entry(key).or_insert(true),
+                        HostAnswer::Refused => *answers.entry(key).or_insert(false),
+                        HostAnswer::Unanswered => false,
+                    },
+                };
+                if allowed {
+                    return Ok(());
+                }
+                HostRefusal::Refused(format!("{host}:{port}"))
             }
         };
-        if !allowed {
-            used.record(HostRefusal::Refused(format!("{host}:{port}")));
-        }
-        allowed
+        used.record(refusal.clone());
+        Err(refusal)
     }
 
     /// Serves `listener` (in the command's namespace) until the process `pid` ends.
@@ -167,10 +182,16 @@ impl Proxy {
             let _ = respond(&mut client, 400, "rein's proxy could not read this request").await;
             return;
         };
-        if !self.decide(&request.host, request.port, used).await {
+        if let Err(refusal) = self.decide(&request.host, request.port, used).await {
+            // The command's own error says who refused, and why.
+            let why = match refusal {
+                HostRefusal::Unlisted(_) => "it is not in [sandbox] allow_domains",
+                HostRefusal::Refused(_) => {
+                    "the person refused it when rein asked (it is not in [sandbox] allow_domains)"
+                }
+            };
             let text = format!(
-                "rein's sandbox proxy refused the connection to {}: it is not in [sandbox] \
-                 allow_domains",
+                "rein's sandbox proxy refused the connection to {}: {why}",
                 request.host
             );
             let _ = respond(&mut client, 403, &text).await;
@@ -343,6 +364,42 @@ async fn respond(client: &mut TcpStream, status: u16, text: &str) -> std::io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Answers from a list, counting the questions.
+    #[derive(Debug)]
+    struct Answers(Mutex<Vec<HostAnswer>>);
+
+    #[async_trait]
+    impl HostGate for Answers {
+        async fn allow(&self, _host: &str, _port: u16) -> HostAnswer {
+            self.0.lock().remove(0)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_yes_or_a_no_holds_for_the_session_and_no_answer_asks_again() {
+        let proxy = Proxy::new(&[]);
+        let gate = Arc::new(Answers(Mutex::new(vec![
+            HostAnswer::Refused,
+            HostAnswer::Unanswered,
+            HostAnswer::Allowed,
+        ])));
+        proxy.set_gate(gate.clone());
+        let used = NetUse::default();
+        let refused = Err(HostRefusal::Refused("a.example:443".into()));
+        assert_eq!(proxy.decide("a.example", 443, &used).await, refused);
+        // Not asked again: the no holds (the same host however written).
+        assert_eq!(
+            proxy.decide("A.example.", 443, &used).await,
+            Err(HostRefusal::Refused("A.example.:443".into()))
+        );
+        // Ctrl+C: refused now, asked again next time, and then allowed for good.
+        let other = Err(HostRefusal::Refused("b.example:443".into()));
+        assert_eq!(proxy.decide("b.example", 443, &used).await, other);
+        assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));
+        assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));
+        assert!(gate.0.lock().is_empty(), "asked three times in all");
+    }
 
     #[test]
     fn listed_hosts_match_by_name_and_wildcards_cover_subdomains() {

@@ -1,0 +1,77 @@
+//! In `auto`, a command the sandbox refused asks whether to run it again outside, once: the
+//! question shows the command line as the person would read it and offers yes (once) or
+//! no, nothing for the session, since leaving the sandbox is decided command by command.
+
+use rein_testkit::{MockServer, MockToolCall, Script, Turn};
+use serde_json::json;
+
+use crate::pty::Pty;
+use crate::support::{Env, require_python3, sandbox_enforced};
+
+#[test]
+fn leaving_the_sandbox_is_asked_with_the_command_line_and_only_once() {
+    let test = "leaving_the_sandbox_is_asked_with_the_command_line_and_only_once";
+    require_python3();
+    let env = Env::new();
+    if !sandbox_enforced(&env, test) {
+        return;
+    }
+    // Outside the workspace, written by a program the parser cannot see into: only the
+    // sandbox stops it.
+    let target = env.home.join("note.txt");
+    let command = format!(
+        "python3 -c \"open('{}', 'a').write('written\\n')\"",
+        target.display()
+    );
+    let call = |id: &str| {
+        Turn::new().tool_call(MockToolCall::new(
+            id,
+            "bash",
+            json!({ "command": command }).to_string(),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(call("b1"))
+            .reply(call("b2"))
+            .reply(Turn::text("Both tried.")),
+    );
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send("write the note\r");
+    pty.wait_for("bash needs your approval");
+    pty.wait_for("y yes, once · n no · r no, say why");
+    let asked = pty.transcript();
+    let question = &asked[asked.find("bash needs your approval").unwrap()..];
+    // The command line, as typed, not its arguments as JSON.
+    assert!(question.contains(&command), "{question}");
+    assert!(!question.contains("\"command\""), "{question}");
+    assert!(!question.contains("for the session"), "{question}");
+    assert!(
+        !question.contains("for the rest of the session"),
+        "{question}"
+    );
+    // "a" (yes for the session) is not offered, so it does not answer; "n" does.
+    pty.send("a");
+    pty.send("n");
+    // The same command again is asked again: nothing was remembered.
+    pty.wait_for_count("bash needs your approval", 2);
+    assert!(!target.exists(), "a key not offered ran it outside");
+    pty.wait_for_count("y yes, once", 2);
+    pty.send("y");
+    pty.wait_for("✓ yes, once");
+    pty.wait_for("Both tried.");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "written\n");
+    assert!(
+        !pty.transcript().contains("for the rest of the session"),
+        "{}",
+        pty.transcript()
+    );
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}

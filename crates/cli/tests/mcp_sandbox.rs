@@ -1,0 +1,94 @@
+//! A sandboxed stdio MCP server runs in the sandbox the agent's commands run in: one
+//! private `TMPDIR` for both while rein runs, none left once it has exited.
+
+use std::path::{Path, PathBuf};
+
+use rein_testkit::{MockServer, MockToolCall, Script, Turn};
+use serde_json::json;
+
+use crate::pty::Pty;
+use crate::support::{Env, sandbox_enforced};
+
+/// The sandboxes' private directories in `root` (rein names them `rein-PID-XXXXXXXX`).
+fn private_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.is_dir()
+                && path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_prefix("rein-"))
+                    .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+#[test]
+fn a_sandboxed_mcp_server_shares_the_commands_private_tmpdir_and_none_is_left() {
+    let test = "a_sandboxed_mcp_server_shares_the_commands_private_tmpdir_and_none_is_left";
+    let env = Env::new();
+    if !sandbox_enforced(&env, test) {
+        return;
+    }
+    crate::mcp::configure(
+        &env,
+        "[mcp_servers.fake]\ncommand = \"FAKE\"\nsandbox = true\n",
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "b1",
+                "bash",
+                json!({ "command": "echo \"command TMPDIR=$TMPDIR\"" }).to_string(),
+            )))
+            .reply(Turn::text("Both read.")),
+    );
+    // Every temporary directory rein makes goes under the TMPDIR it was given.
+    let root = env.home.parent().unwrap().to_path_buf();
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send("what is in @fake:fake://env/TMPDIR\r");
+    pty.wait_for("Both read.");
+    let requests = server.requests();
+    let sent = requests[0].body.to_string();
+    let server_tmp = sent
+        .split("TMPDIR=")
+        .nth(1)
+        .and_then(|rest| rest.split(['\\', '"', '\n']).next())
+        .unwrap_or_else(|| panic!("the server's TMPDIR was not attached: {sent}"))
+        .to_owned();
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "b1")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let command_tmp = result
+        .split("command TMPDIR=")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_else(|| panic!("the command printed no TMPDIR: {result}"))
+        .to_owned();
+    let made = private_dirs(&root);
+    assert_eq!(made.len(), 1, "one private directory, not {made:?}");
+    assert_eq!(PathBuf::from(&server_tmp), made[0], "the server's TMPDIR");
+    assert_eq!(PathBuf::from(&command_tmp), made[0], "the command's TMPDIR");
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+    assert_eq!(
+        private_dirs(&root),
+        Vec::<PathBuf>::new(),
+        "left after exit"
+    );
+}
