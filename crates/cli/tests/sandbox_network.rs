@@ -400,3 +400,100 @@ fn tool_result(body: &serde_json::Value, id: &str) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+/// The secret of the tests below, in the workspace's `.env`, and the host made of it.
+const SECRET: &str = "dt5up3rs3cr3tv4lue";
+
+/// A workspace whose `.env` holds `SECRET`, with the proxy on, and the model's call to a
+/// host made of the secret (on the listener's port).
+fn secret_host(listener: &Listener) -> (Env, MockServer) {
+    let env = env_with("[sandbox]\nnetwork = \"proxy\"\n");
+    env.write(".env", &format!("DEPLOY_TOKEN={SECRET}\n"));
+    let command = format!(
+        "curl -sS --max-time 10 http://{SECRET}.localhost:{}/x",
+        listener.port
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "s1",
+                "bash",
+                json!({ "command": command }).to_string(),
+            )))
+            .reply(Turn::text("Asked.")),
+    );
+    (env, server)
+}
+
+/// A host whose name holds a secret is asked about masked: the question, its answer line
+/// and everything else on the terminal show `[REDACTED:DEPLOY_TOKEN]`, never the value.
+#[test]
+fn a_host_made_of_a_secret_is_asked_about_masked_in_the_repl() {
+    use crate::pty::Pty;
+    if !ready("a_host_made_of_a_secret_is_asked_about_masked_in_the_repl") {
+        return;
+    }
+    let listener = Listener::start();
+    let (env, server) = secret_host(&listener);
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send("reach it\r");
+    pty.wait_for("network needs your approval");
+    pty.wait_for("n no for the session");
+    pty.send("n");
+    pty.wait_for(&format!(
+        "✗ no: [REDACTED:DEPLOY_TOKEN].localhost (port {}) is refused",
+        listener.port
+    ));
+    pty.wait_for("Asked.");
+    let shown = pty.transcript();
+    assert!(
+        shown.contains("\"host\": \"[REDACTED:DEPLOY_TOKEN].localhost\""),
+        "{shown}"
+    );
+    assert!(!shown.contains(SECRET), "the secret was shown: {shown}");
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+/// The same question put as a `permission_request` on stdout (`--permission-prompt stdin`)
+/// is masked too, as is every other line of the JSON stream.
+#[test]
+fn a_host_made_of_a_secret_is_asked_about_masked_over_stdin() {
+    use crate::stream_input::Conversation;
+    if !ready("a_host_made_of_a_secret_is_asked_about_masked_over_stdin") {
+        return;
+    }
+    let listener = Listener::start();
+    let (env, server) = secret_host(&listener);
+    let mut talk = Conversation::start(
+        &env,
+        &server,
+        &["--permission-prompt", "stdin", "--permission-mode", "auto"],
+    );
+    talk.say("reach it");
+    let asked = talk.next("permission_request");
+    assert_eq!(asked["tool"], "network", "{asked}");
+    assert_eq!(
+        asked["arguments"]["host"], "[REDACTED:DEPLOY_TOKEN].localhost",
+        "{asked}"
+    );
+    talk.send(
+        &json!({"type": "permission_response", "id": asked["id"], "decision": "deny"}).to_string(),
+    );
+    assert_eq!(talk.next("result")["result"], "Asked.");
+    let seen = talk.seen.clone();
+    let (out, rest) = talk.finish();
+    assert!(out.status.success());
+    for line in seen.iter().chain(&rest) {
+        assert!(
+            !line.to_string().contains(SECRET),
+            "the secret was shown: {line}"
+        );
+    }
+}
