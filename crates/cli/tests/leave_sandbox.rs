@@ -114,10 +114,7 @@ fn a_foreseen_write_outside_is_allowed_once_never_for_the_session() {
     pty.wait_for("y yes, once · n no · r no, say why");
     let asked = pty.transcript();
     let question = &asked[asked.find("bash needs your approval").unwrap()..];
-    assert!(
-        question.contains("so if you allow it"),
-        "{question}"
-    );
+    assert!(question.contains("so if you allow it"), "{question}");
     assert!(!question.contains("for the session"), "{question}");
     assert!(!question.contains("a: allow"), "{question}");
     // "a" is not offered, so it does not answer; "y" does, for this call only.
