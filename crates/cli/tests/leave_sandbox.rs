@@ -72,6 +72,12 @@ fn leaving_the_sandbox_is_asked_with_the_command_line_and_only_once() {
         "{}",
         pty.transcript()
     );
+    // After the plain no, the model was told the person declined, so it does not ask again.
+    let told = server.requests()[1].body_text();
+    assert!(
+        told.contains("they declined to run it again outside the sandbox: do not ask them again"),
+        "{told}"
+    );
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
