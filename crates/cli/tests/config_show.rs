@@ -94,6 +94,37 @@ fn a_trusted_projects_loosening_keys_are_marked_ignored_beside_the_value_in_effe
 }
 
 #[test]
+fn a_switch_a_project_cannot_turn_back_shows_the_value_in_effect_and_its_file() {
+    let env = Env::new();
+    std::fs::create_dir_all(&env.rein_home).unwrap();
+    let user = env.rein_home.join("config.toml");
+    std::fs::write(&user, "[sandbox]\nlandlock = false\nhooks = true\n").unwrap();
+    let project = env.write(
+        ".rein/config.toml",
+        "[sandbox]\nlandlock = true\nhooks = false\nmcp = true\n",
+    );
+    env.trust();
+    let out = run(env.rein().args(["config", "--show"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (user, project) = (user.display(), project.display());
+    // The person turned Landlock off and hooks into the sandbox: a project leaves both so.
+    for line in [
+        format!("  sandbox.landlock = false  ({user})\n"),
+        format!("  sandbox.hooks = true  ({user})\n"),
+        format!("  sandbox.mcp = true  ({project})\n"),
+    ] {
+        assert!(text.contains(&line), "{line:?} missing from:\n{text}");
+    }
+    let explained = run(env.rein().args(["sandbox", "--explain"]));
+    assert!(
+        stdout(&explained).contains("landlock = false"),
+        "{}",
+        stdout(&explained)
+    );
+}
+
+#[test]
 fn an_untrusted_projects_withheld_keys_are_marked_ignored_beside_the_value_in_effect() {
     let env = Env::new();
     std::fs::create_dir_all(&env.rein_home).unwrap();

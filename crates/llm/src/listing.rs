@@ -18,8 +18,10 @@ const LISTING_TIMEOUT: Duration = Duration::from_secs(3);
 const LISTING_BODY_MAX_BYTES: usize = 16 * 1024 * 1024;
 /// How many close names a warning offers.
 const CLOSEST_NAMES: usize = 3;
-/// How long one answer of the list serves: the questions asked together at a turn's start
-/// (the model check, the window probe) share it; a later `/model` asks again.
+/// How long one answer of the list serves (no answer in time counts as one): the questions
+/// asked together at the first turn's start, the model check and the window probe, share
+/// it; one asked later (a window asked again) gets a fresh answer, and `/model` builds a new
+/// provider, which has none yet.
 const LIST_REUSE: Duration = Duration::from_secs(10);
 
 /// The server's model list, asked once for the questions that come together.

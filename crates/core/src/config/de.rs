@@ -140,7 +140,8 @@ pub(super) fn some_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String
 /// `true` or `false`, for a `bool` or an `Option<bool>`.
 pub(super) fn switch<'de, D: Deserializer<'de>, O: From<bool>>(d: D) -> Result<O, D::Error> {
     with(d, |v| {
-        (v.as_bool().map(O::from)).ok_or_else(|| ": expected true or false".to_owned())
+        (v.as_bool().map(O::from))
+            .ok_or_else(|| format!(": expected true or false, found {} {v}", v.type_str()))
     })
 }
 
@@ -184,6 +185,8 @@ mod tests {
         name: Option<String>,
         #[serde(default, deserialize_with = "strings")]
         items: Vec<String>,
+        #[serde(default, deserialize_with = "switch")]
+        on: bool,
     }
 
     fn read(text: &str) -> Result<Example, String> {
@@ -192,20 +195,24 @@ mod tests {
 
     #[test]
     fn mistakes_name_the_key_and_aliases_are_known() {
-        let read_ok = read("old_name = \"a\"\nitems = [\"b\"]").unwrap();
+        let read_ok = read("old_name = \"a\"\nitems = [\"b\"]\non = true").unwrap();
         assert_eq!(
-            (read_ok.name.as_deref(), &read_ok.items[..]),
-            (Some("a"), &["b".to_owned()][..])
+            (read_ok.name.as_deref(), &read_ok.items[..], read_ok.on),
+            (Some("a"), &["b".to_owned()][..], true)
         );
         assert_eq!(
             read("nmae = \"a\"").unwrap_err(),
-            "unknown key \"nmae\" in [t]; known keys: name, old_name, items; did you mean \
+            "unknown key \"nmae\" in [t]; known keys: name, old_name, items, on; did you mean \
              \"name\"?"
         );
         assert_eq!(read("name = 1").unwrap_err(), "t.name: expected a string");
         assert_eq!(
             read("items = [1]").unwrap_err(),
             "t.items: expected strings, found integer"
+        );
+        assert_eq!(
+            read("on = \"yes\"").unwrap_err(),
+            "t.on: expected true or false, found string \"yes\""
         );
     }
 

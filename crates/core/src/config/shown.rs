@@ -3,7 +3,8 @@
 //!
 //! A key's value is the last file's that applies, except where the layers add up (lists of
 //! paths, hosts, rules and variables: every file's that applies) or where a project may only
-//! tighten (`network`, `hooks`, `mcp`: the value the stacked settings hold).
+//! tighten (`network`, `hooks`, `mcp`, `landlock`: the value the stacked settings hold, from
+//! the file that set it).
 
 use toml::Value;
 
@@ -69,7 +70,16 @@ impl Config {
             if key.value.is_some()
                 && let Some(stacked) = self.stacked_value(&key.key)
             {
-                key.value = Some(stacked.to_string());
+                let stacked = stacked.to_string();
+                // Held by an earlier file than the last that set it: that file is the source.
+                let held_below = !ADDING_UP.contains(&key.key.as_str())
+                    && key.value.as_deref() != Some(stacked.as_str());
+                let holder = (self.table_values.iter().rev())
+                    .find(|set| set.key == key.key && set.value == stacked);
+                if held_below && let Some(set) = holder {
+                    key.sources = vec![set.source.clone()];
+                }
+                key.value = Some(stacked);
             }
             key.sources.dedup();
         }
@@ -91,6 +101,7 @@ impl Config {
             "secrets.pass_env" => list(&self.pass_env),
             "sandbox.hooks" => Value::Boolean(sandbox.hooks),
             "sandbox.mcp" => Value::Boolean(sandbox.mcp),
+            "sandbox.landlock" => Value::Boolean(!sandbox.assume_no_landlock),
             "sandbox.network" => {
                 let network = match (sandbox.network, sandbox.project_network) {
                     (Some(own), Some(project)) => super::sandbox::stricter(Some(own), project),

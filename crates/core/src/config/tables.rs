@@ -317,15 +317,14 @@ fn read_hooks(
     source: &Source,
 ) -> Result<(), TableError> {
     let Ok(event) = event.parse::<HookEvent>() else {
-        return Err(format!(
-            "unknown hook event \"{event}\"; the events are: {}",
-            HookEvent::VARIANTS
-                .iter()
-                .map(<&str>::from)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-        .into());
+        let events = HookEvent::VARIANTS.iter().map(<&str>::from);
+        let hint = crate::suggest::closest(event, events.clone())
+            .map(|near| format!("; did you mean \"{near}\"?"))
+            .unwrap_or_default();
+        let events = events.collect::<Vec<_>>().join(", ");
+        return Err(
+            format!("unknown hook event \"{event}\"; the events are: {events}{hint}").into(),
+        );
     };
     let at = format!("hooks.{event}");
     let entries = entries

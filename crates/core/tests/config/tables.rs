@@ -74,6 +74,10 @@ fn bad_tables_name_the_file_line_and_problem() {
         "{err}"
     );
 
+    fx.project_file("[[hooks.PreToolUs]]\ncommand = \"x\"\n");
+    let err = fx.error();
+    assert!(err.ends_with("did you mean \"PreToolUse\"?"), "{err}");
+
     fx.project_file("[[hooks.Stop]]\nmatcher = \"(\"\ncommand = \"x\"\n");
     assert!(fx.error().contains("not a valid regex"), "{}", fx.error());
 
