@@ -400,3 +400,188 @@ fn tool_result(body: &serde_json::Value, id: &str) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+/// The secret of the tests below, in the workspace's `.env`, and the host made of it.
+const SECRET: &str = "dt5up3rs3cr3tv4lue";
+
+/// A workspace whose `.env` holds `SECRET`, with the proxy on, and the model's call to a
+/// host made of the secret (on the listener's port).
+fn secret_host(listener: &Listener) -> (Env, MockServer) {
+    let env = env_with("[sandbox]\nnetwork = \"proxy\"\n");
+    env.write(".env", &format!("DEPLOY_TOKEN={SECRET}\n"));
+    let command = format!(
+        "curl -sS --max-time 10 http://{SECRET}.localhost:{}/x",
+        listener.port
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "s1",
+                "bash",
+                json!({ "command": command }).to_string(),
+            )))
+            .reply(Turn::text("Asked.")),
+    );
+    (env, server)
+}
+
+/// A host whose name holds a secret is asked about masked: the question, its answer line
+/// and everything else on the terminal show `[REDACTED:DEPLOY_TOKEN]`, never the value.
+#[test]
+fn a_host_made_of_a_secret_is_asked_about_masked_in_the_repl() {
+    use crate::pty::Pty;
+    if !ready("a_host_made_of_a_secret_is_asked_about_masked_in_the_repl") {
+        return;
+    }
+    let listener = Listener::start();
+    let (env, server) = secret_host(&listener);
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send("reach it\r");
+    pty.wait_for("network needs your approval");
+    pty.wait_for("n no for the session");
+    pty.send("n");
+    pty.wait_for(&format!(
+        "✗ no: [REDACTED:DEPLOY_TOKEN].localhost (port {}) is refused",
+        listener.port
+    ));
+    pty.wait_for("Asked.");
+    let shown = pty.transcript();
+    assert!(
+        shown.contains("\"host\": \"[REDACTED:DEPLOY_TOKEN].localhost\""),
+        "{shown}"
+    );
+    assert!(!shown.contains(SECRET), "the secret was shown: {shown}");
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+/// The same question put as a `permission_request` on stdout (`--permission-prompt stdin`)
+/// is masked too, as is every other line of the JSON stream.
+#[test]
+fn a_host_made_of_a_secret_is_asked_about_masked_over_stdin() {
+    use crate::stream_input::Conversation;
+    if !ready("a_host_made_of_a_secret_is_asked_about_masked_over_stdin") {
+        return;
+    }
+    let listener = Listener::start();
+    let (env, server) = secret_host(&listener);
+    let mut talk = Conversation::start(
+        &env,
+        &server,
+        &["--permission-prompt", "stdin", "--permission-mode", "auto"],
+    );
+    talk.say("reach it");
+    let asked = talk.next("permission_request");
+    assert_eq!(asked["tool"], "network", "{asked}");
+    assert_eq!(
+        asked["arguments"]["host"], "[REDACTED:DEPLOY_TOKEN].localhost",
+        "{asked}"
+    );
+    talk.send(
+        &json!({"type": "permission_response", "id": asked["id"], "decision": "deny"}).to_string(),
+    );
+    assert_eq!(talk.next("result")["result"], "Asked.");
+    let seen = talk.seen.clone();
+    let (out, rest) = talk.finish();
+    assert!(out.status.success());
+    for line in seen.iter().chain(&rest) {
+        assert!(
+            !line.to_string().contains(SECRET),
+            "the secret was shown: {line}"
+        );
+    }
+}
+
+/// Two questions raised together: a background command's host question comes while "run
+/// it outside the sandbox?" waits for its key. Both are shown, one after the other, each
+/// answered by its own key, and the turn goes on.
+#[test]
+fn a_host_question_raised_while_another_waits_is_asked_after_it() {
+    use crate::pty::Pty;
+    if !ready("a_host_question_raised_while_another_waits_is_asked_after_it") {
+        return;
+    }
+    let listener = Listener::start();
+    let env = env_with("[sandbox]\nnetwork = \"proxy\"\n");
+    let outside = env.home.join("o.txt");
+    let call = |id: &str, arguments: serde_json::Value| {
+        Turn::new().tool_call(MockToolCall::new(id, "bash", arguments.to_string()))
+    };
+    // The background command reaches the host once the test says so (file `go`), while the
+    // first question is open; the last call keeps the turn going until the test is done.
+    let background = format!(
+        "until [ -e go ]; do sleep 0.05; done; \
+         curl -sS --max-time 10 --trace-ascii trace.txt http://localhost:{}/bg",
+        listener.port
+    );
+    let write = format!(
+        "python3 -c \"open('{}', 'w').write('x')\"",
+        outside.display()
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(call(
+                "bg",
+                json!({ "command": background, "run_in_background": true }),
+            ))
+            .reply(call("w1", json!({ "command": write })))
+            .reply(call(
+                "w2",
+                json!({ "command": "until [ -e finished ]; do sleep 0.05; done" }),
+            ))
+            .reply(Turn::text("Done.")),
+    );
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send("go\r");
+    pty.wait_for("y yes, once · n no · r no, say why");
+    env.write("go", "");
+    // curl has sent its request to rein's proxy, which asks about the host at once: the
+    // question is raised while the first waits.
+    wait_until("curl sent its request to the proxy", || {
+        std::fs::read_to_string(env.work.join("trace.txt"))
+            .is_ok_and(|trace| trace.contains("=> Send header"))
+    });
+    pty.send("y");
+    pty.wait_for("✓ yes, once");
+    pty.wait_for("network needs your approval");
+    pty.wait_for("n no for the session");
+    pty.send("y");
+    pty.wait_for("✓ yes, for the rest of the session");
+    env.write("finished", "");
+    pty.wait_for("Done.");
+    let shown = pty.transcript();
+    assert!(!shown.contains("interrupted"), "{shown}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "x");
+    // The host's answer was its own: the background command reached it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !String::from_utf8_lossy(&listener.received.lock().unwrap()).contains("GET /bg") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the host was not reached"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+/// Waits until `done` holds, failing with `what` after 30 s.
+fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "not seen: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

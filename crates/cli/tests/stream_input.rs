@@ -12,15 +12,16 @@ use serde_json::{Value, json};
 use crate::support::{Env, process_alive, wait_for_file, wait_output};
 
 /// A running conversation: its stdin, and its stdout lines as they come.
-struct Conversation {
+pub(crate) struct Conversation {
     child: Option<Child>,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
-    seen: Vec<Value>,
+    /// The lines read so far.
+    pub(crate) seen: Vec<Value>,
 }
 
 impl Conversation {
-    fn start(env: &Env, server: &MockServer, extra: &[&str]) -> Self {
+    pub(crate) fn start(env: &Env, server: &MockServer, extra: &[&str]) -> Self {
         let mut child = env
             .rein_openai(server)
             .args([
@@ -55,20 +56,20 @@ impl Conversation {
         }
     }
 
-    fn send(&mut self, line: &str) {
+    pub(crate) fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn say(&mut self, text: &str) {
+    pub(crate) fn say(&mut self, text: &str) {
         self.send(
             &json!({"type": "user", "message": {"role": "user", "content": text}}).to_string(),
         );
     }
 
     /// The next line of this `type` (the lines before it are kept in `seen`).
-    fn next(&mut self, kind: &str) -> Value {
+    pub(crate) fn next(&mut self, kind: &str) -> Value {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -84,7 +85,7 @@ impl Conversation {
     }
 
     /// Closes stdin and waits for rein to end; its exit status and the lines left.
-    fn finish(mut self) -> (std::process::Output, Vec<Value>) {
+    pub(crate) fn finish(mut self) -> (std::process::Output, Vec<Value>) {
         drop(self.stdin.take());
         let out = wait_output(self.child.take().unwrap(), Duration::from_secs(60));
         // Every line rein wrote: the reader ends at the end of its stdout, which may come a

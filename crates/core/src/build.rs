@@ -13,7 +13,7 @@ use crate::agent::{Agent, AgentSettings, DEFAULT_MAX_ROUNDS, Transcript};
 use crate::config::HookCommand;
 use crate::context::{ContextSettings, PinnedState, PromptAnchor};
 use crate::hooks::Hooks;
-use crate::interaction::{Interaction, Unattended};
+use crate::interaction::{Interaction, OneAtATime, Unattended};
 use crate::permissions::{PermissionMode, Policy, RuleSet};
 use crate::sandboxing::SandboxPlan;
 use crate::secrets::{SecretValues, Secrets};
@@ -271,9 +271,11 @@ impl AgentBuilder {
         self
     }
 
-    /// Who answers questions (default: no one; what would ask is refused).
+    /// Who answers questions (default: no one; what would ask is refused). Whoever asks (a
+    /// call, a sub-agent's call, the sandbox's proxy about a host) asks one question at a
+    /// time, whatever the front-end.
     pub fn interaction(mut self, interaction: Arc<dyn Interaction>) -> Self {
-        self.interaction = interaction;
+        self.interaction = OneAtATime::wrap(interaction);
         self
     }
 

@@ -3,6 +3,7 @@
 //! never blocks, and tests script the answers.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rein_tools::{Preview, async_trait};
@@ -104,6 +105,57 @@ pub trait Interaction: Send + Sync {
 
     /// Asks for an approval and waits for the answer.
     async fn approve(&self, request: ApprovalRequest) -> Approval;
+
+    /// Whether this puts its questions one at a time already ([`OneAtATime`]).
+    fn one_at_a_time(&self) -> bool {
+        false
+    }
+}
+
+/// Questions put one at a time, whoever asks: the calls of an agent, of its sub-agents, and
+/// the sandbox's proxy about a host (which asks from a background command too, at any
+/// moment). A front-end shows and answers one question at a time (the REPL has one place
+/// for it): a second waits until the first is answered. In core, so it holds for every
+/// front-end.
+pub struct OneAtATime {
+    inner: Arc<dyn Interaction>,
+    asking: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for OneAtATime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OneAtATime")
+    }
+}
+
+impl OneAtATime {
+    /// `inner`, asked one question at a time (once: an interaction already wrapped stays).
+    pub fn wrap(inner: Arc<dyn Interaction>) -> Arc<dyn Interaction> {
+        if inner.one_at_a_time() {
+            return inner;
+        }
+        Arc::new(OneAtATime {
+            inner,
+            asking: tokio::sync::Mutex::new(()),
+        })
+    }
+}
+
+#[async_trait]
+impl Interaction for OneAtATime {
+    fn attended(&self) -> bool {
+        self.inner.attended()
+    }
+
+    fn one_at_a_time(&self) -> bool {
+        true
+    }
+
+    async fn approve(&self, request: ApprovalRequest) -> Approval {
+        // Dropped with the future: a question given up while it waits (Ctrl+C) is not asked.
+        let _one = self.asking.lock().await;
+        self.inner.approve(request).await
+    }
 }
 
 /// No one to ask: every call that would need an approval is refused, at once.
@@ -149,5 +201,86 @@ impl Interaction for ScriptedInteraction {
     async fn approve(&self, request: ApprovalRequest) -> Approval {
         self.asked.lock().push(request);
         self.answers.lock().pop_front().unwrap_or(Approval::No)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::sync::oneshot;
+
+    /// Answers each question when the test says, counting the questions open at once.
+    #[derive(Default)]
+    struct Held {
+        open: AtomicUsize,
+        most: AtomicUsize,
+        answers: Mutex<VecDeque<oneshot::Receiver<Approval>>>,
+        asked: Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl Interaction for Held {
+        async fn approve(&self, request: ApprovalRequest) -> Approval {
+            let open = self.open.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(open, Ordering::SeqCst);
+            self.asked.lock().push(request.call_id);
+            let answer = self.answers.lock().pop_front();
+            let answer = match answer {
+                Some(answer) => answer.await.unwrap_or(Approval::Cancelled),
+                None => Approval::No,
+            };
+            self.open.fetch_sub(1, Ordering::SeqCst);
+            answer
+        }
+    }
+
+    fn request(id: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            call_id: id.into(),
+            tool: "bash".into(),
+            arguments: serde_json::Value::Null,
+            preview: None,
+            reason: "why".into(),
+            scope: AnswerScope::Once,
+            agent: None,
+        }
+    }
+
+    /// Two questions raised together: the second waits until the first is answered, and
+    /// each gets its own answer.
+    #[tokio::test]
+    async fn questions_raised_together_are_put_one_at_a_time() {
+        let held = Arc::new(Held::default());
+        let (first, first_answer) = oneshot::channel();
+        let (second, second_answer) = oneshot::channel();
+        held.answers.lock().extend([first_answer, second_answer]);
+        let asking = OneAtATime::wrap(held.clone());
+        assert!(Arc::ptr_eq(&OneAtATime::wrap(asking.clone()), &asking));
+        let one = tokio::spawn({
+            let asking = asking.clone();
+            async move { asking.approve(request("one")).await }
+        });
+        while held.asked.lock().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        let two = tokio::spawn({
+            let asking = asking.clone();
+            async move { asking.approve(request("two")).await }
+        });
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            *held.asked.lock(),
+            ["one"],
+            "the second was put while the first was open"
+        );
+        first.send(Approval::Yes).unwrap();
+        assert_eq!(one.await.unwrap(), Approval::Yes);
+        second.send(Approval::No).unwrap();
+        assert_eq!(two.await.unwrap(), Approval::No);
+        assert_eq!(*held.asked.lock(), ["one", "two"]);
+        assert_eq!(held.most.load(Ordering::SeqCst), 1);
     }
 }

@@ -11,6 +11,7 @@ use rein_tools::sandbox::{HostAnswer, HostGate};
 use serde_json::json;
 
 use crate::interaction::{AnswerScope, Approval, ApprovalRequest, Interaction};
+use crate::secrets::Secrets;
 
 /// The name approvals of hosts carry as their tool.
 pub(crate) const NETWORK_QUESTION: &str = "network";
@@ -18,6 +19,8 @@ pub(crate) const NETWORK_QUESTION: &str = "network";
 /// Asks the person about each unlisted host.
 pub(crate) struct AskingGate {
     pub(crate) interaction: Arc<dyn Interaction>,
+    /// What the question must not show: a host name may be made of a secret.
+    pub(crate) secrets: Arc<Secrets>,
 }
 
 impl std::fmt::Debug for AskingGate {
@@ -32,11 +35,14 @@ impl HostGate for AskingGate {
         if !self.interaction.attended() {
             return HostAnswer::Refused;
         }
+        // Every text of the question is masked, as every other question is: the terminal,
+        // the JSON stream and a permission prompt all show it.
+        let host = self.secrets.redact(host);
         let arguments = json!({ "host": host, "port": port });
         let request = ApprovalRequest {
             call_id: format!("network:{host}:{port}"),
             tool: NETWORK_QUESTION.to_owned(),
-            arguments: arguments.clone(),
+            arguments,
             preview: None,
             reason: format!(
                 "a sandboxed command wants to reach {host} (port {port}) through rein's network \
@@ -75,6 +81,7 @@ mod tests {
         ]));
         let gate = AskingGate {
             interaction: interaction.clone(),
+            secrets: Arc::default(),
         };
         assert_eq!(gate.allow("pypi.org", 443).await, HostAnswer::Allowed);
         assert_eq!(
@@ -94,8 +101,35 @@ mod tests {
             "{}",
             asked[1].reason
         );
+        // A host made of a secret is masked in every text of the question.
+        let interaction = Arc::new(ScriptedInteraction::new([Approval::No]));
+        let gate = AskingGate {
+            interaction: interaction.clone(),
+            secrets: Arc::new(Secrets::gather(
+                [("DEPLOY_TOKEN", "dt5up3rs3cr3tv4lue")],
+                &crate::secrets::SecretValues::default(),
+                None,
+                &[],
+            )),
+        };
+        assert_eq!(
+            gate.allow("dt5up3rs3cr3tv4lue.localhost", 8080).await,
+            HostAnswer::Refused
+        );
+        let asked = &interaction.asked()[0];
+        let shown = serde_json::to_string(asked).unwrap();
+        assert!(!shown.contains("dt5up3rs3cr3tv4lue"), "{shown}");
+        assert!(
+            shown.contains("[REDACTED:DEPLOY_TOKEN].localhost"),
+            "{shown}"
+        );
+        let AnswerScope::Session { after_no } = &asked.scope else {
+            panic!("{asked:?}")
+        };
+        assert!(after_no.starts_with("[REDACTED:DEPLOY_TOKEN].localhost (port 8080)"));
         let nobody = AskingGate {
             interaction: Arc::new(Unattended),
+            secrets: Arc::default(),
         };
         assert_eq!(nobody.allow("pypi.org", 443).await, HostAnswer::Refused);
     }

@@ -11,8 +11,16 @@ use crate::interaction::{AnswerScope, Approval, ApprovalRequest};
 use crate::permissions::{Decision, Rule};
 
 impl CallEnv {
-    /// Step 4: asks the person, one question at a time.
-    pub(super) async fn ask(&self, call: &ToolCall, checked: &Checked, reason: &str) -> Asked {
+    /// Step 4: asks the person, one question at a time. A call that would run outside the
+    /// sandbox if allowed (`leaves_sandbox`) is asked about once: leaving the sandbox is
+    /// decided command by command, never for the session.
+    pub(super) async fn ask(
+        &self,
+        call: &ToolCall,
+        checked: &Checked,
+        reason: &str,
+        leaves_sandbox: bool,
+    ) -> Asked {
         // A call that can only fail is not put to the person: the model gets the error now.
         if let Some(error) = checked.call.doomed(&checked.ctx(&self.ctx)).await {
             return Asked::Refused(Refusal {
@@ -58,6 +66,7 @@ impl CallEnv {
         // narrow choice; any other call its one session rule.
         let exact = Rule::for_session(&view);
         let scope = match Rule::prefix_for_session(&view) {
+            _ if leaves_sandbox => AnswerScope::Once,
             Some(prefix) if prefix != exact => AnswerScope::Call {
                 session_rule: prefix,
                 line_rule: Some(exact),

@@ -47,13 +47,8 @@ impl CallEnv {
                     }
                     Err(message) => output = ToolOutput::error(message),
                 },
-                Outside::Keep(None) => {}
-                Outside::Keep(Some(why)) => {
-                    output.content.push_str(&format!(
-                        "\n\nThe person declined to run it again outside the sandbox. Their \
-                         reason: {why}"
-                    ));
-                }
+                Outside::Keep => {}
+                Outside::Declined(why) => output.content.push_str(&declined_note(why.as_deref())),
                 Outside::Cancelled => fatal = Some(Fatal::Cancelled),
             }
         }
@@ -80,7 +75,7 @@ impl CallEnv {
                 arguments: arguments.clone(),
                 reason: format!("{refused} (no one could be asked to let it run outside)"),
             });
-            return Outside::Keep(None);
+            return Outside::Keep;
         }
         let _asking = tokio::select! {
             biased;
@@ -124,8 +119,8 @@ impl CallEnv {
         match answer {
             // One command, once, whichever yes a front-end sent.
             Approval::Yes | Approval::YesForSession | Approval::YesForLine => Outside::Rerun,
-            Approval::No => Outside::Keep(None),
-            Approval::NoBecause(why) => Outside::Keep(Some(why)),
+            Approval::No => Outside::Declined(None),
+            Approval::NoBecause(why) => Outside::Declined(Some(why)),
             Approval::Cancelled => Outside::Cancelled,
         }
     }
@@ -135,10 +130,25 @@ impl CallEnv {
 enum Outside {
     /// Yes: run it again, once, outside the sandbox.
     Rerun,
-    /// No, or no one to ask: keep the refused result (with the person's reason, if given).
-    Keep(Option<String>),
+    /// No one to ask: keep the refused result as it is.
+    Keep,
+    /// The person said no (with their reason, if given): the refused result, saying so.
+    Declined(Option<String>),
     /// Ctrl+C while asked.
     Cancelled,
+}
+
+/// What the model is told after the person said no to running the command outside: the
+/// result's offer ("they can let it run outside") has been answered, so it must not ask again.
+fn declined_note(why: Option<&str>) -> String {
+    let mut note = "\n\nrein asked the person, and they declined to run it again outside the \
+                    sandbox: do not ask them again to let it out; take another way inside the \
+                    workspace, or finish without it."
+        .to_owned();
+    if let Some(why) = why {
+        note.push_str(&format!(" Their reason: {why}"));
+    }
+    note
 }
 
 /// What the sandbox refused a command, from its display payload.

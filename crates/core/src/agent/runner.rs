@@ -375,7 +375,10 @@ impl CallEnv {
                         path.display()
                     ));
                 }
-                match self.ask(call, checked, &reason).await {
+                match self
+                    .ask(call, checked, &reason, refused_write.is_some())
+                    .await
+                {
                     Asked::Answered => return Ok(refused_write.is_some()),
                     // Covered by an answer about another call: that one's question, not this
                     // one's, said it would leave the sandbox.

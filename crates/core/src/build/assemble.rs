@@ -49,7 +49,8 @@ impl AgentBuilder {
     }
 
     pub(super) fn assemble(mut self, provider: Arc<dyn Provider>) -> Result<Agent, BuildError> {
-        let sandbox = self.checked_sandbox()?;
+        let secrets = Arc::new(std::mem::take(&mut self.secrets));
+        let sandbox = self.checked_sandbox(&secrets)?;
         let hook_sandbox = self.sandbox.settings.hooks.then(|| sandbox.clone());
         let mcp_sandbox = self.mcp_sandbox(|| sandbox.clone());
         let (mut registry, compact_requests, todos, skills_section) = self.own_tools();
@@ -58,7 +59,6 @@ impl AgentBuilder {
         let prompt = self.prompt_parts();
         let pinned = self.pinned;
         let mode_policy = ModePolicy::with_rules(self.mode, self.rules);
-        let secrets = Arc::new(self.secrets);
         let tool_config = configured_tools(self.tool_config, &secrets, sandbox, &mode_policy);
         let policy: Arc<dyn Policy> = self.policy.unwrap_or_else(|| Arc::new(mode_policy));
         // With the built-in tools: web_fetch judges redirects by the same policy.
@@ -168,7 +168,10 @@ impl AgentBuilder {
 
     /// The sandbox for this agent: refused in the auto mode where it cannot be enforced;
     /// hosts the proxy does not list are asked about when someone can answer.
-    fn checked_sandbox(&self) -> Result<rein_tools::sandbox::Sandbox, BuildError> {
+    fn checked_sandbox(
+        &self,
+        secrets: &Arc<crate::secrets::Secrets>,
+    ) -> Result<rein_tools::sandbox::Sandbox, BuildError> {
         // The servers started early have one already: the same, not a second.
         let sandbox = self.early_sandbox.clone().unwrap_or_else(|| self.sandbox());
         if self.mode == PermissionMode::Auto
@@ -179,6 +182,7 @@ impl AgentBuilder {
         if self.interaction.attended() {
             sandbox.set_host_gate(Arc::new(crate::network_gate::AskingGate {
                 interaction: Arc::clone(&self.interaction),
+                secrets: Arc::clone(secrets),
             }));
         }
         Ok(sandbox)
