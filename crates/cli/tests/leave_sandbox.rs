@@ -8,6 +8,35 @@ use serde_json::json;
 use crate::pty::Pty;
 use crate::support::{Env, require_python3, sandbox_enforced};
 
+/// rein in `auto` in a pty, its model running `command` twice and then saying `last`; the
+/// person's `prompt` is sent and the first question is on the screen.
+fn asked_twice(env: &Env, command: &str, prompt: &str, last: &str) -> (MockServer, Pty) {
+    let call = |id: &str| {
+        Turn::new().tool_call(MockToolCall::new(
+            id,
+            "bash",
+            json!({ "command": command }).to_string(),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(call("c1"))
+            .reply(call("c2"))
+            .reply(Turn::text(last)),
+    );
+    let pty = Pty::start(
+        env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send(&format!("{prompt}\r"));
+    pty.wait_for("bash needs your approval");
+    pty.wait_for("y yes, once · n no · r no, say why");
+    (server, pty)
+}
+
 #[test]
 fn leaving_the_sandbox_is_asked_with_the_command_line_and_only_once() {
     let test = "leaving_the_sandbox_is_asked_with_the_command_line_and_only_once";
@@ -23,29 +52,7 @@ fn leaving_the_sandbox_is_asked_with_the_command_line_and_only_once() {
         "python3 -c \"open('{}', 'a').write('written\\n')\"",
         target.display()
     );
-    let call = |id: &str| {
-        Turn::new().tool_call(MockToolCall::new(
-            id,
-            "bash",
-            json!({ "command": command }).to_string(),
-        ))
-    };
-    let server = MockServer::start(
-        Script::new()
-            .reply(call("b1"))
-            .reply(call("b2"))
-            .reply(Turn::text("Both tried.")),
-    );
-    let mut pty = Pty::start(
-        &env,
-        &server.openai_base_url(),
-        &["--permission-mode", "auto"],
-        200,
-    );
-    pty.wait_ready();
-    pty.send("write the note\r");
-    pty.wait_for("bash needs your approval");
-    pty.wait_for("y yes, once · n no · r no, say why");
+    let (server, mut pty) = asked_twice(&env, &command, "write the note", "Both tried.");
     let asked = pty.transcript();
     let question = &asked[asked.find("bash needs your approval").unwrap()..];
     // The command line, as typed, not its arguments as JSON.
@@ -95,29 +102,7 @@ fn a_foreseen_write_outside_is_allowed_once_never_for_the_session() {
     }
     let target = env.home.join("n.txt");
     let command = format!("echo one >> {}", target.display());
-    let call = |id: &str| {
-        Turn::new().tool_call(MockToolCall::new(
-            id,
-            "bash",
-            json!({ "command": command }).to_string(),
-        ))
-    };
-    let server = MockServer::start(
-        Script::new()
-            .reply(call("w1"))
-            .reply(call("w2"))
-            .reply(Turn::text("Both written.")),
-    );
-    let mut pty = Pty::start(
-        &env,
-        &server.openai_base_url(),
-        &["--permission-mode", "auto"],
-        200,
-    );
-    pty.wait_ready();
-    pty.send("append\r");
-    pty.wait_for("bash needs your approval");
-    pty.wait_for("y yes, once · n no · r no, say why");
+    let (_server, mut pty) = asked_twice(&env, &command, "append", "Both written.");
     let asked = pty.transcript();
     let question = &asked[asked.find("bash needs your approval").unwrap()..];
     assert!(question.contains("so if you allow it"), "{question}");
