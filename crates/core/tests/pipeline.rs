@@ -111,6 +111,8 @@ impl Interaction for LoggingInteraction {
 struct Setup {
     dir: TempDir,
     log: Log,
+    /// The environment commands inherit (its secret-looking values are masked).
+    env: Vec<(String, String)>,
 }
 
 impl Setup {
@@ -118,6 +120,7 @@ impl Setup {
         Setup {
             dir: TempDir::new().unwrap(),
             log: Log::default(),
+            env: Vec::new(),
         }
     }
 
@@ -149,6 +152,7 @@ impl Setup {
             .policy(policy)
             .interaction(interaction)
             .hooks(hooks)
+            .environment(self.env.clone())
             .build()
             .unwrap()
     }

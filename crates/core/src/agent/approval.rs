@@ -1,6 +1,8 @@
 //! Step 4 of a call: asking the person (one question at a time, through the front-end's
 //! `Interaction`), and telling the front-end and the model of a refusal.
 
+use std::borrow::Cow;
+
 use rein_llm::ToolCall;
 use rein_tools::ToolOutput;
 
@@ -63,21 +65,24 @@ impl CallEnv {
             reason: reason.to_owned(),
         });
         // A plain command offers its prefix (`bash(touch:*)`), the exact line as the
-        // narrow choice; any other call its one session rule.
+        // narrow choice; any other call its one session rule. A rule that holds a secret
+        // value is not offered: the menu and `/permissions` would show it.
+        let secrets = &self.runner.secrets;
+        let shows_secret = |rule: &Rule| matches!(secrets.redact(&rule.to_string()), Cow::Owned(_));
         let exact = Rule::for_session(&view);
         let scope = match Rule::prefix_for_session(&view) {
             _ if leaves_sandbox => AnswerScope::Once,
-            Some(prefix) if prefix != exact => AnswerScope::Call {
+            Some(prefix) if prefix != exact && !shows_secret(&prefix) => AnswerScope::Call {
                 session_rule: prefix,
-                line_rule: Some(exact),
+                line_rule: Some(exact).filter(|line| !shows_secret(line)),
             },
+            _ if shows_secret(&exact) => AnswerScope::Once,
             _ => AnswerScope::Call {
                 session_rule: exact,
                 line_rule: None,
             },
         };
         // The person sees the call masked, as the terminal shows everything else.
-        let secrets = &self.runner.secrets;
         let mut arguments = json_arguments(call).clone();
         crate::secrets::mask_value(secrets, &mut arguments);
         let mut preview = checked.call.preview(&checked.ctx(&self.ctx)).await;

@@ -449,3 +449,51 @@ async fn a_write_outside_the_workspace_allowed_once_runs_outside_the_sandbox_una
         "{result}"
     );
 }
+
+/// A rule that holds a secret value is never offered for the session: the menu and
+/// `/permissions` would show it. The question shows the call masked, and a yes runs it once.
+#[tokio::test]
+async fn a_command_holding_a_secret_offers_no_rule_that_shows_it() {
+    const SECRET: &str = "dt5up3rs3cr3tv4lue";
+    let mut setup = Setup::new();
+    setup.env = vec![("DEPLOY_TOKEN".into(), SECRET.into())];
+    let command = format!("touch token-{SECRET}.txt");
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "t1",
+                "bash",
+                json!({ "command": command }).to_string(),
+            )))
+            .reply(Turn::text("made")),
+    );
+    let interaction = Arc::new(ScriptedInteraction::new([Approval::YesForSession]));
+    let mut agent = setup.agent(
+        &server,
+        Arc::new(ModePolicy::new(PermissionMode::Default)),
+        interaction.clone(),
+        Arc::new(NoHooks),
+    );
+    let (events, _seen) = collect();
+    let outcome = agent
+        .run_turn("make it", &events, CancellationToken::new())
+        .await;
+    assert_eq!(outcome.stop(), TurnStop::EndTurn);
+    let asked = interaction.asked();
+    assert_eq!(asked.len(), 1);
+    // `touch` offers its prefix; the exact line, which holds the secret, is left out.
+    let AnswerScope::Call {
+        session_rule,
+        line_rule,
+    } = &asked[0].scope
+    else {
+        panic!("the prefix holds no secret: {:?}", asked[0].scope);
+    };
+    assert_eq!(session_rule.to_string(), "bash(touch:*)");
+    assert_eq!(line_rule, &None);
+    assert!(
+        !format!("{:?}", asked[0]).contains(SECRET),
+        "{:?}",
+        asked[0]
+    );
+}
