@@ -35,11 +35,8 @@ impl HostGate for AskingGate {
         if !self.interaction.attended() {
             return HostAnswer::Refused;
         }
-        // Every text of the question is masked, as every other question is: the terminal,
-        // the JSON stream and a permission prompt all show it.
-        let host = self.secrets.redact(host);
         let arguments = json!({ "host": host, "port": port });
-        let request = ApprovalRequest {
+        let mut request = ApprovalRequest {
             call_id: format!("network:{host}:{port}"),
             tool: NETWORK_QUESTION.to_owned(),
             arguments,
@@ -58,6 +55,9 @@ impl HostGate for AskingGate {
             },
             agent: None,
         };
+        // A host name may be made of a secret: the terminal, the JSON stream and a permission
+        // prompt show the question masked, as every other.
+        crate::secrets::mask_request(&self.secrets, &mut request);
         match self.interaction.approve(request).await {
             Approval::Yes | Approval::YesForSession | Approval::YesForLine => HostAnswer::Allowed,
             Approval::No | Approval::NoBecause(_) => HostAnswer::Refused,

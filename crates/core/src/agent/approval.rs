@@ -82,22 +82,17 @@ impl CallEnv {
                 line_rule: None,
             },
         };
-        // The person sees the call masked, as the terminal shows everything else.
-        let mut arguments = json_arguments(call).clone();
-        crate::secrets::mask_value(secrets, &mut arguments);
-        let mut preview = checked.call.preview(&checked.ctx(&self.ctx)).await;
-        if let Some(preview) = &mut preview {
-            crate::secrets::mask_preview(secrets, preview);
-        }
-        let request = ApprovalRequest {
+        let mut request = ApprovalRequest {
             call_id: call.id.clone(),
             tool: call.name.clone(),
-            arguments,
-            preview,
+            arguments: json_arguments(call).clone(),
+            preview: checked.call.preview(&checked.ctx(&self.ctx)).await,
             reason: reason.to_owned(),
             scope: scope.clone(),
             agent: self.runner.agent.clone(),
         };
+        // The person sees the question masked, as the terminal shows everything else.
+        crate::secrets::mask_request(secrets, &mut request);
         let answer = tokio::select! {
             biased;
             () = self.cancel.cancelled() => Approval::Cancelled,

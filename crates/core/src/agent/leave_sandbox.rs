@@ -65,9 +65,6 @@ impl CallEnv {
         preview: Option<Preview>,
     ) -> Outside {
         let arguments = json_arguments(call);
-        // The refusal comes from the command's error lines, which may name a secret (a path
-        // made of one): masked as the result will be.
-        let refused = self.runner.secrets.redact(refused);
         if !self.runner.interaction.attended() {
             self.events.emit(AgentEvent::PermissionDenied {
                 id: call.id.clone(),
@@ -93,24 +90,19 @@ impl CallEnv {
             name: call.name.clone(),
             reason: reason.clone(),
         });
-        // The person sees the call masked, as in every other question.
-        let secrets = &self.runner.secrets;
-        let mut masked = arguments.clone();
-        crate::secrets::mask_value(secrets, &mut masked);
-        let mut preview = preview;
-        if let Some(preview) = &mut preview {
-            crate::secrets::mask_preview(secrets, preview);
-        }
-        let request = ApprovalRequest {
+        let mut request = ApprovalRequest {
             call_id: call.id.clone(),
             tool: call.name.clone(),
-            arguments: masked,
+            arguments: arguments.clone(),
             preview,
             reason,
             // Leaving the sandbox is never remembered: only yes, once, or no.
             scope: AnswerScope::Once,
             agent: self.runner.agent.clone(),
         };
+        // The refusal comes from the command's error lines, which may name a secret (a path
+        // made of one): the person sees the question masked, as every other.
+        crate::secrets::mask_request(&self.runner.secrets, &mut request);
         let answer = tokio::select! {
             biased;
             () = self.cancel.cancelled() => Approval::Cancelled,

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::Secrets;
 use super::stream::TextMasker;
 use crate::agent::{AgentEvent, EventSink, Events};
+use crate::interaction::{AnswerScope, ApprovalRequest};
 
 /// Masks the events of one turn before they reach `inner`.
 #[derive(Debug)]
@@ -233,6 +234,22 @@ pub(crate) fn mask_display(secrets: &Secrets, display: &mut Display) {
     }
 }
 
+/// Masks every text of a question before a front-end shows it: the call's arguments, its
+/// preview, why rein asks and what a no means. The rules it offers stay as they are (they
+/// are what a yes grants): a rule that holds a secret is not offered at all.
+pub(crate) fn mask_request(secrets: &Secrets, request: &mut ApprovalRequest) {
+    secrets.redact_in_place(&mut request.call_id);
+    mask_value(secrets, &mut request.arguments);
+    if let Some(preview) = &mut request.preview {
+        mask_preview(secrets, preview);
+    }
+    secrets.redact_in_place(&mut request.reason);
+    match &mut request.scope {
+        AnswerScope::Session { after_no } => secrets.redact_in_place(after_no),
+        AnswerScope::Call { .. } | AnswerScope::Once => {}
+    }
+}
+
 /// Masks what the person is shown before approving a call.
 pub(crate) fn mask_preview(secrets: &Secrets, preview: &mut Preview) {
     match preview {
@@ -240,7 +257,10 @@ pub(crate) fn mask_preview(secrets: &Secrets, preview: &mut Preview) {
             secrets.redact_in_place(path);
             secrets.redact_in_place(diff);
         }
-        Preview::Command { command, .. } => secrets.redact_in_place(command),
+        Preview::Command { command, cwd } => {
+            secrets.redact_in_place(command);
+            secrets.redact_in_place(cwd);
+        }
     }
 }
 
@@ -256,6 +276,38 @@ mod tests {
     /// A result with the secret in its text and in every text field of `display`.
     fn leaky(display: Display) -> ToolOutput {
         ToolOutput::success(format!("token {SECRET}")).with_display(display)
+    }
+
+    /// Every text of a question holding the secret is masked; none keeps it.
+    #[test]
+    fn every_text_of_a_question_is_masked() {
+        let secrets = Secrets::gather(
+            [("GITHUB_TOKEN", SECRET)],
+            &SecretValues::default(),
+            None,
+            &[],
+        );
+        let s = || format!("{SECRET}.example");
+        let mut request = ApprovalRequest {
+            call_id: s(),
+            tool: "network".into(),
+            arguments: serde_json::json!({ "host": s(), "port": 443 }),
+            preview: Some(Preview::Command {
+                command: s(),
+                cwd: s(),
+            }),
+            reason: s(),
+            scope: AnswerScope::Session { after_no: s() },
+            agent: None,
+        };
+        mask_request(&secrets, &mut request);
+        let shown = format!("{request:?}");
+        assert!(!shown.contains(SECRET), "{shown}");
+        assert_eq!(
+            shown.matches("[REDACTED:GITHUB_TOKEN]").count(),
+            6,
+            "{shown}"
+        );
     }
 
     /// Every payload a tool gives, each text field holding the secret: masked, none keeps it

@@ -26,7 +26,7 @@ mod messages;
 mod stream;
 
 pub use events::EventMasker;
-pub(crate) use events::{mask_output, mask_preview, mask_value};
+pub(crate) use events::{mask_output, mask_request};
 pub(crate) use messages::{Reasoning, masked_message};
 pub(crate) use stream::SecretsMask;
 pub use stream::{ByteMasker, TextMasker};
