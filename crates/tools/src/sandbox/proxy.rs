@@ -128,11 +128,14 @@ impl Proxy {
                 let key = format!("{}:{port}", normalise(host));
                 let allowed = match answers.get(&key) {
                     Some(&answer) => answer,
-                    None => match gate.allow(host, port).await {
-                        HostAnswer::Allowed => *answers.entry(key).or_insert(true),
-                        HostAnswer::Refused => *answers.entry(key).or_insert(false),
-                        HostAnswer::Unanswered => false,
-                    },
+                    None => {
+                        let answer = gate.allow(host, port).await;
+                        // No answer (Ctrl+C) is not remembered: the next connection asks again.
+                        if answer != HostAnswer::Unanswered {
+                            answers.insert(key, answer == HostAnswer::Allowed);
+                        }
+                        answer == HostAnswer::Allowed
+                    }
                 };
                 if allowed {
                     return Ok(());
