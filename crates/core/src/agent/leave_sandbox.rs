@@ -35,8 +35,11 @@ impl CallEnv {
             // shell): the question shows the command line that run would run.
             let again = self.check(call);
             let preview = match &again {
-                Ok(again) => again.call.preview(&again.ctx(&self.ctx)).await,
-                Err(_) => None,
+                Ok(again) if self.runner.interaction.attended() => {
+                    again.call.preview(&again.ctx(&self.ctx)).await
+                }
+                // No one to show it to, or no second run to show.
+                Ok(_) | Err(_) => None,
             };
             match self.ask_outside_sandbox(call, &refused, preview).await {
                 Outside::Rerun => match again {
