@@ -29,12 +29,12 @@ impl ToolSpec {
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
-        parameters: serde_json::Value,
+        parameters: impl Into<Arc<serde_json::Value>>,
     ) -> Self {
         Self {
             name: name.into(),
             description: description.into(),
-            parameters: Arc::new(parameters),
+            parameters: parameters.into(),
         }
     }
 }

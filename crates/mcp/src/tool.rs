@@ -15,7 +15,7 @@ use crate::server::{CallFailure, Server};
 pub(crate) struct McpTool {
     name: String,
     description: String,
-    parameters: Value,
+    parameters: Arc<Value>,
     kind: ToolKind,
     /// Its name on the server.
     remote: String,
@@ -45,7 +45,7 @@ impl McpTool {
         McpTool {
             name,
             description,
-            parameters: crate::schema::clean_schema(&tool.input_schema),
+            parameters: Arc::new(crate::schema::clean_schema(&tool.input_schema)),
             kind: if read_only {
                 ToolKind::ReadOnly
             } else {
@@ -66,8 +66,8 @@ impl DynTool for McpTool {
         &self.description
     }
 
-    fn parameters(&self) -> Value {
-        self.parameters.clone()
+    fn parameters(&self) -> Arc<Value> {
+        Arc::clone(&self.parameters)
     }
 
     fn kind(&self) -> ToolKind {

@@ -14,8 +14,8 @@ pub struct ToolInfo {
     pub name: String,
     /// What the tool does.
     pub description: String,
-    /// JSON Schema of the parameters object.
-    pub parameters: serde_json::Value,
+    /// JSON Schema of the parameters object, shared with every agent that offers the tool.
+    pub parameters: Arc<serde_json::Value>,
     /// What kind of effect the tool has.
     pub kind: ToolKind,
 }

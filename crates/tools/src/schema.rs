@@ -2,12 +2,39 @@
 //! `{"type":"object","properties":{...},"required":[...]}`, with no `$schema`, titles,
 //! `$defs`/`$ref`, number formats or `null` alternatives for optional parameters.
 
+use std::any::TypeId;
+use std::sync::{Arc, Mutex};
+
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
 
-/// The cleaned schema of `A`, the parameters object of a tool.
-pub fn parameters_schema<A: JsonSchema>() -> Value {
+/// The cleaned schema of `A`, the parameters object of a tool: derived once per process
+/// (some 40,000 instructions each), however many agents, sub-agents and rebuilds ask.
+pub fn parameters_schema<A: JsonSchema + 'static>() -> Arc<Value> {
+    static DERIVED: Mutex<Vec<(TypeId, Arc<Value>)>> = Mutex::new(Vec::new());
+    let key = TypeId::of::<A>();
+    let known = |derived: &[(TypeId, Arc<Value>)]| {
+        derived
+            .iter()
+            .find(|(id, _)| *id == key)
+            .map(|(_, schema)| Arc::clone(schema))
+    };
+    if let Some(schema) = known(&DERIVED.lock().unwrap_or_else(|e| e.into_inner())) {
+        return schema;
+    }
+    let schema = Arc::new(derive::<A>());
+    let mut derived = DERIVED.lock().unwrap_or_else(|e| e.into_inner());
+    match known(&derived) {
+        Some(first) => first,
+        None => {
+            derived.push((key, Arc::clone(&schema)));
+            schema
+        }
+    }
+}
+
+fn derive<A: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2020_12()
         .with(|settings| {
             settings.inline_subschemas = true;
@@ -148,7 +175,7 @@ mod tests {
 
     #[test]
     fn schema_is_plain_and_inlined() {
-        let schema = parameters_schema::<Args>();
+        let schema = Value::clone(&parameters_schema::<Args>());
         assert_eq!(
             schema,
             json!({

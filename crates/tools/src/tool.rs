@@ -151,7 +151,7 @@ impl ToolError {
 pub trait Tool: Send + Sync + 'static {
     /// The arguments, deserialised from the model's JSON; their schema is what the model sees.
     /// Mark the struct `#[serde(deny_unknown_fields)]` so invented parameters are refused.
-    type Args: DeserializeOwned + JsonSchema + Send + Sync;
+    type Args: DeserializeOwned + JsonSchema + Send + Sync + 'static;
     /// The name the model calls the tool by.
     fn name(&self) -> &'static str;
     /// What the tool does, for the model (built once per agent, so it may list what the
@@ -184,7 +184,7 @@ pub trait DynTool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON Schema of the parameters object. Built on each call: [`crate::ToolRegistry`]
     /// builds it once per tool and keeps it.
-    fn parameters(&self) -> serde_json::Value;
+    fn parameters(&self) -> std::sync::Arc<serde_json::Value>;
     /// What kind of effect the tool has.
     fn kind(&self) -> ToolKind;
     /// Whether what it does stays inside rein's OS sandbox when one is enforced: rein's own
@@ -219,7 +219,7 @@ impl<T: Tool> DynTool for T {
         Tool::description(self)
     }
 
-    fn parameters(&self) -> serde_json::Value {
+    fn parameters(&self) -> std::sync::Arc<serde_json::Value> {
         crate::schema::parameters_schema::<T::Args>()
     }
 

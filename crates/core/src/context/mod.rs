@@ -37,7 +37,7 @@ mod record;
 mod report;
 mod summarize;
 mod summary;
-mod tool;
+pub(crate) mod tool;
 mod window;
 
 use serde::Serialize;

