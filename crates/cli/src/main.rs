@@ -26,8 +26,6 @@ use clap::Parser;
 use crate::exit::Exit;
 
 fn main() -> ExitCode {
-    // Beside the command line's parsing and the configuration's reading.
-    rein_core::face::derive_schemas_aside();
     let args = match args::Args::try_parse() {
         Ok(args) => args,
         Err(err) => {

@@ -46,4 +46,3 @@ pub use crate::agent::{
 pub use crate::build::{AgentBuilder, BuildError};
 pub use crate::interaction::{AnswerScope, Approval, ApprovalRequest, Interaction, Unattended};
 pub use crate::permissions::PermissionMode;
-pub use crate::tools::derive_schemas_aside;

@@ -41,7 +41,6 @@ use spend::Spend;
 pub use spend::{LimitReached, SpendLimit, SpendLimits, SpendTotals};
 pub use subagents::AGENT_TOOL;
 pub(crate) use subagents::SubagentLink;
-pub(crate) use tool_search::ToolSearchArgs;
 pub use tool_search::{
     TOOL_SEARCH, TOOL_SEARCH_MAX_SCHEMA_BYTES, TOOL_SEARCH_MAX_TOOLS, ToolSearchBudget,
 };

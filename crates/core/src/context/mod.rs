@@ -37,7 +37,7 @@ mod record;
 mod report;
 mod summarize;
 mod summary;
-pub(crate) mod tool;
+mod tool;
 mod window;
 
 use serde::Serialize;
