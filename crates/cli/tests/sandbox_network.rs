@@ -339,6 +339,11 @@ fn a_host_asked_about_in_the_repl_is_refused_or_allowed_for_the_session() {
         !asked.contains("a yes for the session") && !asked.contains("no, say why"),
         "keys that mean nothing here: {asked}"
     );
+    let subject = format!("│ localhost:{}", listener.port);
+    assert!(
+        asked.contains(&subject) && !asked.contains("\"port\""),
+        "the host is not shown as {subject}: {asked}"
+    );
     pty.send("n");
     let refused = format!(
         "✗ no: localhost (port {}) is refused for the rest of the session; to allow it, add it \
@@ -452,10 +457,15 @@ fn a_host_made_of_a_secret_is_asked_about_masked_in_the_repl() {
     ));
     pty.wait_for("Asked.");
     let shown = pty.transcript();
+    // The question's subject is `host:port` in plain words, masked; no JSON of it.
     assert!(
-        shown.contains("\"host\": \"[REDACTED:DEPLOY_TOKEN].localhost\""),
+        shown.contains(&format!(
+            "│ [REDACTED:DEPLOY_TOKEN].localhost:{}",
+            listener.port
+        )),
         "{shown}"
     );
+    assert!(!shown.contains("\"host\""), "{shown}");
     assert!(!shown.contains(SECRET), "the secret was shown: {shown}");
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
