@@ -394,6 +394,67 @@ fn a_host_asked_about_in_the_repl_is_refused_or_allowed_for_the_session() {
     assert_eq!(pty.wait_exit(), 0);
 }
 
+/// A host answered about stays answered after `/model` (the agent rebuilt with the same
+/// sandbox settings keeps the sandbox and its proxy): the next command reaches it without a
+/// second question.
+#[test]
+fn a_host_allowed_in_the_repl_stays_allowed_after_model() {
+    use crate::pty::Pty;
+    if !ready("a_host_allowed_in_the_repl_stays_allowed_after_model") {
+        return;
+    }
+    let listener = Listener::start();
+    let env = env_with("[sandbox]\nnetwork = \"proxy\"\nallow_domains = [\"pypi.org\"]\n");
+    let curl = |id: &str| {
+        Turn::new().tool_call(MockToolCall::new(
+            id,
+            "bash",
+            json!({ "command": format!(
+                "curl -sS --max-time 10 --data-binary @data.txt http://localhost:{}/{id}",
+                listener.port
+            ) })
+            .to_string(),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(curl("before"))
+            .reply(Turn::text("Sent before."))
+            .reply(curl("after"))
+            .reply(Turn::text("Sent after.")),
+    );
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send("send it\r");
+    pty.wait_for("network needs your approval");
+    pty.wait_for("n no for the session");
+    pty.send("y");
+    pty.wait_for("✓ yes, for the rest of the session");
+    pty.wait_for("Sent before.");
+    pty.send("/model gpt-4o-mini\r");
+    pty.wait_for("switching to gpt-4o-mini");
+    pty.send("send it again\r");
+    pty.wait_for("Sent after.");
+    let shown = pty.transcript();
+    assert_eq!(
+        shown.matches("network needs your approval").count(),
+        1,
+        "asked again after /model: {shown}"
+    );
+    let received = String::from_utf8_lossy(&listener.received.lock().unwrap()).into_owned();
+    assert!(
+        received.contains("POST /before") && received.contains("POST /after"),
+        "{received}"
+    );
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
 /// The text of the result of call `id` in a request's body.
 fn tool_result(body: &serde_json::Value, id: &str) -> String {
     body["messages"]

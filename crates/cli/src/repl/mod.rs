@@ -324,9 +324,10 @@ impl Repl {
         } else {
             let _ = agent.save_session();
         }
-        // The MCP servers stay up: the next agent offers the same ones.
-        let hub = agent.mcp_hub().cloned();
-        let servers = || hub.clone().map_or(McpServers::Start, McpServers::Keep);
+        // The MCP servers stay up: the next agent offers the same ones, and runs in the same
+        // sandbox while its policy is unchanged.
+        let kept = McpServers::of(&agent);
+        let servers = || kept.clone();
         // The session file is locked by the agent holding it: that one goes first.
         drop(agent);
         if let Some(pending) = rebuild.then {

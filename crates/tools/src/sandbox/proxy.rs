@@ -73,7 +73,7 @@ impl NetUse {
 #[derive(Debug)]
 pub(crate) struct Proxy {
     allowed: Vec<String>,
-    gate: std::sync::OnceLock<Arc<dyn HostGate>>,
+    gate: parking_lot::Mutex<Option<Arc<dyn HostGate>>>,
     /// Answers the gate gave, by `host:port`: asked once per session.
     answers: tokio::sync::Mutex<HashMap<String, bool>>,
 }
@@ -83,14 +83,14 @@ impl Proxy {
     pub(crate) fn new(allowed: &[String]) -> Proxy {
         Proxy {
             allowed: allowed.iter().map(|d| normalise(d)).collect(),
-            gate: std::sync::OnceLock::new(),
+            gate: parking_lot::Mutex::default(),
             answers: tokio::sync::Mutex::default(),
         }
     }
 
-    /// Who decides about unlisted hosts (once; later calls are ignored).
+    /// Who decides about unlisted hosts from now on (the answers given so far stay).
     pub(crate) fn set_gate(&self, gate: Arc<dyn HostGate>) {
-        let _ = self.gate.set(gate);
+        *self.gate.lock() = Some(gate);
     }
 
     /// The allowed domains, as configured.
@@ -120,7 +120,8 @@ impl Proxy {
         if self.listed(host) {
             return Ok(());
         }
-        let refusal = match self.gate.get() {
+        let gate = self.gate.lock().clone();
+        let refusal = match gate {
             None => HostRefusal::Unlisted(format!("{host}:{port}")),
             Some(gate) => {
                 // One question at a time, and each host once.
