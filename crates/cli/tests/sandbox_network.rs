@@ -455,6 +455,66 @@ fn a_host_allowed_in_the_repl_stays_allowed_after_model() {
     assert_eq!(pty.wait_exit(), 0);
 }
 
+/// `/clear` starts a new session in the same sandbox (kept: a sandboxed MCP server shares
+/// it): a host answered about in the old session is asked about again, as the rules
+/// allowed for it are.
+#[test]
+fn a_host_allowed_in_one_session_is_asked_about_again_after_clear() {
+    use crate::pty::Pty;
+    if !ready("a_host_allowed_in_one_session_is_asked_about_again_after_clear") {
+        return;
+    }
+    let listener = Listener::start();
+    let env = env_with("");
+    crate::mcp::configure(
+        &env,
+        "[sandbox]\nnetwork = \"proxy\"\n\n[mcp_servers.fake]\ncommand = \"FAKE\"\nsandbox = true\n",
+    );
+    let curl = |id: &str| {
+        Turn::new().tool_call(MockToolCall::new(
+            id,
+            "bash",
+            json!({ "command": format!(
+                "curl -sS --max-time 10 --data-binary @data.txt http://localhost:{}/{id}",
+                listener.port
+            ) })
+            .to_string(),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(curl("before"))
+            .reply(Turn::text("Sent before."))
+            .reply(curl("after"))
+            .reply(Turn::text("Sent after.")),
+    );
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send("send it\r");
+    pty.wait_for("n no for the session");
+    pty.send("y");
+    pty.wait_for("Sent before.");
+    pty.send("/clear\r");
+    pty.wait_for("new session");
+    pty.send("send it again\r");
+    pty.wait_for_count("network needs your approval", 2);
+    pty.wait_for_count("n no for the session", 2);
+    pty.send("y");
+    pty.wait_for("Sent after.");
+    let received = String::from_utf8_lossy(&listener.received.lock().unwrap()).into_owned();
+    assert!(
+        received.contains("POST /before") && received.contains("POST /after"),
+        "{received}"
+    );
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
 /// The text of the result of call `id` in a request's body.
 fn tool_result(body: &serde_json::Value, id: &str) -> String {
     body["messages"]

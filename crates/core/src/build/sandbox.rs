@@ -101,6 +101,14 @@ pub struct KeptSandbox {
     recipe: Arc<SandboxRecipe>,
 }
 
+impl KeptSandbox {
+    /// A new session in the same sandbox: the hosts answered about are asked about again,
+    /// as the rules allowed for the old session no longer hold.
+    pub async fn forget_hosts(&self) {
+        self.sandbox.forget_hosts().await;
+    }
+}
+
 /// What a sandbox's policy is made from: the same recipe, the same policy.
 #[derive(Debug, Clone, PartialEq)]
 struct SandboxRecipe {

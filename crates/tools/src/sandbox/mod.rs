@@ -341,6 +341,15 @@ impl Sandbox {
         handover.give();
     }
 
+    /// Forgets what the host gate answered (a new session asks again); the hosts in
+    /// `allow_domains` still go through.
+    pub async fn forget_hosts(&self) {
+        let proxy = self.shared.handover.lock().proxy.clone().flatten();
+        if let Some(proxy) = proxy {
+            proxy.forget().await;
+        }
+    }
+
     /// The policy.
     pub fn policy(&self) -> &SandboxPolicy {
         &self.inner().policy

@@ -93,6 +93,11 @@ impl Proxy {
         *self.gate.lock() = Some(gate);
     }
 
+    /// Forgets the gate's answers: each host is asked about again.
+    pub(crate) async fn forget(&self) {
+        self.answers.lock().await.clear();
+    }
+
     /// The allowed domains, as configured.
     pub(crate) fn allowed(&self) -> &[String] {
         &self.allowed
@@ -403,6 +408,14 @@ mod tests {
         assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));
         assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));
         assert!(gate.0.lock().is_empty(), "asked three times in all");
+        // A later gate decides from then on (an agent rebuilt on this sandbox): the answers
+        // stay until forgotten (a new session), then it is asked.
+        let later = Arc::new(Answers(Mutex::new(vec![HostAnswer::Refused])));
+        proxy.set_gate(later.clone());
+        assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));
+        proxy.forget().await;
+        assert_eq!(proxy.decide("b.example", 443, &used).await, other);
+        assert!(later.0.lock().is_empty(), "the later gate was not asked");
     }
 
     #[test]
