@@ -11,9 +11,11 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 use rein_core::agent::{Events, TurnOutcome};
-use rein_core::face::{Approval, ApprovalRequest, Interaction, Unattended, async_trait};
+use rein_core::face::{
+    AnswerScope, Approval, ApprovalRequest, Interaction, Unattended, async_trait,
+};
 use rein_core::hooks::SessionStartSource;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -65,7 +67,9 @@ struct Block {
     text: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+/// A `permission_response`'s decision; its names are also the `answers` a
+/// `permission_request` lists.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 enum Decision {
     Allow,
@@ -125,16 +129,32 @@ impl Interaction for StdinApprovals {
         }
         let (sender, answer) = oneshot::channel();
         self.waiting.lock().insert(request.call_id.clone(), sender);
-        emit(&serde_json::json!({
+        let mut asked = serde_json::json!({
             "type": "permission_request",
             "id": request.call_id,
             "tool": request.tool,
             "arguments": request.arguments,
             "reason": request.reason,
-        }));
+            "answers": answers(&request.scope),
+        });
+        if let AnswerScope::Call { session_rule, .. } = &request.scope {
+            asked["session_rule"] = session_rule.to_string().into();
+        }
+        emit(&asked);
         answer
             .await
             .unwrap_or_else(|_| Approval::NoBecause("no one can answer: stdin has ended".into()))
+    }
+}
+
+/// The decisions a question of `scope` takes. Another is never a wider yes: `allow_session`
+/// to a question asked once counts as one yes (core grants nothing for the session then),
+/// `allow` to a question whose answer holds for the session is that session's yes.
+fn answers(scope: &AnswerScope) -> &'static [Decision] {
+    match scope {
+        AnswerScope::Call { .. } => &[Decision::Allow, Decision::AllowSession, Decision::Deny],
+        AnswerScope::Once => &[Decision::Allow, Decision::Deny],
+        AnswerScope::Session { .. } => &[Decision::AllowSession, Decision::Deny],
     }
 }
 

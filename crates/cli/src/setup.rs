@@ -56,14 +56,29 @@ pub(crate) struct Prepared {
     pub(crate) custom_commands: Vec<CustomCommand>,
 }
 
-/// Where a prepared agent's MCP servers come from.
-#[derive(Debug)]
+/// Where a prepared agent's MCP servers and sandbox come from.
+#[derive(Debug, Clone)]
 pub(crate) enum McpServers {
-    /// Started now, from the configuration.
+    /// Started now, from the configuration (the sandbox made now).
     Start,
     /// Those of the agent the new one replaces (the REPL's `/model`, `/clear`), running
-    /// already: switching the model does not restart them.
-    Keep(Arc<rein_core::face::McpHub>),
+    /// already: switching the model does not restart them (none: started now). Its sandbox
+    /// too, kept while its policy is unchanged: the hosts answered about stay answered, and
+    /// the commands' private `TMPDIR` stays the one the kept servers have.
+    Keep {
+        hub: Option<Arc<rein_core::face::McpHub>>,
+        sandbox: Option<rein_core::face::KeptSandbox>,
+    },
+}
+
+impl McpServers {
+    /// What the agent `replaced` leaves to the one built in its place.
+    pub(crate) fn of(replaced: &rein_core::face::Agent) -> Self {
+        McpServers::Keep {
+            hub: replaced.mcp_hub().cloned(),
+            sandbox: replaced.sandbox().cloned(),
+        }
+    }
 }
 
 /// Reads a variable of the process environment.
@@ -453,7 +468,16 @@ pub(crate) fn prepare_at(
     // request as little as can be.
     let builder = match mcp {
         McpServers::Start => builder.start_mcp(),
-        McpServers::Keep(hub) => builder.mcp_hub(hub),
+        McpServers::Keep { hub, sandbox } => {
+            let builder = match sandbox {
+                Some(sandbox) => builder.keep_sandbox(sandbox),
+                None => builder,
+            };
+            match hub {
+                Some(hub) => builder.mcp_hub(hub),
+                None => builder.start_mcp(),
+            }
+        }
     }
     .interaction(interaction);
     let mcp_warnings = builder.mcp_warnings();

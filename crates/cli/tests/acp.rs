@@ -495,6 +495,80 @@ fn the_todo_list_is_the_plan() {
     );
 }
 
+/// A mode change rebuilds the agent; one that keeps the sandbox's policy (default to
+/// accept-edits) keeps the sandbox: the commands see the same private `TMPDIR` before and
+/// after. Entering auto (the network off) makes a new one.
+#[test]
+fn a_mode_change_keeps_the_sandbox_while_its_policy_is_the_same() {
+    let Some(driver) = acp_client() else { return };
+    let env = Env::new();
+    if !crate::support::sandbox_enforced(
+        &env,
+        "a_mode_change_keeps_the_sandbox_while_its_policy_is_the_same",
+    ) {
+        return;
+    }
+    let echo = |id: &str| {
+        Turn::new().tool_call(call(
+            id,
+            "bash",
+            json!({"command": "echo \"TMPDIR=$TMPDIR\""}),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(echo("default"))
+            .reply(Turn::text("One."))
+            .reply(echo("accept-edits"))
+            .reply(Turn::text("Two."))
+            .reply(echo("auto"))
+            .reply(Turn::text("Three.")),
+    );
+    let report = drive(
+        &driver,
+        &env,
+        &server,
+        json!({
+            "scenario": "modes",
+            "prompt": "where is TMPDIR?",
+            "modes": ["accept-edits", "auto"],
+            "answers": ["allow", "allow", "allow"],
+        }),
+    );
+    let stops: Vec<&Value> = report["stops"].as_array().unwrap().iter().collect();
+    assert!(
+        stops.len() == 3 && stops.iter().all(|s| s["stopReason"] == "end_turn"),
+        "{report}"
+    );
+    let requests = server.requests();
+    let tmpdir = |id: &str| {
+        let result = requests
+            .iter()
+            .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+            .find(|m| m["tool_call_id"] == id)
+            .and_then(|m| m["content"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("no result of {id}"));
+        result
+            .split("TMPDIR=")
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
+            .unwrap_or_else(|| panic!("no TMPDIR in {result}"))
+            .to_owned()
+    };
+    let first = tmpdir("default");
+    assert!(first.contains("rein-"), "not a private TMPDIR: {first}");
+    assert_eq!(
+        tmpdir("accept-edits"),
+        first,
+        "a new sandbox after accept-edits"
+    );
+    assert_ne!(
+        tmpdir("auto"),
+        first,
+        "auto has the network off: another sandbox"
+    );
+}
+
 #[test]
 fn an_unknown_mode_is_refused_and_the_session_goes_on() {
     let Some(driver) = acp_client() else { return };

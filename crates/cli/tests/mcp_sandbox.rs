@@ -92,3 +92,86 @@ fn a_sandboxed_mcp_server_shares_the_commands_private_tmpdir_and_none_is_left() 
         "left after exit"
     );
 }
+
+/// The text of the result of call `id` in whichever request carries it.
+fn result_of(server: &MockServer, id: &str) -> String {
+    server
+        .requests()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .find(|m| m["tool_call_id"] == id)
+        .and_then(|m| m["content"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no result of {id}"))
+}
+
+/// After `/model` the agent is rebuilt with the same sandbox settings: its commands keep
+/// the sandbox, so their private `TMPDIR` is still the one the MCP server (kept across the
+/// rebuild) has, no second one is made, and none is left once rein has exited.
+#[test]
+fn after_model_the_commands_keep_the_mcp_servers_private_tmpdir() {
+    let test = "after_model_the_commands_keep_the_mcp_servers_private_tmpdir";
+    let env = Env::new();
+    if !sandbox_enforced(&env, test) {
+        return;
+    }
+    crate::mcp::configure(
+        &env,
+        "[mcp_servers.fake]\ncommand = \"FAKE\"\nsandbox = true\n",
+    );
+    let echo = |id: &str| {
+        Turn::new().tool_call(MockToolCall::new(
+            id,
+            "bash",
+            json!({ "command": "echo \"command TMPDIR=$TMPDIR\"" }).to_string(),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(echo("before"))
+            .reply(Turn::text("Read before."))
+            .reply(echo("after"))
+            .reply(Turn::text("Read after.")),
+    );
+    let root = env.home.parent().unwrap().to_path_buf();
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send("what is in @fake:fake://env/TMPDIR\r");
+    pty.wait_for("Read before.");
+    let sent = server.requests()[0].body.to_string();
+    let server_tmp = sent
+        .split("TMPDIR=")
+        .nth(1)
+        .and_then(|rest| rest.split(['\\', '"', '\n']).next())
+        .unwrap_or_else(|| panic!("the server's TMPDIR was not attached: {sent}"))
+        .to_owned();
+    pty.send("/model gpt-4o-mini\r");
+    pty.wait_for("switching to gpt-4o-mini");
+    pty.send("and now?\r");
+    pty.wait_for("Read after.");
+    let tmpdir = |id: &str| {
+        let result = result_of(&server, id);
+        result
+            .split("command TMPDIR=")
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
+            .unwrap_or_else(|| panic!("the command printed no TMPDIR: {result}"))
+            .to_owned()
+    };
+    let made = private_dirs(&root);
+    assert_eq!(made.len(), 1, "one private directory, not {made:?}");
+    assert_eq!(PathBuf::from(&server_tmp), made[0], "the server's TMPDIR");
+    assert_eq!(PathBuf::from(tmpdir("before")), made[0], "before /model");
+    assert_eq!(PathBuf::from(tmpdir("after")), made[0], "after /model");
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+    assert_eq!(
+        private_dirs(&root),
+        Vec::<PathBuf>::new(),
+        "left after exit"
+    );
+}

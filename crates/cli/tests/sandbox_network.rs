@@ -339,6 +339,11 @@ fn a_host_asked_about_in_the_repl_is_refused_or_allowed_for_the_session() {
         !asked.contains("a yes for the session") && !asked.contains("no, say why"),
         "keys that mean nothing here: {asked}"
     );
+    let subject = format!("│ localhost:{}", listener.port);
+    assert!(
+        asked.contains(&subject) && !asked.contains("\"port\""),
+        "the host is not shown as {subject}: {asked}"
+    );
     pty.send("n");
     let refused = format!(
         "✗ no: localhost (port {}) is refused for the rest of the session; to allow it, add it \
@@ -385,6 +390,127 @@ fn a_host_asked_about_in_the_repl_is_refused_or_allowed_for_the_session() {
             "{id}: {result}"
         );
     }
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+/// A host answered about stays answered after `/model` (the agent rebuilt with the same
+/// sandbox settings keeps the sandbox and its proxy): the next command reaches it without a
+/// second question.
+#[test]
+fn a_host_allowed_in_the_repl_stays_allowed_after_model() {
+    use crate::pty::Pty;
+    if !ready("a_host_allowed_in_the_repl_stays_allowed_after_model") {
+        return;
+    }
+    let listener = Listener::start();
+    let env = env_with("[sandbox]\nnetwork = \"proxy\"\nallow_domains = [\"pypi.org\"]\n");
+    let curl = |id: &str| {
+        Turn::new().tool_call(MockToolCall::new(
+            id,
+            "bash",
+            json!({ "command": format!(
+                "curl -sS --max-time 10 --data-binary @data.txt http://localhost:{}/{id}",
+                listener.port
+            ) })
+            .to_string(),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(curl("before"))
+            .reply(Turn::text("Sent before."))
+            .reply(curl("after"))
+            .reply(Turn::text("Sent after.")),
+    );
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send("send it\r");
+    pty.wait_for("network needs your approval");
+    pty.wait_for("n no for the session");
+    pty.send("y");
+    pty.wait_for("✓ yes, for the rest of the session");
+    pty.wait_for("Sent before.");
+    pty.send("/model gpt-4o-mini\r");
+    pty.wait_for("switching to gpt-4o-mini");
+    pty.send("send it again\r");
+    pty.wait_for("Sent after.");
+    let shown = pty.transcript();
+    assert_eq!(
+        shown.matches("network needs your approval").count(),
+        1,
+        "asked again after /model: {shown}"
+    );
+    let received = String::from_utf8_lossy(&listener.received.lock().unwrap()).into_owned();
+    assert!(
+        received.contains("POST /before") && received.contains("POST /after"),
+        "{received}"
+    );
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+/// `/clear` starts a new session in the same sandbox (kept: a sandboxed MCP server shares
+/// it): a host answered about in the old session is asked about again, as the rules
+/// allowed for it are.
+#[test]
+fn a_host_allowed_in_one_session_is_asked_about_again_after_clear() {
+    use crate::pty::Pty;
+    if !ready("a_host_allowed_in_one_session_is_asked_about_again_after_clear") {
+        return;
+    }
+    let listener = Listener::start();
+    let env = env_with("");
+    crate::mcp::configure(
+        &env,
+        "[sandbox]\nnetwork = \"proxy\"\n\n[mcp_servers.fake]\ncommand = \"FAKE\"\nsandbox = true\n",
+    );
+    let curl = |id: &str| {
+        Turn::new().tool_call(MockToolCall::new(
+            id,
+            "bash",
+            json!({ "command": format!(
+                "curl -sS --max-time 10 --data-binary @data.txt http://localhost:{}/{id}",
+                listener.port
+            ) })
+            .to_string(),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(curl("before"))
+            .reply(Turn::text("Sent before."))
+            .reply(curl("after"))
+            .reply(Turn::text("Sent after.")),
+    );
+    let mut pty = Pty::start(
+        &env,
+        &server.openai_base_url(),
+        &["--permission-mode", "auto"],
+        200,
+    );
+    pty.wait_ready();
+    pty.send("send it\r");
+    pty.wait_for("n no for the session");
+    pty.send("y");
+    pty.wait_for("Sent before.");
+    pty.send("/clear\r");
+    pty.wait_for("new session");
+    pty.send("send it again\r");
+    pty.wait_for_count("network needs your approval", 2);
+    pty.wait_for_count("n no for the session", 2);
+    pty.send("y");
+    pty.wait_for("Sent after.");
+    let received = String::from_utf8_lossy(&listener.received.lock().unwrap()).into_owned();
+    assert!(
+        received.contains("POST /before") && received.contains("POST /after"),
+        "{received}"
+    );
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
@@ -452,10 +578,15 @@ fn a_host_made_of_a_secret_is_asked_about_masked_in_the_repl() {
     ));
     pty.wait_for("Asked.");
     let shown = pty.transcript();
+    // The question's subject is `host:port` in plain words, masked; no JSON of it.
     assert!(
-        shown.contains("\"host\": \"[REDACTED:DEPLOY_TOKEN].localhost\""),
+        shown.contains(&format!(
+            "│ [REDACTED:DEPLOY_TOKEN].localhost:{}",
+            listener.port
+        )),
         "{shown}"
     );
+    assert!(!shown.contains("\"host\""), "{shown}");
     assert!(!shown.contains(SECRET), "the secret was shown: {shown}");
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);

@@ -158,6 +158,14 @@ fn permissions_are_answered_over_stdin() {
     assert_eq!(asked["id"], "w1");
     assert_eq!(asked["tool"], "write_file");
     assert_eq!(asked["arguments"]["file_path"], "allowed.txt");
+    // The decisions it takes, by their names in a permission_response.
+    assert_eq!(
+        asked["answers"],
+        json!(["allow", "allow_session", "deny"]),
+        "{asked}"
+    );
+    // What `allow_session` would allow: any edit, as the REPL's `a` says.
+    assert_eq!(asked["session_rule"], "write_file(**)", "{asked}");
     assert!(
         asked["reason"].as_str().is_some_and(|r| !r.is_empty()),
         "{asked}"
@@ -183,6 +191,54 @@ fn permissions_are_answered_over_stdin() {
     assert!(out.status.success());
     let told = server.requests()[3].body_text();
     assert!(told.contains("not that file"), "{told}");
+}
+
+/// A question that takes one yes at a time (a command whose rule would show a secret: its
+/// name is made of one) lists only `allow` and `deny`; an `allow_session` sent all the same
+/// counts as one yes: the command runs once, and the next like it is asked about again.
+#[test]
+fn a_once_only_question_lists_its_answers_and_allow_session_is_one_yes() {
+    use std::os::unix::fs::PermissionsExt;
+    const SECRET: &str = "dt5up3rs3cr3tv4lue";
+    let env = Env::new();
+    env.write(".env", &format!("DEPLOY_TOKEN={SECRET}\n"));
+    let script = format!("{SECRET}.sh");
+    env.write(&script, "#!/bin/sh\necho ran >> ran.txt\n");
+    std::fs::set_permissions(
+        env.work.join(&script),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let run = |id: &str| {
+        Turn::new().tool_call(MockToolCall::new(
+            id,
+            "bash",
+            json!({"command": format!("./{script}")}).to_string(),
+        ))
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(run("b1"))
+            .reply(Turn::text("Ran it."))
+            .reply(run("b2"))
+            .reply(Turn::text("Asked again.")),
+    );
+    let mut talk = Conversation::start(&env, &server, &["--permission-prompt", "stdin"]);
+    talk.say("run it");
+    let asked = talk.next("permission_request");
+    assert_eq!(asked["answers"], json!(["allow", "deny"]), "{asked}");
+    assert!(asked.get("session_rule").is_none(), "{asked}");
+    talk.send(r#"{"type":"permission_response","id":"b1","decision":"allow_session"}"#);
+    assert_eq!(talk.next("result")["result"], "Ran it.");
+    assert_eq!(env.read("ran.txt"), "ran\n");
+    talk.say("run it again");
+    let asked = talk.next("permission_request");
+    assert_eq!(asked["id"], "b2", "not asked again: {asked}");
+    talk.send(r#"{"type":"permission_response","id":"b2","decision":"deny"}"#);
+    assert_eq!(talk.next("result")["result"], "Asked again.");
+    assert_eq!(env.read("ran.txt"), "ran\n");
+    let (out, _) = talk.finish();
+    assert!(out.status.success());
 }
 
 #[test]

@@ -25,6 +25,7 @@ use crate::tools::subagent::{AgentType, EXPLORE};
 mod assemble;
 mod explain;
 pub use explain::ExplainError;
+pub use sandbox::KeptSandbox;
 mod from_config;
 mod mcp;
 mod sandbox;
@@ -134,7 +135,10 @@ pub struct AgentBuilder {
     mcp_sandboxed: Vec<String>,
     /// The sandbox made for the servers started early ([`AgentBuilder::start_mcp`]): the
     /// agent's commands and hooks run in the same one, with the same private `TMPDIR`.
-    early_sandbox: Option<rein_tools::sandbox::Sandbox>,
+    early_sandbox: Option<KeptSandbox>,
+    /// The sandbox of the agent this one replaces, kept when its policy is unchanged
+    /// ([`AgentBuilder::keep_sandbox`]).
+    kept_sandbox: Option<KeptSandbox>,
     /// Checkpoints before each turn, when a session and rein's home are given.
     checkpoints: Option<crate::checkpoint::CheckpointSettings>,
 }
@@ -224,6 +228,7 @@ impl AgentBuilder {
             tool_search_budget: crate::agent::ToolSearchBudget::default(),
             mcp_sandboxed: Vec::new(),
             early_sandbox: None,
+            kept_sandbox: None,
             workspace,
         }
     }

@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use rein_tools::async_trait;
 use rein_tools::sandbox::{HostAnswer, HostGate};
+use rein_tools::{Preview, async_trait};
 use serde_json::json;
 
 use crate::interaction::{AnswerScope, Approval, ApprovalRequest, Interaction};
@@ -40,7 +40,11 @@ impl HostGate for AskingGate {
             call_id: format!("network:{host}:{port}"),
             tool: NETWORK_QUESTION.to_owned(),
             arguments,
-            preview: None,
+            // Shown as `host:port`: the arguments' JSON says nothing more.
+            preview: Some(Preview::Connection {
+                host: host.to_owned(),
+                port,
+            }),
             reason: format!(
                 "a sandboxed command wants to reach {host} (port {port}) through rein's network \
                  proxy, and {host} is not in [sandbox] allow_domains; your answer holds for \
@@ -96,6 +100,14 @@ mod tests {
         assert_eq!(asked.len(), 3);
         assert_eq!(asked[0].tool, NETWORK_QUESTION);
         assert_eq!(asked[0].arguments, json!({"host": "pypi.org", "port": 443}));
+        // Shown as `host:port`, not as the arguments' JSON.
+        assert_eq!(
+            asked[0].preview,
+            Some(Preview::Connection {
+                host: "pypi.org".into(),
+                port: 443
+            })
+        );
         assert!(
             asked[1].reason.contains("evil.example.com"),
             "{}",

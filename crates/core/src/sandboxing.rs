@@ -13,7 +13,7 @@ use crate::config::{Config, SandboxSettings, USER_CONFIG_FILE};
 use crate::trust::TRUST_FILE;
 
 /// What the sandbox of the agent's commands is made from.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct SandboxPlan {
     /// The `[sandbox]` settings of every config file.
     pub(crate) settings: SandboxSettings,

@@ -136,6 +136,13 @@ pub enum Preview {
         /// The directory it would run in.
         cwd: String,
     },
+    /// A connection a sandboxed command wants to make through rein's network proxy.
+    Connection {
+        /// The host, as the command named it.
+        host: String,
+        /// The port.
+        port: u16,
+    },
 }
 
 /// A file a call changed, with its content before and after identified by hash, so an undo

@@ -45,21 +45,7 @@ impl EditorApprovals {
 #[async_trait]
 impl Interaction for EditorApprovals {
     async fn approve(&self, request: ApprovalRequest) -> Approval {
-        let mut content = vec![ToolCallContent::from(request.reason.clone())];
-        if let Some(Preview::Diff { diff, .. } | Preview::Command { command: diff, .. }) =
-            &request.preview
-        {
-            content.push(ToolCallContent::from(diff.clone()));
-        }
-        let call = ToolCallUpdate::new(
-            request.call_id.clone(),
-            ToolCallUpdateFields::new()
-                .title(title(&request.tool, &request.arguments))
-                .kind(kind_of(&request.tool))
-                .status(ToolCallStatus::Pending)
-                .raw_input(request.arguments.clone())
-                .content(content),
-        );
+        let call = asked_about(&request);
         let options = options(&request.scope);
         let asked = RequestPermissionRequest::new(
             self.session
@@ -85,6 +71,31 @@ impl Interaction for EditorApprovals {
             }
         }
     }
+}
+
+/// The call a question is about, as the editor shows it: its title, the reason, and what
+/// it would do (a diff, a command; a connection is its `host:port` in the title).
+fn asked_about(request: &ApprovalRequest) -> ToolCallUpdate {
+    let mut content = vec![ToolCallContent::from(request.reason.clone())];
+    let mut fields = ToolCallUpdateFields::new()
+        .kind(kind_of(&request.tool))
+        .status(ToolCallStatus::Pending);
+    match &request.preview {
+        Some(Preview::Diff { diff, .. } | Preview::Command { command: diff, .. }) => {
+            content.push(ToolCallContent::from(diff.clone()));
+        }
+        // Not a tool's call: no raw input, the host and port in plain words.
+        Some(Preview::Connection { host, port }) => {
+            fields = fields.title(format!("{}: {host}:{port}", request.tool));
+        }
+        None => {}
+    }
+    if !matches!(request.preview, Some(Preview::Connection { .. })) {
+        fields = fields
+            .title(title(&request.tool, &request.arguments))
+            .raw_input(request.arguments.clone());
+    }
+    ToolCallUpdate::new(request.call_id.clone(), fields.content(content))
 }
 
 /// The options a question of `scope` offers.
@@ -164,5 +175,41 @@ mod tests {
         assert_eq!(ids(&host), [ALLOW_ALWAYS, REJECT]);
         assert_eq!(answer(&host, ALLOW_ALWAYS), Approval::YesForSession);
         assert!(matches!(answer(&host, REJECT), Approval::NoBecause(_)));
+    }
+
+    /// A host question names its subject `host:port` in the title, not as JSON; the reason
+    /// stays the content. Another question keeps its title and raw input.
+    #[test]
+    fn a_host_question_shows_host_and_port_in_plain_words() {
+        let request = ApprovalRequest {
+            call_id: "network:pypi.org:443".into(),
+            tool: "network".into(),
+            arguments: serde_json::json!({"host": "pypi.org", "port": 443}),
+            preview: Some(Preview::Connection {
+                host: "pypi.org".into(),
+                port: 443,
+            }),
+            reason: "a sandboxed command wants to reach pypi.org (port 443)".into(),
+            scope: AnswerScope::Session {
+                after_no: "refused".into(),
+            },
+            agent: None,
+        };
+        let shown = serde_json::to_value(asked_about(&request)).unwrap();
+        assert_eq!(shown["title"], "network: pypi.org:443", "{shown}");
+        assert!(shown.get("rawInput").is_none(), "{shown}");
+        let text = shown.to_string();
+        assert!(!text.contains("\"host\""), "{text}");
+        assert!(
+            text.contains("wants to reach pypi.org (port 443)"),
+            "{text}"
+        );
+        let mut command = request;
+        command.tool = "bash".into();
+        command.arguments = serde_json::json!({"command": "ls"});
+        command.preview = None;
+        let shown = serde_json::to_value(asked_about(&command)).unwrap();
+        assert_eq!(shown["title"], "bash: ls", "{shown}");
+        assert_eq!(shown["rawInput"]["command"], "ls", "{shown}");
     }
 }

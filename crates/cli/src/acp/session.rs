@@ -330,15 +330,11 @@ impl Live {
             custom_commands,
         } = self;
         let _ = agent.save_session();
-        let hub = agent.mcp_hub().cloned();
+        let kept = McpServers::of(&agent);
         // The old agent lets go of the session before the new one opens it.
         drop(agent);
         let build = |args: &Args| {
-            let servers = match &hub {
-                Some(hub) => McpServers::Keep(Arc::clone(hub)),
-                None => McpServers::Start,
-            };
-            setup::prepare_at(args, &place, Arc::clone(&interaction), servers)
+            setup::prepare_at(args, &place, Arc::clone(&interaction), kept.clone())
                 .map(|prepared| prepared.agent)
                 .map_err(|e| match e {
                     setup::SetupError::Usage(m) | setup::SetupError::Runtime(m) => m,

@@ -111,6 +111,9 @@ pub(crate) fn question(s: Style, width: usize, request: &ApprovalRequest) -> Str
             lines.extend(full_diff(s, diff));
             lines
         }
+        Some(Preview::Connection { host, port }) => {
+            vec![s.bold(&format!("{}:{port}", neutralize(host)))]
+        }
         None => serde_json::to_string_pretty(&request.arguments)
             .unwrap_or_default()
             .lines()
@@ -392,7 +395,10 @@ mod tests {
     /// to allow the host later.
     #[test]
     fn a_session_question_says_what_a_no_means() {
-        let mut request = request(None);
+        let mut request = request(Some(Preview::Connection {
+            host: "pypi.org".into(),
+            port: 443,
+        }));
         request.tool = "network".into();
         request.arguments = serde_json::json!({"host": "pypi.org", "port": 443});
         request.reason = "a sandboxed command wants to reach pypi.org (port 443) through \

@@ -324,9 +324,19 @@ impl Repl {
         } else {
             let _ = agent.save_session();
         }
-        // The MCP servers stay up: the next agent offers the same ones.
-        let hub = agent.mcp_hub().cloned();
-        let servers = || hub.clone().map_or(McpServers::Start, McpServers::Keep);
+        // The MCP servers stay up: the next agent offers the same ones, and runs in the same
+        // sandbox while its policy is unchanged.
+        let kept = McpServers::of(&agent);
+        if rebuild.other_session
+            && let McpServers::Keep {
+                sandbox: Some(sandbox),
+                ..
+            } = &kept
+        {
+            // A host answer holds for its session, as a rule allowed for it does.
+            sandbox.forget_hosts().await;
+        }
+        let servers = || kept.clone();
         // The session file is locked by the agent holding it: that one goes first.
         drop(agent);
         if let Some(pending) = rebuild.then {

@@ -158,6 +158,16 @@ await app.connectWith(stream, async (cx) => {
       for (const words of plan.prompts) await prompt(id, words);
       break;
     }
+    case "modes": {
+      // A prompt in each of plan.modes in turn (the first in the session's own mode).
+      const id = await open();
+      await prompt(id, plan.prompt);
+      for (const modeId of plan.modes) {
+        await cx.request("session/set_mode", { sessionId: id, modeId });
+        await prompt(id, plan.prompt);
+      }
+      break;
+    }
     case "bad-mode": {
       const id = await open();
       try {

@@ -126,6 +126,8 @@ pub(crate) struct AgentParts {
     pub limits: SpendLimits,
     /// The workspace's checkpoints, and what opening them had to say.
     pub checkpoints: Option<(crate::checkpoint::Checkpoints, Vec<String>)>,
+    /// The sandbox the commands run in, for an agent rebuilt in its place (a main agent's).
+    pub sandbox: Option<crate::build::KeptSandbox>,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -178,6 +180,8 @@ pub struct Agent {
     /// The checkpoint before the turn, while it is being taken (beside the first request).
     checkpoint_pending:
         Option<tokio::task::JoinHandle<(crate::checkpoint::Checkpoints, Vec<String>)>>,
+    /// The sandbox the commands run in, with what it was made from.
+    sandbox: Option<crate::build::KeptSandbox>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -262,7 +266,14 @@ impl Agent {
             checkpoints,
             checkpoint_warnings: checkpoint_warnings.unwrap_or_default(),
             checkpoint_pending: None,
+            sandbox: parts.sandbox,
         }
+    }
+
+    /// The sandbox this agent's commands run in, for the agent rebuilt in its place to keep
+    /// ([`crate::build::AgentBuilder::keep_sandbox`]); `None` for a sub-agent.
+    pub fn sandbox(&self) -> Option<&crate::build::KeptSandbox> {
+        self.sandbox.as_ref()
     }
 
     /// The conversation so far.

@@ -50,7 +50,8 @@ impl AgentBuilder {
 
     pub(super) fn assemble(mut self, provider: Arc<dyn Provider>) -> Result<Agent, BuildError> {
         let secrets = Arc::new(std::mem::take(&mut self.secrets));
-        let sandbox = self.checked_sandbox(&secrets)?;
+        let made = self.checked_sandbox(&secrets)?;
+        let sandbox = made.sandbox.clone();
         let hook_sandbox = self.sandbox.settings.hooks.then(|| sandbox.clone());
         let mcp_sandbox = self.mcp_sandbox(|| sandbox.clone());
         let (mut registry, compact_requests, todos, skills_section) = self.own_tools();
@@ -151,6 +152,7 @@ impl AgentBuilder {
                 budget: self.tool_search_budget,
             }),
             checkpoints,
+            sandbox: Some(made),
         }))
     }
 
@@ -171,21 +173,26 @@ impl AgentBuilder {
     fn checked_sandbox(
         &self,
         secrets: &Arc<crate::secrets::Secrets>,
-    ) -> Result<rein_tools::sandbox::Sandbox, BuildError> {
+    ) -> Result<super::KeptSandbox, BuildError> {
         // The servers started early have one already: the same, not a second.
-        let sandbox = self.early_sandbox.clone().unwrap_or_else(|| self.sandbox());
+        let made = self
+            .early_sandbox
+            .clone()
+            .unwrap_or_else(|| self.agent_sandbox());
+        let sandbox = &made.sandbox;
         if self.mode == PermissionMode::Auto
             && let Enforcement::Unavailable(why) = sandbox.enforcement()
         {
             return Err(BuildError::SandboxUnavailable(why.clone()));
         }
         if self.interaction.attended() {
+            // A kept sandbox's proxy asks through this agent's interaction from now on.
             sandbox.set_host_gate(Arc::new(crate::network_gate::AskingGate {
                 interaction: Arc::clone(&self.interaction),
                 secrets: Arc::clone(secrets),
             }));
         }
-        Ok(sandbox)
+        Ok(made)
     }
 
     /// The checkpoints of the main agent's session, when configured (never a sub-agent's).

@@ -15,9 +15,12 @@ impl AgentBuilder {
     /// The sandbox level and the settings it depends on are to be set first.
     pub fn start_mcp(mut self) -> Self {
         if self.mcp_hub.is_none() && tokio::runtime::Handle::try_current().is_ok() {
-            let sandbox = self.mcp_sandbox(|| self.sandbox());
+            let made = self.mcp_sandbox(|| self.agent_sandbox());
             // One sandbox, one private TMPDIR: the agent built later runs in this one too.
-            self.early_sandbox.clone_from(&sandbox);
+            if made.is_some() {
+                self.early_sandbox.clone_from(&made);
+            }
+            let sandbox = made.map(|made| made.sandbox);
             self.mcp_hub = start_mcp(
                 std::mem::take(&mut self.mcp_plan),
                 &self.workspace,
@@ -31,8 +34,8 @@ impl AgentBuilder {
     }
 
     /// The sandbox for the stdio servers configured `sandboxed` (none: `None`): the one the
-    /// agent's commands run in ([`AgentBuilder::sandbox`]), wherever the servers start.
-    pub(super) fn mcp_sandbox(&self, sandbox: impl FnOnce() -> Sandbox) -> Option<Sandbox> {
+    /// agent's commands run in ([`AgentBuilder::agent_sandbox`]), wherever the servers start.
+    pub(super) fn mcp_sandbox<S>(&self, sandbox: impl FnOnce() -> S) -> Option<S> {
         (!self.mcp_sandboxed.is_empty()).then(sandbox)
     }
 

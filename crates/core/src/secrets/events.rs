@@ -261,6 +261,7 @@ pub(crate) fn mask_preview(secrets: &Secrets, preview: &mut Preview) {
             secrets.redact_in_place(command);
             secrets.redact_in_place(cwd);
         }
+        Preview::Connection { host, .. } => secrets.redact_in_place(host),
     }
 }
 

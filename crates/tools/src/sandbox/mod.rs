@@ -333,11 +333,21 @@ impl Inner {
 
 impl Sandbox {
     /// Who decides about hosts not in `allow_domains` (with `network = "proxy"`; without
-    /// one, they are refused). Set once; later calls are ignored.
+    /// one, they are refused). The latest gate decides from then on (an agent rebuilt on
+    /// this sandbox asks through its own); the answers given so far stay.
     pub fn set_host_gate(&self, gate: Arc<dyn HostGate>) {
         let mut handover = self.shared.handover.lock();
-        handover.gate.get_or_insert(gate);
+        handover.gate = Some(gate);
         handover.give();
+    }
+
+    /// Forgets what the host gate answered (a new session asks again); the hosts in
+    /// `allow_domains` still go through.
+    pub async fn forget_hosts(&self) {
+        let proxy = self.shared.handover.lock().proxy.clone().flatten();
+        if let Some(proxy) = proxy {
+            proxy.forget().await;
+        }
     }
 
     /// The policy.

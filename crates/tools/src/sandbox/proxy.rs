@@ -73,7 +73,7 @@ impl NetUse {
 #[derive(Debug)]
 pub(crate) struct Proxy {
     allowed: Vec<String>,
-    gate: std::sync::OnceLock<Arc<dyn HostGate>>,
+    gate: parking_lot::Mutex<Option<Arc<dyn HostGate>>>,
     /// Answers the gate gave, by `host:port`: asked once per session.
     answers: tokio::sync::Mutex<HashMap<String, bool>>,
 }
@@ -83,14 +83,19 @@ impl Proxy {
     pub(crate) fn new(allowed: &[String]) -> Proxy {
         Proxy {
             allowed: allowed.iter().map(|d| normalise(d)).collect(),
-            gate: std::sync::OnceLock::new(),
+            gate: parking_lot::Mutex::default(),
             answers: tokio::sync::Mutex::default(),
         }
     }
 
-    /// Who decides about unlisted hosts (once; later calls are ignored).
+    /// Who decides about unlisted hosts from now on (the answers given so far stay).
     pub(crate) fn set_gate(&self, gate: Arc<dyn HostGate>) {
-        let _ = self.gate.set(gate);
+        *self.gate.lock() = Some(gate);
+    }
+
+    /// Forgets the gate's answers: each host is asked about again.
+    pub(crate) async fn forget(&self) {
+        self.answers.lock().await.clear();
     }
 
     /// The allowed domains, as configured.
@@ -120,7 +125,8 @@ impl Proxy {
         if self.listed(host) {
             return Ok(());
         }
-        let refusal = match self.gate.get() {
+        let gate = self.gate.lock().clone();
+        let refusal = match gate {
             None => HostRefusal::Unlisted(format!("{host}:{port}")),
             Some(gate) => {
                 // One question at a time, and each host once.
@@ -402,6 +408,14 @@ mod tests {
         assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));
         assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));
         assert!(gate.0.lock().is_empty(), "asked three times in all");
+        // A later gate decides from then on (an agent rebuilt on this sandbox): the answers
+        // stay until forgotten (a new session), then it is asked.
+        let later = Arc::new(Answers(Mutex::new(vec![HostAnswer::Refused])));
+        proxy.set_gate(later.clone());
+        assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));
+        proxy.forget().await;
+        assert_eq!(proxy.decide("b.example", 443, &used).await, other);
+        assert!(later.0.lock().is_empty(), "the later gate was not asked");
     }
 
     #[test]

@@ -256,6 +256,8 @@ impl AgentTool {
             // The parent prices what its sub-agents used and checks its limits between rounds.
             prices: Arc::default(),
             limits: crate::agent::SpendLimits::default(),
+            // A sub-agent is never rebuilt: it runs in its parent's sandbox (its context's).
+            sandbox: None,
             // The parent's MCP servers, whose tools it gets as its type allows.
             mcp: setup.mcp.clone().map(|(hub, mode, budget)| McpOffer {
                 hub,
