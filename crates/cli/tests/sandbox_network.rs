@@ -394,17 +394,9 @@ fn a_host_asked_about_in_the_repl_is_refused_or_allowed_for_the_session() {
     assert_eq!(pty.wait_exit(), 0);
 }
 
-/// A host answered about stays answered after `/model` (the agent rebuilt with the same
-/// sandbox settings keeps the sandbox and its proxy): the next command reaches it without a
-/// second question.
-#[test]
-fn a_host_allowed_in_the_repl_stays_allowed_after_model() {
-    use crate::pty::Pty;
-    if !ready("a_host_allowed_in_the_repl_stays_allowed_after_model") {
-        return;
-    }
-    let listener = Listener::start();
-    let env = env_with("[sandbox]\nnetwork = \"proxy\"\nallow_domains = [\"pypi.org\"]\n");
+/// A model that has a command send `data.txt` to `listener` at `/before`, then, in a second
+/// turn, at `/after`.
+fn sends_before_and_after(listener: &Listener) -> MockServer {
     let curl = |id: &str| {
         Turn::new().tool_call(MockToolCall::new(
             id,
@@ -416,13 +408,27 @@ fn a_host_allowed_in_the_repl_stays_allowed_after_model() {
             .to_string(),
         ))
     };
-    let server = MockServer::start(
+    MockServer::start(
         Script::new()
             .reply(curl("before"))
             .reply(Turn::text("Sent before."))
             .reply(curl("after"))
             .reply(Turn::text("Sent after.")),
-    );
+    )
+}
+
+/// A host answered about stays answered after `/model` (the agent rebuilt with the same
+/// sandbox settings keeps the sandbox and its proxy): the next command reaches it without a
+/// second question.
+#[test]
+fn a_host_allowed_in_the_repl_stays_allowed_after_model() {
+    use crate::pty::Pty;
+    if !ready("a_host_allowed_in_the_repl_stays_allowed_after_model") {
+        return;
+    }
+    let listener = Listener::start();
+    let env = env_with("[sandbox]\nnetwork = \"proxy\"\nallow_domains = [\"pypi.org\"]\n");
+    let server = sends_before_and_after(&listener);
     let mut pty = Pty::start(
         &env,
         &server.openai_base_url(),
@@ -470,24 +476,7 @@ fn a_host_allowed_in_one_session_is_asked_about_again_after_clear() {
         &env,
         "[sandbox]\nnetwork = \"proxy\"\n\n[mcp_servers.fake]\ncommand = \"FAKE\"\nsandbox = true\n",
     );
-    let curl = |id: &str| {
-        Turn::new().tool_call(MockToolCall::new(
-            id,
-            "bash",
-            json!({ "command": format!(
-                "curl -sS --max-time 10 --data-binary @data.txt http://localhost:{}/{id}",
-                listener.port
-            ) })
-            .to_string(),
-        ))
-    };
-    let server = MockServer::start(
-        Script::new()
-            .reply(curl("before"))
-            .reply(Turn::text("Sent before."))
-            .reply(curl("after"))
-            .reply(Turn::text("Sent after.")),
-    );
+    let server = sends_before_and_after(&listener);
     let mut pty = Pty::start(
         &env,
         &server.openai_base_url(),
