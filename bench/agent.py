@@ -16,7 +16,9 @@ Figures, per scenario:
   rss_mb       peak resident memory of the rein process itself (its VmHWM)
   anon_mb      of it, the peak of rein's anonymous memory (RssAnon: heap, stacks): what rein
                itself allocates; the rest is the binary's code mapped from the page cache,
-               which the kernel maps a whole page-cache folio (up to 2 MB) at a time
+               which the kernel maps a whole page-cache folio (up to 2 MB) at a time: the
+               release build packs the code a run executes together (crates/cli/build.rs,
+               bench/link_order.py), so measure the README's build of rein-cli alone
   rss_tree_mb  the same as GNU time gives it: the largest of rein and the commands it ran
   cpu_ms       user + system CPU time of the rein process
   first_req_kb bytes of the first request body (system prompt + every tool schema)
@@ -113,9 +115,11 @@ def command_alone_ms(command, runs):
 
 
 def build():
-    subprocess.run(
-        ["cargo", "build", "--release", "--locked", "-p", "rein-cli", "-p", "rein-testkit", "--bins"],
-        cwd=ROOT, check=True)
+    # One package per build: built together, their dependencies' features are unified, which
+    # changes rein's symbol names, and crates/cli/link-order.txt then no longer matches them.
+    for package in ("rein-cli", "rein-testkit"):
+        subprocess.run(["cargo", "build", "--release", "--locked", "-p", package, "--bins"],
+                       cwd=ROOT, check=True)
     target = os.path.join(ROOT, "target", "release")
     return os.path.join(target, "rein"), os.path.join(target, "rein-mock")
 
@@ -170,8 +174,15 @@ class HighWater:
         return self.peak_kb, self.anon_kb
 
 
-def one_pass(rein, mock, scenario, tmp, wrapped):
-    """Runs rein once against a fresh mock; returns its requests, t0 and (status, rusage)."""
+# How the bench runs rein: JSON output, no questions.
+FLAGS = ("--output-format", "json", "--permission-mode", "yolo")
+
+
+def one_pass(rein, mock, scenario, tmp, wrapped, flags=FLAGS, prefix=()):
+    """Runs rein once against a fresh mock; returns its requests, t0 and (status, rusage).
+
+    `prefix` runs rein under another program (a profiler); `flags` replace the bench's own.
+    """
     script_fn, prompt = SCENARIOS[scenario]
     work = os.path.join(tmp, "work")
     shutil.rmtree(work, ignore_errors=True)
@@ -196,7 +207,7 @@ def one_pass(rein, mock, scenario, tmp, wrapped):
             "REIN_BASE_URL": base + "/v1",
             "REIN_MODEL": "gpt-4o",
         }
-        argv = [rein, "-p", prompt, "--output-format", "json", "--permission-mode", "yolo"]
+        argv = [*prefix, rein, "-p", prompt, *flags]
         measured = os.path.join(tmp, "time.txt")
         if wrapped:
             argv = [TIME, "-f", "%M %U %S", "-o", measured] + argv
