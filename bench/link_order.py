@@ -5,7 +5,7 @@ The release build links these functions next to each other (crates/cli/build.rs 
 file to the linker as --symbol-ordering-file). Spread over the 26 MB of `.text`, the code a
 run executes touched about 16 MB of it: the kernel maps a binary's code a page-cache folio
 (64 KB to 2 MB) at a time, so one executed function maps its neighbours too. Packed
-together, it takes about 3 MB, and rein's peak RSS and its page faults at start fall with it.
+together, it takes about 4 MB, and rein's peak RSS and its page faults at start fall with it.
 
 How the list is made, in two steps, over the scenarios of bench/agent.py run several ways
 (JSON, text and stream-JSON output; yolo, auto and default permission modes) and a REPL
@@ -16,9 +16,11 @@ session in a terminal (bench/repl.py's):
      still touched (paths valgrind did not take: the sandbox, SHA extensions); those are
      added, the binary is linked again, and this repeats until no new function shows.
 
-Symbol names depend on the build's features, so the list matches the README's build
-(`cargo build --release --locked -p rein-cli`, the package alone) and not a build of several
-packages at once. Names that no longer exist cost nothing: regenerate after large changes.
+Symbol names depend on the build's features and the compiler, so the list matches a release
+build of the package alone (the README's `cargo run --release -p rein-cli`, `cargo install
+--path crates/cli`) with the Rust version it was made with, not a build of several packages
+at once. Names that no longer exist cost nothing: regenerate after large changes and after
+a Rust upgrade.
 
 Usage: python3 bench/link_order.py [--rounds N]   (needs valgrind and perf)
 """
@@ -27,6 +29,7 @@ import argparse
 import os
 import re
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -155,6 +158,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="native passes at most")
     args = parser.parse_args()
 
+    missing = [tool for tool in ("valgrind", "perf", "nm") if shutil.which(tool) is None]
+    if missing:
+        raise SystemExit(f"bench/link_order.py needs {', '.join(missing)}; the list is unchanged")
     write([])
     rein, mock = agent.build()
     known = functions(rein)

@@ -491,6 +491,7 @@ pub(crate) fn prepare_at(
     }
     // Said once: commands then run with the permission checks alone.
     warnings.extend(builder.sandbox_warning());
+    warnings.extend(builder.project_network_warning());
     // The endpoint first: a missing key must not leave a session file behind.
     let builder = endpoint(builder, args, &config)?;
     let builder = session(builder, resumed, &store, &config, &cwd)?;

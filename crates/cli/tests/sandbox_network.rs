@@ -705,3 +705,27 @@ fn wait_until(what: &str, done: impl Fn() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// A project's `network = "proxy"` keeps more away than the network on (default mode: it
+/// applies), but opens more than auto's network off: there it is left out, and the run says
+/// so rather than leaving the person to wonder why a host cannot be reached.
+#[test]
+fn a_project_s_proxy_under_auto_s_network_off_is_left_out_with_a_warning() {
+    if !ready("a_project_s_proxy_under_auto_s_network_off_is_left_out_with_a_warning") {
+        return;
+    }
+    let env = env_with("");
+    env.write(".rein/config.toml", "[sandbox]\nnetwork = \"proxy\"\n");
+    let warned = |mode: &str| {
+        let report = run_commands(&env, &[], &["--permission-mode", mode]);
+        report["warnings"].to_string()
+    };
+    let auto = warned("auto");
+    assert!(
+        auto.contains(r#"the project's [sandbox] network = \"proxy\" is left out"#)
+            && auto.contains(r#"network = \"off\" (the auto mode's default)"#),
+        "{auto}"
+    );
+    let default = warned("default");
+    assert!(!default.contains("left out"), "{default}");
+}

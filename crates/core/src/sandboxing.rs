@@ -78,6 +78,45 @@ impl SandboxPlan {
         })
     }
 
+    /// The network commands get: the person's setting, else none in auto, else the level's
+    /// default; a project's setting only where it keeps more away.
+    fn network(&self) -> Option<Network> {
+        // auto runs commands without asking: without a network unless the person says so
+        // (as Codex's workspace-write). Other modes keep the level's default.
+        let network = self
+            .settings
+            .network
+            .or(self.auto.then_some(Network::Blocked));
+        match self.settings.project_network {
+            Some(project) => {
+                let base = network.unwrap_or(self.level_wanted().default_network());
+                crate::config::sandbox_stricter(Some(base), project)
+            }
+            None => network,
+        }
+    }
+
+    /// Says that a project's `network` is left out where it would open more than the network
+    /// in force (its `"proxy"` under auto's `"off"`), as other loosening keys are at reading.
+    pub(crate) fn project_network_left_out(&self) -> Option<String> {
+        let project = self.settings.project_network?;
+        let in_force = self
+            .network()
+            .unwrap_or(self.level_wanted().default_network());
+        (in_force != project).then(|| {
+            format!(
+                "the project's [sandbox] network = \"{project}\" is left out: commands get \
+                 network = \"{in_force}\"{}, and a project may only keep more of the network \
+                 away; set it in your own config to use it",
+                if self.auto && self.settings.network.is_none() {
+                    " (the auto mode's default)"
+                } else {
+                    ""
+                }
+            )
+        })
+    }
+
     /// Why the auto permission mode, which relies on the sandbox, cannot start.
     pub(crate) fn auto_refusal(&self) -> Option<String> {
         if self.level_wanted() == SandboxLevel::Off {
@@ -122,14 +161,7 @@ impl SandboxPlan {
             .map(|home| vec![home.join(USER_CONFIG_FILE), home.join(TRUST_FILE)])
             .unwrap_or_default();
         let git_dirs = repository_git_dirs(places.workspace);
-        // auto runs commands without asking: without a network unless the person says so
-        // (as Codex's workspace-write). Other modes keep the level's default.
-        let mut network = settings.network.or(self.auto.then_some(Network::Blocked));
-        // A project's setting only ever keeps more away.
-        if let Some(project) = settings.project_network {
-            let base = network.unwrap_or(self.level_wanted().default_network());
-            network = crate::config::sandbox_stricter(Some(base), project);
-        }
+        let network = self.network();
         let mut policy = SandboxPolicy::resolve(&PolicyInputs {
             level: self.level_wanted(),
             network,

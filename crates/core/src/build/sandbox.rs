@@ -85,6 +85,14 @@ impl AgentBuilder {
         })
     }
 
+    /// Says when the project's `[sandbox] network` is left out because it would open more
+    /// than the network in force (its `"proxy"` under auto's `"off"`).
+    pub fn project_network_warning(&self) -> Option<String> {
+        let mut plan = self.sandbox.clone();
+        plan.auto = self.mode == PermissionMode::Auto;
+        plan.project_network_left_out()
+    }
+
     /// Why the auto permission mode cannot start here, when it is the mode.
     pub fn auto_refusal(&self) -> Option<String> {
         (self.mode == PermissionMode::Auto)
