@@ -49,13 +49,7 @@ fn a_sandboxed_mcp_server_shares_the_commands_private_tmpdir_and_none_is_left() 
     );
     // Every temporary directory rein makes goes under the TMPDIR it was given.
     let root = env.home.parent().unwrap().to_path_buf();
-    let mut pty = Pty::start(
-        &env,
-        &server.openai_base_url(),
-        &["--permission-mode", "auto"],
-        200,
-    );
-    pty.wait_ready();
+    let mut pty = Pty::auto_ready(&env, &server.openai_base_url());
     pty.send("what is in @fake:fake://env/TMPDIR\r");
     pty.wait_for("Both read.");
     let requests = server.requests();
@@ -133,13 +127,7 @@ fn after_model_the_commands_keep_the_mcp_servers_private_tmpdir() {
             .reply(Turn::text("Read after.")),
     );
     let root = env.home.parent().unwrap().to_path_buf();
-    let mut pty = Pty::start(
-        &env,
-        &server.openai_base_url(),
-        &["--permission-mode", "auto"],
-        200,
-    );
-    pty.wait_ready();
+    let mut pty = Pty::auto_ready(&env, &server.openai_base_url());
     pty.send("what is in @fake:fake://env/TMPDIR\r");
     pty.wait_for("Read before.");
     let sent = server.requests()[0].body.to_string();

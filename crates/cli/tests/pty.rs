@@ -29,6 +29,14 @@ impl Pty {
         Pty::start_with(env, base_url, args, cols, &[])
     }
 
+    /// `rein --permission-mode auto` as [`Pty::start`], 200 columns wide, once it shows its
+    /// prompt.
+    pub(crate) fn auto_ready(env: &Env, base_url: &str) -> Pty {
+        let pty = Pty::start(env, base_url, &["--permission-mode", "auto"], 200);
+        pty.wait_ready();
+        pty
+    }
+
     /// `rein ARGS` as [`Pty::start`], with these environment variables besides.
     pub(crate) fn start_with(
         env: &Env,

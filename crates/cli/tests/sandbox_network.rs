@@ -324,13 +324,7 @@ fn a_host_asked_about_in_the_repl_is_refused_or_allowed_for_the_session() {
             .reply(curl("allowed2", "127.0.0.1"))
             .reply(Turn::text("All sent.")),
     );
-    let mut pty = Pty::start(
-        &env,
-        &server.openai_base_url(),
-        &["--permission-mode", "auto"],
-        200,
-    );
-    pty.wait_ready();
+    let mut pty = Pty::auto_ready(&env, &server.openai_base_url());
     pty.send("send it\r");
     pty.wait_for("network needs your approval");
     pty.wait_for("n no for the session");
@@ -429,13 +423,7 @@ fn a_host_allowed_in_the_repl_stays_allowed_after_model() {
     let listener = Listener::start();
     let env = env_with("[sandbox]\nnetwork = \"proxy\"\nallow_domains = [\"pypi.org\"]\n");
     let server = sends_before_and_after(&listener);
-    let mut pty = Pty::start(
-        &env,
-        &server.openai_base_url(),
-        &["--permission-mode", "auto"],
-        200,
-    );
-    pty.wait_ready();
+    let mut pty = Pty::auto_ready(&env, &server.openai_base_url());
     pty.send("send it\r");
     pty.wait_for("network needs your approval");
     pty.wait_for("n no for the session");
@@ -477,13 +465,7 @@ fn a_host_allowed_in_one_session_is_asked_about_again_after_clear() {
         "[sandbox]\nnetwork = \"proxy\"\n\n[mcp_servers.fake]\ncommand = \"FAKE\"\nsandbox = true\n",
     );
     let server = sends_before_and_after(&listener);
-    let mut pty = Pty::start(
-        &env,
-        &server.openai_base_url(),
-        &["--permission-mode", "auto"],
-        200,
-    );
-    pty.wait_ready();
+    let mut pty = Pty::auto_ready(&env, &server.openai_base_url());
     pty.send("send it\r");
     pty.wait_for("n no for the session");
     pty.send("y");
@@ -550,13 +532,7 @@ fn a_host_made_of_a_secret_is_asked_about_masked_in_the_repl() {
     }
     let listener = Listener::start();
     let (env, server) = secret_host(&listener);
-    let mut pty = Pty::start(
-        &env,
-        &server.openai_base_url(),
-        &["--permission-mode", "auto"],
-        200,
-    );
-    pty.wait_ready();
+    let mut pty = Pty::auto_ready(&env, &server.openai_base_url());
     pty.send("reach it\r");
     pty.wait_for("network needs your approval");
     pty.wait_for("n no for the session");
@@ -657,13 +633,7 @@ fn a_host_question_raised_while_another_waits_is_asked_after_it() {
             ))
             .reply(Turn::text("Done.")),
     );
-    let mut pty = Pty::start(
-        &env,
-        &server.openai_base_url(),
-        &["--permission-mode", "auto"],
-        200,
-    );
-    pty.wait_ready();
+    let mut pty = Pty::auto_ready(&env, &server.openai_base_url());
     pty.send("go\r");
     pty.wait_for("y yes, once · n no · r no, say why");
     env.write("go", "");
