@@ -140,9 +140,14 @@ fn ollama(loaded: u64, script: Script) -> MockServer {
         "model": "qwen2.5-coder:latest",
         "context_length": loaded,
     }]});
+    let list = json!({"object": "list", "data": [
+        {"id": "qwen2.5-coder:latest", "object": "model", "owned_by": "library"},
+    ]});
     MockServer::try_start_with(
         script,
-        MockOptions::new().route("GET", "/api/ps", Reply::http(200, ps.to_string())),
+        MockOptions::new()
+            .route("GET", "/v1/models", Reply::http(200, list.to_string()))
+            .route("GET", "/api/ps", Reply::http(200, ps.to_string())),
     )
     .unwrap()
 }
@@ -180,6 +185,11 @@ fn ollama_with_a_small_loaded_context_is_named_once_with_the_fix() {
         .collect();
     assert_eq!(warnings.len(), 1, "{report}");
     assert!(warnings[0].contains("2048"), "{}", warnings[0]);
+    // Ollama lists the model as qwen2.5-coder:latest, the same model.
+    assert!(
+        !report["warnings"].to_string().contains("does not name"),
+        "{report}"
+    );
     assert!(warnings[0].contains("ollama_num_ctx"), "{}", warnings[0]);
     // No options sent unless configured.
     assert!(

@@ -98,17 +98,26 @@ pub(crate) fn read(list: &Value, model: &str) -> Option<ModelListing> {
     if ids.is_empty() {
         return None;
     }
-    let entry = entries
-        .iter()
-        .find(|e| e.get("id").and_then(Value::as_str) == Some(model));
+    let entry = entries.iter().find(|e| lists_as(e, model));
+    // llama.cpp's server answers with the one model it loaded, whatever name it is asked for.
+    let serves_any_name = matches!(entries.as_slice(),
+        [only] if only.get("owned_by").and_then(Value::as_str) == Some("llamacpp"));
     Some(ModelListing {
-        listed: entry.is_some(),
-        closest: if entry.is_some() {
+        listed: entry.is_some() || serves_any_name,
+        closest: if entry.is_some() || serves_any_name {
             Vec::new()
         } else {
             closest(model, &ids)
         },
         price: entry.and_then(listed_price),
+    })
+}
+
+/// Whether a model list's `entry` is `model`: by its id, or as Ollama lists a model asked
+/// for without a tag (`qwen2.5-coder` is `qwen2.5-coder:latest`).
+pub(crate) fn lists_as(entry: &Value, model: &str) -> bool {
+    entry.get("id").and_then(Value::as_str).is_some_and(|id| {
+        id == model || (!model.contains(':') && id.strip_suffix(":latest") == Some(model))
     })
 }
 
@@ -208,6 +217,26 @@ mod tests {
         assert!(read(&json!({"data": []}), "x").is_none());
         assert!(read(&json!({"object": "list"}), "x").is_none());
         assert!(read(&list, "nonexistent-x").unwrap().closest.is_empty());
+    }
+
+    #[test]
+    fn llama_cpp_and_ollama_serve_names_their_lists_spell_otherwise() {
+        // llama.cpp answers with the one model it loaded, whatever it is asked for.
+        let llama = json!({"data": [{"id": "/models/qwen3-8b.gguf", "owned_by": "llamacpp"}]});
+        assert_eq!(read(&llama, "gpt-4o").unwrap().warning("gpt-4o"), None);
+        // Ollama lists tags; a name without one is its `latest`.
+        let ollama = json!({"data": [
+            {"id": "qwen2.5-coder:latest", "owned_by": "library"},
+            {"id": "llama3.2:3b", "owned_by": "library"}
+        ]});
+        assert!(read(&ollama, "qwen2.5-coder").unwrap().listed);
+        assert!(read(&ollama, "qwen2.5-coder:latest").unwrap().listed);
+        let other = read(&ollama, "llama3.2").unwrap();
+        assert!(!other.listed, "llama3.2 is not llama3.2:3b");
+        assert_eq!(other.closest[0], "llama3.2:3b");
+        // Any other server's one model is named exactly.
+        let vllm = json!({"data": [{"id": "Qwen/Qwen3-8B", "owned_by": "vllm"}]});
+        assert!(!read(&vllm, "gpt-4o").unwrap().listed);
     }
 
     #[test]

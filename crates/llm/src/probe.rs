@@ -2,11 +2,14 @@
 //! servers load a model with a window of their own (`llama-server -c 8192`, Ollama's
 //! `num_ctx`), often far below what the model was trained for, and only they know it.
 //!
-//! A server on this machine or the local network is asked everything at once (each answer
-//! names its server: llama.cpp `/props`, vLLM's `/v1/models`, LM Studio's `/api/v0/models`,
-//! Ollama's `/api/ps`, then `/api/show` for a model it has not loaded); a remote one only
-//! `/models`, and only for a model rein's table does not know. Nothing here fails: a server
-//! that does not answer in time, or answers something else, says nothing.
+//! A server on this machine or the local network is asked its model list first, which every
+//! server rein knows has: it settles the window for vLLM (`max_model_len`) and gateways, and
+//! its `owned_by` names llama.cpp and LM Studio. Then only the named server's own endpoint is
+//! asked (llama.cpp `/props`, LM Studio's `/api/v0/models`, Ollama's `/api/ps`, then
+//! `/api/show` for a model it has not loaded), or all of them at once when the list names
+//! none; a server without a list is none of these and is asked nothing more. A remote server
+//! is asked only `/models`, and only for a model rein's table does not know. Nothing here
+//! fails: a server that does not answer in time, or answers something else, says nothing.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -50,31 +53,75 @@ pub(crate) async fn probe(target: &Target, model: &str) -> Option<ServerWindow> 
         .window(model);
     }
     let root = base.strip_suffix("/v1").unwrap_or(base);
-    let all = async {
-        let (props, models, lm_studio, ollama_ps) = tokio::join!(
-            ask(format!("{root}/props"), None),
-            target.model_list(),
-            ask(lm_studio_url(root, model)?, None),
-            ask(format!("{root}/api/ps"), None),
-        );
-        // Only Ollama answers /api/ps; the model's own settings matter when it is not loaded.
-        let loaded = ollama_ps.as_ref().and_then(|ps| ollama_loaded(ps, model));
-        let ollama_show = match (&ollama_ps, loaded) {
-            (Some(_), None) => {
-                let body = serde_json::json!({ "model": model });
-                ask(format!("{root}/api/show"), Some(body)).await
-            }
-            (Some(_), Some(_)) | (None, _) => None,
-        };
-        Some(Answers {
-            props,
-            models,
-            lm_studio,
-            ollama_ps,
-            ollama_show,
-        })
+    let models = target.model_list().await?;
+    let listed = Answers {
+        models: Some(Arc::clone(&models)),
+        ..Answers::default()
     };
-    all.await?.window(model)
+    if let Some(window) = listed.window(model) {
+        return Some(window);
+    }
+    let named = model_entry(&models, model).and_then(LocalServer::named_by);
+    let asks = |server: LocalServer| named.is_none_or(|named| named == server);
+    let lm_studio = lm_studio_url(root, model);
+    let (props, lm_studio, ollama_ps) = tokio::join!(
+        async {
+            match asks(LocalServer::LlamaCpp) {
+                true => ask(format!("{root}/props"), None).await,
+                false => None,
+            }
+        },
+        async {
+            match (asks(LocalServer::LmStudio), lm_studio) {
+                (true, Some(url)) => ask(url, None).await,
+                _ => None,
+            }
+        },
+        async {
+            match asks(LocalServer::Ollama) {
+                true => ask(format!("{root}/api/ps"), None).await,
+                false => None,
+            }
+        },
+    );
+    // Only Ollama answers /api/ps; the model's own settings matter when it is not loaded.
+    let loaded = ollama_ps.as_ref().and_then(|ps| ollama_loaded(ps, model));
+    let ollama_show = match (&ollama_ps, loaded) {
+        (Some(_), None) => {
+            let body = serde_json::json!({ "model": model });
+            ask(format!("{root}/api/show"), Some(body)).await
+        }
+        (Some(_), Some(_)) | (None, _) => None,
+    };
+    Answers {
+        props,
+        models: Some(models),
+        lm_studio,
+        ollama_ps,
+        ollama_show,
+    }
+    .window(model)
+}
+
+/// A local server that a model list's `owned_by` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LocalServer {
+    LlamaCpp,
+    LmStudio,
+    Ollama,
+}
+
+impl LocalServer {
+    /// The server that lists `entry`, when its `owned_by` says (Ollama's is the model's
+    /// namespace, `library` for its own models).
+    fn named_by(entry: &Value) -> Option<Self> {
+        match entry.get("owned_by")?.as_str()? {
+            "llamacpp" => Some(Self::LlamaCpp),
+            "organization_owner" => Some(Self::LmStudio),
+            "library" | "ollama" => Some(Self::Ollama),
+            _ => None,
+        }
+    }
 }
 
 /// `{root}/api/v0/models/{model}`, the model's name escaped as a path segment.
@@ -191,7 +238,7 @@ fn model_entry<'a>(list: &'a Value, model: &str) -> Option<&'a Value> {
     let entries = list.get("data")?.as_array()?;
     entries
         .iter()
-        .find(|e| e.get("id").and_then(Value::as_str) == Some(model))
+        .find(|e| crate::listing::lists_as(e, model))
         .or(match entries.as_slice() {
             [only] => Some(only),
             _ => None,

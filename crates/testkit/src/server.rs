@@ -129,14 +129,22 @@ impl MockOptions {
         self.route("GET", "/v1/models", Reply::http(200, list.to_string()))
     }
 
-    /// Says the model runs with a window of `tokens`, as llama.cpp's `GET /props` does
-    /// (`default_generation_settings.n_ctx`).
+    /// Says the model runs with a window of `tokens`, as llama.cpp's server does: `GET /props`
+    /// gives it (`default_generation_settings.n_ctx`), and `GET /v1/models` lists the one
+    /// model it loaded, `owned_by` llama.cpp.
     pub fn context_window(self, tokens: u64) -> Self {
         let props = serde_json::json!({
             "default_generation_settings": { "n_ctx": tokens },
             "total_slots": 1,
         });
+        let list = serde_json::json!({"object": "list", "data": [{
+            "id": "model.gguf",
+            "object": "model",
+            "owned_by": "llamacpp",
+            "meta": { "n_ctx_train": tokens.max(131_072) },
+        }]});
         self.route("GET", "/props", Reply::http(200, props.to_string()))
+            .route("GET", "/v1/models", Reply::http(200, list.to_string()))
     }
 }
 

@@ -228,7 +228,7 @@ async fn routes_answer_metadata_without_using_the_script() {
     let show = client.post("/api/show", &json!({"model": "m"})).await;
     assert_eq!(show.json()["parameters"], "num_ctx 4096");
     client
-        .send_raw(b"GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n")
+        .send_raw(b"GET /api/tags HTTP/1.1\r\nhost: x\r\n\r\n")
         .await;
     let unknown = client.read_response(RESPONSE_TIMEOUT).await;
     assert_eq!(unknown.status, 404);
@@ -243,5 +243,5 @@ async fn routes_answer_metadata_without_using_the_script() {
         .into_iter()
         .map(|r| format!("{} {}", r.method, r.path))
         .collect();
-    assert_eq!(paths, ["GET /props", "POST /api/show", "GET /v1/models"]);
+    assert_eq!(paths, ["GET /props", "POST /api/show", "GET /api/tags"]);
 }

@@ -19,6 +19,22 @@ fn json_reply(value: serde_json::Value) -> Reply {
     Reply::http(200, value.to_string())
 }
 
+/// The model list a server gives at `GET /v1/models`: one entry, `owned_by` as it says.
+fn listed(options: MockOptions, id: &str, owned_by: &str) -> MockOptions {
+    let list =
+        json!({"object": "list", "data": [{"id": id, "object": "model", "owned_by": owned_by}]});
+    options.route("GET", "/v1/models", json_reply(list))
+}
+
+/// The paths the server was asked besides model calls, in order.
+fn asked(server: &MockServer) -> Vec<String> {
+    server
+        .metadata_requests()
+        .into_iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
+}
+
 #[tokio::test]
 async fn llama_cpp_says_n_ctx_in_props() {
     let (found, server) = window(MockOptions::new().context_window(8192), "any").await;
@@ -51,18 +67,22 @@ async fn vllm_says_max_model_len() {
 #[tokio::test]
 async fn lm_studio_says_the_loaded_length_and_guesses_before_loading() {
     let loaded = json!({"id": "devstral", "state": "loaded", "max_context_length": 131072, "loaded_context_length": 30000});
-    let (found, _server) = window(
-        MockOptions::new().route("GET", "/api/v0/models/devstral", json_reply(loaded)),
-        "devstral",
-    )
-    .await;
+    let lm_studio = |answer| {
+        listed(MockOptions::new(), "devstral", "organization_owner").route(
+            "GET",
+            "/api/v0/models/devstral",
+            json_reply(answer),
+        )
+    };
+    let (found, server) = window(lm_studio(loaded), "devstral").await;
     assert_eq!(found.map(|w| (w.tokens, w.settled)), Some((30000, true)));
+    // Its list names LM Studio: only its own endpoint is asked.
+    assert_eq!(
+        asked(&server),
+        ["GET /v1/models", "GET /api/v0/models/devstral"]
+    );
     let cold = json!({"id": "devstral", "state": "not-loaded", "max_context_length": 131072});
-    let (found, _server) = window(
-        MockOptions::new().route("GET", "/api/v0/models/devstral", json_reply(cold)),
-        "devstral",
-    )
-    .await;
+    let (found, _server) = window(lm_studio(cold), "devstral").await;
     assert_eq!(found.map(|w| (w.tokens, w.settled)), Some((4096, false)));
 }
 
@@ -70,16 +90,19 @@ async fn lm_studio_says_the_loaded_length_and_guesses_before_loading() {
 async fn ollama_says_the_loaded_context_or_num_ctx() {
     let ps = json!({"models": [{"name": "qwen2.5-coder:14b", "model": "qwen2.5-coder:14b", "context_length": 16384}]});
     let show = json!({"parameters": "num_ctx 8192", "model_info": {"qwen2.context_length": 32768}});
+    let ollama = || listed(MockOptions::new(), "qwen2.5-coder:14b", "library");
     let (found, _server) = window(
-        MockOptions::new()
-            .route("GET", "/api/ps", json_reply(ps))
-            .route("POST", "/api/show", json_reply(show.clone())),
+        ollama().route("GET", "/api/ps", json_reply(ps)).route(
+            "POST",
+            "/api/show",
+            json_reply(show.clone()),
+        ),
         "qwen2.5-coder:14b",
     )
     .await;
     assert_eq!(found.map(|w| w.tokens), Some(16384), "loaded wins");
     let (found, server) = window(
-        MockOptions::new()
+        ollama()
             .route("GET", "/api/ps", json_reply(json!({"models": []})))
             .route("POST", "/api/show", json_reply(show)),
         "qwen2.5-coder:14b",
@@ -95,17 +118,68 @@ async fn ollama_says_the_loaded_context_or_num_ctx() {
 }
 
 #[tokio::test]
+async fn only_the_server_the_list_names_is_asked_and_any_other_is_asked_everything() {
+    // llama.cpp's list names it: /props alone, not LM Studio's or Ollama's endpoints.
+    let (found, server) = window(MockOptions::new().context_window(16384), "any").await;
+    assert_eq!(found.map(|w| w.tokens), Some(16384));
+    assert_eq!(asked(&server), ["GET /v1/models", "GET /props"]);
+    // vLLM's list settles the window itself.
+    let models = json!({"data": [{"id": "m", "owned_by": "vllm", "max_model_len": 8192}]});
+    let (found, server) = window(
+        MockOptions::new().route("GET", "/v1/models", json_reply(models)),
+        "m",
+    )
+    .await;
+    assert_eq!(found.map(|w| w.tokens), Some(8192));
+    assert_eq!(asked(&server), ["GET /v1/models"]);
+    // A list that names no server rein knows: every local server's endpoint is asked.
+    let (found, server) = window(
+        listed(MockOptions::new(), "m", "someone").route(
+            "GET",
+            "/api/ps",
+            json_reply(json!({"models": [{"name": "m:latest", "context_length": 12288}]})),
+        ),
+        "m",
+    )
+    .await;
+    assert_eq!(found.map(|w| w.tokens), Some(12288));
+    let mut paths = asked(&server);
+    paths.sort();
+    assert_eq!(
+        paths,
+        [
+            "GET /api/ps",
+            "GET /api/v0/models/m",
+            "GET /props",
+            "GET /v1/models"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_server_without_a_model_list_is_asked_nothing_more() {
+    // Every local server rein knows lists its models: one that answers 404 is none of them.
+    let (found, server) = window(
+        MockOptions::new().route("GET", "/api/ps", json_reply(json!({"models": []}))),
+        "m",
+    )
+    .await;
+    assert_eq!(found, None);
+    assert_eq!(asked(&server), ["GET /v1/models"]);
+}
+
+#[tokio::test]
 async fn a_server_that_says_nothing_or_hangs_costs_little() {
     let (found, server) = window(MockOptions::new(), "m").await;
     assert_eq!(found, None);
     assert!(server.requests().is_empty());
     // One question that hangs does not lose the others' answers.
     let started = Instant::now();
-    let models = json!({"data": [{"id": "m", "max_model_len": 2048}]});
+    let ps = json!({"models": [{"name": "m:latest", "context_length": 2048}]});
     let (found, _server) = window(
-        MockOptions::new()
+        listed(MockOptions::new(), "m", "someone")
             .route("GET", "/props", Reply::silent())
-            .route("GET", "/v1/models", json_reply(models)),
+            .route("GET", "/api/ps", json_reply(ps)),
         "m",
     )
     .await;
