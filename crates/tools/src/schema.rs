@@ -68,53 +68,110 @@ fn clean(value: &mut Value) {
     }
 }
 
+/// The keys [`clean_object`] acts on.
+const RULED: [&str; 11] = [
+    "$schema",
+    "title",
+    "$defs",
+    "definitions",
+    "additionalProperties",
+    "type",
+    "anyOf",
+    "enum",
+    "default",
+    "oneOf",
+    "format",
+];
+
+/// Which of [`RULED`] an object holds.
+#[derive(Default)]
+struct Present([bool; RULED.len()]);
+
+impl Present {
+    fn mark(&mut self, key: &str) {
+        if let Some(i) = RULED.iter().position(|ruled| *ruled == key) {
+            self.0[i] = true;
+        }
+    }
+
+    fn has(&self, key: &str) -> bool {
+        RULED
+            .iter()
+            .position(|ruled| *ruled == key)
+            .is_some_and(|i| self.0[i])
+    }
+}
+
 fn clean_object(map: &mut Map<String, Value>) {
+    // Most objects are a `type` and a `description`: one look at the keys spares them a
+    // hashed lookup for every rule below (a process derives each tool's schema before its
+    // first request).
+    let mut present = Present::default();
+    for key in map.keys() {
+        present.mark(key);
+    }
     for noise in ["$schema", "title", "$defs", "definitions"] {
-        map.remove(noise);
+        if present.has(noise) {
+            map.remove(noise);
+        }
     }
     // Optional parameters are simply left out by the model; `null` alternatives only add bytes.
-    if let Some(Value::Array(types)) = map.get_mut("type") {
+    if present.has("type")
+        && let Some(Value::Array(types)) = map.get_mut("type")
+    {
         types.retain(|t| t != "null");
         if types.len() == 1 {
             let only = types.remove(0);
             map.insert("type".to_owned(), only);
         }
     }
-    if let Some(Value::Array(branches)) = map.get("anyOf") {
+    if present.has("anyOf")
+        && let Some(Value::Array(branches)) = map.get("anyOf")
+    {
         let non_null: Vec<&Value> = branches.iter().filter(|b| !is_null_schema(b)).collect();
         if let [only] = non_null.as_slice()
             && let Value::Object(inner) = (*only).clone()
         {
             map.remove("anyOf");
             for (key, value) in inner {
+                present.mark(&key);
                 map.entry(key).or_insert(value);
             }
         }
     }
-    if let Some(Value::Array(options)) = map.get_mut("enum") {
+    if present.has("enum")
+        && let Some(Value::Array(options)) = map.get_mut("enum")
+    {
         options.retain(|o| !o.is_null());
     }
     // Defaults are in the descriptions where they matter; `false` for a flag goes without saying.
-    if map
-        .get("default")
-        .is_some_and(|d| d.is_null() || d == false)
+    if present.has("default")
+        && map
+            .get("default")
+            .is_some_and(|d| d.is_null() || d == false)
     {
         map.remove("default");
     }
     // Unknown parameters are refused with a message naming the accepted ones, which teaches
     // the model more than the schema keyword would, for fewer bytes.
-    map.remove("additionalProperties");
-    one_of_constants_to_enum(map);
+    if present.has("additionalProperties") {
+        map.remove("additionalProperties");
+    }
+    if present.has("oneOf") {
+        one_of_constants_to_enum(map);
+    }
     // `"format": "uint"` with `"minimum": 0` says "non-negative integer"; the description
     // carries the meaning, and a real lower bound set by hand is kept.
-    let unsigned = map
-        .get("format")
-        .and_then(Value::as_str)
-        .is_some_and(|f| f.starts_with("uint"));
-    if unsigned && map.get("minimum").and_then(Value::as_u64) == Some(0) {
-        map.remove("minimum");
+    if present.has("format") {
+        let unsigned = map
+            .get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|f| f.starts_with("uint"));
+        if unsigned && map.get("minimum").and_then(Value::as_u64) == Some(0) {
+            map.remove("minimum");
+        }
+        map.remove("format");
     }
-    map.remove("format");
 }
 
 /// schemars renders an enum with documented variants as `oneOf` of `const`s; providers and
