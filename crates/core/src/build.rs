@@ -24,8 +24,8 @@ use crate::tools::subagent::{AgentType, EXPLORE};
 
 mod assemble;
 mod explain;
+use crate::sandboxing::KeptSandbox;
 pub use explain::ExplainError;
-pub use sandbox::KeptSandbox;
 mod from_config;
 mod mcp;
 mod sandbox;

@@ -43,6 +43,7 @@ pub use crate::agent::{
     Agent, AgentEvent, CompactOutcome, EventSink, Events, LimitReached, NestedEvent, SpendLimit,
     SpendLimits, SpendTotals, TurnEnd, TurnError, TurnOutcome, TurnStop,
 };
-pub use crate::build::{AgentBuilder, BuildError, KeptSandbox};
+pub use crate::build::{AgentBuilder, BuildError};
 pub use crate::interaction::{AnswerScope, Approval, ApprovalRequest, Interaction, Unattended};
 pub use crate::permissions::PermissionMode;
+pub use crate::sandboxing::KeptSandbox;

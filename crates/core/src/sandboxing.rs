@@ -3,10 +3,11 @@
 //! kernel enforces of it, are rein-tools').
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rein_tools::sandbox::{
-    DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, SandboxLevel, SandboxPolicy, SshAgent,
-    support,
+    DEFAULT_CACHES, KernelProbe, Network, PolicyInputs, Sandbox, SandboxLevel, SandboxPolicy,
+    SshAgent, support,
 };
 
 use crate::config::{Config, SandboxSettings, USER_CONFIG_FILE};
@@ -230,6 +231,61 @@ fn read_link_file(file: &Path, prefix: &str, base: &Path) -> Option<PathBuf> {
 
 fn canonical_dir(path: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(path).ok().filter(|p| p.is_dir())
+}
+
+/// A sandbox with what it was made from, so that an agent rebuilt with the same settings
+/// (the REPL's `/model`, a mode that keeps them) runs in it again ([`crate::build::AgentBuilder::keep_sandbox`]).
+#[derive(Debug, Clone)]
+pub struct KeptSandbox {
+    pub(crate) sandbox: Sandbox,
+    pub(crate) recipe: Arc<SandboxRecipe>,
+}
+
+impl KeptSandbox {
+    /// A new session in the same sandbox: the hosts answered about are asked about again,
+    /// as the rules allowed for the old session no longer hold.
+    pub async fn forget_hosts(&self) {
+        self.sandbox.forget_hosts().await;
+    }
+}
+
+/// What a sandbox's policy is made from: the same recipe, the same policy.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SandboxRecipe {
+    pub(crate) plan: SandboxPlan,
+    pub(crate) workspace: PathBuf,
+    pub(crate) home_dir: Option<PathBuf>,
+    pub(crate) rein_home: Option<PathBuf>,
+    /// The directory rein writes for commands (absolute).
+    pub(crate) offload_dir: PathBuf,
+}
+
+impl SandboxRecipe {
+    /// Makes the sandbox (on a thread of its own; its private temporary directory is removed
+    /// when the last clone goes).
+    pub(crate) fn make(&self) -> Sandbox {
+        let recipe = self.clone();
+        Sandbox::resolving(move || {
+            recipe.plan.policy(&Places {
+                workspace: &recipe.workspace,
+                home_dir: recipe.home_dir.as_deref(),
+                rein_home: recipe.rein_home.as_deref(),
+                offload_dir: &recipe.offload_dir,
+            })
+        })
+    }
+
+    /// Whether a sandbox made from this recipe serves an agent that wants `wanted`'s: the
+    /// same policy, rein's directory for commands the same or one holding it (the sandbox
+    /// made before a session is named, for MCP servers started early, lets commands write
+    /// all of `tool-output`; the session's directory is in it).
+    pub(crate) fn serves(&self, wanted: &SandboxRecipe) -> bool {
+        wanted.offload_dir.starts_with(&self.offload_dir)
+            && SandboxRecipe {
+                offload_dir: wanted.offload_dir.clone(),
+                ..self.clone()
+            } == *wanted
+    }
 }
 
 #[cfg(test)]

@@ -24,13 +24,6 @@ const CLOSEST_NAMES: usize = 3;
 /// provider, which has none yet.
 const LIST_REUSE: Duration = Duration::from_secs(10);
 
-/// The server's model list, asked once for the questions that come together.
-#[derive(Debug, Default)]
-pub(crate) struct ModelList {
-    /// When it was last asked, and what it said (`None`: no list, or no answer in time).
-    last: tokio::sync::Mutex<Option<(Instant, Option<Arc<Value>>)>>,
-}
-
 impl Target {
     /// `{base}/models` (base up to `/v1`), asked now unless a recent answer is at hand; a
     /// second question asked meanwhile waits for the first one's answer.

@@ -3,15 +3,16 @@
 //! same way; what differs is the path and how the key is sent.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
 
 use crate::driver::{ByteStream, CallSettings, Opener};
 use crate::explain::Endpoint;
 use crate::http::HttpClient;
-use crate::listing::ModelList;
 use crate::{ConfigError, LlmError, ProviderConfig, ProviderKind};
 
 /// How a provider sends the API key.
@@ -32,6 +33,13 @@ pub(crate) struct Target {
     pub(crate) endpoint: Endpoint,
     /// The server's model list, shared by the questions asked of it together.
     pub(crate) models: ModelList,
+}
+
+/// The server's model list, asked once for the questions that come together.
+#[derive(Debug, Default)]
+pub(crate) struct ModelList {
+    /// When it was last asked, and what it said (`None`: no list, or no answer in time).
+    pub(crate) last: tokio::sync::Mutex<Option<(Instant, Option<Arc<Value>>)>>,
 }
 
 /// `base` with `path` after it, unless it already ends with it.

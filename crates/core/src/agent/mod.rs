@@ -55,8 +55,7 @@ use crate::interaction::Interaction;
 use crate::permissions::Policy;
 use crate::tools::TodoList;
 
-/// Rounds (model responses) in one turn unless configured otherwise.
-pub const DEFAULT_MAX_ROUNDS: u32 = 50;
+pub use crate::config::DEFAULT_MAX_ROUNDS;
 
 /// How the agent asks the model.
 #[derive(Debug, Clone)]
@@ -127,7 +126,7 @@ pub(crate) struct AgentParts {
     /// The workspace's checkpoints, and what opening them had to say.
     pub checkpoints: Option<(crate::checkpoint::Checkpoints, Vec<String>)>,
     /// The sandbox the commands run in, for an agent rebuilt in its place (a main agent's).
-    pub sandbox: Option<crate::build::KeptSandbox>,
+    pub sandbox: Option<crate::sandboxing::KeptSandbox>,
 }
 
 impl std::fmt::Debug for AgentParts {
@@ -181,7 +180,7 @@ pub struct Agent {
     checkpoint_pending:
         Option<tokio::task::JoinHandle<(crate::checkpoint::Checkpoints, Vec<String>)>>,
     /// The sandbox the commands run in, with what it was made from.
-    sandbox: Option<crate::build::KeptSandbox>,
+    sandbox: Option<crate::sandboxing::KeptSandbox>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -272,7 +271,7 @@ impl Agent {
 
     /// The sandbox this agent's commands run in, for the agent rebuilt in its place to keep
     /// ([`crate::build::AgentBuilder::keep_sandbox`]); `None` for a sub-agent.
-    pub fn sandbox(&self) -> Option<&crate::build::KeptSandbox> {
+    pub fn sandbox(&self) -> Option<&crate::sandboxing::KeptSandbox> {
         self.sandbox.as_ref()
     }
 

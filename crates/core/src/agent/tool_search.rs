@@ -41,6 +41,19 @@ impl Default for ToolSearchBudget {
     }
 }
 
+impl From<&crate::config::ToolSearchSettings> for ToolSearchBudget {
+    /// The budget `[tool_search]` makes: each key it leaves out at its default.
+    fn from(settings: &crate::config::ToolSearchSettings) -> Self {
+        let default = ToolSearchBudget::default();
+        ToolSearchBudget {
+            max_tools: settings.max_tools.unwrap_or(default.max_tools),
+            max_schema_bytes: settings
+                .max_schema_kb
+                .map_or(default.max_schema_bytes, |kb| kb.saturating_mul(1024)),
+        }
+    }
+}
+
 impl ToolSearchBudget {
     /// Whether these tool descriptions pass the budget.
     pub(crate) fn exceeded(&self, specs: &[rein_llm::ToolSpec]) -> bool {
@@ -189,5 +202,28 @@ impl Tool for ToolSearchTool {
             }
         }
         Ok(ToolOutput::success(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_takes_what_tool_search_sets_and_defaults_the_rest() {
+        let settings = crate::config::ToolSearchSettings {
+            max_tools: Some(10),
+            max_schema_kb: None,
+        };
+        let budget = ToolSearchBudget::from(&settings);
+        assert_eq!(budget.max_tools, 10);
+        assert_eq!(budget.max_schema_bytes, 48 * 1024);
+        let settings = crate::config::ToolSearchSettings {
+            max_tools: None,
+            max_schema_kb: Some(2),
+        };
+        let budget = ToolSearchBudget::from(&settings);
+        assert_eq!(budget.max_tools, TOOL_SEARCH_MAX_TOOLS);
+        assert_eq!(budget.max_schema_bytes, 2048);
     }
 }

@@ -113,7 +113,7 @@ impl AgentBuilder {
         self.mcp_warnings = mcp.warnings;
         self.mcp_awaiting_trust = mcp.awaiting_trust;
         self.mcp_skipped = mcp.skipped;
-        self.tool_search_budget = config.tool_search.budget();
+        self.tool_search_budget = crate::agent::ToolSearchBudget::from(&config.tool_search);
         self.mcp_sandboxed = sandboxed_servers(&mcp.servers);
         self.mcp_plan = mcp.servers;
         self.mcp_log_dir = Some(config.rein_home.join(crate::mcp::MCP_LOG_DIR));

@@ -1,13 +1,12 @@
 //! The OS sandbox the agent's commands run in: the level asked for, what this machine
 //! enforces of it, and why the auto mode cannot start without it.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use rein_tools::sandbox::{Sandbox, SandboxLevel};
 
 use crate::permissions::PermissionMode;
-use crate::sandboxing::{Places, SandboxPlan};
+use crate::sandboxing::{KeptSandbox, SandboxRecipe};
 
 use super::AgentBuilder;
 
@@ -98,61 +97,6 @@ impl AgentBuilder {
         (self.mode == PermissionMode::Auto)
             .then(|| self.sandbox.auto_refusal())
             .flatten()
-    }
-}
-
-/// A sandbox with what it was made from, so that an agent rebuilt with the same settings
-/// (the REPL's `/model`, a mode that keeps them) runs in it again ([`AgentBuilder::keep_sandbox`]).
-#[derive(Debug, Clone)]
-pub struct KeptSandbox {
-    pub(super) sandbox: Sandbox,
-    recipe: Arc<SandboxRecipe>,
-}
-
-impl KeptSandbox {
-    /// A new session in the same sandbox: the hosts answered about are asked about again,
-    /// as the rules allowed for the old session no longer hold.
-    pub async fn forget_hosts(&self) {
-        self.sandbox.forget_hosts().await;
-    }
-}
-
-/// What a sandbox's policy is made from: the same recipe, the same policy.
-#[derive(Debug, Clone, PartialEq)]
-struct SandboxRecipe {
-    plan: SandboxPlan,
-    workspace: PathBuf,
-    home_dir: Option<PathBuf>,
-    rein_home: Option<PathBuf>,
-    /// The directory rein writes for commands (absolute).
-    offload_dir: PathBuf,
-}
-
-impl SandboxRecipe {
-    /// Makes the sandbox (on a thread of its own; its private temporary directory is removed
-    /// when the last clone goes).
-    fn make(&self) -> Sandbox {
-        let recipe = self.clone();
-        Sandbox::resolving(move || {
-            recipe.plan.policy(&Places {
-                workspace: &recipe.workspace,
-                home_dir: recipe.home_dir.as_deref(),
-                rein_home: recipe.rein_home.as_deref(),
-                offload_dir: &recipe.offload_dir,
-            })
-        })
-    }
-
-    /// Whether a sandbox made from this recipe serves an agent that wants `wanted`'s: the
-    /// same policy, rein's directory for commands the same or one holding it (the sandbox
-    /// made before a session is named, for MCP servers started early, lets commands write
-    /// all of `tool-output`; the session's directory is in it).
-    fn serves(&self, wanted: &SandboxRecipe) -> bool {
-        wanted.offload_dir.starts_with(&self.offload_dir)
-            && SandboxRecipe {
-                offload_dir: wanted.offload_dir.clone(),
-                ..self.clone()
-            } == *wanted
     }
 }
 

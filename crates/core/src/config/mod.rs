@@ -34,7 +34,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use defaults::{
-    ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, OPENAI_DEFAULT_MODEL,
+    ANTHROPIC_DEFAULT_MODEL, DEEPSEEK_BASE_URL, DEEPSEEK_DEFAULT_MODEL, DEFAULT_MAX_ROUNDS,
+    OPENAI_DEFAULT_MODEL,
 };
 pub use error::ConfigError;
 pub use mcp_servers::{McpServerEntry, McpTransportEntry};

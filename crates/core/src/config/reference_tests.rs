@@ -14,13 +14,13 @@ use rein_tools::context::{
     BASH_DEFAULT_TIMEOUT, DEFAULT_OFFLOAD_MAX_BYTES, DEFAULT_OUTPUT_BUDGET_CHARS,
 };
 
+use super::DEFAULT_MAX_ROUNDS;
 use super::check::{
     COMPACT_THRESHOLD_RANGE, MIN_CONTEXT_WINDOW_TOKENS, NETWORK_TIMEOUT_MAX,
     THINKING_BUDGET_MIN_TOKENS, TOOL_OUTPUT_FILE_MIN_BYTES,
 };
 use super::layer::keys;
 use super::{ENV_VARS, FLAGS};
-use crate::agent::DEFAULT_MAX_ROUNDS;
 
 /// One row of the settings table.
 struct Row {

@@ -147,7 +147,7 @@ impl Default for Settings {
             vision: None,
             auto_compact: true,
             compact_threshold: crate::context::DEFAULT_COMPACT_THRESHOLD,
-            max_rounds: crate::agent::DEFAULT_MAX_ROUNDS,
+            max_rounds: super::DEFAULT_MAX_ROUNDS,
             retries: rein_llm::DEFAULT_MAX_RETRIES,
             tool_output_budget_chars: rein_tools::context::DEFAULT_OUTPUT_BUDGET_CHARS,
             tool_output_file_max_bytes: rein_tools::context::DEFAULT_OFFLOAD_MAX_BYTES,

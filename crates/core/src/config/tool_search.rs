@@ -20,17 +20,6 @@ impl ToolSearchSettings {
         self.max_tools = above.max_tools.or(self.max_tools);
         self.max_schema_kb = above.max_schema_kb.or(self.max_schema_kb);
     }
-
-    /// The budget these settings make.
-    pub fn budget(&self) -> crate::agent::ToolSearchBudget {
-        let default = crate::agent::ToolSearchBudget::default();
-        crate::agent::ToolSearchBudget {
-            max_tools: self.max_tools.unwrap_or(default.max_tools),
-            max_schema_bytes: self
-                .max_schema_kb
-                .map_or(default.max_schema_bytes, |kb| kb.saturating_mul(1024)),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -49,8 +38,8 @@ mod tests {
             .map_err(|e| e.message)
         };
         let settings = read("max_tools = 10").unwrap();
-        assert_eq!(settings.budget().max_tools, 10);
-        assert_eq!(settings.budget().max_schema_bytes, 48 * 1024);
+        assert_eq!(settings.max_tools, Some(10));
+        assert_eq!(settings.max_schema_kb, None);
         let error = read("max_tool = 10").unwrap_err();
         assert!(
             error.contains("max_tool") && error.contains("max_tools"),
