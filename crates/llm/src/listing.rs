@@ -145,12 +145,20 @@ pub(crate) fn listed_price(entry: &Value) -> Option<Price> {
 /// that it contains, closest first.
 fn closest(model: &str, ids: &[&str]) -> Vec<String> {
     let wanted = model.to_ascii_lowercase();
-    let tail = |id: &str| id.rsplit('/').next().unwrap_or(id).to_ascii_lowercase();
+    // Ollama's `NAME:latest` is `NAME` to a model asked for without a tag.
+    let untagged = |id: &str| -> String {
+        let id = id.to_ascii_lowercase();
+        match id.strip_suffix(":latest") {
+            Some(name) if !wanted.contains(':') => name.to_owned(),
+            _ => id,
+        }
+    };
+    let tail = |id: &str| untagged(id.rsplit('/').next().unwrap_or(id));
     let mut scored: Vec<(usize, &str)> = ids
         .iter()
         .map(|id| {
-            let distance = edit_distance(&wanted, &id.to_ascii_lowercase())
-                .min(edit_distance(&wanted, &tail(id)));
+            let distance =
+                edit_distance(&wanted, &untagged(id)).min(edit_distance(&wanted, &tail(id)));
             (distance, *id)
         })
         .filter(|(distance, id)| {
@@ -227,6 +235,13 @@ mod tests {
         let other = read(&ollama, "llama3.2").unwrap();
         assert!(!other.listed, "llama3.2 is not llama3.2:3b");
         assert_eq!(other.closest[0], "llama3.2:3b");
+        // A typo of a name listed with its tag is still close to it.
+        let typo = read(&ollama, "qwen2.5-codr").unwrap();
+        assert_eq!(
+            typo.warning("qwen2.5-codr").unwrap(),
+            "the server's model list does not name qwen2.5-codr (did you mean \
+             qwen2.5-coder:latest?); requests may be refused"
+        );
         // Any other server's one model is named exactly.
         let vllm = json!({"data": [{"id": "Qwen/Qwen3-8B", "owned_by": "vllm"}]});
         assert!(!read(&vllm, "gpt-4o").unwrap().listed);

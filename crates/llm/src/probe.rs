@@ -61,7 +61,7 @@ pub(crate) async fn probe(target: &Target, model: &str) -> Option<ServerWindow> 
     if let Some(window) = listed.window(model) {
         return Some(window);
     }
-    let named = model_entry(&models, model).and_then(LocalServer::named_by);
+    let named = LocalServer::named_in(&models, model);
     let asks = |server: LocalServer| named.is_none_or(|named| named == server);
     let lm_studio = lm_studio_url(root, model);
     let (props, lm_studio, ollama_ps) = tokio::join!(
@@ -112,6 +112,18 @@ enum LocalServer {
 }
 
 impl LocalServer {
+    /// The server a model list names for `model`: its entry's `owned_by`, or, when the list
+    /// does not name the model (a typo, a llama.cpp serving several), the one every entry
+    /// names.
+    fn named_in(list: &Value, model: &str) -> Option<Self> {
+        if let Some(entry) = model_entry(list, model) {
+            return Self::named_by(entry);
+        }
+        let mut named = list.get("data")?.as_array()?.iter().map(Self::named_by);
+        let first = named.next()??;
+        named.all(|server| server == Some(first)).then_some(first)
+    }
+
     /// The server that lists `entry`, when its `owned_by` says (Ollama's is the model's
     /// namespace, `library` for its own models).
     fn named_by(entry: &Value) -> Option<Self> {

@@ -157,6 +157,30 @@ async fn only_the_server_the_list_names_is_asked_and_any_other_is_asked_everythi
 }
 
 #[tokio::test]
+async fn a_model_the_list_does_not_name_is_asked_of_the_server_every_entry_names() {
+    // Ollama lists two models; a typo is still Ollama's to answer.
+    let list = json!({"object": "list", "data": [
+        {"id": "qwen2.5-coder:latest", "object": "model", "owned_by": "library"},
+        {"id": "llama3.2:3b", "object": "model", "owned_by": "library"},
+    ]});
+    let (_, server) = window(
+        MockOptions::new()
+            .route("GET", "/v1/models", json_reply(list))
+            .route("GET", "/api/ps", json_reply(json!({"models": []}))),
+        "qwen2.5-codr",
+    )
+    .await;
+    let paths = asked(&server);
+    assert_eq!(paths[..2], ["GET /v1/models", "GET /api/ps"], "{paths:?}");
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.contains("/props") || p.contains("/api/v0")),
+        "{paths:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_server_without_a_model_list_is_asked_nothing_more() {
     // Every local server rein knows lists its models: one that answers 404 is none of them.
     let (found, server) = window(
