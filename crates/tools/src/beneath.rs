@@ -269,7 +269,10 @@ impl ParentDir {
             FileType::Symlink => return Err(changed_error()),
             other => return Ok(Target::Other(other)),
         }
-        let read_flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
+        // Non-blocking: a FIFO swapped in since the check must not hang the open (the inode
+        // check below then refuses it); reads of a regular file ignore the flag.
+        let read_flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC | OFlags::NONBLOCK;
         let fd =
             rustix::fs::openat(&self.fd, &self.name, read_flags, Mode::empty()).map_err(|err| {
                 match err {

@@ -25,6 +25,9 @@ pub const READ_MAX_LINE_CHARS: usize = 2000;
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 /// Room kept in the output budget for the footer and notices.
 const FOOTER_RESERVE_CHARS: usize = 400;
+/// A text file up to this size whose bytes are all in the page cache is read on the async
+/// thread.
+const INLINE_MAX_BYTES: u64 = 64 * 1024;
 
 /// Arguments of read_file.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -59,12 +62,39 @@ impl Tool for ReadFile {
     }
 
     async fn run(&self, args: ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        // A small text file already in the page cache is read right here: handing it to a
+        // blocking thread and back costs two thread wake-ups, more than the read itself.
+        // Anything that could wait on a disk goes to the blocking threads.
+        if let Some(read) = read_file(&args, ctx, Io::CachedOnly).transpose() {
+            return read;
+        }
         let ctx = ctx.clone();
-        crate::blocking::run(move || read_file(&args, &ctx)).await
+        crate::blocking::run(move || {
+            read_file(&args, &ctx, Io::Wait)?
+                .ok_or_else(|| ToolError::Internal("read_file read nothing".to_owned()))
+        })
+        .await
     }
 }
 
-fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+/// How a read may touch the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Io {
+    /// Wait for it (on a blocking thread).
+    Wait,
+    /// Not at all: a file that is not a small text file whose bytes are all cached yet is
+    /// left for [`Io::Wait`] (`Ok(None)`).
+    CachedOnly,
+}
+
+fn read_file(
+    args: &ReadFileArgs,
+    ctx: &ToolContext,
+    io: Io,
+) -> Result<Option<ToolOutput>, ToolError> {
+    if io == Io::CachedOnly && ctx.config().client_files.is_some() {
+        return Ok(None);
+    }
     if args.limit == Some(0) {
         return Err(ToolError::model("limit must be at least 1."));
     }
@@ -89,10 +119,14 @@ fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
             )));
         }
     };
+    if io == Io::CachedOnly && !(meta.len() <= INLINE_MAX_BYTES && in_page_cache(&file, meta.len()))
+    {
+        return Ok(None);
+    }
     if let Some(client) = &ctx.config().client_files {
         // The front-end's buffer (unsaved changes included) rather than the disk's bytes.
         let text = client.read(&path).map_err(io_err)?;
-        return read_buffer(args, ctx, &path, &display, text.as_bytes());
+        return read_buffer(args, ctx, &path, &display, text.as_bytes()).map(Some);
     }
     let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
     (&mut file)
@@ -100,7 +134,11 @@ fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         .read_to_end(&mut head)
         .map_err(io_err)?;
     if let Some(format) = crate::image::sniff(&head) {
-        return read_image(&mut file, head, format, meta.len(), &display, ctx);
+        if io == Io::CachedOnly {
+            // Decoding and scaling a picture is work for a blocking thread.
+            return Ok(None);
+        }
+        return read_image(&mut file, head, format, meta.len(), &display, ctx).map(Some);
     }
     if memchr::memchr(0, &head).is_some() {
         return Err(ToolError::Model(format!(
@@ -133,7 +171,30 @@ fn read_file(args: &ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolE
         sampled_stamp(&file, &meta).map_err(io_err)?
     };
     ctx.record_read(path.clone(), stamp);
-    render(&scan, window, meta.len(), &display)
+    render(&scan, window, meta.len(), &display).map(Some)
+}
+
+/// Whether all `len` bytes of `file` are in the page cache: a read that may not wait for the
+/// disk gets them all.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn in_page_cache(file: &std::fs::File, len: u64) -> bool {
+    let Ok(size) = usize::try_from(len) else {
+        return false;
+    };
+    let mut bytes = vec![0; size];
+    let read = rustix::io::preadv2(
+        file,
+        &mut [std::io::IoSliceMut::new(&mut bytes)],
+        0,
+        rustix::io::ReadWriteFlags::NOWAIT,
+    );
+    matches!(read, Ok(n) if n == size)
+}
+
+/// Elsewhere no read can promise not to wait.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn in_page_cache(_file: &std::fs::File, _len: u64) -> bool {
+    false
 }
 
 /// A picture: given to the model when it takes images, else the text answer.
@@ -359,6 +420,56 @@ mod tests {
             out.content,
             "1\ta\n2\tb\n(showing lines 1-2 of a 1.3 GB file; more lines follow; continue with offset=3)\n"
         );
+    }
+
+    fn args(file_path: &str) -> ReadFileArgs {
+        ReadFileArgs {
+            file_path: file_path.to_owned(),
+            offset: None,
+            limit: None,
+        }
+    }
+
+    /// A small text file whose bytes are cached is read on the spot, with the same answer as
+    /// from a blocking thread; a larger file or a picture is left for a blocking thread.
+    #[test]
+    fn only_small_cached_text_is_read_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ctx = ToolContext::new(crate::ToolConfig::new(&root, root.join("offload")));
+        std::fs::write(root.join("small.txt"), "one\ntwo\n").unwrap();
+        let inline = read_file(&args("small.txt"), &ctx, Io::CachedOnly)
+            .unwrap()
+            .expect("a small file just written is in the page cache");
+        let waited = read_file(&args("small.txt"), &ctx, Io::Wait)
+            .unwrap()
+            .unwrap();
+        assert_eq!(inline.content, "1\tone\n2\ttwo\n");
+        assert_eq!(inline.content, waited.content);
+
+        let big = "x".repeat(79) + "\n";
+        std::fs::write(root.join("big.txt"), big.repeat(1000)).unwrap();
+        assert!(
+            read_file(&args("big.txt"), &ctx, Io::CachedOnly)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            read_file(&args("big.txt"), &ctx, Io::Wait)
+                .unwrap()
+                .is_some()
+        );
+
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        std::fs::write(root.join("p.png"), png).unwrap();
+        assert!(
+            read_file(&args("p.png"), &ctx, Io::CachedOnly)
+                .unwrap()
+                .is_none()
+        );
+        // Mistakes are answered on the spot.
+        let missing = read_file(&args("nope.txt"), &ctx, Io::CachedOnly);
+        assert!(matches!(missing, Err(ToolError::Model(_))), "{missing:?}");
     }
 
     #[test]
