@@ -106,6 +106,8 @@ fn read_file(
         .map_err(io_err)?;
     let (mut file, meta) = match target {
         Target::File(file, meta) => (file, meta),
+        // The message lists the directory's names: a listing for a blocking thread.
+        Target::Missing if io == Io::CachedOnly => return Ok(None),
         Target::Missing => return Err(not_found(&path, &display)),
         Target::Directory => {
             return Err(ToolError::Model(format!(
@@ -119,20 +121,29 @@ fn read_file(
             )));
         }
     };
-    if io == Io::CachedOnly && !(meta.len() <= INLINE_MAX_BYTES && in_page_cache(&file, meta.len()))
-    {
-        return Ok(None);
-    }
+    // The whole file, when it may be read here: all of it from the page cache, read once.
+    let cached = match io {
+        Io::Wait => None,
+        Io::CachedOnly => match cached_whole(&file, &meta) {
+            Some(bytes) => Some(bytes),
+            None => return Ok(None),
+        },
+    };
     if let Some(client) = &ctx.config().client_files {
         // The front-end's buffer (unsaved changes included) rather than the disk's bytes.
         let text = client.read(&path).map_err(io_err)?;
         return read_buffer(args, ctx, &path, &display, text.as_bytes()).map(Some);
     }
     let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
-    (&mut file)
-        .take(BINARY_SNIFF_BYTES as u64)
-        .read_to_end(&mut head)
-        .map_err(io_err)?;
+    match &cached {
+        Some(bytes) => head.extend_from_slice(&bytes[..bytes.len().min(BINARY_SNIFF_BYTES)]),
+        None => {
+            (&mut file)
+                .take(BINARY_SNIFF_BYTES as u64)
+                .read_to_end(&mut head)
+                .map_err(io_err)?;
+        }
+    }
     if let Some(format) = crate::image::sniff(&head) {
         if io == Io::CachedOnly {
             // Decoding and scaling a picture is work for a blocking thread.
@@ -148,13 +159,16 @@ fn read_file(
     }
     let window = window(args, ctx, full_hash_applies(meta.len()));
     let cancel = ctx.cancel_token();
-    let scan = scan::scan(
-        head.as_slice().chain(&file),
-        Some(meta.len()),
-        window,
-        cancel,
-    )
-    .map_err(|err| {
+    let scanned = match &cached {
+        Some(bytes) => scan::scan(bytes.as_slice(), Some(meta.len()), window, cancel),
+        None => scan::scan(
+            head.as_slice().chain(&file),
+            Some(meta.len()),
+            window,
+            cancel,
+        ),
+    };
+    let scan = scanned.map_err(|err| {
         if cancel.is_cancelled() {
             ToolError::Cancelled {
                 partial: format!("(reading {display} was cancelled)"),
@@ -174,27 +188,57 @@ fn read_file(
     render(&scan, window, meta.len(), &display).map(Some)
 }
 
-/// Whether all `len` bytes of `file` are in the page cache: a read that may not wait for the
-/// disk gets them all.
+/// All of a small `file` when every byte of it is in the page cache, read without waiting
+/// for a disk; `None` for anything else.
+///
+/// One byte more than the size is asked for, and exactly the size must come back: the end
+/// of the file was reached. So a file that grew since its size was taken, or a pseudo-file
+/// whose size says nothing (`/proc`, some FUSE mounts report 0), is not read here; and a
+/// filesystem whose reads cannot promise not to wait (tmpfs and overlayfs on Linux 6.18)
+/// refuses outright, once for its device.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-fn in_page_cache(file: &std::fs::File, len: u64) -> bool {
-    let Ok(size) = usize::try_from(len) else {
-        return false;
-    };
-    let mut bytes = vec![0; size];
+fn cached_whole(file: &std::fs::File, meta: &std::fs::Metadata) -> Option<Vec<u8>> {
+    use std::os::unix::fs::MetadataExt;
+    use std::sync::Mutex;
+
+    /// Devices whose files refused a read that may not wait.
+    static NO_NOWAIT: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    let len = meta.len();
+    if len > INLINE_MAX_BYTES {
+        return None;
+    }
+    let refused = |devices: &Vec<u64>| devices.contains(&meta.dev());
+    if refused(&NO_NOWAIT.lock().unwrap_or_else(|e| e.into_inner())) {
+        return None;
+    }
+    let size = usize::try_from(len).ok()?;
+    let mut bytes = vec![0; size + 1];
     let read = rustix::io::preadv2(
         file,
         &mut [std::io::IoSliceMut::new(&mut bytes)],
         0,
         rustix::io::ReadWriteFlags::NOWAIT,
     );
-    matches!(read, Ok(n) if n == size)
+    match read {
+        Ok(n) if n == size => {
+            bytes.truncate(size);
+            Some(bytes)
+        }
+        Err(rustix::io::Errno::OPNOTSUPP) => {
+            let mut devices = NO_NOWAIT.lock().unwrap_or_else(|e| e.into_inner());
+            if !refused(&devices) {
+                devices.push(meta.dev());
+            }
+            None
+        }
+        Ok(_) | Err(_) => None,
+    }
 }
 
 /// Elsewhere no read can promise not to wait.
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn in_page_cache(_file: &std::fs::File, _len: u64) -> bool {
-    false
+fn cached_whole(_file: &std::fs::File, _meta: &std::fs::Metadata) -> Option<Vec<u8>> {
+    None
 }
 
 /// A picture: given to the model when it takes images, else the text answer.
@@ -430,30 +474,47 @@ mod tests {
         }
     }
 
+    /// Whether the filesystem holding `path` takes reads that may not wait (tmpfs and
+    /// overlayfs refuse them on Linux 6.18: nothing is read on the async thread there).
+    fn takes_nowait_reads(path: &Path) -> bool {
+        let file = std::fs::File::open(path).unwrap();
+        let read = rustix::io::preadv2(
+            &file,
+            &mut [std::io::IoSliceMut::new(&mut [0; 1])],
+            0,
+            rustix::io::ReadWriteFlags::NOWAIT,
+        );
+        read != Err(rustix::io::Errno::OPNOTSUPP)
+    }
+
     /// A small text file whose bytes are cached is read on the spot, with the same answer as
-    /// from a blocking thread; a larger file or a picture is left for a blocking thread.
+    /// from a blocking thread; a larger file, a picture or a missing one (whose message
+    /// lists the directory) is left for a blocking thread.
     #[test]
     fn only_small_cached_text_is_read_without_waiting() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let ctx = ToolContext::new(crate::ToolConfig::new(&root, root.join("offload")));
         std::fs::write(root.join("small.txt"), "one\ntwo\n").unwrap();
-        let inline = read_file(&args("small.txt"), &ctx, Io::CachedOnly)
-            .unwrap()
-            .expect("a small file just written is in the page cache");
+        std::fs::write(root.join("empty.txt"), "").unwrap();
         let waited = read_file(&args("small.txt"), &ctx, Io::Wait)
             .unwrap()
             .unwrap();
-        assert_eq!(inline.content, "1\tone\n2\ttwo\n");
-        assert_eq!(inline.content, waited.content);
+        assert_eq!(waited.content, "1\tone\n2\ttwo\n");
+        if takes_nowait_reads(&root.join("small.txt")) {
+            let inline = read_file(&args("small.txt"), &ctx, Io::CachedOnly)
+                .unwrap()
+                .expect("a small file just written is in the page cache");
+            assert_eq!(inline.content, waited.content);
+            let empty = read_file(&args("empty.txt"), &ctx, Io::CachedOnly).unwrap();
+            let waited_empty = read_file(&args("empty.txt"), &ctx, Io::Wait).unwrap();
+            assert_eq!(empty.unwrap().content, waited_empty.unwrap().content);
+        }
 
         let big = "x".repeat(79) + "\n";
         std::fs::write(root.join("big.txt"), big.repeat(1000)).unwrap();
-        assert!(
-            read_file(&args("big.txt"), &ctx, Io::CachedOnly)
-                .unwrap()
-                .is_none()
-        );
+        let big_inline = read_file(&args("big.txt"), &ctx, Io::CachedOnly).unwrap();
+        assert!(big_inline.is_none());
         assert!(
             read_file(&args("big.txt"), &ctx, Io::Wait)
                 .unwrap()
@@ -462,14 +523,40 @@ mod tests {
 
         let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
         std::fs::write(root.join("p.png"), png).unwrap();
-        assert!(
-            read_file(&args("p.png"), &ctx, Io::CachedOnly)
-                .unwrap()
-                .is_none()
-        );
-        // Mistakes are answered on the spot.
-        let missing = read_file(&args("nope.txt"), &ctx, Io::CachedOnly);
-        assert!(matches!(missing, Err(ToolError::Model(_))), "{missing:?}");
+        let png_inline = read_file(&args("p.png"), &ctx, Io::CachedOnly).unwrap();
+        assert!(png_inline.is_none());
+        let missing = read_file(&args("missing.txt"), &ctx, Io::CachedOnly).unwrap();
+        assert!(missing.is_none());
+        // Mistakes in the arguments are answered on the spot.
+        let zero = ReadFileArgs {
+            limit: Some(0),
+            ..args("small.txt")
+        };
+        let zero = read_file(&zero, &ctx, Io::CachedOnly);
+        assert!(matches!(zero, Err(ToolError::Model(_))), "{zero:?}");
+    }
+
+    /// A file whose size says nothing of its content (`/proc`'s are 0 bytes long) or that
+    /// has grown since its size was taken is never read on the async thread: only a read
+    /// that reaches the end at the size does.
+    #[test]
+    fn a_file_longer_than_its_size_is_not_read_without_waiting() {
+        let status = std::fs::File::open("/proc/self/status").unwrap();
+        let meta = status.metadata().unwrap();
+        assert_eq!(meta.len(), 0);
+        assert!(cached_whole(&status, &meta).is_none());
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("growing.log");
+        std::fs::write(&path, "first\n").unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let before = file.metadata().unwrap();
+        std::fs::write(&path, "first\nsecond\n").unwrap();
+        assert!(cached_whole(&file, &before).is_none());
+        if takes_nowait_reads(&path) {
+            let now = file.metadata().unwrap();
+            assert_eq!(cached_whole(&file, &now).unwrap(), b"first\nsecond\n");
+        }
     }
 
     #[test]
