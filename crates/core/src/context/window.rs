@@ -21,7 +21,7 @@ pub enum WindowSource {
     #[strum(to_string = "context_window in the configuration")]
     Config,
     /// The server that runs the model.
-    #[strum(to_string = "the server ({said})")]
+    #[strum(to_string = "the server: {said}")]
     Server {
         /// What it said, and where (`llama.cpp /props n_ctx`).
         said: String,
@@ -34,7 +34,7 @@ pub enum WindowSource {
     #[strum(to_string = "the provider's refusal of a longer request")]
     Refusal,
     /// Nothing knew it: [`UNKNOWN_WINDOW_TOKENS`].
-    #[strum(to_string = "a conservative default (the model is unknown)")]
+    #[strum(to_string = "a conservative default: the model is unknown")]
     Default,
 }
 

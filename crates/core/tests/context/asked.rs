@@ -144,7 +144,7 @@ async fn the_context_report_splits_the_use_and_says_when_the_next_compaction_com
     assert_eq!(report.prune_at, report.usable / 2);
     let shown = report.to_string();
     assert!(
-        shown.contains("Context window: 8192 tokens (from the server (llama.cpp /props n_ctx))"),
+        shown.contains("Context window: 8192 tokens (from the server: llama.cpp /props n_ctx)"),
         "{shown}"
     );
     assert!(

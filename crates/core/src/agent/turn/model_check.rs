@@ -3,15 +3,16 @@
 //! gateway's listed price is learnt for pricing the calls.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rein_llm::ModelListing;
 use tokio::task::JoinHandle;
 
 use crate::agent::{Agent, Events};
 
-/// How long the answer is waited for once the first response is in (it has usually come by
-/// then: it was asked at the same time).
+/// How long after it was asked the answer is waited for (it has usually come before the
+/// first response: it was asked at the same time). Counted from the question, so a server
+/// whose list never answers costs a run at most this, and nothing once a model took longer.
 const LISTING_WAIT: Duration = Duration::from_secs(2);
 
 /// Where the question stands.
@@ -20,8 +21,8 @@ pub(crate) enum ModelCheck {
     /// Not asked yet.
     #[default]
     NotAsked,
-    /// Asked; the answer is on its way.
-    Pending(JoinHandle<Option<ModelListing>>),
+    /// Asked at that instant; the answer is on its way.
+    Pending(JoinHandle<Option<ModelListing>>, Instant),
     /// Answered, or given up on.
     Done,
 }
@@ -35,22 +36,21 @@ impl Agent {
         }
         let provider = Arc::clone(&self.provider);
         let model = self.settings.model.clone();
-        self.model_check =
-            ModelCheck::Pending(tokio::spawn(
-                async move { provider.model_listing(&model).await },
-            ));
+        let asking = tokio::spawn(async move { provider.model_listing(&model).await });
+        self.model_check = ModelCheck::Pending(asking, Instant::now());
     }
 
     /// Takes the answer, waiting a little for it: warns of a model the list does not name,
     /// and learns the price it lists.
     pub(in crate::agent) async fn finish_model_check(&mut self, events: &Events) {
-        let ModelCheck::Pending(handle) =
+        let ModelCheck::Pending(handle, asked) =
             std::mem::replace(&mut self.model_check, ModelCheck::Done)
         else {
             return;
         };
+        let left = LISTING_WAIT.saturating_sub(asked.elapsed());
         // No list, a task that failed, or a server too slow to say: nothing to tell.
-        let Ok(Ok(Some(listing))) = tokio::time::timeout(LISTING_WAIT, handle).await else {
+        let Ok(Ok(Some(listing))) = tokio::time::timeout(left, handle).await else {
             return;
         };
         if let Some(price) = listing.price {
