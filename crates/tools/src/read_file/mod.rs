@@ -64,7 +64,8 @@ impl Tool for ReadFile {
     async fn run(&self, args: ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         // A small text file already in the page cache is read right here: handing it to a
         // blocking thread and back costs two thread wake-ups, more than the read itself.
-        // Anything that could wait on a disk goes to the blocking threads.
+        // Its bytes are never waited for here (a file not wholly cached goes to the blocking
+        // threads); its path's lookup is, as the permission check's already was.
         if let Some(read) = read_file(&args, ctx, Io::CachedOnly).transpose() {
             return read;
         }
