@@ -23,6 +23,20 @@ struct Listener {
 }
 
 impl Listener {
+    /// Everything the listener was sent so far, as text.
+    fn received_text(&self) -> String {
+        String::from_utf8_lossy(&self.received.lock().unwrap()).into_owned()
+    }
+
+    /// That both commands of [`sends_before_and_after`] reached the listener.
+    fn assert_got_before_and_after(&self) {
+        let received = self.received_text();
+        assert!(
+            received.contains("POST /before") && received.contains("POST /after"),
+            "{received}"
+        );
+    }
+
     fn start() -> Listener {
         let socket = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = socket.local_addr().unwrap().port();
@@ -57,7 +71,7 @@ impl Listener {
     }
 
     fn got_canary(&self) -> bool {
-        String::from_utf8_lossy(&self.received.lock().unwrap()).contains(CANARY)
+        self.received_text().contains(CANARY)
     }
 }
 
@@ -361,7 +375,7 @@ fn a_host_asked_about_in_the_repl_is_refused_or_allowed_for_the_session() {
         pty.transcript()
     );
     assert!(listener.got_canary(), "the allowed host was not reached");
-    let received = String::from_utf8_lossy(&listener.received.lock().unwrap()).into_owned();
+    let received = listener.received_text();
     assert!(
         received.contains("POST /allowed1") && received.contains("POST /allowed2"),
         "{received}"
@@ -440,11 +454,7 @@ fn a_host_allowed_in_the_repl_stays_allowed_after_model() {
         1,
         "asked again after /model: {shown}"
     );
-    let received = String::from_utf8_lossy(&listener.received.lock().unwrap()).into_owned();
-    assert!(
-        received.contains("POST /before") && received.contains("POST /after"),
-        "{received}"
-    );
+    listener.assert_got_before_and_after();
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
@@ -477,11 +487,7 @@ fn a_host_allowed_in_one_session_is_asked_about_again_after_clear() {
     pty.wait_for_count("n no for the session", 2);
     pty.send("y");
     pty.wait_for("Sent after.");
-    let received = String::from_utf8_lossy(&listener.received.lock().unwrap()).into_owned();
-    assert!(
-        received.contains("POST /before") && received.contains("POST /after"),
-        "{received}"
-    );
+    listener.assert_got_before_and_after();
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
@@ -656,7 +662,7 @@ fn a_host_question_raised_while_another_waits_is_asked_after_it() {
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "x");
     // The host's answer was its own: the background command reached it.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !String::from_utf8_lossy(&listener.received.lock().unwrap()).contains("GET /bg") {
+    while !listener.received_text().contains("GET /bg") {
         assert!(
             std::time::Instant::now() < deadline,
             "the host was not reached"

@@ -109,9 +109,16 @@ pub(crate) fn read(list: &Value, model: &str) -> Option<ModelListing> {
 /// Whether a model list's `entry` is `model`: by its id, or as Ollama lists a model asked
 /// for without a tag (`qwen2.5-coder` is `qwen2.5-coder:latest`).
 pub(crate) fn lists_as(entry: &Value, model: &str) -> bool {
-    entry.get("id").and_then(Value::as_str).is_some_and(|id| {
-        id == model || (!model.contains(':') && id.strip_suffix(":latest") == Some(model))
-    })
+    (entry.get("id").and_then(Value::as_str)).is_some_and(|id| as_asked(id, model) == model)
+}
+
+/// A listed `id` as `model` would name it: Ollama's `NAME:latest` is `NAME` to a model asked
+/// for without a tag.
+fn as_asked<'a>(id: &'a str, model: &str) -> &'a str {
+    match id.strip_suffix(":latest") {
+        Some(name) if !model.contains(':') => name,
+        _ => id,
+    }
 }
 
 /// The prices an entry gives, per token (LiteLLM) or as per-token strings (OpenRouter),
@@ -145,14 +152,7 @@ pub(crate) fn listed_price(entry: &Value) -> Option<Price> {
 /// that it contains, closest first.
 fn closest(model: &str, ids: &[&str]) -> Vec<String> {
     let wanted = model.to_ascii_lowercase();
-    // Ollama's `NAME:latest` is `NAME` to a model asked for without a tag.
-    let untagged = |id: &str| -> String {
-        let id = id.to_ascii_lowercase();
-        match id.strip_suffix(":latest") {
-            Some(name) if !wanted.contains(':') => name.to_owned(),
-            _ => id,
-        }
-    };
+    let untagged = |id: &str| as_asked(&id.to_ascii_lowercase(), &wanted).to_owned();
     let tail = |id: &str| untagged(id.rsplit('/').next().unwrap_or(id));
     let mut scored: Vec<(usize, &str)> = ids
         .iter()

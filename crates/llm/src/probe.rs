@@ -66,9 +66,10 @@ pub(crate) async fn probe(target: &Target, model: &str) -> Option<ServerWindow> 
     let lm_studio = lm_studio_url(root, model);
     let (props, lm_studio, ollama_ps) = tokio::join!(
         async {
-            match asks(LocalServer::LlamaCpp) {
-                true => ask(format!("{root}/props"), None).await,
-                false => None,
+            if asks(LocalServer::LlamaCpp) {
+                ask(format!("{root}/props"), None).await
+            } else {
+                None
             }
         },
         async {
@@ -78,9 +79,10 @@ pub(crate) async fn probe(target: &Target, model: &str) -> Option<ServerWindow> 
             }
         },
         async {
-            match asks(LocalServer::Ollama) {
-                true => ask(format!("{root}/api/ps"), None).await,
-                false => None,
+            if asks(LocalServer::Ollama) {
+                ask(format!("{root}/api/ps"), None).await
+            } else {
+                None
             }
         },
     );
