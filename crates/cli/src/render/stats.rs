@@ -27,7 +27,7 @@ pub(crate) fn turn_line(s: Style, figures: &TurnFigures<'_>) -> String {
     {
         parts.push(format!(
             "context {}% of {}",
-            (used * 100).div_ceil(usable).min(100),
+            rein_core::context::percent_of(used, usable).min(100),
             count(usable)
         ));
     }
@@ -164,6 +164,26 @@ mod tests {
             line(&outcome(None, 234, None)),
             "~234 out (estimated: usage not reported by the server) · context 23% of 128k · 4.2 s"
         );
+    }
+
+    #[test]
+    fn the_context_share_is_rounded_as_context_rounds_it() {
+        let figures = |used, usable| {
+            let outcome = outcome(None, 0, None);
+            turn_line(
+                Style::plain(),
+                &TurnFigures {
+                    outcome: &outcome,
+                    context: Some((used, usable)),
+                    elapsed: Duration::from_millis(4_200),
+                },
+            )
+        };
+        // 15.1%: `/context` says 15%, and so does the line (it once said 16).
+        assert!(figures(15_100, 100_000).contains("context 15% of 100k"));
+        // A little use is never 0%.
+        assert!(figures(3, 100_000).contains("context 1% of 100k"));
+        assert!(figures(0, 100_000).contains("context 0% of 100k"));
     }
 
     #[test]

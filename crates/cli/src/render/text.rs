@@ -279,7 +279,7 @@ fn share(tokens: u64, of: u64) -> String {
     if of == 0 {
         return "all".to_owned();
     }
-    format!("{}%", (tokens * 100).div_ceil(of))
+    format!("{}%", rein_core::context::percent_of(tokens, of))
 }
 
 /// What a compaction did, in a line (a failed summary call has its own warning).

@@ -47,7 +47,7 @@ pub use ledger::{Ledger, PRUNE_KEEP_ROUNDS, PRUNE_MIN_CHARS, PromptAnchor};
 pub use pinned::PinnedState;
 pub(crate) use prune::{cut_kept_results, fit_result, prune_results};
 pub use record::{CompactionLayer, CompactionMismatch, CompactionRecord, PrunedResult};
-pub use report::{ContextReport, NextCompaction};
+pub use report::{ContextReport, NextCompaction, percent_of};
 pub use summarize::SUMMARY_SECTIONS;
 pub(crate) use summarize::{summary_request, summary_without_model};
 pub(crate) use summary::{SummaryParts, quoted_requests, summarised_count, summary_message};

@@ -7,6 +7,22 @@ use serde::Serialize;
 
 use super::{CompactionLayer, Window};
 
+/// `tokens` as a whole percentage of `of`, the one rounding every view of the context shares
+/// (`/context`, the REPL's status line, compaction lines): to the nearest, except that a use
+/// above nothing never shows as 0%. `of` of 0 gives 0.
+pub fn percent_of(tokens: u64, of: u64) -> u64 {
+    if of == 0 {
+        return 0;
+    }
+    let nearest = (u128::from(tokens) * 200 + u128::from(of)) / (2 * u128::from(of));
+    let nearest = u64::try_from(nearest).unwrap_or(u64::MAX);
+    if nearest == 0 && tokens > 0 {
+        1
+    } else {
+        nearest
+    }
+}
+
 /// The context's use, for the person.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ContextReport {
@@ -50,13 +66,7 @@ pub struct NextCompaction {
 
 impl fmt::Display for ContextReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let percent = |tokens: u64| {
-            if self.usable == 0 {
-                0.0
-            } else {
-                tokens as f64 * 100.0 / self.usable as f64
-            }
-        };
+        let percent = |tokens: u64| percent_of(tokens, self.usable);
         writeln!(
             f,
             "Context window: {} tokens (from {}); {} kept for the answer, {} usable",
@@ -64,7 +74,7 @@ impl fmt::Display for ContextReport {
         )?;
         writeln!(
             f,
-            "Used: {} tokens ({:.0}% of usable){}",
+            "Used: {} tokens ({}% of usable){}",
             self.used,
             percent(self.used),
             if self.measured {
@@ -79,11 +89,7 @@ impl fmt::Display for ContextReport {
             ("messages", self.messages),
             ("tool results", self.tool_results),
         ] {
-            writeln!(
-                f,
-                "  {name:<14} {tokens:>8} tokens ({:.0}%)",
-                percent(tokens)
-            )?;
+            writeln!(f, "  {name:<14} {tokens:>8} tokens ({}%)", percent(tokens))?;
         }
         writeln!(
             f,
@@ -92,14 +98,14 @@ impl fmt::Display for ContextReport {
         )?;
         writeln!(
             f,
-            "Old tool results are pruned from {} tokens ({:.0}%)",
+            "Old tool results are pruned from {} tokens ({}%)",
             self.prune_at,
             percent(self.prune_at)
         )?;
         match self.next {
             Some(next) => write!(
                 f,
-                "Next compaction: {} at {} tokens ({:.0}%), {} tokens from now",
+                "Next compaction: {} at {} tokens ({}%), {} tokens from now",
                 match next.layer {
                     CompactionLayer::Prune => "old tool results pruned",
                     CompactionLayer::Emergency => "a summary and the last 4 messages",
@@ -117,5 +123,22 @@ impl fmt::Display for ContextReport {
                 "Next compaction: none on its own (auto_compact is off); /compact compacts now"
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_of;
+
+    #[test]
+    fn shares_round_to_the_nearest_and_a_little_is_never_nothing() {
+        assert_eq!(percent_of(151, 1_000), 15);
+        assert_eq!(percent_of(155, 1_000), 16);
+        assert_eq!(percent_of(1, 1_000_000), 1);
+        assert_eq!(percent_of(0, 1_000), 0);
+        assert_eq!(percent_of(1_000, 1_000), 100);
+        assert_eq!(percent_of(3_000, 1_000), 300);
+        assert_eq!(percent_of(5, 0), 0);
+        assert_eq!(percent_of(u64::MAX, 1), u64::MAX);
     }
 }
