@@ -600,6 +600,64 @@ fn a_host_made_of_a_secret_is_asked_about_masked_over_stdin() {
     }
 }
 
+/// A host the person refuses over stdin is a permission denial like a refused call: the
+/// run's result lists it under the question's name, `network`, with its host and port.
+#[test]
+fn a_host_refused_over_stdin_is_listed_in_the_permission_denials() {
+    use crate::stream_input::Conversation;
+    if !ready("a_host_refused_over_stdin_is_listed_in_the_permission_denials") {
+        return;
+    }
+    let listener = Listener::start();
+    let env = env_with("[sandbox]\nnetwork = \"proxy\"\n");
+    let command = format!(
+        "curl -sS --max-time 10 http://refused.localhost:{}/x",
+        listener.port
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "c1",
+                "bash",
+                json!({ "command": command }).to_string(),
+            )))
+            .reply(Turn::text("Refused.")),
+    );
+    let mut talk = Conversation::start(
+        &env,
+        &server,
+        &["--permission-prompt", "stdin", "--permission-mode", "auto"],
+    );
+    talk.say("reach it");
+    let asked = talk.next("permission_request");
+    assert_eq!(asked["tool"], "network", "{asked}");
+    talk.send(
+        &json!({"type": "permission_response", "id": asked["id"], "decision": "deny"}).to_string(),
+    );
+    let result = talk.next("result");
+    assert_eq!(result["result"], "Refused.");
+    let denials = result["permission_denials"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(denials.len(), 1, "{result}");
+    assert_eq!(denials[0]["tool"], "network", "{result}");
+    assert_eq!(
+        denials[0]["arguments"]["host"], "refused.localhost",
+        "{result}"
+    );
+    assert_eq!(denials[0]["arguments"]["port"], listener.port, "{result}");
+    assert!(
+        denials[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("refused when asked")),
+        "{result}"
+    );
+    assert_eq!(listener.received_text(), "", "the refused host was reached");
+    let (out, _) = talk.finish();
+    assert!(out.status.success());
+}
+
 /// Two questions raised together: a background command's host question comes while "run
 /// it outside the sandbox?" waits for its key. Both are shown, one after the other, each
 /// answered by its own key, and the turn goes on.

@@ -45,5 +45,6 @@ pub use crate::agent::{
 };
 pub use crate::build::{AgentBuilder, BuildError};
 pub use crate::interaction::{AnswerScope, Approval, ApprovalRequest, Interaction, Unattended};
+pub use crate::network_gate::NETWORK_QUESTION;
 pub use crate::permissions::PermissionMode;
 pub use crate::sandboxing::KeptSandbox;

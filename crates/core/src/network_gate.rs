@@ -14,7 +14,7 @@ use crate::interaction::{AnswerScope, Approval, ApprovalRequest, Interaction};
 use crate::secrets::Secrets;
 
 /// The name approvals of hosts carry as their tool.
-pub(crate) const NETWORK_QUESTION: &str = "network";
+pub const NETWORK_QUESTION: &str = "network";
 
 /// Asks the person about each unlisted host.
 pub(crate) struct AskingGate {

@@ -70,6 +70,10 @@ pub enum Display {
         /// /home/u/.bashrc"), when its failure points there.
         #[serde(skip_serializing_if = "Option::is_none")]
         sandbox_refusal: Option<String>,
+        /// The connections (`host:port`) the person refused this command when rein's sandbox
+        /// proxy asked about them (a headless run lists each in `permission_denials`).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        hosts_refused: Vec<String>,
     },
     /// A search ran.
     Search {

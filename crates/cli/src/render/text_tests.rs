@@ -120,6 +120,7 @@ fn command(command: &str, exit_code: Option<i32>, duration: Duration, tail: &str
         output: String::new(),
         saved_to: None,
         sandbox_refusal: None,
+        hosts_refused: Vec::new(),
     }
 }
 
@@ -228,6 +229,7 @@ fn a_timed_out_command() {
                 output: String::new(),
                 saved_to: None,
                 sandbox_refusal: None,
+                hosts_refused: Vec::new(),
             },
         ),
     ]));
@@ -250,6 +252,7 @@ fn a_command_whose_output_was_saved_to_a_file() {
                 output: String::new(),
                 saved_to: Some("/home/me/.rein/tool-output/bash-7f3a9c.txt".into()),
                 sandbox_refusal: None,
+                hosts_refused: Vec::new(),
             },
         ),
     ]));

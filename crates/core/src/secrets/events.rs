@@ -208,6 +208,7 @@ pub(crate) fn mask_display(secrets: &Secrets, display: &mut Display) {
             output,
             saved_to,
             sandbox_refusal,
+            hosts_refused,
             ..
         } => {
             secrets.redact_in_place(command);
@@ -215,6 +216,9 @@ pub(crate) fn mask_display(secrets: &Secrets, display: &mut Display) {
             secrets.redact_in_place(output);
             for text in [saved_to, sandbox_refusal].into_iter().flatten() {
                 secrets.redact_in_place(text);
+            }
+            for host in hosts_refused {
+                secrets.redact_in_place(host);
             }
         }
         Display::FileRead { path, .. } => secrets.redact_in_place(path),
@@ -347,6 +351,7 @@ mod tests {
                 output: s(),
                 saved_to: Some(s()),
                 sandbox_refusal: Some(format!("the sandbox refused a write to {}", s())),
+                hosts_refused: vec![format!("{}:443", s())],
             },
             Display::WebPage {
                 url: s(),

@@ -38,7 +38,7 @@ pub(crate) fn finish(
         stop,
         status,
         leftovers,
-        net: _,
+        net,
         lines,
     } = outcome;
     match leftovers {
@@ -95,6 +95,7 @@ pub(crate) fn finish(
         },
         saved_to: spooled.path().map(|p| p.display().to_string()),
         sandbox_refusal,
+        hosts_refused: net.refused_by_person(),
     };
     match stop {
         Stop::Cancelled => Err(ToolError::Cancelled { partial: text }),

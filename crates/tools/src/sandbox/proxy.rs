@@ -61,6 +61,16 @@ impl NetUse {
         self.refused.lock().clone()
     }
 
+    /// The connections (`host:port`) the person refused when asked.
+    pub fn refused_by_person(&self) -> Vec<String> {
+        let refused = self.refused.lock();
+        let by_person = refused.iter().filter_map(|refusal| match refusal {
+            HostRefusal::Refused(host) => Some(host.clone()),
+            HostRefusal::Unlisted(_) => None,
+        });
+        by_person.collect()
+    }
+
     fn record(&self, refusal: HostRefusal) {
         let mut refused = self.refused.lock();
         if !refused.contains(&refusal) {
