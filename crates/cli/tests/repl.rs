@@ -109,6 +109,8 @@ fn every_slash_command_answers_without_calling_the_model() {
         pty.send(&format!("{command}\r"));
         pty.wait_for(shows);
     }
+    // The switch says what now answers, and its window.
+    pty.wait_for("now on gpt-4o-mini (openai) · context window ");
     pty.send("/model\r");
     pty.wait_for("model: gpt-4o-mini");
     pty.send("/permissions\r");

@@ -319,6 +319,7 @@ impl Repl {
     /// Builds the agent again (another model, mode or session).
     async fn rebuild(&mut self, agent: Agent, rebuild: Rebuild) -> Result<Agent, Exit> {
         let mut agent = agent;
+        let model_before = agent.model().to_owned();
         if rebuild.other_session {
             self.close_session(&mut agent).await;
         } else {
@@ -383,6 +384,9 @@ impl Repl {
             // `/model NAME`: a name the server does not serve is said now, not at the next
             // request.
             agent.check_model(&self.events).await;
+            if agent.model() != model_before {
+                self.switched(&mut agent).await;
+            }
         }
         if rebuild.other_session {
             let what = if self.args.resume.is_some() {
@@ -405,6 +409,18 @@ impl Repl {
                 .await;
         }
         Ok(agent)
+    }
+
+    /// After `/model NAME`: the model now answering, and its window as `/context` has it.
+    async fn switched(&self, agent: &mut Agent) {
+        let window = agent.context_report().await.window;
+        self.say(&format!(
+            "now on {} ({}) · context window {} tokens (from {})",
+            self.style.bold(&render::neutralize(agent.model())),
+            agent.provider_kind(),
+            window.tokens,
+            render::neutralize(&window.source.to_string())
+        ));
     }
 
     /// Ends the session: what was not written is written, an empty one is deleted, the
