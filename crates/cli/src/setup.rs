@@ -64,7 +64,8 @@ pub(crate) enum McpServers {
     /// Those of the agent the new one replaces (the REPL's `/model`, `/clear`), running
     /// already: switching the model does not restart them (none: started now). Its sandbox
     /// too, kept while its policy is unchanged: the hosts answered about stay answered, and
-    /// the commands' private `TMPDIR` stays the one the kept servers have.
+    /// the commands' private `TMPDIR` stays the one the kept servers have. When the policy
+    /// changes, the servers configured to run in the sandbox start again in the new one.
     Keep {
         hub: Option<Arc<rein_core::face::McpHub>>,
         sandbox: Option<rein_core::face::KeptSandbox>,
@@ -474,7 +475,7 @@ pub(crate) fn prepare_at(
                 None => builder,
             };
             match hub {
-                Some(hub) => builder.mcp_hub(hub),
+                Some(hub) => builder.keep_mcp_hub(hub),
                 None => builder.start_mcp(),
             }
         }

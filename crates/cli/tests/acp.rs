@@ -497,7 +497,8 @@ fn the_todo_list_is_the_plan() {
 
 /// A mode change rebuilds the agent; one that keeps the sandbox's policy (default to
 /// accept-edits) keeps the sandbox: the commands see the same private `TMPDIR` before and
-/// after. Entering auto (the network off) makes a new one.
+/// after. Entering auto (the network off) makes a new one, and the MCP server configured to
+/// run in the sandbox starts again in it (its log marks each start).
 #[test]
 fn a_mode_change_keeps_the_sandbox_while_its_policy_is_the_same() {
     let Some(driver) = acp_client() else { return };
@@ -508,6 +509,10 @@ fn a_mode_change_keeps_the_sandbox_while_its_policy_is_the_same() {
     ) {
         return;
     }
+    crate::mcp::configure(
+        &env,
+        "[mcp_servers.fake]\ncommand = \"FAKE\"\nsandbox = true\n",
+    );
     let echo = |id: &str| {
         Turn::new().tool_call(call(
             id,
@@ -566,6 +571,12 @@ fn a_mode_change_keeps_the_sandbox_while_its_policy_is_the_same() {
         tmpdir("auto"),
         first,
         "auto has the network off: another sandbox"
+    );
+    let log = std::fs::read_to_string(env.rein_home.join("mcp-logs/fake.log")).unwrap();
+    assert_eq!(
+        log.matches("--- rein starts").count(),
+        2,
+        "started, kept for accept-edits, started again for auto: {log}"
     );
 }
 

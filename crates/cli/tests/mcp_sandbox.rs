@@ -163,3 +163,74 @@ fn after_model_the_commands_keep_the_mcp_servers_private_tmpdir() {
         "left after exit"
     );
 }
+
+/// The `TMPDIR` the fake server said, from the request that carried the attached
+/// `@fake:fake://env/TMPDIR` (the `index`th request).
+fn server_tmpdir(server: &MockServer, index: usize) -> String {
+    let sent = server.requests()[index].body.to_string();
+    sent.rsplit("TMPDIR=")
+        .next()
+        .filter(|_| sent.contains("TMPDIR="))
+        .and_then(|rest| rest.split(['\\', '"', '\n']).next())
+        .unwrap_or_else(|| panic!("the server's TMPDIR was not attached: {sent}"))
+        .to_owned()
+}
+
+/// Leaving `auto` changes the sandbox's policy: the agent gets a new sandbox, and the MCP
+/// server configured to run in it starts again there rather than go on in the old one. Its
+/// `TMPDIR` is then the new sandbox's, which the commands have too, and the old sandbox's
+/// directory goes with the old server.
+#[test]
+fn leaving_auto_starts_a_sandboxed_mcp_server_again_in_the_new_sandbox() {
+    let test = "leaving_auto_starts_a_sandboxed_mcp_server_again_in_the_new_sandbox";
+    let env = Env::new();
+    if !sandbox_enforced(&env, test) {
+        return;
+    }
+    crate::mcp::configure(
+        &env,
+        "[mcp_servers.fake]\ncommand = \"FAKE\"\nsandbox = true\n",
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(Turn::text("Read in auto."))
+            .reply(Turn::new().tool_call(MockToolCall::new(
+                "after",
+                "bash",
+                json!({ "command": "echo \"command TMPDIR=$TMPDIR\"" }).to_string(),
+            )))
+            .reply(Turn::text("Read after.")),
+    );
+    let root = env.home.parent().unwrap().to_path_buf();
+    let mut pty = Pty::auto_ready(&env, &server.openai_base_url());
+    pty.send("what is in @fake:fake://env/TMPDIR\r");
+    pty.wait_for("Read in auto.");
+    let before = server_tmpdir(&server, 0);
+    pty.send("/permissions default\r");
+    pty.wait_for("permission mode: default");
+    pty.send("and now @fake:fake://env/TMPDIR\r");
+    pty.wait_for("Read after.");
+    let after = server_tmpdir(&server, 1);
+    assert_ne!(after, before, "the server went on in the old sandbox");
+    let result = result_of(&server, "after");
+    let command_tmp = result
+        .split("command TMPDIR=")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_else(|| panic!("the command printed no TMPDIR: {result}"))
+        .to_owned();
+    assert_eq!(command_tmp, after, "the command's TMPDIR and the server's");
+    // The old server, and with it the old sandbox's directory, are gone.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while private_dirs(&root) != [PathBuf::from(&after)] && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(private_dirs(&root), [PathBuf::from(&after)]);
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+    assert_eq!(
+        private_dirs(&root),
+        Vec::<PathBuf>::new(),
+        "left after exit"
+    );
+}

@@ -40,7 +40,7 @@ pub(crate) struct Handle {
     /// The running turn's token, while one runs.
     turn: Arc<Mutex<Option<CancellationToken>>>,
     task: tokio::task::JoinHandle<()>,
-    advertiser: Advertiser,
+    advertiser: Arc<Advertiser>,
 }
 
 /// What tells the client the session's commands: the custom ones and the MCP prompts,
@@ -48,7 +48,8 @@ pub(crate) struct Handle {
 struct Advertiser {
     updates: Updates,
     custom: Vec<CustomCommand>,
-    hub: Option<Arc<McpHub>>,
+    /// The servers of the session's agent (another after a mode change that restarted them).
+    hub: Mutex<Option<Arc<McpHub>>>,
     watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -65,11 +66,13 @@ impl Advertiser {
 
     /// Sends the list now, then again whenever the MCP prompts change.
     fn start(&self) {
+        let hub = self.hub.lock().clone();
         // Watching before the first list: a server ready in between is not missed.
-        let watch = self.hub.as_ref().map(|hub| hub.prompt_watch());
-        let mut last = Self::list(&self.custom, self.hub.as_deref());
+        let watch = hub.as_ref().map(|hub| hub.prompt_watch());
+        let mut last = Self::list(&self.custom, hub.as_deref());
         Self::send(&self.updates, &last);
-        let (Some(hub), Some(mut watch)) = (self.hub.clone(), watch) else {
+        let (Some(hub), Some(mut watch)) = (hub, watch) else {
+            self.stop();
             return;
         };
         let (updates, custom) = (self.updates.clone(), self.custom.clone());
@@ -92,6 +95,26 @@ impl Advertiser {
     fn stop(&self) {
         if let Some(watcher) = self.watcher.lock().take() {
             watcher.abort();
+        }
+    }
+
+    /// The servers of the agent rebuilt for another mode: when they are not the ones
+    /// watched (they started again, in the new sandbox), the list follows them, and the old
+    /// ones stop once nothing holds them (the watcher held them too).
+    fn follow(&self, hub: Option<Arc<McpHub>>) {
+        let mut watched = self.hub.lock();
+        let same = match (&*watched, &hub) {
+            (Some(old), Some(new)) => Arc::ptr_eq(old, new),
+            (None, None) => true,
+            (Some(_), None) | (None, Some(_)) => false,
+        };
+        if same {
+            return;
+        }
+        *watched = hub;
+        drop(watched);
+        if self.watcher.lock().is_some() {
+            self.start();
         }
     }
 }
@@ -141,13 +164,18 @@ pub(crate) struct Live {
 pub(crate) fn start(live: Live) -> Handle {
     let (requests, received) = mpsc::unbounded_channel();
     let turn = Arc::new(Mutex::new(None));
-    let advertiser = Advertiser {
+    let advertiser = Arc::new(Advertiser {
         updates: live.updates.clone(),
         custom: live.custom_commands.clone(),
-        hub: live.agent.mcp_hub().cloned(),
+        hub: Mutex::new(live.agent.mcp_hub().cloned()),
         watcher: Mutex::new(None),
-    };
-    let task = tokio::spawn(serve(live, received, Arc::clone(&turn)));
+    });
+    let task = tokio::spawn(serve(
+        live,
+        received,
+        Arc::clone(&turn),
+        Arc::clone(&advertiser),
+    ));
     Handle {
         requests,
         turn,
@@ -160,6 +188,7 @@ async fn serve(
     mut live: Live,
     mut requests: mpsc::UnboundedReceiver<Request>,
     turn: Arc<Mutex<Option<CancellationToken>>>,
+    advertiser: Arc<Advertiser>,
 ) {
     while let Some(request) = requests.recv().await {
         match request {
@@ -182,6 +211,7 @@ async fn serve(
                     Some(next) => live = next,
                     None => return,
                 }
+                advertiser.follow(live.agent.mcp_hub().cloned());
             }
         }
     }

@@ -65,6 +65,11 @@ impl ReplHelper {
     pub(crate) fn take_output_view(&self) -> Option<String> {
         self.output_view.lock().take()
     }
+
+    /// The MCP servers of the agent now running (another after they started again).
+    pub(crate) fn follow(&mut self, hub: Option<Arc<rein_core::face::McpHub>>) {
+        self.hub = hub;
+    }
 }
 
 /// What Tab offers of the custom commands.

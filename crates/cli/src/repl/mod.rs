@@ -371,8 +371,14 @@ impl Repl {
         self.earlier_usage = prepared.earlier_usage;
         self.mcp_warnings = prepared.mcp_warnings;
         self.custom_commands = prepared.custom_commands;
+        // What holds the old MCP servers lets go of them: servers started again in a new
+        // sandbox are the ones to complete from and to stop on a signal, and the old ones stop.
+        let hub = agent.mcp_hub().cloned();
         self.signals
-            .set_processes(agent.tool_context().processes().clone());
+            .follow(agent.tool_context().processes().clone(), hub.clone());
+        if let Some(helper) = self.editor.as_mut().and_then(|e| e.helper_mut()) {
+            helper.follow(hub);
+        }
         for warning in &prepared.warnings {
             self.say_warn(&format!("warning: {}", render::neutralize(warning)));
         }

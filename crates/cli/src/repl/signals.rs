@@ -23,8 +23,9 @@ pub(crate) struct Signals {
 struct Shared {
     turn: Mutex<Option<CancellationToken>>,
     processes: Mutex<ProcessTracker>,
-    /// The MCP servers, killed with the processes (the same for every agent of the REPL).
-    mcp: Option<Arc<McpHub>>,
+    /// The MCP servers, killed with the processes (they change with the agent only when a
+    /// new sandbox started them again).
+    mcp: Mutex<Option<Arc<McpHub>>>,
     exit: AtomicU8,
     modes: SavedModes,
 }
@@ -40,7 +41,7 @@ impl Signals {
             shared: Arc::new(Shared {
                 turn: Mutex::new(None),
                 processes: Mutex::new(processes),
-                mcp,
+                mcp: Mutex::new(mcp),
                 exit: AtomicU8::new(0),
                 modes,
             }),
@@ -55,9 +56,10 @@ impl Signals {
         *self.shared.turn.lock() = turn;
     }
 
-    /// The processes to stop on the way out (they change with the agent).
-    pub(crate) fn set_processes(&self, processes: ProcessTracker) {
+    /// The processes and MCP servers to stop on the way out (they change with the agent).
+    pub(crate) fn follow(&self, processes: ProcessTracker, mcp: Option<Arc<McpHub>>) {
         *self.shared.processes.lock() = processes;
+        *self.shared.mcp.lock() = mcp;
     }
 
     /// How rein should exit because of a signal, if one came that ends it.
@@ -83,7 +85,7 @@ impl Shared {
             _ => {
                 self.processes.lock().kill_all_blocking();
                 // `exit` runs no destructors: the MCP servers' groups are killed here.
-                if let Some(mcp) = &self.mcp {
+                if let Some(mcp) = &*self.mcp.lock() {
                     mcp.kill_now();
                 }
                 self.modes.restore();

@@ -45,6 +45,19 @@ impl AgentBuilder {
         self
     }
 
+    /// The MCP servers of the agent this one replaces (`/model`, `/permissions`), running
+    /// already, unless some run in the OS sandbox and this agent's sandbox is not the one
+    /// they run in (entering or leaving `auto`, another `[sandbox]`): the configured servers
+    /// then start again, in this agent's sandbox, rather than go on in the old policy. The
+    /// old servers stop when the last holder of `hub` lets it go.
+    pub fn keep_mcp_hub(self, hub: Arc<rein_mcp::McpHub>) -> Self {
+        if self.mcp_sandboxed.is_empty() || self.keeps_sandbox() {
+            self.mcp_hub(hub)
+        } else {
+            self.start_mcp()
+        }
+    }
+
     /// The MCP servers started with [`AgentBuilder::start_mcp`] or given with
     /// [`AgentBuilder::mcp_hub`] (none configured: `None`).
     pub fn started_mcp(&self) -> Option<&Arc<rein_mcp::McpHub>> {

@@ -50,6 +50,13 @@ impl AgentBuilder {
         }
     }
 
+    /// Whether the kept sandbox ([`AgentBuilder::keep_sandbox`]) is the one this agent runs
+    /// in: its policy is unchanged.
+    pub(super) fn keeps_sandbox(&self) -> bool {
+        let kept = self.kept_sandbox.as_ref();
+        kept.is_some_and(|kept| kept.recipe.serves(&self.recipe()))
+    }
+
     /// What this builder's sandbox is made from.
     fn recipe(&self) -> SandboxRecipe {
         let mut plan = self.sandbox.clone();
