@@ -69,10 +69,12 @@ struct Block {
 
 /// A `permission_response`'s decision; its names are also the `answers` a
 /// `permission_request` lists.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 enum Decision {
     Allow,
+    /// Run it, and this exact command line again for the session (`line_rule`).
+    AllowLine,
     AllowSession,
     Deny,
 }
@@ -99,19 +101,36 @@ fn line_error(line: u64, message: &str) {
     }));
 }
 
+/// An open question: where its answer goes, and the decisions it listed.
+type Waiting = (oneshot::Sender<Approval>, &'static [Decision]);
+
 /// Questions put to the program on stdout, answered by `permission_response` lines.
 #[derive(Debug, Default)]
 struct StdinApprovals {
-    waiting: Mutex<HashMap<String, oneshot::Sender<Approval>>>,
+    waiting: Mutex<HashMap<String, Waiting>>,
     /// stdin ended: no answer can come any more.
     closed: std::sync::atomic::AtomicBool,
 }
 
 impl StdinApprovals {
-    /// Gives the answer to the question `id`; false when none waits under that id.
-    fn answer(&self, id: &str, approval: Approval) -> bool {
-        let waiting = self.waiting.lock().remove(id);
-        waiting.is_some_and(|sender| sender.send(approval).is_ok())
+    /// Gives the answer to the question `id`; false when none waits under that id. A
+    /// decision the question did not list is never a wider yes: `allow_line` to a question
+    /// with no line to allow is one `allow` (core narrows `allow_session` itself).
+    fn answer(&self, id: &str, decision: Decision, reason: Option<String>) -> bool {
+        let Some((sender, listed)) = self.waiting.lock().remove(id) else {
+            return false;
+        };
+        let approval = match (decision, reason) {
+            (Decision::AllowLine, _) if !listed.contains(&Decision::AllowLine) => Approval::Yes,
+            (Decision::Allow, _) => Approval::Yes,
+            (Decision::AllowLine, _) => Approval::YesForLine,
+            (Decision::AllowSession, _) => Approval::YesForSession,
+            (Decision::Deny, Some(reason)) if !reason.trim().is_empty() => {
+                Approval::NoBecause(reason)
+            }
+            (Decision::Deny, _) => Approval::No,
+        };
+        sender.send(approval).is_ok()
     }
 
     /// stdin ended: what still waits is refused.
@@ -128,17 +147,27 @@ impl Interaction for StdinApprovals {
             return Approval::NoBecause("no one can answer: stdin has ended".into());
         }
         let (sender, answer) = oneshot::channel();
-        self.waiting.lock().insert(request.call_id.clone(), sender);
+        let listed = answers(&request.scope);
+        self.waiting
+            .lock()
+            .insert(request.call_id.clone(), (sender, listed));
         let mut asked = serde_json::json!({
             "type": "permission_request",
             "id": request.call_id,
             "tool": request.tool,
             "arguments": request.arguments,
             "reason": request.reason,
-            "answers": answers(&request.scope),
+            "answers": listed,
         });
-        if let AnswerScope::Call { session_rule, .. } = &request.scope {
+        if let AnswerScope::Call {
+            session_rule,
+            line_rule,
+        } = &request.scope
+        {
             asked["session_rule"] = session_rule.to_string().into();
+            if let Some(line_rule) = line_rule {
+                asked["line_rule"] = line_rule.to_string().into();
+            }
         }
         emit(&asked);
         answer
@@ -152,7 +181,17 @@ impl Interaction for StdinApprovals {
 /// `allow` to a question whose answer holds for the session is that session's yes.
 fn answers(scope: &AnswerScope) -> &'static [Decision] {
     match scope {
-        AnswerScope::Call { .. } => &[Decision::Allow, Decision::AllowSession, Decision::Deny],
+        AnswerScope::Call {
+            line_rule: Some(_), ..
+        } => &[
+            Decision::Allow,
+            Decision::AllowLine,
+            Decision::AllowSession,
+            Decision::Deny,
+        ],
+        AnswerScope::Call {
+            line_rule: None, ..
+        } => &[Decision::Allow, Decision::AllowSession, Decision::Deny],
         AnswerScope::Once => &[Decision::Allow, Decision::Deny],
         AnswerScope::Session { .. } => &[Decision::AllowSession, Decision::Deny],
     }
@@ -323,18 +362,10 @@ fn read_stdin(shared: &Shared, prompts: &mpsc::UnboundedSender<String>) {
                 decision,
                 reason,
             }) => {
-                let approval = match (decision, reason) {
-                    (Decision::Allow, _) => Approval::Yes,
-                    (Decision::AllowSession, _) => Approval::YesForSession,
-                    (Decision::Deny, Some(reason)) if !reason.trim().is_empty() => {
-                        Approval::NoBecause(reason)
-                    }
-                    (Decision::Deny, _) => Approval::No,
-                };
                 let answered = shared
                     .approvals
                     .as_ref()
-                    .is_some_and(|approvals| approvals.answer(&id, approval));
+                    .is_some_and(|approvals| approvals.answer(&id, decision, reason));
                 if !answered {
                     line_error(number, &format!("no permission request {id} is waiting"));
                 }

@@ -193,6 +193,81 @@ fn permissions_are_answered_over_stdin() {
     assert!(told.contains("not that file"), "{told}");
 }
 
+/// A command's question offers `allow_line` beside `allow_session`, as the REPL's `l` beside
+/// its `a`: that exact line runs again without asking, another line of the same command is
+/// asked about. Sent to a question that has no line to allow, it is one yes.
+#[test]
+fn allow_line_allows_that_command_line_for_the_session() {
+    let env = Env::new();
+    let call = |id: &str, tool: &str, arguments: serde_json::Value| {
+        Turn::new().tool_call(MockToolCall::new(id, tool, arguments.to_string()))
+    };
+    let touch =
+        |id: &str, file: &str| call(id, "bash", json!({"command": format!("touch {file}")}));
+    let write = |id: &str, file: &str| {
+        call(
+            id,
+            "write_file",
+            json!({"file_path": file, "content": "hi\n"}),
+        )
+    };
+    let server = MockServer::start(
+        Script::new()
+            .reply(touch("c1", "a.txt"))
+            .reply(Turn::text("One."))
+            .reply(touch("c2", "a.txt"))
+            .reply(Turn::text("Two."))
+            .reply(touch("c3", "b.txt"))
+            .reply(Turn::text("Three."))
+            .reply(write("w1", "x.txt"))
+            .reply(Turn::text("Four."))
+            .reply(write("w2", "y.txt"))
+            .reply(Turn::text("Five.")),
+    );
+    let mut talk = Conversation::start(&env, &server, &["--permission-prompt", "stdin"]);
+    talk.say("touch a.txt");
+    let asked = talk.next("permission_request");
+    assert_eq!(
+        asked["answers"],
+        json!(["allow", "allow_line", "allow_session", "deny"]),
+        "{asked}"
+    );
+    assert_eq!(asked["session_rule"], "bash(touch:*)", "{asked}");
+    assert_eq!(asked["line_rule"], "bash(touch a.txt)", "{asked}");
+    talk.send(r#"{"type":"permission_response","id":"c1","decision":"allow_line"}"#);
+    assert_eq!(talk.next("result")["result"], "One.");
+    talk.say("again");
+    assert_eq!(talk.next("result")["result"], "Two.", "asked again");
+    talk.say("another file");
+    let asked = talk.next("permission_request");
+    assert_eq!(asked["id"], "c3", "{asked}");
+    talk.send(r#"{"type":"permission_response","id":"c3","decision":"deny"}"#);
+    assert_eq!(talk.next("result")["result"], "Three.");
+    assert!(env.work.join("a.txt").exists());
+    assert!(!env.work.join("b.txt").exists());
+
+    // No line to allow: the answers do not offer it, and sent anyway it is one yes.
+    talk.say("write x.txt");
+    let asked = talk.next("permission_request");
+    assert_eq!(
+        asked["answers"],
+        json!(["allow", "allow_session", "deny"]),
+        "{asked}"
+    );
+    assert!(asked.get("line_rule").is_none(), "{asked}");
+    talk.send(r#"{"type":"permission_response","id":"w1","decision":"allow_line"}"#);
+    assert_eq!(talk.next("result")["result"], "Four.");
+    assert_eq!(env.read("x.txt"), "hi\n");
+    talk.say("write y.txt");
+    let asked = talk.next("permission_request");
+    assert_eq!(asked["id"], "w2", "not asked again: {asked}");
+    talk.send(r#"{"type":"permission_response","id":"w2","decision":"deny"}"#);
+    assert_eq!(talk.next("result")["result"], "Five.");
+    assert!(!env.work.join("y.txt").exists());
+    let (out, _) = talk.finish();
+    assert!(out.status.success());
+}
+
 /// A question that takes one yes at a time (a command whose rule would show a secret: its
 /// name is made of one) lists only `allow` and `deny`; an `allow_session` sent all the same
 /// counts as one yes: the command runs once, and the next like it is asked about again.

@@ -1,5 +1,6 @@
 //! Approvals asked of the person through the editor: `session/request_permission` with
-//! the options that mean something for the question (allow once / allow always / reject;
+//! the options that mean something for the question (allow once / allow always / reject,
+//! with allow this line always for a command's prefix rule;
 //! allow once / reject when nothing can be remembered; allow / reject for the session when
 //! either answer is), answered into rein's [`Approval`].
 
@@ -17,6 +18,7 @@ use super::updates::{kind_of, title};
 
 const ALLOW_ONCE: &str = "allow";
 const ALLOW_ALWAYS: &str = "allow_session";
+const ALLOW_LINE: &str = "allow_line";
 const REJECT: &str = "reject";
 
 /// Asks the editor's person.
@@ -101,15 +103,35 @@ fn asked_about(request: &ApprovalRequest) -> ToolCallUpdate {
 /// The options a question of `scope` offers.
 fn options(scope: &AnswerScope) -> Vec<PermissionOption> {
     match scope {
-        AnswerScope::Call { session_rule, .. } => vec![
-            PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
-            PermissionOption::new(
+        AnswerScope::Call {
+            session_rule,
+            line_rule,
+        } => {
+            let mut options = vec![PermissionOption::new(
+                ALLOW_ONCE,
+                "Allow once",
+                PermissionOptionKind::AllowOnce,
+            )];
+            // The narrow choice first: this exact command line, as the REPL's `l`.
+            if let Some(line_rule) = line_rule {
+                options.push(PermissionOption::new(
+                    ALLOW_LINE,
+                    format!("Allow this line always in this session: {line_rule}"),
+                    PermissionOptionKind::AllowAlways,
+                ));
+            }
+            options.push(PermissionOption::new(
                 ALLOW_ALWAYS,
                 format!("Allow always in this session: {session_rule}"),
                 PermissionOptionKind::AllowAlways,
-            ),
-            PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
-        ],
+            ));
+            options.push(PermissionOption::new(
+                REJECT,
+                "Reject",
+                PermissionOptionKind::RejectOnce,
+            ));
+            options
+        }
         AnswerScope::Once => vec![
             PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
             PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
@@ -138,6 +160,7 @@ fn answer(scope: &AnswerScope, id: &str) -> Approval {
     match id {
         ALLOW_ONCE if offered => Approval::Yes,
         ALLOW_ALWAYS if offered => Approval::YesForSession,
+        ALLOW_LINE if offered => Approval::YesForLine,
         _ => Approval::NoBecause("the person rejected it in the editor".into()),
     }
 }
@@ -162,6 +185,19 @@ mod tests {
         };
         assert_eq!(ids(&call), [ALLOW_ONCE, ALLOW_ALWAYS, REJECT]);
         assert_eq!(answer(&call, ALLOW_ALWAYS), Approval::YesForSession);
+        assert!(matches!(answer(&call, ALLOW_LINE), Approval::NoBecause(_)));
+        // A command's prefix rule comes with the exact line, the narrower yes.
+        let command = AnswerScope::Call {
+            session_rule: rein_core::permissions::Rule::parse("bash(touch:*)", None).unwrap(),
+            line_rule: Some(
+                rein_core::permissions::Rule::parse("bash(touch a.txt)", None).unwrap(),
+            ),
+        };
+        assert_eq!(
+            ids(&command),
+            [ALLOW_ONCE, ALLOW_LINE, ALLOW_ALWAYS, REJECT]
+        );
+        assert_eq!(answer(&command, ALLOW_LINE), Approval::YesForLine);
         // Leaving the sandbox: once or not at all.
         assert_eq!(ids(&AnswerScope::Once), [ALLOW_ONCE, REJECT]);
         assert_eq!(answer(&AnswerScope::Once, ALLOW_ONCE), Approval::Yes);
