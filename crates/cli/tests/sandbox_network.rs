@@ -658,6 +658,61 @@ fn a_host_refused_over_stdin_is_listed_in_the_permission_denials() {
     assert!(out.status.success());
 }
 
+/// A background command that reaches an unlisted host after its turn has ended finds no one
+/// reading keys: its connection is refused with a line that says so, and nothing is decided
+/// for the session. The next connection to the host, in a turn, is asked about, and a yes
+/// lets it through.
+#[test]
+fn a_host_reached_between_turns_is_refused_then_asked_about_in_the_next_turn() {
+    use crate::pty::Pty;
+    if !ready("a_host_reached_between_turns_is_refused_then_asked_about_in_the_next_turn") {
+        return;
+    }
+    let listener = Listener::start();
+    let env = env_with("[sandbox]\nnetwork = \"proxy\"\n");
+    let call = |id: &str, arguments: serde_json::Value| {
+        Turn::new().tool_call(MockToolCall::new(id, "bash", arguments.to_string()))
+    };
+    let background = format!(
+        "until [ -e go ]; do sleep 0.05; done; curl -sS --max-time 10 http://localhost:{}/bg",
+        listener.port
+    );
+    let foreground = format!(
+        "curl -sS --max-time 10 http://localhost:{}/fg",
+        listener.port
+    );
+    let server = MockServer::start(
+        Script::new()
+            .reply(call(
+                "bg",
+                json!({ "command": background, "run_in_background": true }),
+            ))
+            .reply(Turn::text("Started."))
+            .reply(call("fg", json!({ "command": foreground })))
+            .reply(Turn::text("Reached.")),
+    );
+    let mut pty = Pty::auto_ready(&env, &server.openai_base_url());
+    pty.send("start it\r");
+    pty.wait_for("Started.");
+    pty.wait_ready();
+    env.write("go", "");
+    pty.wait_for(&format!(
+        "a background command's connection to localhost:{} was refused",
+        listener.port
+    ));
+    assert!(!pty.transcript().contains("needs your approval"));
+    pty.send("reach it\r");
+    pty.wait_for("network needs your approval");
+    pty.wait_for("n no for the session");
+    pty.send("y");
+    pty.wait_for("Reached.");
+    let received = listener.received_text();
+    assert!(received.contains("GET /fg"), "{received}");
+    assert!(!received.contains("GET /bg"), "{received}");
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
 /// Two questions raised together: a background command's host question comes while "run
 /// it outside the sandbox?" waits for its key. Both are shown, one after the other, each
 /// answered by its own key, and the turn goes on.

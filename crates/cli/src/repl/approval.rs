@@ -48,18 +48,23 @@ impl ReplInteraction {
 #[async_trait]
 impl Interaction for ReplInteraction {
     async fn approve(&self, request: ApprovalRequest) -> Approval {
-        self.live.pause();
         let style = self.live.style();
+        // Listening before the keys are shown: a key pressed as soon as they are answers.
+        let Some(asked) = self.keys.ask(offered(&request.scope)) else {
+            // Between turns no one reads keys (a background command's connection, say):
+            // refused this time and nothing decided, so the next time asks again.
+            self.live.write(&format!(
+                "  {}\n",
+                style.warn(&format!("! {}", unasked(&request)))
+            ));
+            return Approval::Cancelled;
+        };
+        self.live.pause();
         self.live
             .write(&question(style, self.live.width(), &request));
-        // Listening before the keys are shown: a key pressed as soon as they are answers.
-        let asked = self.keys.ask(offered(&request.scope));
         let keys = keys_line(style, self.live.width(), &request.scope);
         self.live.write_inline(&keys);
-        let answer = match asked {
-            Some(receiver) => receiver.await.unwrap_or(Approval::Cancelled),
-            None => Approval::No,
-        };
+        let answer = asked.await.unwrap_or(Approval::Cancelled);
         // The answer replaces the keys' lines (and a reason typed there).
         self.live.replace_inline(
             keys.matches('\n').count(),
@@ -71,6 +76,23 @@ impl Interaction for ReplInteraction {
         self.live.resume();
         answer
     }
+}
+
+/// What was refused because no turn was there to ask in.
+fn unasked(request: &ApprovalRequest) -> String {
+    let what = match &request.preview {
+        Some(Preview::Connection { host, port }) => format!(
+            "a background command's connection to {}:{port}",
+            neutralize(host)
+        ),
+        Some(Preview::Diff { .. } | Preview::Command { .. }) | None => {
+            neutralize(&request.tool).into_owned()
+        }
+    };
+    format!(
+        "{what} was refused: questions are asked during a turn, and nothing was decided for \
+         the session (the next time, during a turn, asks)"
+    )
 }
 
 /// The question, before its keys line.
