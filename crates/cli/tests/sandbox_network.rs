@@ -601,7 +601,8 @@ fn a_host_made_of_a_secret_is_asked_about_masked_over_stdin() {
 }
 
 /// A host the person refuses over stdin is a permission denial like a refused call: the
-/// run's result lists it under the question's name, `network`, with its host and port.
+/// run's result lists it under the question's name, `network`, with its host and port, and
+/// the model is told the reason the person gave.
 #[test]
 fn a_host_refused_over_stdin_is_listed_in_the_permission_denials() {
     use crate::stream_input::Conversation;
@@ -632,10 +633,15 @@ fn a_host_refused_over_stdin_is_listed_in_the_permission_denials() {
     let asked = talk.next("permission_request");
     assert_eq!(asked["tool"], "network", "{asked}");
     talk.send(
-        &json!({"type": "permission_response", "id": asked["id"], "decision": "deny"}).to_string(),
+        &json!({"type": "permission_response", "id": asked["id"], "decision": "deny",
+                "reason": "use the internal mirror"})
+        .to_string(),
     );
     let result = talk.next("result");
     assert_eq!(result["result"], "Refused.");
+    // The model is told the reason, in the command's result.
+    let told = tool_result(&server.requests()[1].body, "c1");
+    assert!(told.contains("use the internal mirror"), "{told}");
     let denials = result["permission_denials"]
         .as_array()
         .cloned()

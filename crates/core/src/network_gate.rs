@@ -64,7 +64,8 @@ impl HostGate for AskingGate {
         crate::secrets::mask_request(&self.secrets, &mut request);
         match self.interaction.approve(request).await {
             Approval::Yes | Approval::YesForSession | Approval::YesForLine => HostAnswer::Allowed,
-            Approval::No | Approval::NoBecause(_) => HostAnswer::Refused,
+            Approval::No => HostAnswer::Refused,
+            Approval::NoBecause(reason) => HostAnswer::RefusedBecause(reason),
             // Ctrl+C is no answer: the next command to reach the host asks again.
             Approval::Cancelled => HostAnswer::Unanswered,
         }
@@ -82,6 +83,7 @@ mod tests {
             Approval::Yes,
             Approval::No,
             Approval::Cancelled,
+            Approval::NoBecause("use the mirror".into()),
         ]));
         let gate = AskingGate {
             interaction: interaction.clone(),
@@ -96,8 +98,13 @@ mod tests {
             gate.allow("evil.example.com", 443).await,
             HostAnswer::Unanswered
         );
+        // A reason goes with the no, for the model.
+        assert_eq!(
+            gate.allow("pypi.org", 80).await,
+            HostAnswer::RefusedBecause("use the mirror".into())
+        );
         let asked = interaction.asked();
-        assert_eq!(asked.len(), 3);
+        assert_eq!(asked.len(), 4);
         assert_eq!(asked[0].tool, NETWORK_QUESTION);
         assert_eq!(asked[0].arguments, json!({"host": "pypi.org", "port": 443}));
         // Shown as `host:port`, not as the arguments' JSON.

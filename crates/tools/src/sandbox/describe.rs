@@ -132,8 +132,9 @@ impl Sandbox {
                 let _ = writeln!(out, "    allowed hosts: {}", proxy.allowed().join(", "));
             }
             out.push_str(
-                "    other hosts: asked in the REPL (once per host and port for the session), \
-                 refused in headless runs and `rein sandbox`\n",
+                "    other hosts: asked in the REPL, an editor (ACP) or over \
+                 --permission-prompt stdin (once per host and port for the session), refused \
+                 in other headless runs and `rein sandbox`\n",
             );
         }
         out

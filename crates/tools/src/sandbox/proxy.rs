@@ -30,12 +30,14 @@ pub trait HostGate: Send + Sync + fmt::Debug {
 }
 
 /// What a [`HostGate`] answered about a host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostAnswer {
     /// Let it through, for the rest of the session.
     Allowed,
     /// Refuse it, for the rest of the session.
     Refused,
+    /// Refuse it, for the rest of the session, for this reason (the model is told it).
+    RefusedBecause(String),
     /// No answer came (the person pressed Ctrl+C): refused this time, asked again the next.
     Unanswered,
 }
@@ -45,8 +47,13 @@ pub enum HostAnswer {
 pub enum HostRefusal {
     /// Not listed, and no one could be asked.
     Unlisted(String),
-    /// The person was asked and said no.
-    Refused(String),
+    /// The person was asked and said no, maybe saying why.
+    Refused {
+        /// `host:port`.
+        host: String,
+        /// What the person said.
+        reason: Option<String>,
+    },
 }
 
 /// What the proxy refused one command.
@@ -65,7 +72,7 @@ impl NetUse {
     pub fn refused_by_person(&self) -> Vec<String> {
         let refused = self.refused.lock();
         let by_person = refused.iter().filter_map(|refusal| match refusal {
-            HostRefusal::Refused(host) => Some(host.clone()),
+            HostRefusal::Refused { host, .. } => Some(host.clone()),
             HostRefusal::Unlisted(_) => None,
         });
         by_person.collect()
@@ -85,7 +92,7 @@ pub(crate) struct Proxy {
     allowed: Vec<String>,
     gate: parking_lot::Mutex<Option<Arc<dyn HostGate>>>,
     /// Answers the gate gave, by `host:port`: asked once per session.
-    answers: tokio::sync::Mutex<HashMap<String, bool>>,
+    answers: tokio::sync::Mutex<HashMap<String, HostAnswer>>,
 }
 
 impl Proxy {
@@ -142,21 +149,26 @@ impl Proxy {
                 // One question at a time, and each host once.
                 let mut answers = self.answers.lock().await;
                 let key = format!("{}:{port}", normalise(host));
-                let allowed = match answers.get(&key) {
-                    Some(&answer) => answer,
+                let answer = match answers.get(&key) {
+                    Some(answer) => answer.clone(),
                     None => {
                         let answer = gate.allow(host, port).await;
                         // No answer (Ctrl+C) is not remembered: the next connection asks again.
                         if answer != HostAnswer::Unanswered {
-                            answers.insert(key, answer == HostAnswer::Allowed);
+                            answers.insert(key, answer.clone());
                         }
-                        answer == HostAnswer::Allowed
+                        answer
                     }
                 };
-                if allowed {
-                    return Ok(());
+                let reason = match answer {
+                    HostAnswer::Allowed => return Ok(()),
+                    HostAnswer::Refused | HostAnswer::Unanswered => None,
+                    HostAnswer::RefusedBecause(reason) => Some(reason),
+                };
+                HostRefusal::Refused {
+                    host: format!("{host}:{port}"),
+                    reason,
                 }
-                HostRefusal::Refused(format!("{host}:{port}"))
             }
         };
         used.record(refusal.clone());
@@ -204,10 +216,15 @@ impl Proxy {
         if let Err(refusal) = self.decide(&request.host, request.port, used).await {
             // The command's own error says who refused, and why.
             let why = match refusal {
-                HostRefusal::Unlisted(_) => "it is not in [sandbox] allow_domains",
-                HostRefusal::Refused(_) => {
+                HostRefusal::Unlisted(_) => "it is not in [sandbox] allow_domains".to_owned(),
+                HostRefusal::Refused { reason: None, .. } => {
                     "the person refused it when rein asked (it is not in [sandbox] allow_domains)"
+                        .to_owned()
                 }
+                HostRefusal::Refused {
+                    reason: Some(reason),
+                    ..
+                } => format!("the person refused it when rein asked, saying: {reason}"),
             };
             let text = format!(
                 "rein's sandbox proxy refused the connection to {}: {why}",
@@ -384,6 +401,13 @@ async fn respond(client: &mut TcpStream, status: u16, text: &str) -> std::io::Re
 mod tests {
     use super::*;
 
+    fn refused_host(host: &str) -> HostRefusal {
+        HostRefusal::Refused {
+            host: host.to_owned(),
+            reason: None,
+        }
+    }
+
     /// Answers from a list, counting the questions.
     #[derive(Debug)]
     struct Answers(Mutex<Vec<HostAnswer>>);
@@ -405,15 +429,15 @@ mod tests {
         ])));
         proxy.set_gate(gate.clone());
         let used = NetUse::default();
-        let refused = Err(HostRefusal::Refused("a.example:443".into()));
+        let refused = Err(refused_host("a.example:443"));
         assert_eq!(proxy.decide("a.example", 443, &used).await, refused);
         // Not asked again: the no holds (the same host however written).
         assert_eq!(
             proxy.decide("A.example.", 443, &used).await,
-            Err(HostRefusal::Refused("A.example.:443".into()))
+            Err(refused_host("A.example.:443"))
         );
         // Ctrl+C: refused now, asked again next time, and then allowed for good.
-        let other = Err(HostRefusal::Refused("b.example:443".into()));
+        let other = Err(refused_host("b.example:443"));
         assert_eq!(proxy.decide("b.example", 443, &used).await, other);
         assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));
         assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));

@@ -29,7 +29,11 @@ pub fn host_refusals(refused: &[HostRefusal]) -> HostRefusals {
     for refusal in refused {
         match refusal {
             HostRefusal::Unlisted(host) => unlisted.push(host.as_str()),
-            HostRefusal::Refused(host) => person.push(host.as_str()),
+            HostRefusal::Refused { host, reason: None } => person.push(host.clone()),
+            HostRefusal::Refused {
+                host,
+                reason: Some(reason),
+            } => person.push(format!("{host} (saying: {reason})")),
         }
     }
     HostRefusals {
