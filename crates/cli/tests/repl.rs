@@ -104,6 +104,10 @@ fn every_slash_command_answers_without_calling_the_model() {
         ("/resume", "resume which session? [1-1, Enter: none]"),
         ("", "no session chosen"),
         ("/permissions plan", "permission mode: plan"),
+        (
+            "/model gpt-4o mini",
+            "gpt-4o mini is not a model name: a name has no spaces (/model NAME)",
+        ),
         ("/model gpt-4o-mini", "switching to gpt-4o-mini"),
     ] {
         pty.send(&format!("{command}\r"));

@@ -27,7 +27,7 @@ pub(crate) fn turn_line(s: Style, figures: &TurnFigures<'_>) -> String {
     {
         parts.push(format!(
             "context {}% of {}",
-            rein_core::context::percent_of(used, usable).min(100),
+            rein_core::context::percent_of(used, usable),
             count(usable)
         ));
     }
@@ -80,12 +80,20 @@ pub(crate) fn dollars(usd: f64) -> String {
 
 /// `950`, `12.3k`, `1.2M`.
 pub(crate) fn count(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..10_000 => format!("{:.1}k", n as f64 / 1e3),
-        10_000..1_000_000 => format!("{}k", n / 1_000),
-        _ => format!("{:.1}M", n as f64 / 1e6),
+    if n < 1_000 {
+        return n.to_string();
     }
+    // Rounded to the nearest at every scale: 19,500 is 20k, 9,960 is 10k.
+    let tenths_of_k = n.saturating_add(50) / 100;
+    if tenths_of_k < 100 {
+        return format!("{}.{}k", tenths_of_k / 10, tenths_of_k % 10);
+    }
+    let kilos = n.saturating_add(500) / 1_000;
+    if kilos < 1_000 {
+        return format!("{kilos}k");
+    }
+    let tenths_of_m = n.saturating_add(50_000) / 100_000;
+    format!("{}.{}M", tenths_of_m / 10, tenths_of_m % 10)
 }
 
 /// The closing line of a one-shot run: model, rounds, tokens, cost, session and how to go on.
@@ -184,6 +192,8 @@ mod tests {
         // A little use is never 0%.
         assert!(figures(3, 100_000).contains("context 1% of 100k"));
         assert!(figures(0, 100_000).contains("context 0% of 100k"));
+        // Past the usable window (a compaction is due) as /context says it, not held at 100.
+        assert!(figures(125_006, 119_808).contains("context 104% of 120k"));
     }
 
     #[test]
@@ -192,5 +202,15 @@ mod tests {
         assert_eq!(count(1_234), "1.2k");
         assert_eq!(count(128_000), "128k");
         assert_eq!(count(1_500_000), "1.5M");
+        // To the nearest, never cut: the status line and /context say the same size.
+        assert_eq!(count(1_249), "1.2k");
+        assert_eq!(count(1_250), "1.3k");
+        assert_eq!(count(9_949), "9.9k");
+        assert_eq!(count(9_960), "10k");
+        assert_eq!(count(19_500), "20k");
+        assert_eq!(count(119_808), "120k");
+        assert_eq!(count(999_499), "999k");
+        assert_eq!(count(999_500), "1.0M");
+        assert_eq!(count(u64::MAX), "18446744073709.5M");
     }
 }

@@ -28,6 +28,12 @@ impl Repl {
                 s.bold(&neutralize(agent.model())),
                 agent.provider_kind()
             )),
+            Slash::Model(Some(name)) if name.contains(char::is_whitespace) => {
+                self.say(&s.error(&format!(
+                    "{} is not a model name: a name has no spaces (/model NAME)",
+                    neutralize(&name)
+                )));
+            }
             Slash::Model(Some(name)) => {
                 let mut args = self.same_session();
                 args.model = Some(name.clone());
