@@ -461,6 +461,23 @@ fn lines_typed_while_the_agent_is_rebuilt_are_kept() {
     assert_eq!(pty.wait_exit(), 0);
 }
 
+/// Lines that reach the prompt in one read (typed ahead while a command ran, sent by a
+/// script) are each taken in turn: the line editor once kept only the first of them.
+#[test]
+fn lines_that_arrive_together_at_the_prompt_are_all_taken() {
+    let env = Env::new();
+    let server = MockServer::start(Script::new().reply(Turn::text("An answer.")).repeating());
+    let mut pty = Pty::start(&env, &server.openai_base_url(), &[], 120);
+    pty.wait_for("permissions: default");
+    pty.wait_ready();
+    pty.send("/todos\r/cost\r/permissions\r");
+    pty.wait_for("no todo list yet");
+    pty.wait_for("nothing to count yet");
+    pty.wait_for("mode: default ·");
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
 #[test]
 fn one_shot_text_mode_on_a_terminal_streams_and_sums_up() {
     let env = Env::new();
