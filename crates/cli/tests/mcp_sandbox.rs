@@ -27,24 +27,64 @@ fn private_dirs(root: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-#[test]
-fn a_sandboxed_mcp_server_shares_the_commands_private_tmpdir_and_none_is_left() {
-    let test = "a_sandboxed_mcp_server_shares_the_commands_private_tmpdir_and_none_is_left";
+/// A fresh environment whose fake MCP server runs in the OS sandbox; `None` (the test is
+/// skipped, and says why) where the sandbox cannot be enforced.
+fn sandboxed_fake(test: &str) -> Option<Env> {
     let env = Env::new();
     if !sandbox_enforced(&env, test) {
-        return;
+        return None;
     }
     crate::mcp::configure(
         &env,
         "[mcp_servers.fake]\ncommand = \"FAKE\"\nsandbox = true\n",
     );
+    Some(env)
+}
+
+/// The model's call `id`: a command that prints its `TMPDIR`.
+fn echo_tmpdir(id: &str) -> Turn {
+    Turn::new().tool_call(MockToolCall::new(
+        id,
+        "bash",
+        json!({ "command": "echo \"command TMPDIR=$TMPDIR\"" }).to_string(),
+    ))
+}
+
+/// The `TMPDIR` the fake server said, from the `index`th request: the last
+/// `@fake:fake://env/TMPDIR` attached so far.
+fn server_tmpdir(server: &MockServer, index: usize) -> PathBuf {
+    let sent = server.requests()[index].body.to_string();
+    let (_, said) = sent
+        .rsplit_once("TMPDIR=")
+        .unwrap_or_else(|| panic!("the server's TMPDIR was not attached: {sent}"));
+    PathBuf::from(said.split(['\\', '"', '\n']).next().unwrap_or_default())
+}
+
+/// The `TMPDIR` the command of call `id` printed.
+fn command_tmpdir(server: &MockServer, id: &str) -> PathBuf {
+    let result = result_of(server, id);
+    let said = result
+        .split("command TMPDIR=")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_else(|| panic!("the command printed no TMPDIR: {result}"));
+    PathBuf::from(said)
+}
+
+/// Once rein has exited, no private directory is left in `root`.
+fn assert_none_left(root: &Path) {
+    assert_eq!(private_dirs(root), Vec::<PathBuf>::new(), "left after exit");
+}
+
+#[test]
+fn a_sandboxed_mcp_server_shares_the_commands_private_tmpdir_and_none_is_left() {
+    let test = "a_sandboxed_mcp_server_shares_the_commands_private_tmpdir_and_none_is_left";
+    let Some(env) = sandboxed_fake(test) else {
+        return;
+    };
     let server = MockServer::start(
         Script::new()
-            .reply(Turn::new().tool_call(MockToolCall::new(
-                "b1",
-                "bash",
-                json!({ "command": "echo \"command TMPDIR=$TMPDIR\"" }).to_string(),
-            )))
+            .reply(echo_tmpdir("b1"))
             .reply(Turn::text("Both read.")),
     );
     // Every temporary directory rein makes goes under the TMPDIR it was given.
@@ -52,39 +92,17 @@ fn a_sandboxed_mcp_server_shares_the_commands_private_tmpdir_and_none_is_left() 
     let mut pty = Pty::auto_ready(&env, &server.openai_base_url());
     pty.send("what is in @fake:fake://env/TMPDIR\r");
     pty.wait_for("Both read.");
-    let requests = server.requests();
-    let sent = requests[0].body.to_string();
-    let server_tmp = sent
-        .split("TMPDIR=")
-        .nth(1)
-        .and_then(|rest| rest.split(['\\', '"', '\n']).next())
-        .unwrap_or_else(|| panic!("the server's TMPDIR was not attached: {sent}"))
-        .to_owned();
-    let result = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["tool_call_id"] == "b1")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_owned();
-    let command_tmp = result
-        .split("command TMPDIR=")
-        .nth(1)
-        .and_then(|rest| rest.lines().next())
-        .unwrap_or_else(|| panic!("the command printed no TMPDIR: {result}"))
-        .to_owned();
     let made = private_dirs(&root);
     assert_eq!(made.len(), 1, "one private directory, not {made:?}");
-    assert_eq!(PathBuf::from(&server_tmp), made[0], "the server's TMPDIR");
-    assert_eq!(PathBuf::from(&command_tmp), made[0], "the command's TMPDIR");
+    assert_eq!(server_tmpdir(&server, 0), made[0], "the server's TMPDIR");
+    assert_eq!(
+        command_tmpdir(&server, "b1"),
+        made[0],
+        "the command's TMPDIR"
+    );
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
-    assert_eq!(
-        private_dirs(&root),
-        Vec::<PathBuf>::new(),
-        "left after exit"
-    );
+    assert_none_left(&root);
 }
 
 /// The text of the result of call `id` in whichever request carries it.
@@ -104,76 +122,33 @@ fn result_of(server: &MockServer, id: &str) -> String {
 #[test]
 fn after_model_the_commands_keep_the_mcp_servers_private_tmpdir() {
     let test = "after_model_the_commands_keep_the_mcp_servers_private_tmpdir";
-    let env = Env::new();
-    if !sandbox_enforced(&env, test) {
+    let Some(env) = sandboxed_fake(test) else {
         return;
-    }
-    crate::mcp::configure(
-        &env,
-        "[mcp_servers.fake]\ncommand = \"FAKE\"\nsandbox = true\n",
-    );
-    let echo = |id: &str| {
-        Turn::new().tool_call(MockToolCall::new(
-            id,
-            "bash",
-            json!({ "command": "echo \"command TMPDIR=$TMPDIR\"" }).to_string(),
-        ))
     };
     let server = MockServer::start(
         Script::new()
-            .reply(echo("before"))
+            .reply(echo_tmpdir("before"))
             .reply(Turn::text("Read before."))
-            .reply(echo("after"))
+            .reply(echo_tmpdir("after"))
             .reply(Turn::text("Read after.")),
     );
     let root = env.home.parent().unwrap().to_path_buf();
     let mut pty = Pty::auto_ready(&env, &server.openai_base_url());
     pty.send("what is in @fake:fake://env/TMPDIR\r");
     pty.wait_for("Read before.");
-    let sent = server.requests()[0].body.to_string();
-    let server_tmp = sent
-        .split("TMPDIR=")
-        .nth(1)
-        .and_then(|rest| rest.split(['\\', '"', '\n']).next())
-        .unwrap_or_else(|| panic!("the server's TMPDIR was not attached: {sent}"))
-        .to_owned();
+    let server_tmp = server_tmpdir(&server, 0);
     pty.send("/model gpt-4o-mini\r");
     pty.wait_for("switching to gpt-4o-mini");
     pty.send("and now?\r");
     pty.wait_for("Read after.");
-    let tmpdir = |id: &str| {
-        let result = result_of(&server, id);
-        result
-            .split("command TMPDIR=")
-            .nth(1)
-            .and_then(|rest| rest.lines().next())
-            .unwrap_or_else(|| panic!("the command printed no TMPDIR: {result}"))
-            .to_owned()
-    };
     let made = private_dirs(&root);
     assert_eq!(made.len(), 1, "one private directory, not {made:?}");
-    assert_eq!(PathBuf::from(&server_tmp), made[0], "the server's TMPDIR");
-    assert_eq!(PathBuf::from(tmpdir("before")), made[0], "before /model");
-    assert_eq!(PathBuf::from(tmpdir("after")), made[0], "after /model");
+    assert_eq!(server_tmp, made[0], "the server's TMPDIR");
+    assert_eq!(command_tmpdir(&server, "before"), made[0], "before /model");
+    assert_eq!(command_tmpdir(&server, "after"), made[0], "after /model");
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
-    assert_eq!(
-        private_dirs(&root),
-        Vec::<PathBuf>::new(),
-        "left after exit"
-    );
-}
-
-/// The `TMPDIR` the fake server said, from the request that carried the attached
-/// `@fake:fake://env/TMPDIR` (the `index`th request).
-fn server_tmpdir(server: &MockServer, index: usize) -> String {
-    let sent = server.requests()[index].body.to_string();
-    sent.rsplit("TMPDIR=")
-        .next()
-        .filter(|_| sent.contains("TMPDIR="))
-        .and_then(|rest| rest.split(['\\', '"', '\n']).next())
-        .unwrap_or_else(|| panic!("the server's TMPDIR was not attached: {sent}"))
-        .to_owned()
+    assert_none_left(&root);
 }
 
 /// Leaving `auto` changes the sandbox's policy: the agent gets a new sandbox, and the MCP
@@ -183,22 +158,13 @@ fn server_tmpdir(server: &MockServer, index: usize) -> String {
 #[test]
 fn leaving_auto_starts_a_sandboxed_mcp_server_again_in_the_new_sandbox() {
     let test = "leaving_auto_starts_a_sandboxed_mcp_server_again_in_the_new_sandbox";
-    let env = Env::new();
-    if !sandbox_enforced(&env, test) {
+    let Some(env) = sandboxed_fake(test) else {
         return;
-    }
-    crate::mcp::configure(
-        &env,
-        "[mcp_servers.fake]\ncommand = \"FAKE\"\nsandbox = true\n",
-    );
+    };
     let server = MockServer::start(
         Script::new()
             .reply(Turn::text("Read in auto."))
-            .reply(Turn::new().tool_call(MockToolCall::new(
-                "after",
-                "bash",
-                json!({ "command": "echo \"command TMPDIR=$TMPDIR\"" }).to_string(),
-            )))
+            .reply(echo_tmpdir("after"))
             .reply(Turn::text("Read after.")),
     );
     let root = env.home.parent().unwrap().to_path_buf();
@@ -212,25 +178,18 @@ fn leaving_auto_starts_a_sandboxed_mcp_server_again_in_the_new_sandbox() {
     pty.wait_for("Read after.");
     let after = server_tmpdir(&server, 1);
     assert_ne!(after, before, "the server went on in the old sandbox");
-    let result = result_of(&server, "after");
-    let command_tmp = result
-        .split("command TMPDIR=")
-        .nth(1)
-        .and_then(|rest| rest.lines().next())
-        .unwrap_or_else(|| panic!("the command printed no TMPDIR: {result}"))
-        .to_owned();
-    assert_eq!(command_tmp, after, "the command's TMPDIR and the server's");
+    assert_eq!(
+        command_tmpdir(&server, "after"),
+        after,
+        "the command's TMPDIR and the server's"
+    );
     // The old server, and with it the old sandbox's directory, are gone.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while private_dirs(&root) != [PathBuf::from(&after)] && std::time::Instant::now() < deadline {
+    while private_dirs(&root) != [after.clone()] && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert_eq!(private_dirs(&root), [PathBuf::from(&after)]);
+    assert_eq!(private_dirs(&root), [after]);
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
-    assert_eq!(
-        private_dirs(&root),
-        Vec::<PathBuf>::new(),
-        "left after exit"
-    );
+    assert_none_left(&root);
 }

@@ -507,24 +507,45 @@ fn tool_result(body: &serde_json::Value, id: &str) -> String {
 /// The secret of the tests below, in the workspace's `.env`, and the host made of it.
 const SECRET: &str = "dt5up3rs3cr3tv4lue";
 
-/// A workspace whose `.env` holds `SECRET`, with the proxy on, and the model's call to a
-/// host made of the secret (on the listener's port).
-fn secret_host(listener: &Listener) -> (Env, MockServer) {
+/// A workspace with the proxy on, and the model's call `id`: a command that reaches `host`
+/// (on the listener's port); then the model says `then`.
+fn call_to_host(listener: &Listener, host: &str, id: &str, then: &str) -> (Env, MockServer) {
     let env = env_with("[sandbox]\nnetwork = \"proxy\"\n");
-    env.write(".env", &format!("DEPLOY_TOKEN={SECRET}\n"));
-    let command = format!(
-        "curl -sS --max-time 10 http://{SECRET}.localhost:{}/x",
-        listener.port
-    );
+    let command = format!("curl -sS --max-time 10 http://{host}:{}/x", listener.port);
     let server = MockServer::start(
         Script::new()
             .reply(Turn::new().tool_call(MockToolCall::new(
-                "s1",
+                id,
                 "bash",
                 json!({ "command": command }).to_string(),
             )))
-            .reply(Turn::text("Asked.")),
+            .reply(Turn::text(then)),
     );
+    (env, server)
+}
+
+/// rein in auto with its questions on stdout, asked to "reach it": the conversation, and the
+/// host question the model's command raised.
+fn host_question_over_stdin(
+    env: &Env,
+    server: &MockServer,
+) -> (crate::stream_input::Conversation, serde_json::Value) {
+    let mut talk = crate::stream_input::Conversation::start(
+        env,
+        server,
+        &["--permission-prompt", "stdin", "--permission-mode", "auto"],
+    );
+    talk.say("reach it");
+    let asked = talk.next("permission_request");
+    assert_eq!(asked["tool"], "network", "{asked}");
+    (talk, asked)
+}
+
+/// A workspace whose `.env` holds `SECRET`, with the proxy on, and the model's call to a
+/// host made of the secret (on the listener's port).
+fn secret_host(listener: &Listener) -> (Env, MockServer) {
+    let (env, server) = call_to_host(listener, &format!("{SECRET}.localhost"), "s1", "Asked.");
+    env.write(".env", &format!("DEPLOY_TOKEN={SECRET}\n"));
     (env, server)
 }
 
@@ -567,20 +588,12 @@ fn a_host_made_of_a_secret_is_asked_about_masked_in_the_repl() {
 /// is masked too, as is every other line of the JSON stream.
 #[test]
 fn a_host_made_of_a_secret_is_asked_about_masked_over_stdin() {
-    use crate::stream_input::Conversation;
     if !ready("a_host_made_of_a_secret_is_asked_about_masked_over_stdin") {
         return;
     }
     let listener = Listener::start();
     let (env, server) = secret_host(&listener);
-    let mut talk = Conversation::start(
-        &env,
-        &server,
-        &["--permission-prompt", "stdin", "--permission-mode", "auto"],
-    );
-    talk.say("reach it");
-    let asked = talk.next("permission_request");
-    assert_eq!(asked["tool"], "network", "{asked}");
+    let (mut talk, asked) = host_question_over_stdin(&env, &server);
     assert_eq!(
         asked["arguments"]["host"], "[REDACTED:DEPLOY_TOKEN].localhost",
         "{asked}"
@@ -605,33 +618,12 @@ fn a_host_made_of_a_secret_is_asked_about_masked_over_stdin() {
 /// the model is told the reason the person gave.
 #[test]
 fn a_host_refused_over_stdin_is_listed_in_the_permission_denials() {
-    use crate::stream_input::Conversation;
     if !ready("a_host_refused_over_stdin_is_listed_in_the_permission_denials") {
         return;
     }
     let listener = Listener::start();
-    let env = env_with("[sandbox]\nnetwork = \"proxy\"\n");
-    let command = format!(
-        "curl -sS --max-time 10 http://refused.localhost:{}/x",
-        listener.port
-    );
-    let server = MockServer::start(
-        Script::new()
-            .reply(Turn::new().tool_call(MockToolCall::new(
-                "c1",
-                "bash",
-                json!({ "command": command }).to_string(),
-            )))
-            .reply(Turn::text("Refused.")),
-    );
-    let mut talk = Conversation::start(
-        &env,
-        &server,
-        &["--permission-prompt", "stdin", "--permission-mode", "auto"],
-    );
-    talk.say("reach it");
-    let asked = talk.next("permission_request");
-    assert_eq!(asked["tool"], "network", "{asked}");
+    let (env, server) = call_to_host(&listener, "refused.localhost", "c1", "Refused.");
+    let (mut talk, asked) = host_question_over_stdin(&env, &server);
     talk.send(
         &json!({"type": "permission_response", "id": asked["id"], "decision": "deny",
                 "reason": "use the internal mirror"})
