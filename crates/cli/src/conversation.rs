@@ -73,7 +73,7 @@ struct Block {
 #[serde(rename_all = "snake_case")]
 enum Decision {
     Allow,
-    /// Run it, and this exact command line again for the session (`line_rule`).
+    /// Run it, and the same command line (the same words) again for the session (`line_rule`).
     AllowLine,
     AllowSession,
     Deny,

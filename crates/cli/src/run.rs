@@ -7,7 +7,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 use rein_core::agent::{Agent, AgentEvent, EventSink, Events, TurnEnd, TurnOutcome, TurnStop};
 use rein_core::commands::CommandError;
-use rein_core::face::{Display, NETWORK_QUESTION};
+use rein_core::face::{Display, HostPort, NETWORK_QUESTION};
 use rein_core::hooks::SessionStartSource;
 use rein_core::interaction::Unattended;
 use tokio_util::sync::CancellationToken;
@@ -473,7 +473,7 @@ impl EventSink for RunLog {
                 display: Display::Command { hosts_refused, .. },
                 ..
             } if !hosts_refused.is_empty() => {
-                let refused = hosts_refused.iter().map(|host| host_denial(host));
+                let refused = hosts_refused.iter().map(host_denial);
                 self.kept.lock().1.extend(refused);
             }
             _ => {}
@@ -484,16 +484,13 @@ impl EventSink for RunLog {
 
 /// A connection the person refused when rein's proxy asked, as the permission denial a
 /// refused tool call would be: the question's own name (`network`) and arguments.
-fn host_denial(host_port: &str) -> Denial {
-    let (host, port) = match host_port.rsplit_once(':') {
-        Some((host, port)) => (host, port.parse::<u16>().ok()),
-        None => (host_port, None),
-    };
+fn host_denial(refused: &HostPort) -> Denial {
+    let HostPort { host, port } = refused;
     Denial {
         tool: NETWORK_QUESTION.to_owned(),
         arguments: serde_json::json!({ "host": host, "port": port }),
         reason: format!(
-            "refused when asked: a sandboxed command's connection to {host_port} through \
+            "refused when asked: a sandboxed command's connection to {host}:{port} through \
              rein's network proxy ({host} is not in [sandbox] allow_domains)"
         ),
     }

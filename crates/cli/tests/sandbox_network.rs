@@ -631,6 +631,18 @@ fn a_host_refused_over_stdin_is_listed_in_the_permission_denials() {
     );
     let result = talk.next("result");
     assert_eq!(result["result"], "Refused.");
+    // The command's result event names the refused connection, host and port apart.
+    let event = talk
+        .seen
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["id"] == "c1")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        event["display"]["hosts_refused"],
+        json!([{ "host": "refused.localhost", "port": listener.port }]),
+        "{event}"
+    );
     // The model is told the reason, in the command's result.
     let told = tool_result(&server.requests()[1].body, "c1");
     assert!(told.contains("use the internal mirror"), "{told}");

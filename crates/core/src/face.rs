@@ -37,7 +37,7 @@ pub use rein_tools::bash::{
     ProcessTracker, TrackedChild, adopt_orphans, hide_from_commands, spawn_tracked,
 };
 pub use rein_tools::sandbox::{Enforcement, SandboxLevel, SandboxPolicy, remove_private_dirs};
-pub use rein_tools::{ClientFiles, Display, Preview, Progress, ToolConfig, async_trait};
+pub use rein_tools::{ClientFiles, Display, HostPort, Preview, Progress, ToolConfig, async_trait};
 
 pub use crate::agent::{
     Agent, AgentEvent, CompactOutcome, EventSink, Events, LimitReached, NestedEvent, SpendLimit,

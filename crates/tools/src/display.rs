@@ -70,10 +70,10 @@ pub enum Display {
         /// /home/u/.bashrc"), when its failure points there.
         #[serde(skip_serializing_if = "Option::is_none")]
         sandbox_refusal: Option<String>,
-        /// The connections (`host:port`) the person refused this command when rein's sandbox
-        /// proxy asked about them (a headless run lists each in `permission_denials`).
+        /// The connections the person refused this command when rein's sandbox proxy asked
+        /// about them (a headless run lists each in `permission_denials`).
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        hosts_refused: Vec<String>,
+        hosts_refused: Vec<HostPort>,
     },
     /// A search ran.
     Search {
@@ -206,6 +206,15 @@ pub(crate) fn diff_counts(diff: &str) -> (u64, u64) {
 
 fn as_millis<S: serde::Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A host and the port a command reached it on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HostPort {
+    /// The host as the command named it.
+    pub host: String,
+    /// The port.
+    pub port: u16,
 }
 
 #[cfg(test)]

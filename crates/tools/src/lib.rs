@@ -35,7 +35,7 @@ pub use budget::{apply_output_budget, saved_output_path};
 pub use context::{
     CallScope, ClientFiles, FileStamp, Progress, ProgressSink, ReadGuard, ToolConfig, ToolContext,
 };
-pub use display::{ContentId, Display, FileChange, Preview};
+pub use display::{ContentId, Display, FileChange, HostPort, Preview};
 pub use image::ImageData;
 pub use mask::{MaskStream, OutputMask, SharedMask};
 pub use path_glob::PathGlob;

@@ -217,8 +217,8 @@ pub(crate) fn mask_display(secrets: &Secrets, display: &mut Display) {
             for text in [saved_to, sandbox_refusal].into_iter().flatten() {
                 secrets.redact_in_place(text);
             }
-            for host in hosts_refused {
-                secrets.redact_in_place(host);
+            for refused in hosts_refused {
+                secrets.redact_in_place(&mut refused.host);
             }
         }
         Display::FileRead { path, .. } => secrets.redact_in_place(path),
@@ -351,7 +351,10 @@ mod tests {
                 output: s(),
                 saved_to: Some(s()),
                 sandbox_refusal: Some(format!("the sandbox refused a write to {}", s())),
-                hosts_refused: vec![format!("{}:443", s())],
+                hosts_refused: vec![rein_tools::HostPort {
+                    host: s(),
+                    port: 443,
+                }],
             },
             Display::WebPage {
                 url: s(),

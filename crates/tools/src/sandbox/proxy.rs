@@ -18,6 +18,8 @@ use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::HostPort;
+
 /// The longest request head the proxy reads.
 const MAX_HEAD_BYTES: usize = 32 * 1024;
 
@@ -49,8 +51,8 @@ pub enum HostRefusal {
     Unlisted(String),
     /// The person was asked and said no, maybe saying why.
     Refused {
-        /// `host:port`.
-        host: String,
+        /// The host and port.
+        to: HostPort,
         /// What the person said.
         reason: Option<String>,
     },
@@ -68,11 +70,11 @@ impl NetUse {
         self.refused.lock().clone()
     }
 
-    /// The connections (`host:port`) the person refused when asked.
-    pub fn refused_by_person(&self) -> Vec<String> {
+    /// The connections the person refused when asked.
+    pub fn refused_by_person(&self) -> Vec<HostPort> {
         let refused = self.refused.lock();
         let by_person = refused.iter().filter_map(|refusal| match refusal {
-            HostRefusal::Refused { host, .. } => Some(host.clone()),
+            HostRefusal::Refused { to, .. } => Some(to.clone()),
             HostRefusal::Unlisted(_) => None,
         });
         by_person.collect()
@@ -166,7 +168,10 @@ impl Proxy {
                     HostAnswer::RefusedBecause(reason) => Some(reason),
                 };
                 HostRefusal::Refused {
-                    host: format!("{host}:{port}"),
+                    to: HostPort {
+                        host: host.to_owned(),
+                        port,
+                    },
                     reason,
                 }
             }
@@ -401,9 +406,12 @@ async fn respond(client: &mut TcpStream, status: u16, text: &str) -> std::io::Re
 mod tests {
     use super::*;
 
-    fn refused_host(host: &str) -> HostRefusal {
+    fn refused_host(host: &str, port: u16) -> HostRefusal {
         HostRefusal::Refused {
-            host: host.to_owned(),
+            to: HostPort {
+                host: host.to_owned(),
+                port,
+            },
             reason: None,
         }
     }
@@ -429,15 +437,15 @@ mod tests {
         ])));
         proxy.set_gate(gate.clone());
         let used = NetUse::default();
-        let refused = Err(refused_host("a.example:443"));
+        let refused = Err(refused_host("a.example", 443));
         assert_eq!(proxy.decide("a.example", 443, &used).await, refused);
         // Not asked again: the no holds (the same host however written).
         assert_eq!(
             proxy.decide("A.example.", 443, &used).await,
-            Err(refused_host("A.example.:443"))
+            Err(refused_host("A.example.", 443))
         );
         // Ctrl+C: refused now, asked again next time, and then allowed for good.
-        let other = Err(refused_host("b.example:443"));
+        let other = Err(refused_host("b.example", 443));
         assert_eq!(proxy.decide("b.example", 443, &used).await, other);
         assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));
         assert_eq!(proxy.decide("b.example", 443, &used).await, Ok(()));

@@ -29,11 +29,13 @@ pub fn host_refusals(refused: &[HostRefusal]) -> HostRefusals {
     for refusal in refused {
         match refusal {
             HostRefusal::Unlisted(host) => unlisted.push(host.as_str()),
-            HostRefusal::Refused { host, reason: None } => person.push(host.clone()),
+            HostRefusal::Refused { to, reason: None } => {
+                person.push(format!("{}:{}", to.host, to.port));
+            }
             HostRefusal::Refused {
-                host,
+                to,
                 reason: Some(reason),
-            } => person.push(format!("{host} (saying: {reason})")),
+            } => person.push(format!("{}:{} (saying: {reason})", to.host, to.port)),
         }
     }
     HostRefusals {
